@@ -1,0 +1,1 @@
+"""The engine: sessions, phases and the event stream. It prints nothing."""

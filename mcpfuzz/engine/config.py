@@ -1,0 +1,33 @@
+"""The options of a run, validated before anything starts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mcpfuzz.oracles.base import Severity
+
+PHASES = ("probe", "catalogue", "lifecycle")
+
+
+@dataclass
+class RunConfig:
+    """Everything `mcpfuzz run` was asked to do."""
+
+    command: list[str]
+    seed: int = 0
+    budget: float = 60.0
+    timeout: float = 5.0
+    grace: float = 0.25
+    oracles: tuple[str, ...] = ()
+    fail_on: Severity = Severity.MEDIUM
+    protocol_version: str | None = None
+    phases: tuple[str, ...] = PHASES
+    max_line: int = 8 * 1024 * 1024
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def server_label(self) -> str:
+        """The server as a shell command line."""
+        import shlex
+
+        return shlex.join(self.command)

@@ -1,0 +1,13 @@
+"""Errors that end a run before it can judge anything (exit status 2)."""
+
+from __future__ import annotations
+
+
+class UnusableServer(Exception):
+    """The server could not be started or never completed the handshake."""
+
+    def __init__(self, message: str, *, stderr_tail: str = "", tip: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.stderr_tail = stderr_tail
+        self.tip = tip

@@ -1,0 +1,129 @@
+"""The event stream of a run: the engine emits, reporters listen."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.oracles.base import Severity
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One distinct failure: the oracle, the case that tripped it, and the frames that reproduce it."""
+
+    oracle: str
+    severity: Severity
+    title: str
+    message: str
+    target: str
+    case_title: str
+    expected: str
+    frames: tuple[bytes, ...]
+    received: tuple[str, ...]
+    key: str
+    tool: str | None = None
+    stderr_tail: str = ""
+
+    @property
+    def fingerprint(self) -> str:
+        """A short stable hash of what makes this failure distinct."""
+        import hashlib
+
+        text = f"{self.oracle}|{self.target}|{self.key}"
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    """The run begins."""
+
+    server: str
+    seed: int
+    oracles: tuple[str, ...]
+    budget: float
+    timeout: float
+
+
+@dataclass(frozen=True)
+class PhaseStarted:
+    """A phase begins, with the number of cases it will run when known."""
+
+    name: str
+    total: int | None = None
+
+
+@dataclass(frozen=True)
+class ProbeDone:
+    """What the probe learned about the server."""
+
+    era: str
+    protocol_version: str
+    server_info: dict
+    capabilities: dict
+    tools: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CaseDone:
+    """One case was run and judged."""
+
+    phase: str
+    exchange: Exchange
+    findings: tuple[Finding, ...]
+
+
+@dataclass(frozen=True)
+class FindingFound:
+    """A new distinct finding."""
+
+    finding: Finding
+
+
+@dataclass(frozen=True)
+class ServerRestarted:
+    """The server was started again (after a crash or a hang)."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A warning or remark for the person running mcpfuzz."""
+
+    message: str
+    level: str = "warning"
+
+
+@dataclass
+class Stats:
+    """Counters of a run."""
+
+    cases: int = 0
+    frames_sent: int = 0
+    restarts: int = 0
+    duration: float = 0.0
+    phases: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready counters."""
+        return {"cases": self.cases, "frames_sent": self.frames_sent, "restarts": self.restarts,
+                "duration_s": round(self.duration, 3), "phases": dict(self.phases)}
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    """The run is over (complete, out of budget, or interrupted)."""
+
+    stats: Stats
+    findings: tuple[Finding, ...]
+    protocol_version: str | None
+    era: str | None
+    stopped: str = ""  # "", "budget", "interrupted"
+    error: str = ""
+
+
+Event = Any
+EventSink = Callable[[Event], None]

@@ -1,0 +1,143 @@
+"""Phase 1: start the server, find its era, handshake, list its tools."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcpfuzz.engine.errors import UnusableServer
+from mcpfuzz.engine.session import Session
+from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
+from mcpfuzz.jsonrpc import expectation as ex
+from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.incoming import Incoming
+from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, LATEST_MODERN, MODERN_VERSIONS, Era, era_of
+from mcpfuzz.strategies.lifecycle import discover_first, initialize_case
+
+MAX_TOOL_PAGES = 100
+
+
+@dataclass
+class ProbeResult:
+    """What the server told us about itself, and the judged exchanges of the probe."""
+
+    era: Era
+    version: str
+    capabilities: dict = field(default_factory=dict)
+    server_info: dict = field(default_factory=dict)
+    tools: list[dict] = field(default_factory=list)
+    exchanges: list[Exchange] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _answer(exchange: Exchange) -> Incoming | None:
+    for arrival in exchange.arrivals:
+        if arrival.id_tag == ID_CURRENT:
+            return arrival.incoming
+    return None
+
+
+def _unusable(session: Session, what: str, tip: str) -> UnusableServer:
+    return UnusableServer(what, stderr_tail=session.server.stderr.text(15) or
+                          (session.server.end.stderr_tail if session.server.end else ""), tip=tip)
+
+
+async def probe(session: Session, forced_version: str | None) -> ProbeResult:
+    """Negotiate as the SDKs do: server/discover first; a result means modern, any error legacy."""
+    result = ProbeResult(Era.LEGACY, LATEST_LEGACY)
+    discovered: dict[str, Any] | None = None
+    if forced_version is None or era_of(forced_version) is Era.MODERN:
+        exchange = await session.run_case(discover_first(forced_version or LATEST_MODERN, session.next_id()))
+        result.exchanges.append(exchange)
+        reply = _answer(exchange)
+        if exchange.crash is not None:
+            result.notes.append("the server died on server/discover; continuing in the legacy era")
+        elif reply is not None and reply.is_result and isinstance(reply.message.get("result"), dict):
+            supported = reply.message["result"].get("supportedVersions")
+            if forced_version is not None or (isinstance(supported, list)
+                                              and any(v in MODERN_VERSIONS for v in supported)):
+                discovered = reply.message["result"]
+        elif forced_version is not None:
+            raise _unusable(session, f"protocol {forced_version} was forced, but server/discover was not "
+                            "answered with a result", "drop --protocol-version to let mcpfuzz negotiate")
+    if discovered is not None:
+        result.era, result.version = Era.MODERN, forced_version or LATEST_MODERN
+        result.capabilities = discovered.get("capabilities") or {}
+        meta = discovered.get("_meta")
+        result.server_info = (meta.get("io.modelcontextprotocol/serverInfo") or {}) if isinstance(meta, dict) else {}
+        session.era, session.version, session.ready = Era.MODERN, result.version, session.alive
+        if not session.alive:
+            await session.ensure_ready()
+    else:
+        await _legacy_handshake(session, result, forced_version, discover_failed=forced_version is None)
+    result.tools = await _list_tools(session, result)
+    return result
+
+
+async def _legacy_handshake(session: Session, result: ProbeResult, forced_version: str | None, *,
+                            discover_failed: bool) -> None:
+    """initialize (judged) + notifications/initialized, on the same process unless it died."""
+    session.era = Era.LEGACY
+    version = forced_version or LATEST_LEGACY
+    if not session.alive or session.server.starts == 0:
+        await session.restart()
+    session.version = version
+    case = initialize_case(version, session.next_id(), discover_failed=discover_failed)
+    exchange = await session.run_case_on_current(case)
+    result.exchanges.append(exchange)
+    reply = _answer(exchange)
+    if exchange.crash is not None:
+        raise _unusable(session, f"the server {exchange.crash.describe()} during initialize",
+                        "run the command by hand: does it start and wait for input on stdin?")
+    if reply is None:
+        noise = [a.incoming.text(80) for a in exchange.arrivals if a.incoming.kind in ("noise", "oversized")]
+        if noise:
+            raise _unusable(session, f"the server wrote {noise[0]!r} instead of answering initialize",
+                            "is this an MCP server speaking JSON-RPC on stdout? Logs belong on stderr")
+        raise _unusable(session, f"no answer to initialize within {exchange.waited:.1f}s",
+                        "check that the command is an MCP stdio server; raise --timeout for slow starters")
+    if not reply.is_result or not isinstance(reply.message.get("result"), dict):
+        raise _unusable(session, f"initialize was refused: {reply.text(200)}",
+                        "try --protocol-version with a version the server supports")
+    answer = reply.message["result"]
+    answered = answer.get("protocolVersion")
+    result.version = answered if isinstance(answered, str) and era_of(answered) is Era.LEGACY else version
+    result.capabilities = answer.get("capabilities") if isinstance(answer.get("capabilities"), dict) else {}
+    result.server_info = answer.get("serverInfo") if isinstance(answer.get("serverInfo"), dict) else {}
+    session.version = result.version
+    await session.notify("notifications/initialized")
+    session.handshake_frames = [case.data, session.log[-1]]
+    session.ready = True
+
+
+async def _list_tools(session: Session, result: ProbeResult) -> list[dict]:
+    """tools/list, every page, each judged (a cursor loop or a failing page ends the listing with a note)."""
+    if "tools" not in result.capabilities:
+        return []
+    tools: list[dict] = []
+    cursor: str | None = None
+    seen: set[str] = set()
+    for page_number in range(MAX_TOOL_PAGES):
+        rid = session.next_id()
+        case = Case("tools-list" if page_number == 0 else f"tools-list-page-{page_number + 1}", "probe",
+                    "tools/list", session.message("tools/list", {"cursor": cursor} if cursor else {}, rid),
+                    ex.result(rid, "tools/list"), patient=True)
+        exchange = await session.run_case(case)
+        result.exchanges.append(exchange)
+        reply = _answer(exchange)
+        if reply is None:
+            result.notes.append("tools/list got no answer; fuzzing without tools")
+            break
+        page = reply.message.get("result") if reply.is_result else None
+        if not isinstance(page, dict):
+            result.notes.append(f"tools/list was refused: {reply.text(160)}")
+            break
+        tools += [t for t in page.get("tools") or [] if isinstance(t, dict)]
+        cursor = page.get("nextCursor")
+        if not isinstance(cursor, str) or not cursor:
+            break
+        if cursor in seen:
+            result.notes.append(f"tools/list returned the cursor {cursor!r} twice; stopped paging")
+            break
+        seen.add(cursor)
+    return tools

@@ -1,0 +1,381 @@
+"""One server under test: frames out, lines in, each case judged in its own window."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from mcpfuzz.engine.tracking import BoundedDict
+from mcpfuzz.jsonrpc.encode import dumps, error_response, request, response, with_meta
+from mcpfuzz.jsonrpc.exchange import (
+    ID_CURRENT,
+    ID_EARLIER,
+    ID_MISSING,
+    ID_NULL,
+    ID_UNKNOWN,
+    Arrival,
+    Exchange,
+    ProcessEnd,
+)
+from mcpfuzz.jsonrpc.expectation import METHOD_NOT_FOUND, Expectation
+from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.ids import ABSENT, IdKey, id_key
+from mcpfuzz.jsonrpc.incoming import REQUEST, RESPONSE, RESPONSE_BATCH, Incoming, classify, split_batch
+from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, Era, modern_meta
+from mcpfuzz.transport.errors import ConnectionClosed, TransportError, WriteTimeout
+from mcpfuzz.transport.stdio import StdioServer
+
+HARNESS_FIRST_ID = 10_000
+
+
+@dataclass
+class SessionOptions:
+    """Timing and size limits of a session."""
+
+    timeout: float = 5.0
+    grace: float = 0.25
+    max_line: int = 8 * 1024 * 1024
+    write_timeout: float = 5.0
+    env: dict[str, str] | None = None
+
+
+@dataclass
+class _Pending:
+    """A request of the harness itself (barrier, handshake) waiting for its reply."""
+
+    event: anyio.Event = field(default_factory=anyio.Event)
+    reply: Incoming | None = None
+
+
+@dataclass
+class _Window:
+    """The case currently open: arrivals are attributed to it."""
+
+    exchange: Exchange
+    ids: frozenset[IdKey]
+    started: float
+
+
+class HarnessError(Exception):
+    """A request of the harness itself got no usable answer."""
+
+
+class Session:
+    """Owns a server process (restarting it as needed), the era, and the pending-request table."""
+
+    def __init__(self, argv: Sequence[str], options: SessionOptions | None = None) -> None:
+        self.options = options or SessionOptions()
+        self.server = StdioServer(argv, on_line=self._on_line, on_exit=self._on_exit,
+                                  max_line=self.options.max_line, write_timeout=self.options.write_timeout,
+                                  env=self.options.env)
+        self.era: Era | None = None
+        self.version: str = LATEST_LEGACY
+        self.ready = False
+        self.frames_sent = 0
+        self.restarts = 0
+        self.log: list[bytes] = []  # every frame of the current process, for reproductions
+        self._next_id = HARNESS_FIRST_ID
+        self._pending: BoundedDict[IdKey, _Pending] = BoundedDict()
+        self._sent: BoundedDict[IdKey, int] = BoundedDict()
+        self._answered: BoundedDict[IdKey, int] = BoundedDict()
+        self._window: _Window | None = None
+        self._changed = anyio.Event()
+        self._write_lock = anyio.Lock()
+        self._outbox: list[bytes] = []
+        self.handshake_frames: list[bytes] = []
+        self._group: anyio.abc.TaskGroup
+
+    async def __aenter__(self) -> Session:
+        self._group = anyio.create_task_group()
+        await self._group.__aenter__()
+        await self.server.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> bool | None:
+        try:
+            await self.server.__aexit__(*exc_info)
+        finally:
+            self._group.cancel_scope.cancel()
+            await self._group.__aexit__(None, None, None)
+        return None
+
+    # -- process lifecycle ---------------------------------------------------------------------
+
+    @property
+    def alive(self) -> bool:
+        """True while the server process runs."""
+        return self.server.alive
+
+    async def restart(self) -> None:
+        """A fresh process with no handshake; all per-process state is forgotten."""
+        if self.server.starts:
+            self.restarts += 1
+        await self.server.start()
+        self.ready = False
+        self.log = []
+        self.handshake_frames = []
+        self._pending.clear()
+        self._sent.clear()
+        self._answered.clear()
+
+    async def ensure_ready(self) -> None:
+        """Restart and redo the handshake of the known era when the server died or got stuck."""
+        if self.alive and self.ready:
+            return
+        await self.restart()
+        await self.handshake()
+
+    async def handshake(self) -> None:
+        """Era handshake, unjudged: initialize + initialized (legacy) or server/discover (modern)."""
+        if self.era is Era.MODERN:
+            await self.call("server/discover", {})
+        else:
+            from mcpfuzz.strategies.messages import initialize_params
+
+            await self.call("initialize", initialize_params(self.version))
+            await self.notify("notifications/initialized")
+        self.handshake_frames = list(self.log)
+        self.ready = True
+
+    # -- sending -------------------------------------------------------------------------------
+
+    def next_id(self) -> int:
+        """A fresh integer id for a harness request."""
+        self._next_id += 1
+        return self._next_id
+
+    async def send_frame(self, data: bytes) -> None:
+        """Write one frame (stdio adds the newline)."""
+        async with self._write_lock:
+            await self.server.write(data + b"\n")
+        self.frames_sent += 1
+        self.log.append(data)
+
+    def message(self, method: str, params: Any = ABSENT, id: Any = ABSENT) -> bytes:
+        """Encode a request of the session's era (modern requests carry `_meta`)."""
+        meta = modern_meta(self.version) if self.era is Era.MODERN else None
+        return dumps(request(method, with_meta(params, meta), id))
+
+    async def notify(self, method: str, params: Any = ABSENT) -> None:
+        """Send a notification of the harness."""
+        await self.send_frame(self.message(method, params))
+
+    async def call(self, method: str, params: Any = ABSENT, *, timeout: float | None = None) -> Incoming:
+        """Send a harness request and return its reply; HarnessError on silence or a dead server."""
+        rid = self.next_id()
+        pending = self._expect_harness_reply(rid)
+        try:
+            await self.send_frame(self.message(method, params, rid))
+        except TransportError as error:
+            raise HarnessError(f"{method}: {error}") from None
+        await self._wait_pending(pending, timeout or self.options.timeout)
+        if pending.reply is None:
+            what = "the server exited" if not self.alive else f"no reply within {timeout or self.options.timeout:g}s"
+            raise HarnessError(f"{method}: {what}")
+        return pending.reply
+
+    def _expect_harness_reply(self, rid: int) -> _Pending:
+        pending = _Pending()
+        self._pending[id_key(rid)] = pending
+        return pending
+
+    async def _wait_pending(self, pending: _Pending, timeout: float) -> None:
+        with anyio.move_on_after(timeout):
+            while pending.reply is None and self.alive:
+                changed = self._changed
+                await changed.wait()
+
+    async def _send_barrier(self) -> _Pending | None:
+        """A cheap request whose reply proves the server read and handled everything before it."""
+        rid = self.next_id()
+        pending = self._expect_harness_reply(rid)
+        method = "server/discover" if self.era is Era.MODERN else "ping"
+        try:
+            await self.send_frame(self.message(method, ABSENT if method == "ping" else {}, rid))
+        except TransportError:
+            return None
+        return pending
+
+    # -- cases ---------------------------------------------------------------------------------
+
+    async def run_case(self, case: Case) -> Exchange:
+        """Send one case and collect everything until it is answered, the server dies, or time runs out."""
+        if case.fresh:
+            await self.restart()
+        else:
+            await self.ensure_ready()
+        return await self.run_case_on_current(case)
+
+    async def run_case_on_current(self, case: Case) -> Exchange:
+        """Run a case on the process as it is (no restart, no handshake)."""
+        for data in case.setup:
+            await self._send_unjudged(data)
+        exchange = Exchange(case, case.era or self.era or Era.LEGACY, self.version)
+        exchange.frames = [*self.handshake_frames, *case.setup, case.data]
+        ids = _case_ids(case.expect)
+        for key in ids:
+            self._sent[key] = self._sent.get(key, 0) + 1
+        window = _Window(exchange, ids, time.monotonic())
+        self._window = window
+        barrier = None
+        try:
+            await self.send_frame(case.data)
+            if self.alive:
+                barrier = await self._send_barrier()
+        except (ConnectionClosed, WriteTimeout) as error:
+            if not isinstance(error, ConnectionClosed) or self.alive:
+                exchange.write_error = str(error)
+        try:
+            await self._collect(window, barrier, case)
+        finally:
+            self._window = None
+        exchange.waited = time.monotonic() - window.started
+        if barrier is not None:
+            exchange.barrier_answered = barrier.reply is not None
+        if not self.alive:
+            await self.server.wait_exit(1.0)
+            exchange.crash = self.server.end or ProcessEnd(None, self.server.stderr.text())
+            self.ready = False
+        elif exchange.write_error or exchange.barrier_answered is False:
+            # Stuck (or deaf): start over before the next case, so one hang is one finding.
+            await self.server.kill()
+            self.ready = False
+        exchange.stderr_tail = self.server.stderr.text(10)
+        if case.fresh:
+            self.ready = False  # a lifecycle case leaves the process in an odd state
+        return exchange
+
+    async def _send_unjudged(self, data: bytes) -> None:
+        """Setup frames of a case: sent, then a barrier, replies dropped."""
+        try:
+            await self.send_frame(data)
+            barrier = await self._send_barrier()
+            if barrier is not None:
+                await self._wait_pending(barrier, self.options.timeout)
+        except TransportError:
+            pass
+
+    async def _collect(self, window: _Window, barrier: _Pending | None, case: Case) -> None:
+        """Wait for the case's answer and the barrier; after the barrier, only a short grace."""
+        start = window.started
+        deadline = start + self.options.timeout
+        grace_until: float | None = None
+        while self.alive:
+            satisfied = _satisfied(case.expect, window.exchange)
+            barrier_done = barrier is None or barrier.reply is not None
+            if barrier is None and satisfied:
+                return
+            if satisfied and barrier_done:
+                return
+            now = time.monotonic()
+            if barrier_done and not case.patient:
+                grace_until = grace_until or now + self.options.grace
+                if now >= grace_until:
+                    return
+            if now >= deadline:
+                window.exchange.timed_out = True
+                return
+            until = min(deadline, grace_until or deadline)
+            changed = self._changed
+            with anyio.move_on_after(max(0.0, until - now)):
+                await changed.wait()
+
+    # -- receiving -----------------------------------------------------------------------------
+
+    def _wake(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    def _on_exit(self, end: ProcessEnd) -> None:
+        self._wake()
+
+    def _on_line(self, line: bytes, size: int) -> None:
+        incoming = classify(line, size)
+        for part in split_batch(incoming) if incoming.kind == RESPONSE_BATCH else [incoming]:
+            self._route(part)
+        if self._outbox:
+            self._flush_outbox()
+        self._wake()
+
+    def _route(self, incoming: Incoming) -> None:
+        window = self._window
+        if incoming.kind == REQUEST:
+            self._answer_server_request(incoming)
+            if window is not None:
+                window.exchange.server_requests.append(incoming)
+            return
+        tag, count = "", 0
+        if incoming.kind == RESPONSE:
+            rid = incoming.id
+            if rid is ABSENT:
+                tag = ID_MISSING
+            elif rid is None:
+                tag = ID_NULL
+            else:
+                key = id_key(rid)
+                count = self._answered.get(key, 0) + 1
+                self._answered[key] = count
+                pending = self._pending.get(key)
+                if pending is not None and pending.reply is None:
+                    pending.reply = incoming
+                    return
+                if pending is not None:
+                    tag = ID_EARLIER  # a second answer to a harness request
+                elif window is not None and key in window.ids:
+                    tag = ID_CURRENT
+                elif key in self._sent:
+                    tag = ID_EARLIER
+                else:
+                    tag = ID_UNKNOWN
+        if window is not None:
+            window.exchange.arrivals.append(
+                Arrival(incoming, time.monotonic() - window.started, tag, count))
+
+    def _answer_server_request(self, incoming: Incoming) -> None:
+        """We declare no client capabilities: answer ping with {}, anything else with -32601."""
+        message = incoming.message
+        rid = message.get("id")
+        if message.get("method") == "ping":
+            reply = response(rid, {})
+        else:
+            reply = error_response(rid, METHOD_NOT_FOUND, "mcpfuzz serves no client capabilities")
+        self._outbox.append(dumps(reply))
+
+    def _flush_outbox(self) -> None:
+        frames, self._outbox = self._outbox, []
+
+        async def send_all() -> None:
+            for frame in frames:
+                try:
+                    await self.send_frame(frame)
+                except TransportError:
+                    return
+
+        self._group.start_soon(send_all)
+
+
+def _case_ids(expect: Expectation) -> frozenset[IdKey]:
+    ids = set()
+    if expect.id is not ABSENT and expect.id is not None:
+        ids.add(id_key(expect.id))
+    ids.update(id_key(i) for i in expect.batch_ids)
+    return frozenset(ids)
+
+
+def _satisfied(expect: Expectation, exchange: Exchange) -> bool:
+    """True once every reply the case is due has arrived."""
+    if not expect.reply:
+        return True
+    responses = [a for a in exchange.arrivals if a.incoming.kind == RESPONSE]
+    if expect.batch_ids and expect.well_formed:
+        answered = {id_key(a.incoming.id) for a in responses if a.id_tag == ID_CURRENT}
+        return all(id_key(i) in answered for i in expect.batch_ids)
+    if expect.id_recoverable:
+        return any(a.id_tag in (ID_CURRENT, ID_UNKNOWN) or (expect.null_id_ok and a.id_tag == ID_NULL)
+                   for a in responses)
+    return any(a.id_tag != ID_EARLIER for a in responses)

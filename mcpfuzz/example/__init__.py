@@ -1,0 +1,1 @@
+"""A small notes MCP server with known bugs, to try mcpfuzz on: ``python -m mcpfuzz.example``."""

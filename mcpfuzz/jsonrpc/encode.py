@@ -1,0 +1,48 @@
+"""Build JSON-RPC messages as exact bytes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcpfuzz.jsonrpc.ids import ABSENT
+
+
+def dumps(value: Any) -> bytes:
+    """Compact JSON with ASCII escapes, so lone surrogates survive as `\\ud800` on the wire."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+
+
+def request(method: Any, params: Any = ABSENT, id: Any = ABSENT, *, jsonrpc: Any = "2.0") -> dict:
+    """A request object; members given as ABSENT are left out (id left out makes a notification)."""
+    message: dict[str, Any] = {}
+    if jsonrpc is not ABSENT:
+        message["jsonrpc"] = jsonrpc
+    if id is not ABSENT:
+        message["id"] = id
+    if method is not ABSENT:
+        message["method"] = method
+    if params is not ABSENT:
+        message["params"] = params
+    return message
+
+
+def with_meta(params: Any, meta: dict | None) -> Any:
+    """Add modern-era `_meta` to object params (other params are left as they are)."""
+    if meta is None:
+        return params
+    if params is ABSENT:
+        return {"_meta": meta}
+    if isinstance(params, dict) and "_meta" not in params:
+        return {**params, "_meta": meta}
+    return params
+
+
+def response(id: Any, result: Any) -> dict:
+    """A success response object."""
+    return {"jsonrpc": "2.0", "id": id, "result": result}
+
+
+def error_response(id: Any, code: int, message: str) -> dict:
+    """An error response object."""
+    return {"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}

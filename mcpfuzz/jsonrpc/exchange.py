@@ -1,0 +1,74 @@
+"""The record of one case: what was sent, what came back, what the process did."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.incoming import Incoming
+from mcpfuzz.jsonrpc.versions import Era
+
+# How a response's id relates to what was sent.
+ID_CURRENT = "current"      # the id of this case's frame
+ID_EARLIER = "earlier"      # an id sent before (a late or duplicate answer)
+ID_NULL = "null"            # id null
+ID_UNKNOWN = "unknown"      # an id never sent
+ID_MISSING = "missing"      # no id member
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """One message received while the case was open, with its id tagged."""
+
+    incoming: Incoming
+    at: float
+    id_tag: str = ""
+    answer_count: int = 0
+
+
+@dataclass(frozen=True)
+class ProcessEnd:
+    """How a server process ended: exit status and the tail of its stderr."""
+
+    returncode: int | None
+    stderr_tail: str
+
+    def describe(self) -> str:
+        """Exit status in words (negative codes are signals)."""
+        code = self.returncode
+        if code is None:
+            return "the connection closed"
+        if code < 0:
+            import signal
+
+            try:
+                return f"killed by {signal.Signals(-code).name}"
+            except ValueError:
+                return f"killed by signal {-code}"
+        return f"exited with status {code}"
+
+
+@dataclass
+class Exchange:
+    """Everything observed for one case, the input of every oracle."""
+
+    case: Case
+    era: Era
+    protocol_version: str
+    frames: list[bytes] = field(default_factory=list)
+    arrivals: list[Arrival] = field(default_factory=list)
+    server_requests: list[Incoming] = field(default_factory=list)
+    barrier_answered: bool | None = None
+    timed_out: bool = False
+    waited: float = 0.0
+    crash: ProcessEnd | None = None
+    write_error: str | None = None
+    stderr_tail: str = ""
+
+    def responses(self) -> list[Arrival]:
+        """Arrivals that are responses (batch arrays already expanded)."""
+        return [a for a in self.arrivals if a.incoming.kind == "response"]
+
+    def answers(self) -> list[Arrival]:
+        """Responses that answer this case: its own id, or id null / missing when it had none."""
+        return [a for a in self.responses() if a.id_tag in (ID_CURRENT, ID_NULL, ID_MISSING, ID_UNKNOWN)]

@@ -1,0 +1,34 @@
+"""A test case: the exact bytes to send and the expected outcome."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mcpfuzz.jsonrpc.expectation import Expectation
+from mcpfuzz.jsonrpc.versions import Era
+
+
+@dataclass(frozen=True)
+class Case:
+    """One frame sent on the wire, by a stable id, with what a correct server answers.
+
+    `data` is the frame without its line terminator (stdio adds the newline, HTTP sends it as
+    the body). `era` is set when the frame belongs to one era whatever was negotiated (the
+    legacy handshake cases). `setup` frames go first with no judgement (e.g. `initialize` for a double
+    initialize). `fresh` asks for a new server process with no handshake (lifecycle cases).
+    """
+
+    id: str
+    family: str
+    title: str
+    data: bytes
+    expect: Expectation
+    setup: tuple[bytes, ...] = ()
+    fresh: bool = False
+    patient: bool = False
+    era: Era | None = None
+
+    @property
+    def target(self) -> str:
+        """The target name used in reports and corpus file names."""
+        return f"{self.family}/{self.id}"

@@ -1,0 +1,54 @@
+"""Request ids compared by exact JSON value and JSON type."""
+
+from __future__ import annotations
+
+from typing import Any
+
+IdKey = tuple[str, Any]
+
+# A marker for "this message has no id member at all" (a notification), distinct from id null.
+ABSENT: Any = type("Absent", (), {"__repr__": lambda self: "<absent>"})()
+
+
+def json_type(value: Any) -> str:
+    """Name the JSON type of a decoded value (bool before int: bool subclasses int in Python)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def id_key(value: Any) -> IdKey:
+    """Key an id by JSON type and value, so `"1"`, `1`, `1.0` and `true` never compare equal."""
+    kind = json_type(value)
+    if kind in ("array", "object"):
+        import json
+
+        return (kind, json.dumps(value, sort_keys=True))
+    return (kind, value)
+
+
+def is_valid_mcp_id(value: Any) -> bool:
+    """MCP (basic/index): an id is a string or an integer, never null."""
+    return json_type(value) in ("string", "integer")
+
+
+def show_id(value: Any) -> str:
+    """Render an id as it looks on the wire, shortened when huge."""
+    import json
+
+    if value is ABSENT:
+        return "<no id>"
+    text = json.dumps(value)
+    return text if len(text) <= 60 else f"{text[:40]}...({len(text)} chars)"

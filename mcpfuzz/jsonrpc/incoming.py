@@ -1,0 +1,96 @@
+"""Classify what a server wrote: responses, requests, notifications, or noise."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from mcpfuzz.jsonrpc.ids import ABSENT
+
+NOT_JSON: Any = type("NotJson", (), {"__repr__": lambda self: "<not json>"})()
+
+RESPONSE = "response"
+REQUEST = "request"
+NOTIFICATION = "notification"
+RESPONSE_BATCH = "response-batch"
+NOISE = "noise"
+OVERSIZED = "oversized"
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """One line the server wrote, decoded and classified."""
+
+    raw: bytes
+    size: int
+    message: Any
+    kind: str
+
+    @property
+    def id(self) -> Any:
+        """The message's id member, or ABSENT."""
+        return self.message.get("id", ABSENT) if isinstance(self.message, dict) else ABSENT
+
+    @property
+    def error_code(self) -> Any:
+        """The error code of an error response, else None."""
+        error = self.message.get("error") if isinstance(self.message, dict) else None
+        return error.get("code") if isinstance(error, dict) else None
+
+    @property
+    def is_error(self) -> bool:
+        """True for a response carrying an `error` member."""
+        return isinstance(self.message, dict) and "error" in self.message
+
+    @property
+    def is_result(self) -> bool:
+        """True for a response carrying a `result` member and no `error`."""
+        return isinstance(self.message, dict) and "result" in self.message and "error" not in self.message
+
+    def text(self, limit: int = 300) -> str:
+        """The line as text, shortened for display."""
+        text = self.raw.decode("utf-8", "backslashreplace")
+        if self.size > len(self.raw):
+            return f"{text[:limit]}... ({self.size} bytes, truncated)"
+        return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} chars)"
+
+
+def classify(line: bytes, size: int | None = None) -> Incoming:
+    """Decode one stdout line; anything not a JSON object or array is noise."""
+    size = len(line) if size is None else size
+    if size > len(line):
+        return Incoming(line, size, NOT_JSON, OVERSIZED)
+    try:
+        message = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return Incoming(line, size, NOT_JSON, NOISE)
+    return Incoming(line, size, message, kind_of(message))
+
+
+def kind_of(message: Any) -> str:
+    """The JSON-RPC role of a decoded value."""
+    if isinstance(message, list):
+        return RESPONSE_BATCH if message and all(isinstance(m, dict) and "method" not in m for m in message) \
+            else NOISE
+    if not isinstance(message, dict):
+        return NOISE
+    if "method" in message:
+        return REQUEST if "id" in message else NOTIFICATION
+    return RESPONSE
+
+
+def split_batch(incoming: Incoming) -> list[Incoming]:
+    """Expand a response array into one Incoming per element (same raw line)."""
+    if incoming.kind != RESPONSE_BATCH:
+        return [incoming]
+    return [Incoming(incoming.raw, incoming.size, m, kind_of(m)) for m in incoming.message]
+
+
+def short_json(value: Any, limit: int = 200) -> str:
+    """Compact JSON for messages, shortened."""
+    try:
+        text = json.dumps(value, separators=(",", ":"))
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."

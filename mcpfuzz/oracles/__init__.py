@@ -1,0 +1,1 @@
+"""Oracles: pure functions that judge one exchange and raise failures."""

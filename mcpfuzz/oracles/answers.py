@@ -1,0 +1,111 @@
+"""Shared reading of an exchange: which replies answer the case, and how to show them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcpfuzz.jsonrpc.exchange import ID_CURRENT, ID_NULL, ID_UNKNOWN, Arrival, Exchange
+from mcpfuzz.jsonrpc.expectation import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+)
+from mcpfuzz.jsonrpc.ids import ABSENT, show_id
+
+# Which oracle owns the misuse of each standard code on a request that deserved a result.
+CODE_OWNERS = {
+    PARSE_ERROR: "parse-error",
+    INVALID_REQUEST: "invalid-request",
+    METHOD_NOT_FOUND: "method-not-found",
+    INVALID_PARAMS: "invalid-params",
+}
+
+
+def case_answers(exchange: Exchange) -> list[Arrival]:
+    """Responses that answer this case: its own id, or (where its id is unreadable) any response."""
+    expect = exchange.case.expect
+    responses = exchange.responses()
+    if expect.id_recoverable:
+        # An answer with a mangled id is still an answer (id-preserved judges the id itself).
+        return [a for a in responses if a.id_tag in (ID_CURRENT, ID_UNKNOWN)
+                or (a.id_tag == ID_NULL and expect.null_id_ok)]
+    return [a for a in responses if a.id_tag != "earlier"]
+
+
+def describe_reply(arrival: Arrival) -> str:
+    """`error -32601 (id 5)` or `result (id "7")` for messages."""
+    incoming = arrival.incoming
+    rid = show_id(incoming.id)
+    if incoming.is_error:
+        return f"error {incoming.error_code} (id {rid})"
+    if incoming.is_result:
+        return f"a result (id {rid})"
+    return f"a malformed response (id {rid})"
+
+
+def sent_id(exchange: Exchange) -> Any:
+    """The id the case's frame carried, or ABSENT."""
+    return exchange.case.expect.id if exchange.case.expect.id_recoverable else ABSENT
+
+
+def judge_answers(exchange: Exchange, oracle_id: str, failure: type, silence: Any) -> list:
+    """Judge the answers of a case owned by `oracle_id`: wrong code, wrong kind, id null vs id.
+
+    `silence` is (severity, message) for no reply, or None when silence is another oracle's.
+    """
+    from mcpfuzz.oracles.base import Severity
+
+    expect = exchange.case.expect
+    found = []
+    answers = case_answers(exchange)
+    if not answers:
+        if silence is not None and exchange.barrier_answered:
+            found.append(failure(silence[0], silence[1], "silent", server_wide=True))
+        return found
+    wanted = "/".join(str(c) for c in sorted(expect.codes, reverse=True)) or "an error"
+    for arrival in answers:
+        incoming = arrival.incoming
+        code = incoming.error_code
+        if incoming.is_error and isinstance(code, int) and not isinstance(code, bool):
+            if not expect.error_ok:
+                continue  # a rejected valid request: judged by the owner of that code
+            if expect.codes and code not in expect.codes:
+                found.append(failure(Severity.MEDIUM, f"answered error {code} instead of {wanted}",
+                                     f"code:{code}", server_wide=True))
+            elif not expect.id_recoverable and incoming.id is not None and arrival.id_tag != ID_CURRENT:
+                found.append(failure(Severity.MEDIUM,
+                                     f"answered {wanted} with id {show_id(incoming.id)}; the id could not be "
+                                     "read from this frame, so it must be null (JSON-RPC 2.0 section 5)",
+                                     "id-not-null", server_wide=True))
+            elif expect.id_recoverable and arrival.id_tag == ID_NULL and not expect.null_id_ok:
+                found.append(failure(Severity.MEDIUM,
+                                     f"answered {wanted} with id null although the request id "
+                                     f"{show_id(expect.id)} was readable", "id-lost", server_wide=True))
+        elif incoming.is_result and not expect.result_ok:
+            found.append(failure(Severity.MEDIUM, f"answered with a result; expected {expect.describe()}",
+                                 "result", server_wide=True))
+    return found
+
+
+def misused_code(exchange: Exchange, oracle_id: str, failure: type) -> list:
+    """A request that deserved a result was rejected with the code this oracle owns."""
+    from mcpfuzz.oracles.base import Severity
+
+    expect = exchange.case.expect
+    if expect.error_ok or not expect.result_ok:
+        return []
+    found = []
+    for arrival in case_answers(exchange):
+        code = arrival.incoming.error_code
+        if arrival.incoming.is_error and CODE_OWNERS.get(code) == oracle_id:
+            found.append(failure(Severity.MEDIUM,
+                                 f"a valid request was rejected with error {code}: "
+                                 f"{_error_message(arrival)}", f"rejected:{code}", server_wide=True))
+    return found
+
+
+def _error_message(arrival: Arrival) -> str:
+    error = arrival.incoming.message.get("error") if isinstance(arrival.incoming.message, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return repr(message)[:120] if message is not None else "(no message)"

@@ -1,0 +1,10 @@
+"""Import every built-in oracle module so that each registers itself."""
+
+from mcpfuzz.oracles import (  # noqa: F401
+    error_codes,
+    ids,
+    notifications,
+    process,
+    result_shapes,
+    versions,
+)

@@ -1,0 +1,43 @@
+"""Ids come back exactly as sent, and each request is answered once."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from mcpfuzz.jsonrpc.exchange import ID_UNKNOWN, Exchange
+from mcpfuzz.jsonrpc.ids import json_type, show_id
+from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
+
+IdPreservedFailure = failure_class("id-preserved", "Response id differs from the request id")
+SingleResponseFailure = failure_class("single-response", "Request answered more than once")
+
+
+@register(IdPreservedFailure)
+def id_preserved(exchange: Exchange) -> Iterator[Failure]:
+    """A response id equals the request id in value and JSON type, and never names an unsent id."""
+    expect = exchange.case.expect
+    if not expect.reply:
+        return  # any reply to a notification is notification-silent's finding
+    for arrival in exchange.responses():
+        if arrival.id_tag != ID_UNKNOWN:
+            continue
+        got = arrival.incoming.id
+        if expect.id_recoverable:
+            message = (f"request id {show_id(expect.id)} ({json_type(expect.id)}) came back as "
+                       f"{show_id(got)} ({json_type(got)})")
+            key = f"{json_type(expect.id)}->{json_type(got)}"
+        else:
+            message = f"answered id {show_id(got)}, which was never sent"
+            key = f"unsent:{json_type(got)}"
+        yield IdPreservedFailure(Severity.HIGH, message, key, server_wide=True)
+
+
+@register(SingleResponseFailure)
+def single_response(exchange: Exchange) -> Iterator[Failure]:
+    """JSON-RPC 2.0: one response per request; a second one confuses every client."""
+    for arrival in exchange.responses():
+        if arrival.answer_count > 1:
+            yield SingleResponseFailure(
+                Severity.HIGH, f"id {show_id(arrival.incoming.id)} was answered {arrival.answer_count} times",
+                "repeat", server_wide=True)
+            return

@@ -1,0 +1,24 @@
+"""Notifications (and responses sent to the server) get no reply."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.oracles.answers import describe_reply
+from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
+
+NotificationSilentFailure = failure_class("notification-silent", "Notification answered with a response")
+
+
+@register(NotificationSilentFailure)
+def notification_silent(exchange: Exchange) -> Iterator[Failure]:
+    """JSON-RPC 2.0 section 4.1: the server MUST NOT reply to a notification, even with an error."""
+    expect = exchange.case.expect
+    if expect.reply or expect.judge != "notification-silent":
+        return
+    replies = [a for a in exchange.responses() if a.id_tag != "earlier"]
+    if replies:
+        what = exchange.case.expect.note or "a notification"
+        yield NotificationSilentFailure(Severity.MEDIUM, f"{what} got a reply: {describe_reply(replies[0])}",
+                                        "replied")

@@ -1,0 +1,70 @@
+"""The process stays up, keeps answering, and writes only JSON-RPC to stdout."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.incoming import NOISE, OVERSIZED
+from mcpfuzz.oracles.answers import case_answers
+from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
+
+NoCrashFailure = failure_class("no-crash", "Server process died")
+NoHangFailure = failure_class("no-hang", "Request got no reply")
+StdoutCleanFailure = failure_class("stdout-clean", "Non-JSON-RPC output on stdout")
+
+
+@register(NoCrashFailure)
+def no_crash(exchange: Exchange) -> Iterator[Failure]:
+    """The server must survive any input; one finding per crash with exit status and stderr tail."""
+    end = exchange.crash
+    if end is None:
+        return
+    tail = f"\nstderr tail:\n{end.stderr_tail}" if end.stderr_tail else " (stderr was empty)"
+    yield NoCrashFailure(Severity.CRITICAL, f"the server {end.describe()} after this frame{tail}",
+                         "crash")
+
+
+@register(NoHangFailure)
+def no_hang(exchange: Exchange) -> Iterator[Failure]:
+    """A valid request gets a reply within --timeout; a barrier tells a dropped request from a stuck server."""
+    expect = exchange.case.expect
+    if exchange.write_error:
+        yield NoHangFailure(Severity.CRITICAL, f"writing the frame failed: {exchange.write_error}", "write")
+        return
+    if expect.well_formed and expect.reply and not case_answers(exchange):
+        if exchange.barrier_answered:
+            yield NoHangFailure(Severity.CRITICAL,
+                                f"no reply after {exchange.waited:.1f}s, although a request sent after it "
+                                "was answered: the server dropped this request", "dropped")
+        else:
+            yield NoHangFailure(Severity.CRITICAL,
+                                f"no reply within {exchange.waited:.1f}s, and the server stopped answering "
+                                "other requests too", "stuck")
+        return
+    if exchange.barrier_answered is False:
+        yield NoHangFailure(Severity.CRITICAL,
+                            f"after this frame the server stopped answering: a request sent after it got no "
+                            f"reply within {exchange.waited:.1f}s", "stuck-after")
+
+
+@register(StdoutCleanFailure)
+def stdout_clean(exchange: Exchange) -> Iterator[Failure]:
+    """MCP stdio transport: the server MUST NOT write anything to stdout that is not an MCP message."""
+    for arrival in exchange.arrivals:
+        incoming = arrival.incoming
+        if incoming.kind == NOISE:
+            yield StdoutCleanFailure(Severity.HIGH, f"wrote a line that is not JSON-RPC: {incoming.text(120)!r}",
+                                     "noise:" + _shape(incoming.raw), server_wide=True)
+            return
+        if incoming.kind == OVERSIZED:
+            yield StdoutCleanFailure(Severity.LOW, f"wrote a line of {incoming.size} bytes, over the "
+                                     "--max-line limit; it was not parsed", "oversized", server_wide=True)
+            return
+
+
+def _shape(line: bytes) -> str:
+    """The gist of a noise line, so that one log statement is one finding whatever its numbers."""
+    import re
+
+    return re.sub(rb"[0-9]+", b"#", line[:40]).decode("utf-8", "replace")

@@ -1,0 +1,1 @@
+"""Transports: move exact bytes to a server and lines back."""

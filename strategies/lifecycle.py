@@ -1,0 +1,63 @@
+"""Lifecycle cases, each on a fresh server process: what comes before and around the handshake."""
+
+from __future__ import annotations
+
+from mcpfuzz.jsonrpc import expectation as ex
+from mcpfuzz.jsonrpc.encode import dumps
+from mcpfuzz.jsonrpc.expectation import Expectation
+from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, Era
+from mcpfuzz.strategies.messages import FrameBuilder, initialize_params
+
+UNKNOWN_VERSION = "1999-01-01"
+
+
+def discover_first(version: str, rid: int) -> Case:
+    """`server/discover` as the very first frame: how the era is negotiated (any answer is fine)."""
+    builder = FrameBuilder(Era.MODERN, version)
+    return Case("discover-first", "lifecycle", "server/discover as the first frame",
+                builder.frame("server/discover", {}, rid), ex.any_answer(rid, "server/discover"),
+                fresh=True, patient=True)
+
+
+def initialize_case(version: str, rid: int, *, discover_failed: bool) -> Case:
+    """The legacy handshake request, judged (the probe sends it)."""
+    builder = FrameBuilder(Era.LEGACY, LATEST_LEGACY)
+    expect = Expectation(judge="no-hang", id=rid, result_ok=True, error_ok=False, well_formed=True,
+                         method="initialize", extra={"discover_failed": True} if discover_failed else {})
+    return Case("initialize", "probe", "initialize", builder.frame("initialize", initialize_params(version), rid),
+                expect, patient=True, era=Era.LEGACY)
+
+
+def lifecycle(era: Era) -> list[Case]:
+    """Requests before, and odd handshakes, each on a fresh process (no handshake of ours first)."""
+    b = FrameBuilder(Era.LEGACY, LATEST_LEGACY, next_id=500)
+    cases = []
+    rid = b.fresh_id()
+    cases.append(Case("request-before-initialize", "lifecycle", "tools/list before initialize",
+                      b.frame("tools/list", {}, rid),
+                      ex.any_answer(rid, note="before the handshake any error is correct"), fresh=True, era=Era.LEGACY))
+    cases.append(Case("notification-before-initialize", "lifecycle", "notifications/initialized before initialize",
+                      b.frame("notifications/initialized"), ex.no_reply(), fresh=True, era=Era.LEGACY))
+    first, second = b.fresh_id(), b.fresh_id()
+    cases.append(Case("initialize-twice", "lifecycle", "initialize a second time",
+                      b.frame("initialize", initialize_params(), second), ex.any_answer(second),
+                      setup=(b.frame("initialize", initialize_params(), first), b.frame("notifications/initialized")),
+                      fresh=True, era=Era.LEGACY))
+    rid = b.fresh_id()
+    cases.append(Case("initialize-unknown-version", "lifecycle", f"initialize asking for {UNKNOWN_VERSION}",
+                      b.frame("initialize", initialize_params(UNKNOWN_VERSION), rid),
+                      Expectation(judge="version-negotiation", id=rid, result_ok=True, error_ok=True,
+                                  well_formed=True, method="initialize",
+                                  extra={"initialize_version": UNKNOWN_VERSION,
+                                         "refusal_ok": era is Era.MODERN}), fresh=True, era=Era.LEGACY))
+    rid = b.fresh_id()
+    no_params = dumps({"jsonrpc": "2.0", "id": rid, "method": "initialize"})
+    if era is Era.LEGACY:
+        expect = ex.invalid_params(rid, also=frozenset({ex.INVALID_REQUEST}))
+    else:
+        expect = Expectation(judge="invalid-params", id=rid, well_formed=True,
+                             note="a modern server may refuse initialize with any error")
+    cases.append(Case("initialize-without-params", "lifecycle", "initialize without params", no_params, expect,
+                      fresh=True, era=Era.LEGACY))
+    return cases

@@ -1,0 +1,112 @@
+"""Hostile stdio "servers" that test the fuzzer's own process handling, not the protocol oracles.
+
+Usage: ``python tests/servers/hostile.py MODE`` with MODE one of:
+
+- ``exit-at-once``: prints ``fatal: config file missing`` to stderr and exits 3 before reading.
+- ``garbage``: answers every stdin line with ``this is not json`` on stdout; exits 0 on EOF.
+- ``no-read``: never reads stdin and ignores SIGTERM, so only SIGKILL (of the group) ends it.
+- ``silent``: reads stdin until EOF and never writes a byte; exits 0 on EOF.
+- ``fork-child``: starts ``sleep 300`` in the same process group (writes ``child-pid=N`` to stderr),
+  then answers ``initialize``, ``ping`` and ``tools/list`` like a minimal legacy server. The child
+  inherits stdout and stderr, so a fuzzer that kills only the parent keeps a pipe open.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+LEGACY_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
+
+
+def exit_at_once() -> int:
+    """Fail the way a misconfigured server does: a message on stderr and a non-zero status."""
+    sys.stderr.write("fatal: config file missing\n")
+    return 3
+
+
+def garbage() -> int:
+    """Answer each line with text that is not JSON."""
+    for _ in iter(sys.stdin.buffer.readline, b""):
+        sys.stdout.write("this is not json\n")
+        sys.stdout.flush()
+    return 0
+
+
+def no_read() -> int:
+    """Never read, so the fuzzer's writes block once the pipe fills; survive SIGTERM."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    while True:
+        time.sleep(3600)
+
+
+def silent() -> int:
+    """Consume input and never answer."""
+    for _ in iter(sys.stdin.buffer.readline, b""):
+        pass
+    return 0
+
+
+def reply(rid: Any, result: dict[str, Any] | None = None, error: dict[str, Any] | None = None) -> None:
+    """Write one JSON-RPC response line."""
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid}
+    if error is None:
+        msg["result"] = result
+    else:
+        msg["error"] = error
+    sys.stdout.write(json.dumps(msg, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
+def fork_child() -> int:
+    """A legacy server that leaves a grandchild behind in its process group."""
+    # Popen keeps the parent's process group by default: that is the point of this mode.
+    child = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL)
+    sys.stderr.write(f"child-pid={child.pid}\n")
+    sys.stderr.flush()
+    for raw in iter(sys.stdin.buffer.readline, b""):
+        try:
+            msg = json.loads(raw)
+        except ValueError:
+            reply(None, error={"code": -32700, "message": "parse error"})
+            continue
+        if not isinstance(msg, dict) or "id" not in msg:
+            continue  # notifications and oddities: this mode tests process handling only
+        method, params = msg.get("method"), msg.get("params")
+        if method == "initialize":
+            asked = params.get("protocolVersion") if isinstance(params, dict) else None
+            version = asked if asked in LEGACY_VERSIONS else LEGACY_VERSIONS[-1]
+            info = {"name": "fork-child", "version": "1.0"}
+            reply(msg["id"], {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": info})
+        elif method == "ping":
+            reply(msg["id"], {})
+        elif method == "tools/list":
+            reply(msg["id"], {"tools": []})
+        else:
+            reply(msg["id"], error={"code": -32601, "message": "method not found"})
+    return 0
+
+
+MODES = {
+    "exit-at-once": exit_at_once,
+    "garbage": garbage,
+    "no-read": no_read,
+    "silent": silent,
+    "fork-child": fork_child,
+}
+
+
+def main(argv: list[str]) -> int:
+    """Run the mode named on the command line."""
+    if len(argv) != 1 or argv[0] not in MODES:
+        sys.stderr.write(f"usage: hostile.py {{{','.join(MODES)}}}\n")
+        return 2
+    return MODES[argv[0]]()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
