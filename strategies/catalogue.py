@@ -133,7 +133,7 @@ def params_family(b: FrameBuilder, ctx: CatalogueContext) -> Iterator[Case]:
         yield Case("call-arguments-string", "params", "tools/call with arguments that are a string",
                    b.frame("tools/call", {"name": ctx.tool, "arguments": "x"}, rid),
                    Expectation(judge="invalid-params", id=rid, codes=frozenset({ex.INVALID_PARAMS}),
-                               result_ok=True, well_formed=True, method="tools/call",
+                               result_ok=True, method="tools/call",
                                extra={"is_error_result_ok": True}))
 
 
@@ -197,7 +197,7 @@ def modern_family(b: FrameBuilder, ctx: CatalogueContext) -> Iterator[Case]:
     rid = b.fresh_id()
     yield Case("meta-not-object", "modern", "_meta that is a string",
                dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/list", "params": {"_meta": "x"}}),
-               Expectation(judge="invalid-params", id=rid, well_formed=True))
+               Expectation(judge="invalid-params", id=rid))
     rid = b.fresh_id()
     meta = {META_VERSION_KEY: UNSUPPORTED_VERSION, META_CAPABILITIES_KEY: {}}
     yield Case("unsupported-version", "modern", f"protocol version {UNSUPPORTED_VERSION} in _meta",

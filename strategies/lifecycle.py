@@ -56,7 +56,7 @@ def lifecycle(era: Era) -> list[Case]:
     if era is Era.LEGACY:
         expect = ex.invalid_params(rid, also=frozenset({ex.INVALID_REQUEST}))
     else:
-        expect = Expectation(judge="invalid-params", id=rid, well_formed=True,
+        expect = Expectation(judge="invalid-params", id=rid,
                              note="a modern server may refuse initialize with any error")
     cases.append(Case("initialize-without-params", "lifecycle", "initialize without params", no_params, expect,
                       fresh=True, era=Era.LEGACY))

@@ -93,12 +93,12 @@ class Run:
         config = self.config
         self.emit(PhaseStarted("probe"))
         self.probe = await probe(session, config.protocol_version)
+        self.emit(ProbeDone(self.probe.era.value, self.probe.version, self.probe.server_info,
+                            self.probe.capabilities, tuple(t.get("name", "?") for t in self.probe.tools)))
         for note in self.probe.notes:
             self.emit(Notice(note))
         for exchange in self.probe.exchanges:
             self._judge("probe", exchange)
-        self.emit(ProbeDone(self.probe.era.value, self.probe.version, self.probe.server_info,
-                            self.probe.capabilities, tuple(t.get("name", "?") for t in self.probe.tools)))
         context = CatalogueContext(self.probe.era, self.probe.version, _first_tool(self.probe.tools),
                                    self.probe.capabilities)
         if "catalogue" in config.phases:

@@ -20,7 +20,8 @@ class Expectation:
 
     `judge` is the oracle id that reports a wrong code or a wrong kind of answer. `id` is the
     request id the reply must carry (ABSENT when no reply is due, None for id null). `well_formed`
-    says the frame is a valid request with a valid id, so silence means a client hangs (`no-hang`).
+    says the frame is a valid MCP request, so silence is `no-hang`'s (critical); silence on an
+    invalid request with a readable id is the judge's (high).
     """
 
     judge: str
@@ -76,14 +77,14 @@ def invalid_request(id: Any = None, *, null_id_ok: bool = False, codes: frozense
 
 def method_not_found(id: Any) -> Expectation:
     """JSON-RPC 2.0 section 5.1: an unknown method gets -32601."""
-    return Expectation(judge="method-not-found", id=id, codes=frozenset({METHOD_NOT_FOUND}), well_formed=True)
+    return Expectation(judge="method-not-found", id=id, codes=frozenset({METHOD_NOT_FOUND}))
 
 
 def invalid_params(id: Any, *, also: frozenset[int] = frozenset(), result_ok: bool = False,
                    note: str = "") -> Expectation:
     """Bad params for a known method get -32602 (plus any codes the spec also allows here)."""
     return Expectation(judge="invalid-params", id=id, codes=frozenset({INVALID_PARAMS}) | also,
-                       result_ok=result_ok, well_formed=True, note=note)
+                       result_ok=result_ok, note=note)
 
 
 def result(id: Any, method: str, *, error_ok: bool = False, judge: str = "no-hang") -> Expectation:

@@ -52,16 +52,20 @@ def sent_id(exchange: Exchange) -> Any:
 def judge_answers(exchange: Exchange, oracle_id: str, failure: type, silence: Any) -> list:
     """Judge the answers of a case owned by `oracle_id`: wrong code, wrong kind, id null vs id.
 
-    `silence` is (severity, message) for no reply, or None when silence is another oracle's.
+    `silence` is (severity, message) for no reply; by default silence is high when the id was
+    readable (a client waits forever) and nothing otherwise. Valid requests are `no-hang`'s.
     """
     from mcpfuzz.oracles.base import Severity
 
     expect = exchange.case.expect
     found = []
     answers = case_answers(exchange)
+    if silence is None and expect.id_recoverable and not expect.well_formed:
+        silence = (Severity.HIGH, f"no reply although the request id {show_id(expect.id)} was readable: a "
+                   "real client waits for it forever")
     if not answers:
         if silence is not None and exchange.barrier_answered:
-            found.append(failure(silence[0], silence[1], "silent", server_wide=True))
+            found.append(failure(silence[0], silence[1], f"silent-{silence[0]}", server_wide=True))
         return found
     wanted = "/".join(str(c) for c in sorted(expect.codes, reverse=True)) or "an error"
     for arrival in answers:

@@ -29,7 +29,7 @@ def parse_error(exchange: Exchange) -> Iterator[Failure]:
                                             "unparseable input gets -32700", f"code:{code}",
                                             server_wide=True)
             if not case_answers(exchange) and exchange.barrier_answered:
-                yield ParseErrorFailure(Severity.LOW, "no reply (neither -32700 nor an answer)", "silent",
+                yield ParseErrorFailure(Severity.LOW, "no reply (neither -32700 nor an answer)", "silent-low",
                                         server_wide=True)
             return
         yield from judge_answers(exchange, "parse-error", ParseErrorFailure, (
@@ -45,8 +45,7 @@ def invalid_request(exchange: Exchange) -> Iterator[Failure]:
     expect = exchange.case.expect
     if expect.judge == "invalid-request":
         if expect.id_recoverable and not expect.extra.get("quiet_ok"):
-            silence = (Severity.HIGH, "no reply although the request id was readable: a real client waits "
-                       "for it forever")
+            silence = None  # the default: high, the id was readable
         else:
             silence = (Severity.LOW, "no reply to an invalid request (its id is unreadable, so no client "
                        "can wait for it; JSON-RPC 2.0 asks for -32600 with id null)")

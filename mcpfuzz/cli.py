@@ -1,0 +1,160 @@
+"""The `mcpfuzz` command line. Heavy imports wait until a command runs, so `--help` stays fast."""
+
+from __future__ import annotations
+
+import difflib
+import sys
+
+import click
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+SEVERITIES = ("low", "medium", "high", "critical")
+
+
+def _oracle_ids() -> list[str]:
+    from mcpfuzz.oracles.base import all_oracles
+
+    return list(all_oracles())
+
+
+def _parse_oracle_list(value: str | None, option: str) -> list[str]:
+    """Read a comma-separated list of oracle ids; unknown ids fail with the closest valid ones."""
+    if value is None:
+        return []
+    known = _oracle_ids()
+    chosen = [part.strip() for part in value.split(",") if part.strip()]
+    for oracle_id in chosen:
+        if oracle_id not in known:
+            close = difflib.get_close_matches(oracle_id, known, n=2)
+            hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            raise click.BadParameter(f"unknown oracle {oracle_id!r}.{hint} Known oracles: {', '.join(known)} "
+                                     "(see `mcpfuzz oracles`).", param_hint=option)
+    return chosen
+
+
+def _check_version(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    from mcpfuzz.jsonrpc.versions import KNOWN_VERSIONS
+
+    if value is not None and value not in KNOWN_VERSIONS:
+        raise click.BadParameter(f"{value!r} is not an MCP protocol version mcpfuzz knows; use one of "
+                                 f"{', '.join(KNOWN_VERSIONS)}.")
+    return value
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="mcp-wirefuzz", prog_name="mcpfuzz")
+def main() -> None:
+    """Find robustness bugs in MCP servers: malformed frames, odd ids, lifecycle abuse, checked by oracles."""
+
+
+@main.command(context_settings={"ignore_unknown_options": False})
+@click.argument("server", nargs=-1, type=click.UNPROCESSED, metavar="-- CMD [ARGS]...")
+@click.option("--seed", type=int, default=None, help="Seed for generation (printed in the summary).")
+@click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+              metavar="SECONDS", help="Wall-clock cap for the whole run.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=5.0, show_default=True,
+              metavar="SECONDS", help="How long one request may take before it counts as unanswered.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), default=None,
+              metavar="PATH", help="Write the JSON report here.")
+@click.option("--oracles", default=None, metavar="IDS", help="Run only these oracles (comma-separated ids).")
+@click.option("--exclude-oracles", default=None, metavar="IDS", help="Skip these oracles (comma-separated ids).")
+@click.option("--fail-on", type=click.Choice(SEVERITIES), default="medium", show_default=True,
+              help="Lowest severity that makes the exit status 1.")
+@click.option("--protocol-version", default=None, callback=_check_version, metavar="VERSION",
+              help="Force a protocol version instead of negotiating (e.g. 2025-06-18 or 2026-07-28).")
+@click.option("--phases", default="catalogue,lifecycle", show_default=True, metavar="NAMES",
+              help="Phases to run after the probe (comma-separated: catalogue, lifecycle).")
+@click.option("--grace", type=click.FloatRange(min=0), default=0.25, show_default=True, metavar="SECONDS",
+              help="After a later request is answered, how long to still wait for a frame's own reply.")
+@click.option("--max-line", type=click.IntRange(min=1024), default=8 * 1024 * 1024, show_default=True,
+              metavar="BYTES", help="Longest stdout line parsed; longer lines are reported and skipped.")
+@click.option("--env", "env_pairs", multiple=True, metavar="NAME=VALUE",
+              help="Extra environment variable for the server (repeatable).")
+def run(server: tuple[str, ...], seed: int | None, budget: float, timeout: float, json_path: str | None,
+        oracles: str | None, exclude_oracles: str | None, fail_on: str, protocol_version: str | None,
+        phases: str, grace: float, max_line: int, env_pairs: tuple[str, ...]) -> None:
+    """Fuzz a stdio MCP server: `mcpfuzz run [OPTIONS] -- CMD [ARGS]...`.
+
+    The server inherits mcpfuzz's environment and working directory. Exit status: 0 no findings
+    at or above --fail-on, 1 findings, 2 usage error or unusable server.
+    """
+    command = list(server)
+    if not command:
+        raise click.UsageError("no server given. Put the server command after `--`, e.g.\n"
+                               "  mcpfuzz run -- python my_server.py")
+    if len(command) == 1 and command[0].startswith(("http://", "https://")):
+        raise click.UsageError("HTTP servers are not supported yet; run the server over stdio: "
+                               "mcpfuzz run -- CMD [ARGS]...")
+    selected = _select_oracles(oracles, exclude_oracles)
+    phase_names = _parse_phases(phases)
+    env = _parse_env(env_pairs)
+
+    import secrets
+    from pathlib import Path
+
+    import anyio
+
+    from mcpfuzz.engine.config import RunConfig
+    from mcpfuzz.engine.runner import run as run_engine
+    from mcpfuzz.oracles.base import Severity
+    from mcpfuzz.report.console import ConsoleReporter
+    from mcpfuzz.report.json_report import write_report
+
+    config = RunConfig(command=command, seed=secrets.randbelow(2**32) if seed is None else seed, budget=budget,
+                       timeout=timeout, grace=grace, oracles=tuple(selected), fail_on=Severity.parse(fail_on),
+                       protocol_version=protocol_version, phases=("probe", *phase_names), max_line=max_line,
+                       env=env)
+    reporter = ConsoleReporter(config)
+    finished = anyio.run(run_engine, config, reporter)
+    if json_path:
+        try:
+            write_report(Path(json_path), config, finished)
+        except OSError as error:
+            click.echo(f"error: cannot write the JSON report to {json_path}: {error.strerror}", err=True)
+            sys.exit(EXIT_ERROR)
+    failing = [f for f in finished.findings if f.severity >= config.fail_on]
+    if failing:
+        sys.exit(EXIT_FINDINGS)
+    sys.exit(EXIT_ERROR if finished.error else EXIT_CLEAN)
+
+
+@main.command("oracles")
+def list_oracles() -> None:
+    """List the oracle ids and what each one checks."""
+    from mcpfuzz.oracles.base import all_oracles
+
+    for oracle in all_oracles().values():
+        click.echo(f"{oracle.id:<22} {oracle.title}")
+
+
+def _select_oracles(only: str | None, exclude: str | None) -> list[str]:
+    chosen = _parse_oracle_list(only, "--oracles") or _oracle_ids()
+    skipped = set(_parse_oracle_list(exclude, "--exclude-oracles"))
+    selected = [o for o in chosen if o not in skipped]
+    if not selected:
+        raise click.BadParameter("no oracle left to run after --exclude-oracles.", param_hint="--exclude-oracles")
+    return selected
+
+
+def _parse_phases(value: str) -> list[str]:
+    known = ("catalogue", "lifecycle")
+    names = [part.strip() for part in value.split(",") if part.strip()]
+    for name in names:
+        if name not in known:
+            raise click.BadParameter(f"unknown phase {name!r}; phases are {', '.join(known)}.",
+                                     param_hint="--phases")
+    return names
+
+
+def _parse_env(pairs: tuple[str, ...]) -> dict[str, str]:
+    env = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise click.BadParameter(f"{pair!r} is not NAME=VALUE.", param_hint="--env")
+        env[name] = value
+    return env
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Reporters: handlers of the engine's event stream (console, JSON)."""

@@ -1,0 +1,147 @@
+"""The console reporter: live progress on a terminal, plain lines otherwise, findings and a summary."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from mcpfuzz.engine.config import RunConfig
+from mcpfuzz.engine.events import (
+    CaseDone,
+    Event,
+    Finding,
+    FindingFound,
+    Notice,
+    PhaseStarted,
+    ProbeDone,
+    RunFinished,
+    RunStarted,
+)
+from mcpfuzz.oracles.base import Severity
+from mcpfuzz.report.reproduce import shell_reproduction
+
+SEVERITY_STYLE = {Severity.CRITICAL: "bold red", Severity.HIGH: "red", Severity.MEDIUM: "yellow",
+                  Severity.LOW: "cyan"}
+
+
+class ConsoleReporter:
+    """Listens to the event stream and writes to the terminal (stderr for progress, stdout for results)."""
+
+    def __init__(self, config: RunConfig, console: Console | None = None, *, verbose: bool = False) -> None:
+        self.config = config
+        # soft_wrap: long reproductions stay one copy-pasteable line, also when piped to a file.
+        self.console = console or Console(highlight=False, soft_wrap=True)
+        self.verbose = verbose
+        self._progress: Progress | None = None
+        self._task = None
+        self._live = self.console.is_terminal
+
+    def __call__(self, event: Event) -> None:
+        handler = getattr(self, "_on_" + type(event).__name__, None)
+        if handler is not None:
+            handler(event)
+
+    def _on_RunStarted(self, event: RunStarted) -> None:
+        from mcpfuzz import __version__
+
+        self.console.print(f"[bold]mcpfuzz {__version__}[/] · server: {escape(event.server)}")
+        self.console.print(f"seed {event.seed} · budget {event.budget:g}s · timeout {event.timeout:g}s · "
+                           f"{len(event.oracles)} oracles", style="dim")
+
+    def _on_ProbeDone(self, event: ProbeDone) -> None:
+        info = event.server_info or {}
+        name = f"{info.get('name', '?')} {info.get('version', '')}".strip()
+        tools = ", ".join(event.tools[:8]) + (f" (+{len(event.tools) - 8})" if len(event.tools) > 8 else "")
+        self.console.print(f"probe: [bold]{event.era}[/] era, protocol {event.protocol_version}, "
+                           f"server {escape(name)}, {len(event.tools)} tools" + (f": {escape(tools)}" if tools else ""))
+
+    def _on_PhaseStarted(self, event: PhaseStarted) -> None:
+        self._stop_progress()
+        if event.total is None:
+            return
+        if self._live:
+            self._progress = Progress(TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(),
+                                      TimeElapsedColumn(), TextColumn("{task.fields[found]}"),
+                                      console=self.console, transient=True)
+            self._progress.start()
+            self._task = self._progress.add_task(event.name, total=event.total, found="")
+        else:
+            self.console.print(f"{event.name}: {event.total} cases")
+
+    def _on_CaseDone(self, event: CaseDone) -> None:
+        if self._progress is not None and self._task is not None:
+            self._progress.advance(self._task)
+
+    def _on_FindingFound(self, event: FindingFound) -> None:
+        finding = event.finding
+        style = SEVERITY_STYLE[finding.severity]
+        self.console.print(f"  [{style}]{finding.severity}[/] {finding.oracle} · {escape(finding.target)}: "
+                           f"{escape(_first_line(finding.message))}")
+
+    def _on_Notice(self, event: Notice) -> None:
+        self.console.print(f"[yellow]{event.level}:[/] {escape(event.message)}")
+
+    def _on_RunFinished(self, event: RunFinished) -> None:
+        self._stop_progress()
+        if event.error:
+            self.console.print(f"[bold red]error:[/] {escape(event.error)}")
+        findings = sorted(event.findings, key=lambda f: -f.severity)
+        if findings:
+            self.console.rule("findings")
+            for number, finding in enumerate(findings, 1):
+                self._print_finding(number, finding)
+        self._print_summary(event)
+
+    def _print_finding(self, number: int, finding: Finding) -> None:
+        style = SEVERITY_STYLE[finding.severity]
+        self.console.print(f"\n[bold]{number}.[/] [{style}]{finding.severity.name}[/] [bold]{finding.oracle}[/] "
+                           f"on {escape(finding.target)} ({escape(finding.case_title)})")
+        self.console.print(f"   {escape(finding.message)}")
+        self.console.print(f"   expected: {escape(finding.expected)}", style="dim")
+        frame = finding.frames[-1] if finding.frames else b""
+        self.console.print(f"   sent:     {escape(_show_frame(frame))}")
+        for line in finding.received[:3]:
+            self.console.print(f"   got:      {escape(line[:300])}")
+        command, notes = shell_reproduction(self.config.command, finding.frames)
+        self.console.print("   reproduce:", style="dim")
+        self.console.print(f"     {escape(command)}", soft_wrap=True)
+        for note in notes:
+            self.console.print(f"     ({escape(note)})", style="dim")
+
+    def _print_summary(self, event: RunFinished) -> None:
+        counts = Counter(f.severity for f in event.findings)
+        failing = sum(n for s, n in counts.items() if s >= self.config.fail_on)
+        stats = event.stats
+        self.console.rule("summary")
+        parts = [f"{counts.get(s, 0)} {s}" for s in sorted(Severity, reverse=True)]
+        self.console.print(f"{len(event.findings)} findings ({', '.join(parts)}) · {stats.cases} cases · "
+                           f"{stats.frames_sent} frames · {stats.restarts} restarts · {stats.duration:.1f}s · "
+                           f"seed {self.config.seed}")
+        if event.protocol_version:
+            self.console.print(f"protocol {event.protocol_version} ({event.era} era)", style="dim")
+        if event.stopped:
+            self.console.print(f"stopped early: {event.stopped}", style="yellow")
+        if event.error:
+            self.console.print("[bold red]ERROR[/]: the server could not be tested")
+        elif failing:
+            self.console.print(f"[bold red]FAILED[/]: {failing} findings at or above {self.config.fail_on}")
+        else:
+            self.console.print(f"[bold green]PASSED[/]: no findings at or above {self.config.fail_on}")
+
+    def _stop_progress(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+            self._task = None
+
+
+def _first_line(text: str) -> str:
+    return text.splitlines()[0] if text else ""
+
+
+def _show_frame(frame: bytes, limit: int = 240) -> str:
+    text = frame.decode("utf-8", "backslashreplace")
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(frame)} bytes)"

@@ -1,0 +1,81 @@
+"""The JSON report of the contract in DESIGN.md (version 1)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from mcpfuzz.engine.config import RunConfig
+from mcpfuzz.engine.events import Finding, RunFinished
+from mcpfuzz.report.reproduce import shell_reproduction
+
+REPORT_VERSION = 1
+
+
+def frame_json(frame: bytes) -> Any:
+    """A frame as JSON: text when it is UTF-8, else {"hex": ...}."""
+    try:
+        return frame.decode("utf-8")
+    except UnicodeDecodeError:
+        return {"hex": frame.hex()}
+
+
+def finding_json(finding: Finding, command: list[str]) -> dict:
+    """One finding as the contract shapes it (plus extra fields that help a reader)."""
+    reproduce, notes = shell_reproduction(command, finding.frames)
+    return {
+        "oracle": finding.oracle,
+        "severity": str(finding.severity),
+        "tool": finding.tool,
+        "message": finding.message,
+        "title": finding.title,
+        "target": finding.target,
+        "case": finding.case_title,
+        "expected": finding.expected,
+        "received": list(finding.received),
+        "fingerprint": finding.fingerprint,
+        "reproducer": {"frames": [frame_json(f) for f in finding.frames], "shell": reproduce, "notes": notes},
+        "corpus_path": None,
+    }
+
+
+def report_json(config: RunConfig, finished: RunFinished) -> dict:
+    """The whole report."""
+    from mcpfuzz import __version__
+
+    return {
+        "version": REPORT_VERSION,
+        "mcpfuzz": __version__,
+        "seed": config.seed,
+        "server": config.server_label,
+        "protocolVersion": finished.protocol_version,
+        "era": finished.era,
+        "stats": finished.stats.as_dict(),
+        "stopped": finished.stopped or None,
+        "error": finished.error or None,
+        "failOn": str(config.fail_on),
+        "findings": [finding_json(f, config.command) for f in finished.findings],
+    }
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a file so that readers see the old or the new content, never half of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_report(path: Path, config: RunConfig, finished: RunFinished) -> None:
+    """Write the JSON report atomically."""
+    write_atomic(path, json.dumps(report_json(config, finished), indent=2) + "\n")
