@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from mcpfuzz.strategies.messages import FrameBuilder
+
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.encode import dumps
 from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.versions import BATCH_VERSION, META_CAPABILITIES_KEY, META_VERSION_KEY, Era
-from mcpfuzz.strategies.messages import FrameBuilder
 
 BOM = b"\xef\xbb\xbf"
 UNKNOWN_METHOD = "mcpfuzz/no-such-method"

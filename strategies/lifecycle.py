@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from mcpfuzz.strategies.messages import FrameBuilder, initialize_params
+
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.encode import dumps
 from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, Era
-from mcpfuzz.strategies.messages import FrameBuilder, initialize_params
 
 UNKNOWN_VERSION = "1999-01-01"
 

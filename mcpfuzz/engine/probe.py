@@ -7,8 +7,8 @@ from typing import Any
 
 from mcpfuzz.engine.errors import UnusableServer
 from mcpfuzz.engine.session import Session
-from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc import expectation as ex
+from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.incoming import Incoming
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, LATEST_MODERN, MODERN_VERSIONS, Era, era_of

@@ -27,9 +27,9 @@ from mcpfuzz.engine.probe import ProbeResult, probe
 from mcpfuzz.engine.session import HarnessError, Session, SessionOptions
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
-from mcpfuzz.transport.errors import ServerStartError
 from mcpfuzz.strategies.catalogue import CatalogueContext, catalogue
 from mcpfuzz.strategies.lifecycle import lifecycle
+from mcpfuzz.transport.errors import ServerStartError
 
 
 class Run:

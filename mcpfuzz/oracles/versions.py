@@ -9,7 +9,6 @@ from mcpfuzz.jsonrpc.versions import (
     MODERN_VERSIONS,
     UNSUPPORTED_VERSION_CODE,
     UNSUPPORTED_VERSION_CODE_RC,
-    Era,
 )
 from mcpfuzz.oracles.answers import case_answers
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register

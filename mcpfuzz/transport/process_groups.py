@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import signal
 
@@ -17,10 +18,8 @@ def register(pgid: int) -> None:
 def kill_group(pgid: int) -> None:
     """SIGKILL a whole process group (the server and anything it spawned) and forget it."""
     _live_groups.discard(pgid)
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def kill_all() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import subprocess
@@ -148,10 +149,8 @@ class StdioServer:
     async def close_input(self) -> None:
         """Close the server's stdin (EOF): a polite request to exit."""
         if self._process is not None and self._process.stdin is not None:
-            try:
+            with contextlib.suppress(anyio.BrokenResourceError, OSError):
                 await self._process.stdin.aclose()
-            except (anyio.BrokenResourceError, OSError):
-                pass
 
     async def _watch(self, process: anyio.abc.Process, exited: anyio.Event) -> None:
         """Pump stdout and stderr of one process; record its end once."""
@@ -172,10 +171,8 @@ class StdioServer:
         for stream in (process.stdin, process.stdout, process.stderr):
             if stream is not None:
                 with anyio.CancelScope(shield=True):
-                    try:
+                    with contextlib.suppress(anyio.BrokenResourceError, OSError):
                         await stream.aclose()
-                    except (anyio.BrokenResourceError, OSError):
-                        pass
 
     async def _pump_stdout(self, process: anyio.abc.Process, done: anyio.Event) -> None:
         splitter = LineSplitter(self._on_line, self._max_line)

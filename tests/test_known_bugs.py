@@ -1,0 +1,129 @@
+"""Each test server bug is caught by the right oracle, and by no unrelated one; the clean server gives none."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from mcpfuzz.oracles.base import Severity
+from tests.engine_runs import fixture_command, run_engine
+
+# bug switch of tests/servers/mcp_server.py -> the only oracles that may fire
+EXPECTED = {
+    "silent-parse": {"parse-error"},
+    "parse-code": {"parse-error"},
+    "invalid-request-code": {"invalid-request"},
+    "silent-invalid-request": {"invalid-request"},
+    "method-not-found-code": {"method-not-found"},
+    "invalid-params-code": {"invalid-params"},
+    "id-coerce": {"id-preserved"},
+    "id-float": {"id-preserved"},
+    "crash-batch": {"no-crash"},
+    "crash-pre-init": {"no-crash"},
+    "crash-discover": {"no-crash"},
+    "notify-reply": {"notification-silent"},
+    "double-reply": {"single-response"},
+    "stdout-noise": {"stdout-clean"},
+    "hang-method": {"no-hang"},
+    "version-echo": {"version-negotiation"},
+    "version-code": {"version-negotiation"},
+    "bad-shape": {"response-schema"},
+    "no-result-type": {"response-schema"},
+}
+
+
+@pytest.mark.parametrize("version", [None, "2025-11-25", "2025-03-26", "2024-11-05", "2026-07-28"])
+def test_clean_server_gives_zero_findings(version: str | None) -> None:
+    """A spec-correct server gives zero findings of any oracle, in every era and version."""
+    started = time.monotonic()
+    finished = run_engine(fixture_command(), protocol_version=version)
+    assert not finished.error
+    assert [(f.oracle, f.target, f.message) for f in finished.findings] == []
+    assert finished.stats.phases["catalogue"] >= 50 and finished.stats.phases["lifecycle"] == 5
+    assert time.monotonic() - started < 10
+
+
+@pytest.mark.parametrize("bug", ["modern-only", "legacy-only"])
+def test_single_era_servers_give_zero_findings(bug: str) -> None:
+    """Serving one era only is allowed by the spec: no finding."""
+    finished = run_engine(fixture_command(bug))
+    assert [(f.oracle, f.target, f.message) for f in finished.findings] == []
+    assert finished.era == ("modern" if bug == "modern-only" else "legacy")
+
+
+@pytest.mark.parametrize("bug", sorted(EXPECTED))
+def test_bug_is_caught_by_its_oracle_only(bug: str) -> None:
+    """The bug's oracle fires and no unrelated oracle does."""
+    finished = run_engine(fixture_command(bug))
+    assert not finished.error, finished.error
+    fired = {f.oracle for f in finished.findings}
+    assert fired == EXPECTED[bug], [(f.oracle, f.target, f.message[:120]) for f in finished.findings]
+
+
+def test_crash_on_batch_names_the_frame_exit_status_and_stderr() -> None:
+    """One finding per crashing frame, with exit status and the traceback tail; the run goes on."""
+    finished = run_engine(fixture_command("crash-batch"))
+    crashes = {f.target: f for f in finished.findings}
+    assert set(crashes) == {"envelope/empty-array", "envelope/batch"}
+    finding = crashes["envelope/empty-array"]
+    assert finding.severity is Severity.CRITICAL
+    assert "exited with status 1" in finding.message and "RuntimeError" in finding.message
+    assert finding.frames[-1] == b"[]"
+    assert finished.stats.phases["lifecycle"] == 5  # restarted and carried on
+
+
+def test_coerced_id_is_reported_with_both_types() -> None:
+    """A string id answered as a number is one high finding that says what became what."""
+    finished = run_engine(fixture_command("id-coerce"))
+    (finding,) = finished.findings
+    assert finding.severity is Severity.HIGH
+    assert 'request id "1" (string) came back as 1 (integer)' in finding.message
+    assert "id/leading-zeros" in finding.message  # the same bug, seen on another frame
+
+
+def test_big_id_turned_float_is_reported() -> None:
+    """An integer id above 2**53 must come back as the same integer, not a float."""
+    finished = run_engine(fixture_command("id-float"))
+    assert any("9007199254740993 (integer) came back as 9007199254740992.0 (number)" in f.message
+               for f in finished.findings)
+
+
+def test_release_candidate_version_code_is_low() -> None:
+    """-32004 instead of -32022 is the release candidate's code: low severity only."""
+    finished = run_engine(fixture_command("version-code"))
+    (finding,) = finished.findings
+    assert finding.severity is Severity.LOW and finding.target == "modern/unsupported-version"
+
+
+def test_silence_on_readable_id_is_high_and_on_unreadable_id_low() -> None:
+    """No reply where the id was readable hangs a client (high); where it was not, low."""
+    finished = run_engine(fixture_command("silent-invalid-request"))
+    severities = {f.severity for f in finished.findings}
+    assert severities == {Severity.HIGH, Severity.LOW}
+    high = next(f for f in finished.findings if f.severity is Severity.HIGH)
+    assert "was readable" in high.message
+
+
+def test_hang_is_told_apart_from_a_stuck_server() -> None:
+    """A dropped request: later requests are still answered, so the server is not restarted."""
+    finished = run_engine(fixture_command("hang-method"))
+    (finding,) = finished.findings
+    assert finding.target == "method/resources-list" and "dropped" in finding.message
+    assert finished.stats.restarts == 5  # only the five fresh lifecycle processes
+
+
+def test_pre_initialize_crash_is_a_lifecycle_finding() -> None:
+    """A server that dies on a request before initialize is caught on a fresh process."""
+    finished = run_engine(fixture_command("crash-pre-init"))
+    # In the modern era a request without _meta is a legacy request before initialize, too.
+    assert [f.target for f in finished.findings] == ["modern/no-meta", "lifecycle/request-before-initialize"]
+    legacy = run_engine(fixture_command("crash-pre-init"), protocol_version="2025-11-25")
+    assert [f.target for f in legacy.findings] == ["lifecycle/request-before-initialize"]
+
+
+def test_crash_on_discover_falls_back_to_legacy() -> None:
+    """A legacy server that dies on server/discover: one finding, restart, legacy era."""
+    finished = run_engine(fixture_command("crash-discover"))
+    assert finished.era == "legacy" and finished.protocol_version == "2025-11-25"
+    assert [f.target for f in finished.findings] == ["lifecycle/discover-first"]
