@@ -1,0 +1,95 @@
+"""Shared helpers for tests that run the real `mcpfuzz` command against real server processes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import psutil
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SERVERS_DIR = REPO_ROOT / "tests" / "servers"
+MCP_SERVER = SERVERS_DIR / "mcp_server.py"
+HOSTILE = SERVERS_DIR / "hostile.py"
+CLI = [sys.executable, "-m", "mcpfuzz.cli"]
+EXAMPLE_COMMAND = [sys.executable, "-m", "mcpfuzz.example"]
+
+ORACLE_IDS = (
+    "parse-error", "invalid-request", "method-not-found", "invalid-params", "id-preserved", "single-response",
+    "notification-silent", "no-crash", "no-hang", "stdout-clean", "response-schema", "version-negotiation",
+)
+SEVERITIES = ("low", "medium", "high", "critical")
+# Variables that would switch rich's colour or terminal detection on or off behind a test's back.
+TERMINAL_VARIABLES = ("FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLUMNS", "TERM")
+
+
+def cli_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a CLI run: ours without colour or terminal overrides, plus `extra`."""
+    env = {name: value for name, value in os.environ.items() if name not in TERMINAL_VARIABLES}
+    env.update(extra or {})
+    return env
+
+
+def run_cli(args: Sequence[str], timeout: float = 60.0, env: Mapping[str, str] | None = None,
+            cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
+    """Run `mcpfuzz ARGS...` as a subprocess and capture its output as text."""
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, env=cli_env(env),
+                          cwd=cwd, stdin=subprocess.DEVNULL)
+
+
+def private_copy(fixture: Path, directory: Path) -> Path:
+    """Copy a fixture server into `directory`, so its path marks only this test's processes.
+
+    Other tests (and other sessions) may run the shared fixture at the same time; a leftover check on
+    the shared path would see their servers too.
+    """
+    target = directory / f"srv_{os.getpid()}_{time.monotonic_ns()}" / fixture.name
+    target.parent.mkdir(parents=True)
+    shutil.copy2(fixture, target)
+    return target
+
+
+def processes_matching(marker: str) -> list[psutil.Process]:
+    """Live (non-zombie) processes other than this one whose command line contains `marker`."""
+    found = []
+    for process in psutil.process_iter(["pid", "cmdline", "status"]):
+        info = process.info
+        if info["pid"] == os.getpid() or info["status"] == psutil.STATUS_ZOMBIE:
+            continue
+        if any(marker in part for part in info["cmdline"] or ()):
+            found.append(process)
+    return found
+
+
+def leftover_processes(marker: str, grace: float = 1.0) -> list[str]:
+    """Processes still running `grace` seconds after a run whose command line contains `marker`."""
+    deadline = time.monotonic() + grace
+    while True:
+        survivors = []
+        for process in processes_matching(marker):
+            try:
+                survivors.append(f"pid {process.pid}: {' '.join(process.cmdline())}")
+            except psutil.Error:
+                continue  # ended while we looked
+        if not survivors or time.monotonic() >= deadline:
+            return survivors
+        time.sleep(0.05)
+
+
+def kill_leftovers(marker: str) -> None:
+    """SIGKILL whatever a failed test left behind, so that one failure does not leak into others."""
+    for process in processes_matching(marker):
+        try:
+            process.kill()
+        except psutil.Error:
+            pass
+
+
+def output_lines(result: subprocess.CompletedProcess[str]) -> list[str]:
+    """Every line the command wrote, stdout first, then stderr."""
+    return (result.stdout + "\n" + result.stderr).splitlines()
