@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -84,10 +85,8 @@ def leftover_processes(marker: str, grace: float = 1.0) -> list[str]:
 def kill_leftovers(marker: str) -> None:
     """SIGKILL whatever a failed test left behind, so that one failure does not leak into others."""
     for process in processes_matching(marker):
-        try:
+        with contextlib.suppress(psutil.Error):
             process.kill()
-        except psutil.Error:
-            pass
 
 
 def output_lines(result: subprocess.CompletedProcess[str]) -> list[str]:

@@ -128,6 +128,9 @@ class ConsoleReporter:
             self.console.print("[bold red]ERROR[/]: the server could not be tested")
         elif failing:
             self.console.print(f"[bold red]FAILED[/]: {failing} findings at or above {self.config.fail_on}")
+        elif event.stopped:
+            self.console.print(f"[bold yellow]INCOMPLETE[/]: no findings at or above {self.config.fail_on} in the "
+                               "part that ran")
         else:
             self.console.print(f"[bold green]PASSED[/]: no findings at or above {self.config.fail_on}")
 

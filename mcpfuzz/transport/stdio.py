@@ -143,8 +143,15 @@ class StdioServer:
         if process is None:
             return
         process_groups.kill_group(process.pid)
+        if self._exited.is_set():
+            return
+        # Wait on the process itself: when the run is being cancelled, the watcher task that
+        # would set `_exited` may already be gone.
         with anyio.move_on_after(5):
-            await self._exited.wait()
+            returncode = await process.wait()
+            if not self._exited.is_set():
+                self.end = ProcessEnd(returncode, self.stderr.text())
+                self._exited.set()
 
     async def close_input(self) -> None:
         """Close the server's stdin (EOF): a polite request to exit."""
