@@ -25,3 +25,14 @@ def test_lines_split_across_chunks_and_blank_lines_skipped() -> None:
         splitter.feed(piece)
     splitter.finish()
     assert lines == [b'{"a":1}', b'{"b":2}']
+
+
+def test_env_option_adds_to_the_inherited_environment() -> None:
+    """`--env` adds variables; the server still inherits mcpfuzz's environment (the report contract)."""
+    import os
+
+    from mcpfuzz.transport.stdio import inherited_env
+
+    env = inherited_env({"MCPFUZZ_TEST_TOKEN": "x"})
+    assert env is not None and env["MCPFUZZ_TEST_TOKEN"] == "x" and env["PATH"] == os.environ["PATH"]
+    assert inherited_env({}) is None

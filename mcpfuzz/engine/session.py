@@ -28,7 +28,7 @@ from mcpfuzz.jsonrpc.ids import ABSENT, IdKey, id_key
 from mcpfuzz.jsonrpc.incoming import REQUEST, RESPONSE, RESPONSE_BATCH, Incoming, classify, split_batch
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, Era, modern_meta
 from mcpfuzz.transport.errors import ConnectionClosed, TransportError, WriteTimeout
-from mcpfuzz.transport.stdio import StdioServer
+from mcpfuzz.transport.stdio import StdioServer, inherited_env
 
 HARNESS_FIRST_ID = 10_000
 
@@ -72,7 +72,7 @@ class Session:
         self.options = options or SessionOptions()
         self.server = StdioServer(argv, on_line=self._on_line, on_exit=self._on_exit,
                                   max_line=self.options.max_line, write_timeout=self.options.write_timeout,
-                                  env=self.options.env)
+                                  env=inherited_env(self.options.env))
         self.era: Era | None = None
         self.version: str = LATEST_LEGACY
         self.ready = False

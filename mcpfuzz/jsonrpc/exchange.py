@@ -69,6 +69,3 @@ class Exchange:
         """Arrivals that are responses (batch arrays already expanded)."""
         return [a for a in self.arrivals if a.incoming.kind == "response"]
 
-    def answers(self) -> list[Arrival]:
-        """Responses that answer this case: its own id, or id null / missing when it had none."""
-        return [a for a in self.responses() if a.id_tag in (ID_CURRENT, ID_NULL, ID_MISSING, ID_UNKNOWN)]

@@ -86,11 +86,3 @@ def split_batch(incoming: Incoming) -> list[Incoming]:
         return [incoming]
     return [Incoming(incoming.raw, incoming.size, m, kind_of(m)) for m in incoming.message]
 
-
-def short_json(value: Any, limit: int = 200) -> str:
-    """Compact JSON for messages, shortened."""
-    try:
-        text = json.dumps(value, separators=(",", ":"))
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "..."

@@ -6,7 +6,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
-from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 
@@ -169,7 +168,3 @@ def response_schema(exchange: Exchange) -> Iterator[Failure]:
                                         f"{where}:{problems[0][:40]}", server_wide=True)
             return
 
-
-def result_of(message: Any) -> Any:
-    """The `result` member of a response, or ABSENT."""
-    return message.get("result", ABSENT) if isinstance(message, dict) else ABSENT
