@@ -9,6 +9,8 @@ import click
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 SEVERITIES = ("low", "medium", "high", "critical")
+# The phases after the probe, in the order they run (mcpfuzz.engine.config.PHASES; kept here for a fast --help).
+RUN_PHASES = ("catalogue", "lifecycle", "coverage", "fuzz", "stateful")
 
 
 def _oracle_ids() -> list[str]:
@@ -62,8 +64,16 @@ def main() -> None:
               help="Lowest severity that makes the exit status 1.")
 @click.option("--protocol-version", default=None, callback=_check_version, metavar="VERSION",
               help="Force a protocol version instead of negotiating (e.g. 2025-06-18 or 2026-07-28).")
-@click.option("--phases", default="catalogue,lifecycle", show_default=True, metavar="NAMES",
-              help="Phases to run after the probe (comma-separated: catalogue, lifecycle).")
+@click.option("--phases", default=",".join(RUN_PHASES), show_default=True, metavar="NAMES",
+              help="Phases to run after the probe (comma-separated).")
+@click.option("--include-tool", "include_tools", multiple=True, metavar="NAME",
+              help="Call this tool even if it is annotated destructiveHint or openWorldHint (repeatable).")
+@click.option("--exclude-tool", "exclude_tools", multiple=True, metavar="NAME",
+              help="Never call this tool (repeatable).")
+@click.option("--strict-types", is_flag=True, default=False,
+              help="Also send type changes lax servers may coerce (\"5\" for 5, 1.5 for an integer, null).")
+@click.option("--corpus", "corpus_dir", type=click.Path(file_okay=False), default="corpus", show_default=True,
+              metavar="DIR", help="Corpus folder (Hypothesis' example database lives in DIR/.hypothesis).")
 @click.option("--grace", type=click.FloatRange(min=0), default=0.25, show_default=True, metavar="SECONDS",
               help="After a later request is answered, how long to still wait for a frame's own reply.")
 @click.option("--max-line", type=click.IntRange(min=1024), default=8 * 1024 * 1024, show_default=True,
@@ -72,7 +82,8 @@ def main() -> None:
               help="Extra environment variable for the server (repeatable).")
 def run(server: tuple[str, ...], seed: int | None, budget: float, timeout: float, json_path: str | None,
         oracles: str | None, exclude_oracles: str | None, fail_on: str, protocol_version: str | None,
-        phases: str, grace: float, max_line: int, env_pairs: tuple[str, ...]) -> None:
+        phases: str, include_tools: tuple[str, ...], exclude_tools: tuple[str, ...], strict_types: bool,
+        corpus_dir: str, grace: float, max_line: int, env_pairs: tuple[str, ...]) -> None:
     """Fuzz a stdio MCP server: `mcpfuzz run [OPTIONS] -- CMD [ARGS]...`.
 
     The server inherits mcpfuzz's environment and working directory. Exit status: 0 no findings
@@ -85,6 +96,10 @@ def run(server: tuple[str, ...], seed: int | None, budget: float, timeout: float
     if len(command) == 1 and command[0].startswith(("http://", "https://")):
         raise click.UsageError("HTTP servers are not supported yet; run the server over stdio: "
                                "mcpfuzz run -- CMD [ARGS]...")
+    both = sorted(set(include_tools) & set(exclude_tools))
+    if both:
+        raise click.BadParameter(f"{', '.join(both)} is both included and excluded; keep one of the two.",
+                                 param_hint="--include-tool/--exclude-tool")
     selected = _select_oracles(oracles, exclude_oracles)
     phase_names = _parse_phases(phases)
     env = _parse_env(env_pairs)
@@ -103,7 +118,8 @@ def run(server: tuple[str, ...], seed: int | None, budget: float, timeout: float
     config = RunConfig(command=command, seed=secrets.randbelow(2**32) if seed is None else seed, budget=budget,
                        timeout=timeout, grace=grace, oracles=tuple(selected), fail_on=Severity.parse(fail_on),
                        protocol_version=protocol_version, phases=("probe", *phase_names), max_line=max_line,
-                       env=env)
+                       env=env, include_tools=include_tools, exclude_tools=exclude_tools, strict_types=strict_types,
+                       corpus=Path(corpus_dir))
     reporter = ConsoleReporter(config)
     finished = anyio.run(run_engine, config, reporter)
     if json_path:
@@ -137,7 +153,7 @@ def _select_oracles(only: str | None, exclude: str | None) -> list[str]:
 
 
 def _parse_phases(value: str) -> list[str]:
-    known = ("catalogue", "lifecycle")
+    known = RUN_PHASES
     names = [part.strip() for part in value.split(",") if part.strip()]
     for name in names:
         if name not in known:

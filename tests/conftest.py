@@ -23,6 +23,7 @@ EXAMPLE_COMMAND = [sys.executable, "-m", "mcpfuzz.example"]
 ORACLE_IDS = (
     "parse-error", "invalid-request", "method-not-found", "invalid-params", "id-preserved", "single-response",
     "notification-silent", "no-crash", "no-hang", "stdout-clean", "response-schema", "version-negotiation",
+    "valid-input-accepted", "output-schema", "no-internal-leak",
 )
 SEVERITIES = ("low", "medium", "high", "critical")
 # Variables that would switch rich's colour or terminal detection on or off behind a test's back.

@@ -14,19 +14,24 @@ from mcpfuzz.oracles.base import all_oracles
 
 SERVERS = Path(__file__).parent / "servers"
 MCP_SERVER = SERVERS / "mcp_server.py"
+TOOL_SERVER = SERVERS / "tool_server.py"
 
 
-def fixture_command(*bugs: str) -> list[str]:
-    """The command of the configurable test server with some bugs switched on."""
-    command = [sys.executable, str(MCP_SERVER)]
+def fixture_command(*bugs: str, server: Path = MCP_SERVER) -> list[str]:
+    """The command of a configurable test server with some bugs switched on."""
+    command = [sys.executable, str(server)]
     for bug in bugs:
         command += ["--bug", bug]
     return command
 
 
+PROTOCOL_PHASES = ("probe", "catalogue", "lifecycle")
+
+
 def run_engine(command: list[str], *, timeout: float = 2.0, budget: float = 60.0,
-               protocol_version: str | None = None) -> RunFinished:
-    """One full default run (probe, catalogue, lifecycle) with every oracle."""
-    config = RunConfig(command=command, seed=1, timeout=timeout, budget=budget,
-                       oracles=tuple(all_oracles()), protocol_version=protocol_version)
+               protocol_version: str | None = None, phases: tuple[str, ...] = PROTOCOL_PHASES,
+               seed: int = 1, corpus: Path | None = None) -> RunFinished:
+    """One run with every oracle; by default the protocol phases only (the tool phases use the whole budget)."""
+    config = RunConfig(command=command, seed=seed, timeout=timeout, budget=budget, oracles=tuple(all_oracles()),
+                       protocol_version=protocol_version, phases=phases, corpus=corpus)
     return anyio.run(run, config, lambda event: None)

@@ -21,7 +21,9 @@ from tests.conftest import (
     run_cli,
 )
 
-RUN = ["run", "--timeout", "1", "--budget", "30"]
+# The protocol phases only: the tool phases use the whole budget by design (tested below with a small one).
+RUN = ["run", "--timeout", "1", "--budget", "30", "--phases", "catalogue,lifecycle"]
+FULL_RUN = ["run", "--timeout", "1", "--budget", "12"]
 CLEAN_COMMAND = [sys.executable, str(MCP_SERVER)]
 ID_COERCE_COMMAND = [sys.executable, str(MCP_SERVER), "--bug", "id-coerce"]
 # Two bugs, two oracles: selecting one of them has something to filter out.
@@ -58,8 +60,10 @@ def clean_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Comp
 @pytest.fixture(scope="module")
 def example_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
     """One run against the bundled example server with its known bugs."""
-    report = tmp_path_factory.mktemp("example") / "report.json"
-    result = run_cli([*RUN, "--seed", "7", "--json", str(report), "--", *EXAMPLE_COMMAND])
+    folder = tmp_path_factory.mktemp("example")
+    report = folder / "report.json"
+    result = run_cli([*FULL_RUN, "--seed", "7", "--json", str(report), "--corpus", str(folder / "corpus"), "--",
+                      *EXAMPLE_COMMAND])
     return result, report
 
 
@@ -92,8 +96,12 @@ def test_example_server_findings_exit_1(example_run: tuple[subprocess.CompletedP
     assert "FAILED" in result.stdout
     assert "Traceback (most recent call last)" not in result.stderr
     found = oracles_of(load_report(path))
-    missing = {"no-crash", "id-preserved", "stdout-clean", "invalid-request"} - found
+    missing = {"no-crash", "id-preserved", "stdout-clean", "invalid-request", "invalid-params", "no-internal-leak",
+               "valid-input-accepted", "output-schema"} - found
     assert not missing, f"oracles {sorted(missing)} found nothing; found {sorted(found)}"
+    tools = {f["tool"] for f in load_report(path)["findings"] if f["oracle"] in ("valid-input-accepted",
+                                                                                  "output-schema")}
+    assert tools == {"search", "add_note"}
 
 
 def test_example_report_findings_shape(example_run: tuple[subprocess.CompletedProcess[str], Path]) -> None:

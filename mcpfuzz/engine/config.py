@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from mcpfuzz.oracles.base import Severity
 
-PHASES = ("probe", "catalogue", "lifecycle")
+PHASES = ("probe", "catalogue", "lifecycle", "coverage", "fuzz", "stateful")
+TOOL_PHASES = ("coverage", "fuzz", "stateful")
 
 
 @dataclass
@@ -24,6 +26,15 @@ class RunConfig:
     phases: tuple[str, ...] = PHASES
     max_line: int = 8 * 1024 * 1024
     env: dict[str, str] = field(default_factory=dict)
+    include_tools: tuple[str, ...] = ()
+    exclude_tools: tuple[str, ...] = ()
+    strict_types: bool = False
+    corpus: Path | None = None
+
+    @property
+    def database_root(self) -> Path | None:
+        """Where Hypothesis keeps its example database: under the corpus folder."""
+        return self.corpus / ".hypothesis" if self.corpus is not None else None
 
     @property
     def server_label(self) -> str:

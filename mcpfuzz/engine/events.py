@@ -53,6 +53,7 @@ class PhaseStarted:
 
     name: str
     total: int | None = None
+    detail: str = ""
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,14 @@ class ProbeDone:
     server_info: dict
     capabilities: dict
     tools: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ToolsPlanned:
+    """Which tools the tool phases call, and which they skip and why."""
+
+    fuzzed: tuple[str, ...]
+    skipped: tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True)
@@ -102,6 +111,7 @@ class Stats:
     """Counters of a run."""
 
     cases: int = 0
+    tool_calls: int = 0
     frames_sent: int = 0
     restarts: int = 0
     duration: float = 0.0
@@ -109,8 +119,8 @@ class Stats:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready counters."""
-        return {"cases": self.cases, "frames_sent": self.frames_sent, "restarts": self.restarts,
-                "duration_s": round(self.duration, 3), "phases": dict(self.phases)}
+        return {"cases": self.cases, "tool_calls": self.tool_calls, "frames_sent": self.frames_sent,
+                "restarts": self.restarts, "duration_s": round(self.duration, 3), "phases": dict(self.phases)}
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,11 @@ from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.oracles.base import Failure, run_checks
 
 MAX_LISTED_TARGETS = 6
+FindingKey = tuple[str, str, str]
+
+
+def _size(frames: list[bytes] | tuple[bytes, ...]) -> int:
+    return sum(len(frame) for frame in frames)
 
 
 def received_lines(exchange: Exchange, limit: int = 6) -> tuple[str, ...]:
@@ -41,17 +46,26 @@ class FindingSet:
     """
 
     def __init__(self) -> None:
-        self._by_key: dict[tuple[str, ...], Finding] = {}
-        self._also: dict[tuple[str, ...], list[str]] = {}
+        self._by_key: dict[FindingKey, Finding] = {}
+        self._also: dict[FindingKey, list[str]] = {}
+
+    @staticmethod
+    def key_of(failure: Failure, exchange: Exchange) -> FindingKey:
+        """What makes two failures the same bug: oracle, target (unless server-wide) and the failure's key."""
+        return failure.oracle, "*" if failure.server_wide else exchange.case.target, failure.key
 
     def add(self, failure: Failure, exchange: Exchange, tool: str | None = None) -> Finding | None:
-        """Record a failure; return the finding when it is new."""
+        """Record a failure; return the finding when it is new (a smaller repeat becomes the reproducer)."""
         target = exchange.case.target
-        key = (failure.oracle, "*" if failure.server_wide else target, failure.key)
-        if key in self._by_key:
-            also = self._also.setdefault(key, [])
-            if target != self._by_key[key].target and target not in also:
-                also.append(target)
+        key = self.key_of(failure, exchange)
+        known = self._by_key.get(key)
+        if known is not None:
+            if target == known.target and _size(exchange.frames) < _size(known.frames):
+                self._by_key[key] = to_finding(failure, exchange, tool)
+            elif target != known.target:
+                also = self._also.setdefault(key, [])
+                if target not in also:
+                    also.append(target)
             return None
         finding = to_finding(failure, exchange, tool)
         self._by_key[key] = finding
@@ -59,12 +73,13 @@ class FindingSet:
 
     def judge(self, exchange: Exchange, oracles: tuple[str, ...], tool: str | None = None) -> list[Finding]:
         """Run the oracles on an exchange and keep the new findings."""
-        new = []
-        for failure in run_checks(exchange, oracles):
-            finding = self.add(failure, exchange, tool)
-            if finding is not None:
-                new.append(finding)
-        return new
+        return [finding for _, _, finding in self.judge_all(exchange, oracles, tool) if finding is not None]
+
+    def judge_all(self, exchange: Exchange, oracles: tuple[str, ...], tool: str | None = None
+                  ) -> list[tuple[Failure, FindingKey, Finding | None]]:
+        """Every failure on an exchange with its key, and the finding when it is new."""
+        return [(failure, self.key_of(failure, exchange), self.add(failure, exchange, tool))
+                for failure in run_checks(exchange, oracles)]
 
     def all(self) -> list[Finding]:
         """Every distinct finding, naming the other targets where it was seen too."""

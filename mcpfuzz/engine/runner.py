@@ -1,14 +1,15 @@
-"""`mcpfuzz run`: probe, catalogue, lifecycle; every exchange judged; events out."""
+"""`mcpfuzz run`: probe, catalogue, lifecycle, then coverage, fuzz and stateful tool calls; events out."""
 
 from __future__ import annotations
 
 import signal
 import time
 from collections.abc import Iterable
+from functools import partial
 
 import anyio
 
-from mcpfuzz.engine.config import RunConfig
+from mcpfuzz.engine.config import TOOL_PHASES, RunConfig
 from mcpfuzz.engine.errors import UnusableServer
 from mcpfuzz.engine.events import (
     CaseDone,
@@ -21,10 +22,13 @@ from mcpfuzz.engine.events import (
     RunStarted,
     ServerRestarted,
     Stats,
+    ToolsPlanned,
 )
 from mcpfuzz.engine.judge import FindingSet
 from mcpfuzz.engine.probe import ProbeResult, probe
 from mcpfuzz.engine.session import HarnessError, Session, SessionOptions
+from mcpfuzz.engine.tool_phases import PhaseStopped, ToolPhaseOptions, ToolPhases
+from mcpfuzz.engine.tool_targets import plan_tools
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.strategies.catalogue import CatalogueContext, catalogue
@@ -44,11 +48,14 @@ class Run:
         self.stopped = ""
         self.error = ""
         self._session: Session | None = None
+        self._deadline = 0.0
 
     async def execute(self) -> RunFinished:
         """Run every phase within the budget; Ctrl-C and SIGTERM stop it cleanly."""
         config = self.config
         started = time.monotonic()
+        # Phases plan against this; the hard stop is the budget scope below. The margin is for reports.
+        self._deadline = started + config.budget - min(2.0, config.budget * 0.05)
         self.emit(RunStarted(config.server_label, config.seed, config.oracles, config.budget, config.timeout))
         options = SessionOptions(timeout=config.timeout, grace=config.grace, max_line=config.max_line,
                                  env=config.env or None)
@@ -105,6 +112,52 @@ class Run:
             await self._run_cases(session, "catalogue", catalogue(context))
         if "lifecycle" in config.phases:
             await self._run_cases(session, "lifecycle", lifecycle(self.probe.era))
+        if any(phase in config.phases for phase in TOOL_PHASES):
+            await self._tool_phases(session)
+
+    async def _tool_phases(self, session: Session) -> None:
+        """Coverage, fuzz and stateful calls: up to 30% of the time left, then 60% / 40% of the rest."""
+        config = self.config
+        assert self.probe is not None
+        plan = await anyio.to_thread.run_sync(partial(
+            plan_tools, self.probe.tools, include=config.include_tools, exclude=config.exclude_tools,
+            seed=config.seed))
+        self.emit(ToolsPlanned(tuple(t.name for t in plan.targets), tuple(plan.skipped)))
+        for warning in plan.warnings:
+            self.emit(Notice(warning))
+        if not plan.targets:
+            return
+        phases = ToolPhases(session, plan.targets, self._judge, ToolPhaseOptions(
+            config.seed, config.strict_types, config.database_root, config.server_label))
+        try:
+            if "coverage" in config.phases:
+                self.emit(PhaseStarted("coverage", phases.coverage_size()))
+                left_out = await phases.coverage(self._share(0.3))
+                if left_out:
+                    self.emit(Notice(f"coverage: {left_out} calls left out to keep time for fuzzing; raise --budget "
+                                     "to run them all"))
+            if "fuzz" in config.phases:
+                share = 0.6 if "stateful" in config.phases else 1.0
+                self.emit(PhaseStarted("fuzz", None, f"{len(plan.targets)} tools, about "
+                                       f"{self._left() * share:.0f}s"))
+                await phases.fuzz(self._share(share))
+            if "stateful" in config.phases:
+                self.emit(PhaseStarted("stateful", None, f"call sequences across {len(plan.targets)} tools, about "
+                                       f"{self._left():.0f}s"))
+                await phases.stateful(self._share(1.0))
+        except PhaseStopped as error:
+            self.stopped = "server-unrecoverable"
+            self.emit(Notice(f"the server could not be brought back after a failure ({error}); the tool phases "
+                             "stopped early", level="error"))
+        finally:
+            self.stats.tool_calls = phases.calls
+
+    def _left(self) -> float:
+        return max(0.0, self._deadline - time.monotonic())
+
+    def _share(self, fraction: float) -> float:
+        """A deadline `fraction` of the way from now to the end of the budget."""
+        return time.monotonic() + self._left() * fraction
 
     async def _run_cases(self, session: Session, phase: str, cases: Iterable[Case]) -> None:
         cases = list(cases)
@@ -122,13 +175,16 @@ class Run:
                 self.emit(ServerRestarted("restarted after the previous case"))
             self._judge(phase, exchange)
 
-    def _judge(self, phase: str, exchange: Exchange) -> None:
+    def _judge(self, phase: str, exchange: Exchange, tool: str | None = None) -> list:
+        """Run the oracles, emit new findings; return every failure with its key (Hypothesis shrinks on them)."""
         self.stats.cases += 1
         self.stats.phases[phase] = self.stats.phases.get(phase, 0) + 1
-        new = self.findings.judge(exchange, self.config.oracles)
+        judged = self.findings.judge_all(exchange, self.config.oracles, tool)
+        new = tuple(finding for _, _, finding in judged if finding is not None)
         for finding in new:
             self.emit(FindingFound(finding))
-        self.emit(CaseDone(phase, exchange, tuple(new)))
+        self.emit(CaseDone(phase, exchange, new))
+        return judged
 
 
 def _first_tool(tools: list[dict]) -> str | None:

@@ -31,6 +31,7 @@ from mcpfuzz.transport.errors import ConnectionClosed, TransportError, WriteTime
 from mcpfuzz.transport.stdio import StdioServer, inherited_env
 
 HARNESS_FIRST_ID = 10_000
+LATE_BARRIER_WAIT = 1.0
 
 
 @dataclass
@@ -216,22 +217,27 @@ class Session:
         for data in case.setup:
             await self._send_unjudged(data)
         exchange = Exchange(case, case.era or self.era or Era.LEGACY, self.version)
-        exchange.frames = [*self.handshake_frames, *case.setup, case.data]
+        exchange.frames = [*self.handshake_frames, *case.history, *case.setup, case.data]
         ids = _case_ids(case.expect)
         for key in ids:
             self._sent[key] = self._sent.get(key, 0) + 1
         window = _Window(exchange, ids, time.monotonic())
         self._window = window
         barrier = None
+        # A valid request that will be waited for patiently is its own proof of life: the barrier
+        # goes out only if it stays unanswered (to tell a dropped request from a stuck server).
+        lean = case.patient and case.expect.well_formed and case.expect.reply
         try:
             await self.send_frame(case.data)
-            if self.alive:
+            if self.alive and not lean:
                 barrier = await self._send_barrier()
         except (ConnectionClosed, WriteTimeout) as error:
             if not isinstance(error, ConnectionClosed) or self.alive:
                 exchange.write_error = str(error)
         try:
             await self._collect(window, barrier, case)
+            if lean and exchange.timed_out and self.alive and not exchange.write_error:
+                barrier = await self._late_barrier()
         finally:
             self._window = None
         exchange.waited = time.monotonic() - window.started
@@ -249,6 +255,16 @@ class Session:
         if case.fresh:
             self.ready = False  # a lifecycle case leaves the process in an odd state
         return exchange
+
+    async def _late_barrier(self) -> _Pending | None:
+        """After a silent timeout: does the server still answer anything?"""
+        try:
+            barrier = await self._send_barrier()
+        except TransportError:
+            return None
+        if barrier is not None:
+            await self._wait_pending(barrier, min(self.options.timeout, LATE_BARRIER_WAIT))
+        return barrier
 
     async def _send_unjudged(self, data: bytes) -> None:
         """Setup frames of a case: sent, then a barrier, replies dropped."""

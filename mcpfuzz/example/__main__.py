@@ -19,6 +19,10 @@ Known bugs, left in on purpose so that mcpfuzz has something to find:
    the same, so ``parse-error`` reports it at low severity only.)
 5. ``tools/call`` of an unknown tool is answered with -32603 and a Python traceback in the
    message, instead of -32602. Oracles: ``invalid-params`` and ``no-internal-leak``.
+6. ``search`` refuses ``limit: 50`` with -32602, although its schema allows 1..50 (an off-by-one
+   range check). Oracle: ``valid-input-accepted``.
+7. ``add_note`` with an empty body returns the note id as a number in ``structuredContent``,
+   against its outputSchema. Oracle: ``output-schema``.
 
 Everything else follows the spec. Standard library only.
 """
@@ -200,6 +204,10 @@ class NotesServer:
         if not isinstance(args, dict):
             self.fail(rid, -32602, "invalid params: arguments must be an object")
             return
+        if name == "search" and args.get("limit") == 50:
+            # BUG 6 (documented): an off-by-one range check refuses the schema's own maximum.
+            self.fail(rid, -32602, "invalid params: limit must be below 50")
+            return
         try:
             tool = next(t for t in TOOLS if t["name"] == name)
             problem = schema_problem(tool["inputSchema"], args)
@@ -221,7 +229,8 @@ class NotesServer:
         self.notes[note_id] = {"title": args["title"], "body": args["body"]}
         if len(self.notes) > MAX_NOTES:
             del self.notes[next(iter(self.notes))]
-        return text_result(note_id, structured={"id": note_id})
+        # BUG 7 (documented): an empty body takes a shortcut that returns the bare counter.
+        return text_result(note_id, structured={"id": self.counter if not args["body"] else note_id})
 
     def tool_get_note(self, args: dict[str, Any]) -> dict[str, Any]:
         """Return a note's title and body."""

@@ -15,7 +15,9 @@ class Case:
     `data` is the frame without its line terminator (stdio adds the newline, HTTP sends it as
     the body). `era` is set when the frame belongs to one era whatever was negotiated (the
     legacy handshake cases). `setup` frames go first with no judgement (e.g. `initialize` for a double
-    initialize). `fresh` asks for a new server process with no handshake (lifecycle cases).
+    initialize). `history` lists frames sent
+    earlier on the same process that a reproduction needs (a stateful sequence); they are not
+    sent again. `fresh` asks for a new server process with no handshake (lifecycle cases).
     """
 
     id: str
@@ -27,6 +29,7 @@ class Case:
     fresh: bool = False
     patient: bool = False
     era: Era | None = None
+    history: tuple[bytes, ...] = ()
 
     @property
     def target(self) -> str:

@@ -3,8 +3,10 @@
 from mcpfuzz.oracles import (  # noqa: F401
     error_codes,
     ids,
+    leaks,
     notifications,
     process,
     result_shapes,
+    tool_results,
     versions,
 )

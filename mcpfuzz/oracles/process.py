@@ -21,8 +21,9 @@ def no_crash(exchange: Exchange) -> Iterator[Failure]:
     if end is None:
         return
     tail = f"\nstderr tail:\n{end.stderr_tail}" if end.stderr_tail else " (stderr was empty)"
+    # Keyed by the last stderr line's shape: two different exceptions in one tool are two bugs.
     yield NoCrashFailure(Severity.CRITICAL, f"the server {end.describe()} after this frame{tail}",
-                         "crash")
+                         "crash:" + _last_line_shape(end.stderr_tail))
 
 
 @register(NoHangFailure)
@@ -61,6 +62,16 @@ def stdout_clean(exchange: Exchange) -> Iterator[Failure]:
             yield StdoutCleanFailure(Severity.LOW, f"wrote a line of {incoming.size} bytes, over the "
                                      "--max-line limit; it was not parsed", "oversized", server_wide=True)
             return
+
+
+def _last_line_shape(text: str) -> str:
+    """`KeyError: '#'` for the last non-empty line, numbers and quoted values blanked."""
+    import re
+
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    return re.sub(r"'[^']*'|\"[^\"]*\"|0x[0-9a-f]+|[0-9]+", "#", lines[-1])[:60]
 
 
 def _shape(line: bytes) -> str:

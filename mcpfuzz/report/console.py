@@ -19,6 +19,7 @@ from mcpfuzz.engine.events import (
     ProbeDone,
     RunFinished,
     RunStarted,
+    ToolsPlanned,
 )
 from mcpfuzz.oracles.base import Severity
 from mcpfuzz.report.reproduce import shell_reproduction
@@ -58,9 +59,17 @@ class ConsoleReporter:
         self.console.print(f"probe: [bold]{event.era}[/] era, protocol {event.protocol_version}, "
                            f"server {escape(name)}, {len(event.tools)} tools" + (f": {escape(tools)}" if tools else ""))
 
+    def _on_ToolsPlanned(self, event: ToolsPlanned) -> None:
+        self.console.print(f"tools: {len(event.fuzzed)} to call" + (f": {escape(', '.join(event.fuzzed[:10]))}"
+                                                                     if event.fuzzed else ""))
+        for name, reason in event.skipped:
+            self.console.print(f"  skipped {escape(name)}: {escape(reason)}", style="yellow")
+
     def _on_PhaseStarted(self, event: PhaseStarted) -> None:
         self._stop_progress()
         if event.total is None:
+            if event.detail:
+                self.console.print(f"{event.name}: {escape(event.detail)}")
             return
         if self._live:
             self._progress = Progress(TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(),
@@ -117,7 +126,8 @@ class ConsoleReporter:
         stats = event.stats
         self.console.rule("summary")
         parts = [f"{counts.get(s, 0)} {s}" for s in sorted(Severity, reverse=True)]
-        self.console.print(f"{len(event.findings)} findings ({', '.join(parts)}) · {stats.cases} cases · "
+        self.console.print(f"{len(event.findings)} findings ({', '.join(parts)}) · {stats.cases} cases "
+                           f"({stats.tool_calls} tool calls) · "
                            f"{stats.frames_sent} frames · {stats.restarts} restarts · {stats.duration:.1f}s · "
                            f"seed {self.config.seed}")
         if event.protocol_version:

@@ -8,6 +8,10 @@ modern (2026-07-28, a request whose ``params._meta`` names a protocol version) a
 one misbehaviour; ``modern-only`` and ``legacy-only`` are not bugs (the spec allows both).
 Standard library only; logs go to stderr; exits 0 on EOF. Integers longer than 100,000 digits
 are refused as a parse error (-32700): RFC 8259 lets a parser limit numbers.
+
+Other test servers reuse this one by subclassing ``Server``: it takes its tool list, server info
+and bug table from the class attributes ``TOOLS``, ``SERVER_INFO`` and ``BUGS``, and answers a
+tools/call for a listed tool with ``call_tool(name, arguments)``; ``main(server_class=...)`` serves it.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import argparse
 import json
 import re
 import sys
+from pathlib import Path
 from typing import Any
 
 BUGS: dict[str, str] = {
@@ -104,7 +109,7 @@ Id = str | int | None
 
 def log(text: str) -> None:
     """Write a diagnostic line to stderr (stdout is reserved for protocol messages)."""
-    sys.stderr.write(f"mcp_server: {text}\n")
+    sys.stderr.write(f"{Path(sys.argv[0]).stem}: {text}\n")
     sys.stderr.flush()
 
 
@@ -117,6 +122,20 @@ class InvalidParams(Exception):
     """Raised by a method handler for params that break its protocol-level contract (-32602)."""
 
 
+class RpcError(Exception):
+    """Raised by a method handler to answer with this JSON-RPC error, code and message as given."""
+
+    def __init__(self, code: int, message: str) -> None:
+        """Keep the code and message for the error response."""
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class NoReply(Exception):
+    """Raised by a method handler to leave the request unanswered (for hang bugs of subclasses)."""
+
+
 def reject_constant(name: str) -> Any:
     """Refuse NaN and Infinity, which Python's json accepts but JSON does not."""
     raise ValueError(f"invalid JSON constant {name}")
@@ -124,6 +143,10 @@ def reject_constant(name: str) -> Any:
 
 class Server:
     """State of one stdio session plus the set of enabled bugs."""
+
+    TOOLS: list[dict[str, Any]] = TOOLS
+    SERVER_INFO: dict[str, str] = SERVER_INFO
+    BUGS: dict[str, str] = BUGS
 
     def __init__(self, bugs: set[str]) -> None:
         """Start uninitialised, with no negotiated legacy version."""
@@ -235,6 +258,10 @@ class Server:
             return self.handle_request(rid, method, msg.get("params", {}), first=first)
         except InvalidParams as exc:
             return self.invalid_params(rid, f"invalid params: {exc}")
+        except RpcError as exc:
+            return self.error(rid, exc.code, exc.message)
+        except NoReply:
+            return []
 
     def handle_notification(self, method: str) -> list[dict[str, Any]]:
         """Notifications are never answered (cancellation has nothing in flight to stop)."""
@@ -276,7 +303,7 @@ class Server:
                 "capabilities": {"tools": {}},
                 "ttlMs": 0,
                 "cacheScope": "private",
-                "_meta": {"io.modelcontextprotocol/serverInfo": SERVER_INFO},
+                "_meta": {"io.modelcontextprotocol/serverInfo": self.SERVER_INFO},
             }
         elif method == "tools/list":
             result = {**self.tools_list(params), "ttlMs": 0, "cacheScope": "private"}
@@ -321,7 +348,7 @@ class Server:
         self.legacy_version = requested if known else LATEST_LEGACY
         result: dict[str, Any] = {"protocolVersion": self.legacy_version, "capabilities": {"tools": {}}}
         if "bad-shape" not in self.bugs:
-            result["serverInfo"] = SERVER_INFO
+            result["serverInfo"] = self.SERVER_INFO
         return self.result(rid, result)
 
     # ---- tools (both eras) --------------------------------------------------------------------
@@ -330,9 +357,9 @@ class Server:
         """Two pages: the first PAGE_SIZE tools with a cursor, then the rest."""
         cursor = params.get("cursor")
         if cursor is None:  # absent, or null from a lenient client: the first page
-            tools, next_cursor = TOOLS[:PAGE_SIZE], NEXT_CURSOR
+            tools, next_cursor = self.TOOLS[:PAGE_SIZE], NEXT_CURSOR
         elif cursor == NEXT_CURSOR:
-            tools, next_cursor = TOOLS[PAGE_SIZE:], None
+            tools, next_cursor = self.TOOLS[PAGE_SIZE:], None
         else:
             raise InvalidParams("unknown cursor")
         if "bad-shape" in self.bugs:
@@ -349,12 +376,16 @@ class Server:
         name = params.get("name")
         if not isinstance(name, str):
             raise InvalidParams("name must be a string")
-        tool = next((t for t in TOOLS if t["name"] == name), None)
-        if tool is None:
+        if not any(t["name"] == name for t in self.TOOLS):
             raise InvalidParams("unknown tool")  # fixed text: never echo input that may look like a path
         arguments = params.get("arguments", {})
         if not isinstance(arguments, dict):
             raise InvalidParams("arguments must be an object")
+        return self.call_tool(name, arguments)
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Run a listed tool; may raise InvalidParams, RpcError or NoReply (or crash, for a bug)."""
+        tool = next(t for t in self.TOOLS if t["name"] == name)
         problem = check_arguments(tool["inputSchema"], arguments)
         if problem is not None:
             return tool_error(f"invalid arguments: {problem}")
@@ -411,16 +442,16 @@ def write(values: list[Any]) -> None:
     out.flush()
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, server_class: type[Server] = Server) -> int:
     """Serve stdin until EOF."""
     parser = argparse.ArgumentParser(description="MCP test server over stdio, correct unless --bug is given.")
-    parser.add_argument("--bug", action="append", default=[], choices=sorted(BUGS), help="turn one bug on")
+    parser.add_argument("--bug", action="append", default=[], choices=sorted(server_class.BUGS), help="turn one bug on")
     args = parser.parse_args(argv)
     # Ids and arguments may be big integers; allow them well past Python's 4300-digit default, but
     # keep a cap because str<->int conversion is quadratic (RFC 8259 lets parsers limit numbers).
     if hasattr(sys, "set_int_max_str_digits"):
         sys.set_int_max_str_digits(100_000)
-    server = Server(set(args.bug))
+    server = server_class(set(args.bug))
     log(f"ready, bugs={sorted(server.bugs) or 'none'}")
     try:
         for raw in iter(sys.stdin.buffer.readline, b""):

@@ -1,0 +1,1 @@
+"""The failure corpus: one redacted, atomically written JSON transcript per distinct failure."""

@@ -1,0 +1,86 @@
+"""Answers to `tools/call`: valid arguments accepted, structuredContent true to the outputSchema."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any
+
+from jsonschema import Draft202012Validator, validators
+from jsonschema.exceptions import SchemaError
+
+from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
+from mcpfuzz.jsonrpc.expectation import INVALID_PARAMS
+from mcpfuzz.oracles.answers import case_answers
+from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
+
+ValidInputAcceptedFailure = failure_class("valid-input-accepted", "Schema-valid tool arguments rejected")
+OutputSchemaFailure = failure_class("output-schema", "structuredContent breaks the tool's outputSchema")
+
+
+@register(ValidInputAcceptedFailure)
+def valid_input_accepted(exchange: Exchange) -> Iterator[Failure]:
+    """A call whose arguments the tool's own inputSchema accepts must not be refused as invalid params."""
+    extra = exchange.case.expect.extra
+    if extra.get("arguments") != "positive" or extra.get("unicode_unsafe"):
+        return
+    for arrival in case_answers(exchange):
+        if arrival.incoming.is_error and arrival.incoming.error_code == INVALID_PARAMS:
+            message = _error_text(arrival.incoming.message)
+            yield ValidInputAcceptedFailure(
+                Severity.MEDIUM, f"arguments valid under the tool's inputSchema were rejected with -32602: "
+                f"{message!r}", "rejected")
+            return
+
+
+@register(OutputSchemaFailure)
+def output_schema(exchange: Exchange) -> Iterator[Failure]:
+    """MCP 2025-06-18 server/tools: a tool with an outputSchema returns conforming structuredContent."""
+    schema = exchange.case.expect.extra.get("output_schema")
+    if not isinstance(schema, dict):
+        return
+    for arrival in exchange.responses():
+        message = arrival.incoming.message
+        result = message.get("result") if arrival.id_tag == ID_CURRENT and isinstance(message, dict) else None
+        if not isinstance(result, dict) or result.get("resultType", "complete") != "complete":
+            continue
+        failed = result.get("isError") is True
+        if "structuredContent" not in result:
+            if not failed:
+                yield OutputSchemaFailure(Severity.MEDIUM, "the tool declares an outputSchema, but this successful "
+                                          "result has no structuredContent", "missing")
+            continue
+        problem = _first_problem(schema, result["structuredContent"])
+        if problem is not None:
+            where, text, keyword = problem
+            yield OutputSchemaFailure(Severity.MEDIUM, f"structuredContent breaks the outputSchema at {where}: "
+                                      f"{text}", f"{keyword}:{where}")
+
+
+@lru_cache(maxsize=256)
+def _validator(schema_text: str) -> Any:
+    schema = json.loads(schema_text)
+    cls = validators.validator_for(schema, default=Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except SchemaError:
+        return None  # an invalid outputSchema is a listing problem, not something to judge results by
+    return cls(schema)
+
+
+def _first_problem(schema: dict, value: Any) -> tuple[str, str, str] | None:
+    validator = _validator(json.dumps(schema, sort_keys=True))
+    if validator is None:
+        return None
+    error = next(iter(validator.iter_errors(value)), None)
+    if error is None:
+        return None
+    where = "/" + "/".join(str(p) for p in error.absolute_path) if error.absolute_path else "the top level"
+    return where, error.message[:200], str(error.validator)
+
+
+def _error_text(message: Any) -> str:
+    error = message.get("error") if isinstance(message, dict) else None
+    text = error.get("message") if isinstance(error, dict) else None
+    return str(text)[:160] if text is not None else "(no message)"

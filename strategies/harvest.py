@@ -1,0 +1,80 @@
+"""Stateful sequences: strings that results returned, and arguments that reuse them."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from hypothesis import strategies as st
+from mcpfuzz.strategies.argument_sites import MISSING, get_at, set_at
+
+from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
+
+POOL_SIZE = 32
+MAX_VALUE_LENGTH = 200
+UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+
+
+def _strings(value: Any, found: list[str]) -> None:
+    if isinstance(value, str):
+        if 0 < len(value) <= MAX_VALUE_LENGTH:
+            found.append(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _strings(item, found)
+    elif isinstance(value, list):
+        for item in value[:50]:
+            _strings(item, found)
+
+
+def harvest(exchange: Exchange, pool: list[Any]) -> list[Any]:
+    """The pool with the strings of this exchange's result added (structuredContent, JSON text, UUIDs in text)."""
+    found: list[str] = []
+    for arrival in exchange.responses():
+        message = arrival.incoming.message
+        result = message.get("result") if arrival.id_tag == ID_CURRENT and isinstance(message, dict) else None
+        if not isinstance(result, dict) or result.get("isError") is True:
+            continue
+        _strings(result.get("structuredContent"), found)
+        for item in result.get("content") or []:
+            text = item.get("text") if isinstance(item, dict) else None
+            if not isinstance(text, str):
+                continue
+            try:
+                _strings(json.loads(text), found)
+            except ValueError:
+                found += UUID.findall(text)
+                if len(text) <= 64 and " " not in text.strip():
+                    found.append(text.strip())
+    # Newest first, so a value just returned (an id just created) is the likeliest pick.
+    merged = list(dict.fromkeys([*reversed(found), *pool]))
+    return merged[:POOL_SIZE]
+
+
+def _id_like(site: Any) -> bool:
+    name = site.name.lower()
+    return site.schema.get("format") == "uuid" or name in ("id", "uri", "name", "key") or \
+        name.endswith(("id", "_ids", "ids", "_key", "_name", "uri"))
+
+
+def takes_ids(schema: Any) -> bool:
+    """True when some string argument looks like an id (the tools a sequence should feed)."""
+    return any(_id_like(site) for site in schema.sites if not site.types or "string" in site.types)
+
+
+def substitute(schema: Any, arguments: dict, pool: list[Any], data: Any) -> dict:
+    """Replace some string arguments with pooled values, keeping the arguments valid."""
+    if not pool:
+        return arguments
+    for site in schema.sites:
+        if site.types and "string" not in site.types:
+            continue
+        # Ids are what sequences are about (create, then delete, then read): reuse them 4 times in 5.
+        odds = 4 if _id_like(site) else 1
+        if get_at(arguments, site.path) is MISSING or data.draw(st.integers(0, 4), label="reuse") >= odds:
+            continue
+        candidate = set_at(arguments, site.path, data.draw(st.sampled_from(pool), label="reused value"))
+        if candidate is not None and schema.is_valid(candidate):
+            arguments = candidate
+    return arguments

@@ -1,0 +1,218 @@
+"""Negative arguments: a valid value changed to break exactly one rule of the schema."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from hypothesis import strategies as st
+from mcpfuzz.strategies.argument_call import NEGATIVE, ArgumentCall
+from mcpfuzz.strategies.argument_sites import MISSING, Site, delete_at, get_at, set_at, show
+from mcpfuzz.strategies.schema_values import ArgumentSchema
+
+EXTRA_PROPERTY = "mcpfuzz_unexpected"
+# How far a bound is crossed: exactly by one in the coverage phase, further in the fuzz phase.
+SPREADS = (1, 2, 10, 1000, 2**31)
+
+# Replacement values per declared type that no lax server coerces back into that type. Numbers for
+# strings ("5" vs 5), strings and booleans for numbers, null for anything, and 1.5 for integers are
+# changes lax servers legitimately accept: only with --strict-types.
+_SAFE_REPLACEMENTS: dict[str, list[Any]] = {
+    "string": [{"mcpfuzz": 1}, [1], True],
+    "integer": ["text", {"mcpfuzz": 1}, [1]],
+    "number": ["text", {"mcpfuzz": 1}, [1]],
+    "boolean": ["text", {"mcpfuzz": 1}, [1]],
+    "object": ["text", 12345, [1]],
+    "array": ["text", 12345, {"mcpfuzz": 1}],
+    "null": ["text", 12345],
+}
+_STRICT_REPLACEMENTS: dict[str, list[Any]] = {
+    "string": [12345, None],
+    "integer": [1.5, True, "12", None],
+    "number": [True, "12.5", None],
+    "boolean": [1, "true", None],
+    "object": [None],
+    "array": [None],
+    "null": [],
+}
+_JSON_TYPES = {"string": str, "boolean": bool, "object": dict, "array": list}
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a Python value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    for name, cls in _JSON_TYPES.items():
+        if isinstance(value, cls):
+            return name
+    return "unknown"
+
+
+def breaks_only(schema: ArgumentSchema, value: Any, rule: str) -> bool:
+    """Invalid under the schema, and every error is of the one rule meant to be broken."""
+    errors = schema.errors(value)
+    return bool(errors) and all(str(e.validator) == rule for e in errors)
+
+
+def negative_calls(schema: ArgumentSchema, base: dict, *, strict_types: bool = False, spread: int = 1,
+                   choice: int = 0) -> list[ArgumentCall]:
+    """Every single-rule break of `base` this schema allows (each checked against the schema)."""
+    calls: list[ArgumentCall] = []
+    seen: set[str] = set()
+    for rule, pointer, arguments, detail in _candidates(schema, base, strict_types, spread, choice):
+        if arguments is None or not breaks_only(schema, arguments, rule):
+            continue
+        key = repr(arguments)
+        if key in seen:
+            continue
+        seen.add(key)
+        calls.append(ArgumentCall(NEGATIVE, arguments, f"violates {rule} at {pointer or '/'} ({detail})", rule))
+    return calls
+
+
+def negative_arguments(schema: ArgumentSchema, *, strict_types: bool = False) -> st.SearchStrategy[ArgumentCall]:
+    """A valid value, then one rule broken, drawn at random (shrinks toward the first rule, crossed by one)."""
+
+    def pick(drawn: tuple[dict, int, int]) -> st.SearchStrategy[ArgumentCall]:
+        base, spread, choice = drawn
+        calls = negative_calls(schema, base, strict_types=strict_types, spread=spread, choice=choice)
+        return st.sampled_from(calls) if calls else st.nothing()
+
+    return st.tuples(st.one_of(schema.populated, schema.positive), st.sampled_from(SPREADS),
+                     st.integers(0, 7)).flatmap(pick)
+
+
+Candidate = tuple[str, str, "dict | None", str]
+
+
+def _candidates(schema: ArgumentSchema, base: dict, strict: bool, spread: int, choice: int) -> Iterator[Candidate]:
+    for path, object_schema in schema.objects:
+        if object_schema.get("additionalProperties") is False and isinstance(get_at(base, path) if path else base,
+                                                                             dict):
+            pointer = "".join(f"/properties/{p}" for p in path)
+            yield ("additionalProperties", pointer, set_at(base, (*path, EXTRA_PROPERTY), "x"),
+                   f"added property `{EXTRA_PROPERTY}`")
+    for site in schema.sites:
+        current = get_at(base, site.path)
+        if current is MISSING:
+            if get_at(base, site.path[:-1]) is MISSING and len(site.path) > 1:
+                continue
+        elif site.required:
+            yield "required", site.pointer, delete_at(base, site.path), f"removed `{site.name}`"
+        for rule, new, detail in _site_breaks(site, current, strict, spread, choice):
+            yield rule, site.pointer, set_at(base, site.path, new), detail
+
+
+def _site_breaks(site: Site, current: Any, strict: bool, spread: int, choice: int
+                 ) -> Iterator[tuple[str, Any, str]]:
+    spec = site.schema
+    before = "" if current is MISSING else show(current)
+    if site.types:
+        replacements = [value for t in site.types for value in _SAFE_REPLACEMENTS.get(t, [])]
+        if strict:
+            replacements += [value for t in site.types for value in _STRICT_REPLACEMENTS.get(t, [])]
+        allowed = set(site.types) | ({"integer"} if "number" in site.types else set())
+        candidates = [v for v in replacements if json_type(v) not in allowed]
+        if candidates:
+            new = candidates[choice % len(candidates)]
+            detail = f"sent {show(new)}, not {'/'.join(site.types)}" if current is MISSING else \
+                f"was {before}, became {show(new)}"
+            yield "type", new, detail
+    yield from _numeric_breaks(spec, spread)
+    yield from _length_breaks(spec, current, spread)
+    if isinstance(spec.get("enum"), list) and spec["enum"]:
+        new = _outside(spec["enum"], spread)
+        if new is not None:
+            yield "enum", new, f"sent {show(new)}, not one of {show(spec['enum'], 60)}"
+    if "const" in spec:
+        new = _outside([spec["const"]], spread)
+        if new is not None:
+            yield "const", new, f"sent {show(new)} instead of {show(spec['const'])}"
+    pattern = spec.get("pattern")
+    if isinstance(pattern, str):
+        new = _not_matching(pattern, spec)
+        if new is not None:
+            yield "pattern", new, f"sent {show(new)}, which does not match {show(pattern, 60)}"
+
+
+def _numeric_breaks(spec: dict, spread: int) -> Iterator[tuple[str, Any, str]]:
+    integer = spec.get("type") == "integer"
+    step: float = spread if integer else float(spread)
+
+    def fit(value: float) -> Any:
+        return int(value) if integer and float(value).is_integer() else value
+
+    for rule, sign in (("minimum", -1), ("maximum", 1)):
+        bound = spec.get(rule)
+        if _is_number(bound):
+            new = fit(bound + sign * step)
+            yield rule, new, f"{rule} {show(bound)}, sent {show(new)}"
+    for rule, sign in (("exclusiveMinimum", -1), ("exclusiveMaximum", 1)):
+        bound = spec.get(rule)
+        if _is_number(bound):
+            new = fit(bound + sign * (step - 1) if spread > 1 else bound)
+            yield rule, new, f"{rule} {show(bound)}, sent {show(new)}"
+    multiple = spec.get("multipleOf")
+    if _is_number(multiple) and multiple > 0:
+        low = spec.get("minimum", 0) if _is_number(spec.get("minimum")) else 0
+        start = math.ceil(low / multiple) * multiple
+        new = fit(start + (1 if integer and multiple > 1 else multiple / 2))
+        yield "multipleOf", new, f"multipleOf {show(multiple)}, sent {show(new)}"
+
+
+def _length_breaks(spec: dict, current: Any, spread: int) -> Iterator[tuple[str, Any, str]]:
+    fill = current[0] if isinstance(current, str) and current else "x"
+    for rule, sign in (("minLength", -1), ("maxLength", 1)):
+        bound = spec.get(rule)
+        if isinstance(bound, int) and bound + sign * spread >= 0 and bound + spread <= 1_000_000:
+            size = bound + sign * spread
+            yield rule, fill * size, f"{rule} {bound}, sent {size} characters"
+    items = current if isinstance(current, list) and current else None
+    for rule, sign in (("minItems", -1), ("maxItems", 1)):
+        bound = spec.get(rule)
+        if isinstance(bound, int) and bound + sign * spread >= 0 and bound + spread <= 100_000:
+            size = bound + sign * spread
+            if size > 0 and items is None:
+                continue
+            new = [items[i % len(items)] for i in range(size)] if items else []
+            yield rule, new, f"{rule} {bound}, sent {size} items"
+
+
+def _outside(values: list[Any], spread: int) -> Any:
+    first = values[0]
+    if isinstance(first, str):
+        candidate = f"{first}-mcpfuzz" if spread == 1 else f"{first}-{spread}"
+        return candidate if candidate not in values else None
+    if isinstance(first, int) and not isinstance(first, bool):
+        numbers = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
+        return max(numbers) + spread
+    return None
+
+
+_PATTERN_PROBES = ("", "!", " ", "mcpfuzz", "0", "-", "\n", "AAAA", "a b", "%%%%")
+
+
+def _not_matching(pattern: str, spec: dict) -> str | None:
+    try:
+        compiled = re.compile(pattern)
+    except re.error:
+        return None
+    low, high = spec.get("minLength", 0), spec.get("maxLength")
+    for probe in _PATTERN_PROBES:
+        sized = (probe * max(1, low))[:high] if probe else probe
+        if len(sized) >= low and (high is None or len(sized) <= high) and not compiled.search(sized):
+            return sized
+    return None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+

@@ -1,0 +1,185 @@
+"""Read a tool's inputSchema: its dialect, a validator for it, and a draft-7 copy a generator can draw from."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema import Draft4Validator, Draft6Validator, Draft7Validator, Draft201909Validator, Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from jsonschema.protocols import Validator
+from mcpfuzz.strategies.formats import format_checker
+
+# A recursive $ref is unrolled this many times, then cut (drawn values stay finite).
+RECURSION_DEPTH = 3
+
+DIALECTS: dict[str, type] = {
+    "draft/2020-12": Draft202012Validator,
+    "draft/2019-09": Draft201909Validator,
+    "draft-07": Draft7Validator,
+    "draft-06": Draft6Validator,
+    "draft-04": Draft4Validator,
+}
+# Subschema-holding keywords, by how they hold them.
+_ONE = ("additionalProperties", "additionalItems", "items", "contains", "propertyNames", "not", "if", "then",
+        "else", "unevaluatedProperties", "unevaluatedItems")
+_MANY = ("allOf", "anyOf", "oneOf", "prefixItems")
+_BY_NAME = ("properties", "patternProperties", "dependentSchemas", "$defs", "definitions")
+# Keywords the generator cannot honour: dropped from the generator's copy, enforced by the validator.
+_FILTER_ONLY = ("unevaluatedProperties", "unevaluatedItems", "minContains", "maxContains")
+_META = ("$schema", "$id", "$anchor", "$comment", "$defs", "definitions", "$vocabulary")
+
+
+class SchemaProblem(Exception):
+    """A schema mcpfuzz cannot draw arguments from, in the user's terms."""
+
+    def __init__(self, keyword: str, message: str, tip: str) -> None:
+        super().__init__(message)
+        self.keyword = keyword
+        self.message = message
+        self.tip = tip
+
+
+@dataclass
+class PreparedSchema:
+    """The original schema, its validator, and the generator's draft-7 copy."""
+
+    original: Any
+    validator: Validator
+    generation: Any
+    dialect: str
+    notes: list[str] = field(default_factory=list)
+
+
+def dialect_of(schema: Any) -> str:
+    """The `$schema` dialect; MCP's default (no `$schema`) is JSON Schema 2020-12."""
+    uri = schema.get("$schema", "") if isinstance(schema, dict) else ""
+    for name in DIALECTS:
+        if isinstance(uri, str) and name in uri:
+            return name
+    return "draft/2020-12"
+
+
+def validator_for(schema: Any) -> Validator:
+    """A validator of the schema's own dialect, with format checks (SchemaProblem when the schema is invalid)."""
+    cls = DIALECTS[dialect_of(schema)]
+    try:
+        cls.check_schema(schema)
+    except SchemaError as error:
+        where = "/" + "/".join(str(p) for p in error.absolute_path) if error.absolute_path else "the root"
+        raise SchemaProblem(str(error.validator), f"the schema is invalid at {where}: {error.message}",
+                            "fix the tool's inputSchema; it must be valid JSON Schema") from None
+    return cls(schema, format_checker=format_checker())
+
+
+def prepare(schema: Any) -> PreparedSchema:
+    """Validate the schema and make the generator's copy (refs inlined, 2020-12 keywords translated)."""
+    validator = validator_for(schema)
+    notes: list[str] = []
+    generation = _Inliner(schema, notes).walk(schema, ())
+    return PreparedSchema(schema, validator, generation, dialect_of(schema), notes)
+
+
+def resolve_pointer(root: Any, ref: str) -> Any:
+    """A local `#/a/b` reference inside `root` (SchemaProblem for remote or broken ones)."""
+    if not ref.startswith("#"):
+        raise SchemaProblem("$ref", f"the reference {ref!r} is not local to the schema",
+                            "inline the referenced schema under $defs; mcpfuzz never fetches schemas")
+    node = root
+    for raw in ref[1:].split("/")[1:] if ref != "#" else []:
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            raise SchemaProblem("$ref", f"the reference {ref!r} points nowhere in the schema",
+                                "check the $defs names the tool's inputSchema refers to")
+    return node
+
+
+class _Inliner:
+    """Copies a schema for the generator: local refs inlined (recursion cut), keywords of 2019+ translated."""
+
+    def __init__(self, root: Any, notes: list[str]) -> None:
+        self.root = root
+        self.notes = notes
+        self.draft4 = dialect_of(root) == "draft-04"
+
+    def walk(self, node: Any, refs: tuple[str, ...]) -> Any:
+        if not isinstance(node, dict):
+            return node
+        for keyword in ("$dynamicRef", "$recursiveRef"):
+            if keyword in node:
+                raise SchemaProblem(keyword, f"`{keyword}` is not supported",
+                                    "use a plain local $ref to a $defs entry")
+        if "$ref" in node and isinstance(node["$ref"], str):
+            return self._inline_ref(node, refs)
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in _META:
+                continue
+            if key in _FILTER_ONLY:
+                self._note(f"`{key}` is enforced by filtering drawn values, not while drawing them")
+                continue
+            if key in _ONE:
+                out[key] = self.walk(value, refs)
+            elif key in _MANY and isinstance(value, list):
+                out[key] = [self.walk(item, refs) for item in value]
+            elif key in _BY_NAME and isinstance(value, dict) or key == "dependencies" and isinstance(value, dict):
+                out[key] = {name: self.walk(sub, refs) for name, sub in value.items()}
+            else:
+                out[key] = copy.deepcopy(value)
+        return self._translate(out)
+
+    def _inline_ref(self, node: dict, refs: tuple[str, ...]) -> Any:
+        ref = node["$ref"]
+        if refs.count(ref) >= RECURSION_DEPTH:
+            return False  # cut the recursion: the generator must not take this branch again
+        target = self.walk(resolve_pointer(self.root, ref), (*refs, ref))
+        siblings = {k: v for k, v in node.items() if k != "$ref"}
+        if not siblings or self.draft4 or dialect_of(self.root) in ("draft-06", "draft-07"):
+            return target  # before 2019-09, keywords beside $ref are ignored
+        return {"allOf": [target, self.walk(siblings, refs)]}
+
+    def _translate(self, node: dict) -> dict:
+        """2019-09/2020-12 keywords into their draft-7 spelling."""
+        if "prefixItems" in node:
+            rest = node.pop("items", None)
+            node["items"] = node.pop("prefixItems")
+            if rest is not None:
+                node["additionalItems"] = rest
+        if "dependentRequired" in node or "dependentSchemas" in node:
+            merged = dict(node.pop("dependentRequired", {}) or {})
+            merged.update(node.pop("dependentSchemas", {}) or {})
+            node["dependencies"] = {**node.get("dependencies", {}), **merged}
+        if self.draft4:
+            for bound, exclusive in (("maximum", "exclusiveMaximum"), ("minimum", "exclusiveMinimum")):
+                if node.get(exclusive) is True and bound in node:
+                    node[exclusive] = node.pop(bound)
+                elif isinstance(node.get(exclusive), bool):
+                    node.pop(exclusive)
+        return node
+
+    def _note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+
+def all_required(schema: Any) -> Any:
+    """A copy in which every listed property of every object is required (draws a fully populated value)."""
+    if not isinstance(schema, dict):
+        return schema
+    out = dict(schema)
+    for key in _ONE:
+        if key in out:
+            out[key] = all_required(out[key])
+    for key in _MANY:
+        if isinstance(out.get(key), list):
+            out[key] = [all_required(item) for item in out[key]]
+    properties = schema.get("properties")
+    if isinstance(properties, dict) and properties:
+        out["properties"] = {name: all_required(sub) for name, sub in properties.items()}
+        out["required"] = sorted(set(schema.get("required") or []) | set(properties))
+    return out

@@ -1,0 +1,205 @@
+"""Tool-argument generation (no server): valid values stay valid, negatives break exactly one rule."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+from mcpfuzz.strategies.argument_call import NEGATIVE, POSITIVE
+from mcpfuzz.strategies.coverage import coverage_calls
+from mcpfuzz.strategies.edges import edge_arguments
+from mcpfuzz.strategies.formats import format_checker
+from mcpfuzz.strategies.negative import negative_arguments, negative_calls
+from mcpfuzz.strategies.schema_prep import SchemaProblem
+from mcpfuzz.strategies.schema_values import ArgumentSchema, draw_examples
+
+SEARCH = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string", "minLength": 1, "maxLength": 200},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 10},
+        "sort": {"enum": ["relevance", "date", "name"]},
+        "tags": {"type": "array", "items": {"type": "string", "maxLength": 20}, "maxItems": 5},
+        "filters": {"type": "object"},
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+TREE = {
+    "type": "object",
+    "properties": {"tree": {"$ref": "#/$defs/node"}},
+    "required": ["tree"],
+    "additionalProperties": False,
+    "$defs": {"node": {"type": "object", "properties": {
+        "value": {"type": "integer"},
+        "children": {"type": "array", "items": {"$ref": "#/$defs/node"}, "maxItems": 3}},
+        "required": ["value"], "additionalProperties": False}},
+}
+FORMATS = ("uuid", "date-time", "date", "time", "duration", "email", "uri", "uri-reference", "hostname", "ipv4",
+           "ipv6", "regex")
+FAST = settings(max_examples=60, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def test_object_schema_draws_with_the_pinned_hypothesis() -> None:
+    """The version trap: hypothesis-jsonschema 0.23.1 crashes on object schemas with hypothesis >= 6.170.10."""
+    values = draw_examples(ArgumentSchema(SEARCH).positive, 20, seed=1)
+    assert len(values) == 20 and all(isinstance(v, dict) and "query" in v for v in values)
+
+
+@pytest.mark.parametrize("schema", [SEARCH, TREE], ids=["flat", "recursive-ref"])
+def test_positive_values_are_valid_under_2020_12(schema: dict) -> None:
+    arguments = ArgumentSchema(schema)
+    validator = Draft202012Validator(schema, format_checker=format_checker())
+
+    @FAST
+    @given(arguments.positive)
+    def check(value: dict) -> None:
+        assert validator.is_valid(value), value
+
+    check()
+
+
+def test_recursive_ref_draws_nested_trees() -> None:
+    values = draw_examples(ArgumentSchema(TREE).populated, 30, seed=3)
+    assert any(value["tree"].get("children") for value in values)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_draws_values_that_pass_the_format_check(fmt: str) -> None:
+    schema = {"type": "object", "properties": {"v": {"type": "string", "format": fmt}}, "required": ["v"],
+              "additionalProperties": False}
+    values = draw_examples(ArgumentSchema(schema).positive, 15, seed=2)
+    assert len(values) == 15
+    checker = format_checker()
+    assert all(checker.conforms(v["v"], fmt) for v in values)
+
+
+def test_uuid_format_is_really_checked() -> None:
+    checker = format_checker()
+    assert checker.conforms("e3e70682-c209-4cac-629f-6fbed82c07cd", "uuid")
+    assert not checker.conforms("e3e70682c2094cac629f6fbed82c07cd", "uuid")
+    assert not checker.conforms("PT", "duration") and checker.conforms("P1DT2H", "duration")
+    assert not checker.conforms("2024-02-30T00:00:00Z", "date-time")
+
+
+def test_unsatisfiable_schema_is_reported_with_its_keyword() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 5, "maximum": 1}},
+              "required": ["n"]}
+    with pytest.raises(SchemaProblem) as raised:
+        ArgumentSchema(schema).preflight(1)
+    assert raised.value.tip
+
+
+def test_remote_ref_and_invalid_schema_are_reported() -> None:
+    with pytest.raises(SchemaProblem, match="not local"):
+        ArgumentSchema({"type": "object", "properties": {"a": {"$ref": "https://example.com/s.json"}}})
+    with pytest.raises(SchemaProblem, match="invalid"):
+        ArgumentSchema({"type": "object", "properties": {"a": {"type": "strin"}}})
+
+
+def test_draft4_boolean_exclusive_maximum_is_honoured() -> None:
+    schema = {"$schema": "http://json-schema.org/draft-04/schema#", "type": "object",
+              "properties": {"r": {"type": "number", "maximum": 1, "exclusiveMaximum": True}}, "required": ["r"]}
+    values = draw_examples(ArgumentSchema(schema).positive, 30, seed=4)
+    assert values and all(v["r"] < 1 for v in values)
+
+
+def test_negative_calls_break_exactly_one_rule_and_say_which() -> None:
+    arguments = ArgumentSchema(SEARCH)
+    base = {"query": "abc", "limit": 5, "sort": "date", "tags": ["a"], "filters": {}}
+    calls = {c.description: c for c in negative_calls(arguments, base)}
+    assert "violates maximum at /properties/limit (maximum 10, sent 11)" in calls
+    assert "violates required at /properties/query (removed `query`)" in calls
+    assert "violates additionalProperties at / (added property `mcpfuzz_unexpected`)" in calls
+    assert any(d.startswith("violates enum at /properties/sort") for d in calls)
+    assert any(d.startswith("violates maxLength at /properties/query") for d in calls)
+    for call in calls.values():
+        errors = list(Draft202012Validator(SEARCH).iter_errors(call.arguments))
+        assert errors and {str(e.validator) for e in errors} == {call.rule}, call.description
+
+
+def test_lax_coercions_are_only_sent_with_strict_types() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}, "s": {"type": "string"}},
+              "required": ["n", "s"]}
+    arguments = ArgumentSchema(schema)
+    lax = [c.arguments for c in negative_calls(arguments, {"n": 1, "s": "x"}, choice=0)]
+    lax += [c.arguments for k in range(1, 4) for c in negative_calls(arguments, {"n": 1, "s": "x"}, choice=k)]
+    sent = [a[k] for a in lax for k in ("n", "s") if k in a]
+    assert 1.5 not in sent and "12" not in sent and 12345 not in sent and None not in sent
+    strict = [c.arguments for k in range(8) for c in
+              negative_calls(arguments, {"n": 1, "s": "x"}, strict_types=True, choice=k)]
+    assert any(a.get("n") == 1.5 for a in strict) and any(a.get("s") == 12345 for a in strict)
+    assert any("n" in a and a["n"] is None for a in strict)
+
+
+def test_negative_strategy_only_draws_invalid_values() -> None:
+    arguments = ArgumentSchema(SEARCH)
+    validator = Draft202012Validator(SEARCH)
+
+    @FAST
+    @given(negative_arguments(arguments))
+    def check(call) -> None:  # noqa: ANN001
+        assert call.kind == NEGATIVE and not validator.is_valid(call.arguments)
+
+    check()
+
+
+def test_edge_strategy_draws_valid_edge_values() -> None:
+    arguments = ArgumentSchema(SEARCH)
+    seen: set[str] = set()
+
+    @settings(max_examples=150, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(edge_arguments(arguments))
+    def check(call) -> None:  # noqa: ANN001
+        assert call.kind == POSITIVE and arguments.is_valid(call.arguments)
+        seen.add(call.description.split(" at ")[0])
+
+    check()
+    assert len(seen) >= 5
+
+
+def test_coverage_hits_boundaries_enums_pairs_edges_and_negatives() -> None:
+    schema = {"type": "object", "properties": {
+        "kind": {"enum": ["a", "b", "c"]}, "color": {"enum": ["red", "black"]},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 10},
+        "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
+        "blob": {"type": "object"}, "name": {"type": "string"}}, "required": ["kind"],
+        "additionalProperties": False}
+    arguments = ArgumentSchema(schema)
+    plain, populated = arguments.preflight(1)
+    calls = coverage_calls(arguments, plain, populated)
+    sent = [c.arguments for c in calls if c.kind == POSITIVE]
+    assert all(arguments.is_valid(a) for a in sent)
+    assert {a.get("kind") for a in sent} >= {"a", "b", "c"}
+    assert any(a.get("kind") == "c" and a.get("color") == "black" for a in sent)
+    assert any(a.get("limit") == 10 for a in sent) and any(a.get("limit") == 1 for a in sent)
+    assert any(len(a.get("tags", [])) == 3 for a in sent)
+    depths = {json.dumps(a.get("blob")).count("{") for a in sent if isinstance(a.get("blob"), dict)}
+    assert {6, 32, 256} <= depths
+    descriptions = [c.description for c in calls if c.kind == NEGATIVE]
+    assert "violates maximum at /properties/limit (maximum 10, sent 11)" in descriptions
+    assert "violates required at /properties/kind (removed `kind`)" in descriptions
+    strings = [c for c in calls if c.description.startswith("edge value: a lone surrogate")]
+    assert strings and json.dumps(strings[0].arguments).count("\\ud800") == 1
+
+
+def test_generation_is_deterministic_for_a_seed() -> None:
+    first = draw_examples(ArgumentSchema(SEARCH).positive, 10, seed=42)
+    again = draw_examples(ArgumentSchema(SEARCH).positive, 10, seed=42)
+    other = draw_examples(ArgumentSchema(SEARCH).positive, 10, seed=43)
+    assert first == again and first != other
+
+
+def test_strategies_compose_with_plain_hypothesis() -> None:
+    """The strategies are ordinary Hypothesis strategies (usable in a user's own tests)."""
+    arguments = ArgumentSchema(SEARCH)
+
+    @FAST
+    @given(st.tuples(arguments.positive, negative_arguments(arguments)))
+    def check(pair) -> None:  # noqa: ANN001
+        assert arguments.is_valid(pair[0]) and not arguments.is_valid(pair[1].arguments)
+
+    check()

@@ -1,0 +1,72 @@
+"""Tool-argument bugs of tests/servers/tool_server.py: each found by its oracle only, the clean server by none."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.engine_runs import TOOL_SERVER, fixture_command, run_engine
+
+# bug -> (phases that must find it, the only oracles that may fire, a text of the reproducing call)
+EXPECTED: dict[str, tuple[tuple[str, ...], set[str], str]] = {
+    "crash-at-maximum": (("coverage",), {"no-crash"}, '"limit":10'),
+    "hang-on-enum": (("coverage",), {"no-hang"}, '"sort":"date"'),
+    "leak-missing-required": (("coverage",), {"invalid-params", "no-internal-leak"}, '"arguments":{'),
+    "bad-structured": (("coverage",), {"output-schema"}, '"query":'),
+    "reject-non-ascii": (("coverage",), {"valid-input-accepted"}, "\\u"),
+    "crash-surrogate": (("coverage",), {"no-crash"}, "\\ud"),
+    "crash-deep-nesting": (("coverage",), {"no-crash"}, '{"a":{"a":'),
+    "crash-enum-pair": (("coverage",), {"no-crash"}, '"color":"black"'),
+    "crash-at-max-items": (("coverage",), {"no-crash"}, '"tags":['),
+}
+
+
+def _tool_run(*bugs: str, phases: tuple[str, ...], budget: float, seed: int = 1):  # noqa: ANN202
+    return run_engine(fixture_command(*bugs, server=TOOL_SERVER), phases=("probe", *phases), budget=budget,
+                      timeout=1.0, seed=seed)
+
+
+@pytest.mark.parametrize("bug", sorted(EXPECTED))
+def test_tool_bug_is_caught_by_its_oracle_only(bug: str) -> None:
+    phases, oracles, text = EXPECTED[bug]
+    finished = _tool_run(bug, phases=phases, budget=30)
+    assert not finished.error, finished.error
+    fired = {f.oracle for f in finished.findings}
+    assert fired & oracles, f"{bug}: none of {oracles} fired; got {[(f.oracle, f.message) for f in finished.findings]}"
+    assert fired <= oracles, f"{bug}: unrelated oracles fired: {fired - oracles}"
+    finding = next(f for f in finished.findings if f.oracle in oracles)
+    assert finding.tool is not None and finding.target == f"tool/{finding.tool}"
+    assert text in finding.frames[-1].decode("ascii"), finding.frames[-1][:300]
+
+
+def test_fuzz_phase_alone_finds_a_boundary_crash_and_shrinks_it() -> None:
+    """Without the coverage phase, Hypothesis finds limit == 10 and keeps the smallest call that crashes."""
+    finished = _tool_run("crash-at-maximum", phases=("fuzz",), budget=25)
+    crashes = [f for f in finished.findings if f.oracle == "no-crash"]
+    assert crashes and {f.oracle for f in finished.findings} == {"no-crash"}
+    assert b'"limit":10' in crashes[0].frames[-1]
+
+
+def test_stateful_phase_finds_a_crash_on_a_deleted_id_with_its_sequence() -> None:
+    """create_item -> delete_item(id) -> get_item(id): the finding carries the whole sequence."""
+    finished = _tool_run("crash-deleted-id", phases=("stateful",), budget=28)
+    crashes = [f for f in finished.findings if f.oracle == "no-crash"]
+    assert crashes, [(f.oracle, f.message) for f in finished.findings]
+    frames = [frame.decode("ascii", "replace") for frame in crashes[0].frames]
+    assert '"name":"get_item"' in frames[-1]
+    assert any('"name":"create_item"' in frame for frame in frames[:-1])
+    assert any('"name":"delete_item"' in frame for frame in frames[:-1])
+
+
+def test_clean_tool_server_gives_zero_findings_in_every_phase() -> None:
+    finished = _tool_run(phases=("catalogue", "lifecycle", "coverage", "fuzz", "stateful"), budget=20)
+    assert not finished.error
+    assert [(f.oracle, f.target, f.message, f.case_title) for f in finished.findings] == []
+    assert finished.stats.phases["coverage"] > 50 and finished.stats.phases["fuzz"] > 100
+    assert finished.stats.phases["stateful"] > 50 and finished.stats.tool_calls > 300
+
+
+def test_clean_tool_server_in_the_legacy_era_too() -> None:
+    finished = run_engine(fixture_command(server=TOOL_SERVER), phases=("probe", "coverage", "fuzz"), budget=10,
+                          protocol_version="2025-06-18", timeout=1.0)
+    assert finished.protocol_version == "2025-06-18"
+    assert [(f.oracle, f.message, f.case_title) for f in finished.findings] == []
