@@ -74,6 +74,12 @@ def main() -> None:
               help="Also send type changes lax servers may coerce (\"5\" for 5, 1.5 for an integer, null).")
 @click.option("--corpus", "corpus_dir", type=click.Path(file_okay=False), default="corpus", show_default=True,
               metavar="DIR", help="Corpus folder (Hypothesis' example database lives in DIR/.hypothesis).")
+@click.option("--no-replay", is_flag=True, default=False,
+              help="Do not replay the corpus before fuzzing (by default saved failures run first).")
+@click.option("--log-frames", type=click.Path(dir_okay=False, writable=True), default=None, metavar="PATH",
+              help="Write every frame sent, one per line, to PATH (same seed and options: same bytes).")
+@click.option("--max-examples", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Cap each Hypothesis search at N examples (for runs that must be identical; default: time).")
 @click.option("--grace", type=click.FloatRange(min=0), default=0.25, show_default=True, metavar="SECONDS",
               help="After a later request is answered, how long to still wait for a frame's own reply.")
 @click.option("--max-line", type=click.IntRange(min=1024), default=8 * 1024 * 1024, show_default=True,
@@ -83,7 +89,8 @@ def main() -> None:
 def run(server: tuple[str, ...], seed: int | None, budget: float, timeout: float, json_path: str | None,
         oracles: str | None, exclude_oracles: str | None, fail_on: str, protocol_version: str | None,
         phases: str, include_tools: tuple[str, ...], exclude_tools: tuple[str, ...], strict_types: bool,
-        corpus_dir: str, grace: float, max_line: int, env_pairs: tuple[str, ...]) -> None:
+        corpus_dir: str, no_replay: bool, log_frames: str | None, max_examples: int | None, grace: float,
+        max_line: int, env_pairs: tuple[str, ...]) -> None:
     """Fuzz a stdio MCP server: `mcpfuzz run [OPTIONS] -- CMD [ARGS]...`.
 
     The server inherits mcpfuzz's environment and working directory. Exit status: 0 no findings
@@ -119,7 +126,8 @@ def run(server: tuple[str, ...], seed: int | None, budget: float, timeout: float
                        timeout=timeout, grace=grace, oracles=tuple(selected), fail_on=Severity.parse(fail_on),
                        protocol_version=protocol_version, phases=("probe", *phase_names), max_line=max_line,
                        env=env, include_tools=include_tools, exclude_tools=exclude_tools, strict_types=strict_types,
-                       corpus=Path(corpus_dir))
+                       corpus=_check_corpus(corpus_dir), replay_corpus=not no_replay,
+                       log_frames=Path(log_frames) if log_frames else None, max_examples=max_examples)
     reporter = ConsoleReporter(config)
     finished = anyio.run(run_engine, config, reporter)
     if json_path:
@@ -132,6 +140,75 @@ def run(server: tuple[str, ...], seed: int | None, budget: float, timeout: float
     if failing:
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_ERROR if finished.error else EXIT_CLEAN)
+
+
+class _CommandAfterDashes(click.Command):
+    """Keeps what follows `--` apart (the server command), so that paths and the command can both be given."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            split = args.index("--")
+            ctx.meta["server_command"] = args[split + 1:]
+            args = args[:split]
+        return super().parse_args(ctx, args)
+
+
+@main.command(cls=_CommandAfterDashes)
+@click.argument("paths", nargs=-1, type=click.Path(exists=True), metavar="[FILE|DIR]...")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=5.0, show_default=True,
+              metavar="SECONDS", help="How long one request may take before it counts as unanswered.")
+@click.option("--env", "env_pairs", multiple=True, metavar="NAME=VALUE",
+              help="Extra environment variable for the server (repeatable).")
+@click.pass_context
+def replay(ctx: click.Context, paths: tuple[str, ...], timeout: float, env_pairs: tuple[str, ...]) -> None:
+    """Re-run saved failures: `mcpfuzz replay [FILE|DIR]... [-- CMD [ARGS]...]`.
+
+    Each transcript is sent to a fresh server (its own command, or CMD) and judged by the same
+    oracles: FIXED, FAILED or ERROR. Exit status: 0 all fixed, 1 some still fail, 2 some could
+    not be replayed. Without paths, ./corpus is replayed.
+    """
+    from pathlib import Path
+
+    import anyio
+
+    from mcpfuzz.engine.replay import ERROR, FAILED, load_replayables, replay_one
+    from mcpfuzz.engine.session import SessionOptions
+    from mcpfuzz.oracles.base import all_oracles
+    from mcpfuzz.report.replay_console import print_outcome
+
+    override = ctx.meta.get("server_command") or []
+    targets = [Path(p) for p in paths] or [Path("corpus")]
+    if not paths and not targets[0].is_dir():
+        raise click.UsageError("no transcript given and no ./corpus folder here; name a FILE or DIR to replay")
+    replayables, outcomes = load_replayables(targets)
+    if not replayables and not outcomes:
+        click.echo(f"nothing to replay in {', '.join(str(t) for t in targets)}")
+        sys.exit(EXIT_CLEAN)
+    options = SessionOptions(timeout=timeout, env=_parse_env(env_pairs) or None)
+    oracles = tuple(all_oracles())
+    for outcome in outcomes:
+        print_outcome(outcome)
+    for replayable in replayables:
+        outcome = anyio.run(replay_one, replayable, list(override) or replayable.command, options, oracles)
+        outcomes.append(outcome)
+        print_outcome(outcome)
+    statuses = [o.status for o in outcomes]
+    counts = ", ".join(f"{statuses.count(s)} {s.lower()}" for s in ("FIXED", FAILED, ERROR))
+    click.echo(f"replayed {len(statuses)} transcripts: {counts}")
+    sys.exit(EXIT_FINDINGS if FAILED in statuses else EXIT_ERROR if ERROR in statuses else EXIT_CLEAN)
+
+
+def _check_corpus(folder: str) -> object:
+    """The corpus folder, refused early (exit 2) when it cannot be used."""
+    from pathlib import Path
+
+    from mcpfuzz.corpus.store import CorpusError, CorpusStore
+
+    try:
+        CorpusStore(Path(folder))
+    except CorpusError as error:
+        raise click.BadParameter(str(error), param_hint="--corpus") from None
+    return Path(folder)
 
 
 @main.command("oracles")

@@ -81,6 +81,10 @@ class Redactor:
         ordered = sorted(known, key=lambda s: (-len(s), s))
         self._known = re.compile("|".join(map(re.escape, ordered))) if ordered else None
 
+    def known(self, s: str) -> str:
+        """`s` with only the known secrets replaced (for frames, which must replay byte for byte)."""
+        return self._known.sub(REDACTED, s) if self._known is not None else s
+
     def text(self, s: str) -> str:
         """`s` with every known secret and credential-shaped substring replaced."""
         if self._known is not None:

@@ -30,6 +30,9 @@ class RunConfig:
     exclude_tools: tuple[str, ...] = ()
     strict_types: bool = False
     corpus: Path | None = None
+    replay_corpus: bool = True
+    log_frames: Path | None = None
+    max_examples: int | None = None
 
     @property
     def database_root(self) -> Path | None:

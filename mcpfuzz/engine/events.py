@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.oracles.base import Severity
 
 
@@ -26,6 +27,10 @@ class Finding:
     key: str
     tool: str | None = None
     stderr_tail: str = ""
+    # What a corpus transcript needs to replay the finding (not part of its identity).
+    case: Case | None = field(default=None, compare=False, repr=False)
+    era: str = ""
+    protocol_version: str = ""
 
     @property
     def fingerprint(self) -> str:
@@ -133,6 +138,7 @@ class RunFinished:
     era: str | None
     stopped: str = ""  # "", "budget", "interrupted"
     error: str = ""
+    corpus_paths: dict[str, str] = field(default_factory=dict)  # fingerprint -> transcript path
 
 
 Event = Any

@@ -35,7 +35,8 @@ def to_finding(failure: Failure, exchange: Exchange, tool: str | None = None) ->
         oracle=failure.oracle, severity=failure.severity, title=failure.title, message=failure.message,
         target=case.target, case_title=case.title, expected=case.expect.describe(),
         frames=tuple(exchange.frames), received=received_lines(exchange), key=failure.key, tool=tool,
-        stderr_tail=exchange.crash.stderr_tail if exchange.crash else "")
+        stderr_tail=exchange.crash.stderr_tail if exchange.crash else "", case=case, era=exchange.era.value,
+        protocol_version=exchange.protocol_version)
 
 
 class FindingSet:

@@ -9,11 +9,14 @@ from functools import partial
 
 import anyio
 
+from mcpfuzz.corpus.redact import Redactor
+from mcpfuzz.corpus.store import CorpusError, CorpusStore
 from mcpfuzz.engine.config import TOOL_PHASES, RunConfig
 from mcpfuzz.engine.errors import UnusableServer
 from mcpfuzz.engine.events import (
     CaseDone,
     EventSink,
+    Finding,
     FindingFound,
     Notice,
     PhaseStarted,
@@ -26,9 +29,11 @@ from mcpfuzz.engine.events import (
 )
 from mcpfuzz.engine.judge import FindingSet
 from mcpfuzz.engine.probe import ProbeResult, probe
+from mcpfuzz.engine.replay import load_replayables
 from mcpfuzz.engine.session import HarnessError, Session, SessionOptions
 from mcpfuzz.engine.tool_phases import PhaseStopped, ToolPhaseOptions, ToolPhases
 from mcpfuzz.engine.tool_targets import plan_tools
+from mcpfuzz.engine.transcripts import save_findings
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.strategies.catalogue import CatalogueContext, catalogue
@@ -49,6 +54,12 @@ class Run:
         self.error = ""
         self._session: Session | None = None
         self._deadline = 0.0
+        self._store: CorpusStore | None = None
+        if config.corpus is not None:
+            try:
+                self._store = CorpusStore(config.corpus)
+            except CorpusError as error:
+                emit(Notice(f"{error}; running without a corpus", level="error"))
 
     async def execute(self) -> RunFinished:
         """Run every phase within the budget; Ctrl-C and SIGTERM stop it cleanly."""
@@ -58,7 +69,7 @@ class Run:
         self._deadline = started + config.budget - min(2.0, config.budget * 0.05)
         self.emit(RunStarted(config.server_label, config.seed, config.oracles, config.budget, config.timeout))
         options = SessionOptions(timeout=config.timeout, grace=config.grace, max_line=config.max_line,
-                                 env=config.env or None)
+                                 env=config.env or None, frame_log=config.log_frames)
         async with anyio.create_task_group() as group:
             group.start_soon(self._watch_signals, group.cancel_scope)
             with anyio.move_on_after(config.budget) as budget_scope:
@@ -80,12 +91,52 @@ class Run:
         if self._session is not None:
             self.stats.frames_sent = self._session.frames_sent
             self.stats.restarts = self._session.restarts
+        findings = tuple(self.findings.all())
+        corpus_paths = self._save_corpus(findings)
         self.stats.duration = time.monotonic() - started
-        finished = RunFinished(self.stats, tuple(self.findings.all()),
-                               self.probe.version if self.probe else None,
-                               self.probe.era.value if self.probe else None, self.stopped, self.error)
+        finished = RunFinished(self.stats, findings, self.probe.version if self.probe else None,
+                               self.probe.era.value if self.probe else None, self.stopped, self.error,
+                               corpus_paths)
         self.emit(finished)
         return finished
+
+    def _save_corpus(self, findings: tuple[Finding, ...]) -> dict[str, str]:
+        """One transcript per finding (also after an interruption: nothing found is lost)."""
+        if self._store is None or not findings:
+            return {}
+        try:
+            return save_findings(self._store, list(findings), command=self.config.command, seed=self.config.seed,
+                                 redactor=Redactor(self.config.env.values()))
+        except (OSError, CorpusError) as error:
+            self.emit(Notice(f"the corpus could not be written to {self.config.corpus}: {error}", level="error"))
+            return {}
+
+    async def _regression(self, session: Session) -> None:
+        """Replay the corpus first: a saved failure that still fails is a finding; a fixed one is marked."""
+        assert self._store is not None and self.probe is not None
+        if not self._store.root.is_dir():
+            return
+        replayables, broken = await anyio.to_thread.run_sync(load_replayables, [self._store.root])
+        for outcome in broken:
+            self.emit(Notice(f"corpus: {outcome.path.name} skipped: {outcome.reason}"))
+        if not replayables:
+            return
+        self.emit(PhaseStarted("regression", len(replayables)))
+        era, version = session.era, session.version
+        for replayable in replayables:
+            session.era, session.version = replayable.era, replayable.version or version
+            try:
+                exchange = await session.run_case(replayable.case)
+            except (HarnessError, ServerStartError) as error:
+                self.emit(Notice(f"corpus: {replayable.path.name} could not be replayed: {error}"))
+                continue
+            finally:
+                session.era, session.version = era, version
+            tool = replayable.case.expect.extra.get("tool")
+            judged = self._judge("regression", exchange, tool if isinstance(tool, str) else None)
+            if not any(failure.oracle == replayable.oracle for failure, _, _ in judged):
+                self._store.mark(replayable.path, status="fixed")
+                self.emit(Notice(f"corpus: {replayable.path.name} is fixed", level="info"))
 
     async def _watch_signals(self, scope: anyio.CancelScope) -> None:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -106,6 +157,8 @@ class Run:
             self.emit(Notice(note))
         for exchange in self.probe.exchanges:
             self._judge("probe", exchange)
+        if self._store is not None and config.replay_corpus:
+            await self._regression(session)
         context = CatalogueContext(self.probe.era, self.probe.version, _first_tool(self.probe.tools),
                                    self.probe.capabilities)
         if "catalogue" in config.phases:
@@ -128,7 +181,7 @@ class Run:
         if not plan.targets:
             return
         phases = ToolPhases(session, plan.targets, self._judge, ToolPhaseOptions(
-            config.seed, config.strict_types, config.database_root, config.server_label))
+            config.seed, config.strict_types, config.database_root, config.server_label, config.max_examples))
         try:
             if "coverage" in config.phases:
                 self.emit(PhaseStarted("coverage", phases.coverage_size()))

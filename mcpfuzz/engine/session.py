@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, BinaryIO
 
 import anyio
 import anyio.abc
@@ -43,6 +44,7 @@ class SessionOptions:
     max_line: int = 8 * 1024 * 1024
     write_timeout: float = 5.0
     env: dict[str, str] | None = None
+    frame_log: Path | None = None
 
 
 @dataclass
@@ -90,8 +92,11 @@ class Session:
         self._outbox: list[bytes] = []
         self.handshake_frames: list[bytes] = []
         self._group: anyio.abc.TaskGroup
+        self._frame_log: BinaryIO | None = None
 
     async def __aenter__(self) -> Session:
+        if self.options.frame_log is not None:
+            self._frame_log = open(self.options.frame_log, "wb")  # noqa: SIM115 (closed in __aexit__)
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
         await self.server.__aenter__()
@@ -103,6 +108,8 @@ class Session:
         finally:
             self._group.cancel_scope.cancel()
             await self._group.__aexit__(None, None, None)
+            if self._frame_log is not None:
+                self._frame_log.close()
         return None
 
     # -- process lifecycle ---------------------------------------------------------------------
@@ -156,6 +163,8 @@ class Session:
             await self.server.write(data + b"\n")
         self.frames_sent += 1
         self.log.append(data)
+        if self._frame_log is not None:
+            self._frame_log.write(data + b"\n")
 
     def message(self, method: str, params: Any = ABSENT, id: Any = ABSENT) -> bytes:
         """Encode a request of the session's era (modern requests carry `_meta`)."""

@@ -48,6 +48,7 @@ class ToolPhaseOptions:
     strict_types: bool
     database_root: Path | None
     server_label: str
+    max_examples: int | None = None
 
 
 class ToolPhases:
@@ -119,7 +120,7 @@ class ToolPhases:
                 return _to_raise(judged, pursued)
 
             outcome = await run_given(strategy, body, seed=self._seed(target.name, round_number),
-                                      deadline=deadline, database=database)
+                                      deadline=deadline, database=database, **self._limit())
             if outcome.ended != "failed":
                 return  # out of time, or Hypothesis has nothing new to try
             round_number += 1
@@ -136,7 +137,7 @@ class ToolPhases:
                 return self._sequence(data, deadline, pursued)
 
             outcome = await run_given(st.data(), body, seed=self._seed("stateful", round_number),
-                                      deadline=deadline, database=None)
+                                      deadline=deadline, database=None, **self._limit())
             if outcome.ended != "failed":
                 return
             round_number += 1
@@ -166,6 +167,10 @@ class ToolPhases:
         return None
 
     # -- helpers -------------------------------------------------------------------------------
+
+    def _limit(self) -> dict[str, int]:
+        """--max-examples caps each search by count (runs that must send the same frames every time)."""
+        return {"max_examples": self.options.max_examples} if self.options.max_examples else {}
 
     def _seed(self, name: str, round_number: int) -> int:
         text = f"{self.options.seed}|{name}|{round_number}"

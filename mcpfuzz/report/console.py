@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections import Counter
 
 from rich.console import Console
@@ -101,10 +102,10 @@ class ConsoleReporter:
         if findings:
             self.console.rule("findings")
             for number, finding in enumerate(findings, 1):
-                self._print_finding(number, finding)
+                self._print_finding(number, finding, event.corpus_paths.get(finding.fingerprint))
         self._print_summary(event)
 
-    def _print_finding(self, number: int, finding: Finding) -> None:
+    def _print_finding(self, number: int, finding: Finding, corpus_path: str | None = None) -> None:
         style = SEVERITY_STYLE[finding.severity]
         self.console.print(f"\n[bold]{number}.[/] [{style}]{finding.severity.name}[/] [bold]{finding.oracle}[/] "
                            f"on {escape(finding.target)} ({escape(finding.case_title)})")
@@ -119,6 +120,8 @@ class ConsoleReporter:
         self.console.print(f"     {escape(command)}", soft_wrap=True)
         for note in notes:
             self.console.print(f"     ({escape(note)})", style="dim")
+        if corpus_path:
+            self.console.print(f"     mcpfuzz replay {escape(shlex.quote(corpus_path))}")
 
     def _print_summary(self, event: RunFinished) -> None:
         counts = Counter(f.severity for f in event.findings)
@@ -132,6 +135,9 @@ class ConsoleReporter:
                            f"seed {self.config.seed}")
         if event.protocol_version:
             self.console.print(f"protocol {event.protocol_version} ({event.era} era)", style="dim")
+        if event.corpus_paths and self.config.corpus is not None:
+            self.console.print(f"corpus: {len(event.corpus_paths)} transcripts in {self.config.corpus} "
+                               f"(mcpfuzz replay {shlex.quote(str(self.config.corpus))})", style="dim")
         if event.stopped:
             self.console.print(f"stopped early: {event.stopped}", style="yellow")
         if event.error:

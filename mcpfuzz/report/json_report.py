@@ -6,24 +6,19 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import Finding, RunFinished
+from mcpfuzz.jsonrpc.case_json import frame_to_json
 from mcpfuzz.report.reproduce import shell_reproduction
 
 REPORT_VERSION = 1
 
 
-def frame_json(frame: bytes) -> Any:
-    """A frame as JSON: text when it is UTF-8, else {"hex": ...}."""
-    try:
-        return frame.decode("utf-8")
-    except UnicodeDecodeError:
-        return {"hex": frame.hex()}
+frame_json = frame_to_json
 
 
-def finding_json(finding: Finding, command: list[str]) -> dict:
+def finding_json(finding: Finding, command: list[str], corpus_path: str | None = None) -> dict:
     """One finding as the contract shapes it (plus extra fields that help a reader)."""
     reproduce, notes = shell_reproduction(command, finding.frames)
     return {
@@ -38,7 +33,7 @@ def finding_json(finding: Finding, command: list[str]) -> dict:
         "received": list(finding.received),
         "fingerprint": finding.fingerprint,
         "reproducer": {"frames": [frame_json(f) for f in finding.frames], "shell": reproduce, "notes": notes},
-        "corpus_path": None,
+        "corpus_path": corpus_path,
     }
 
 
@@ -57,7 +52,8 @@ def report_json(config: RunConfig, finished: RunFinished) -> dict:
         "stopped": finished.stopped or None,
         "error": finished.error or None,
         "failOn": str(config.fail_on),
-        "findings": [finding_json(f, config.command) for f in finished.findings],
+        "findings": [finding_json(f, config.command, finished.corpus_paths.get(f.fingerprint))
+                     for f in finished.findings],
     }
 
 

@@ -171,7 +171,7 @@ DATE_TIME = re.compile(
     r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.[0-9]+)?(?:[Zz]|[+-]([0-9]{2}):([0-9]{2}))"
 )
 DURATION = re.compile(
-    r"P(?:[0-9]+W|(?=[0-9]|T[0-9])(?:[0-9]+Y)?(?:[0-9]+M)?(?:[0-9]+D)?(?:T(?=[0-9])(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+S)?)?)"
+    r"P(?:[0-9]+W|(?=[0-9]|T[0-9])(?:[0-9]+Y)?(?:[0-9]+M)?(?:[0-9]+D)?(?:T(?=[0-9])(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+(?:[.,][0-9]+)?S)?)?)"
 )
 URI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?#\[\]]|%[0-9A-Fa-f]{2})*")
 
@@ -197,7 +197,7 @@ def is_date_time(value: object) -> bool:
 
 
 def is_duration(value: object) -> bool:
-    """ISO 8601 duration as in RFC 3339 appendix A (components in order, at least one)."""
+    """ISO 8601 duration (RFC 3339 appendix A; components in order, at least one; fractional seconds too)."""
     return not isinstance(value, str) or DURATION.fullmatch(value) is not None
 
 

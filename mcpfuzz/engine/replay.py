@@ -1,0 +1,82 @@
+"""`mcpfuzz replay`: re-send a transcript's frames to a fresh server and re-run the oracles."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mcpfuzz.corpus.store import CorpusError, CorpusStore
+from mcpfuzz.engine.events import Finding
+from mcpfuzz.engine.judge import FindingSet
+from mcpfuzz.engine.session import HarnessError, Session, SessionOptions
+from mcpfuzz.engine.transcripts import Replayable, from_transcript
+from mcpfuzz.jsonrpc.case_json import CaseFormatError
+from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.transport.errors import ServerStartError, TransportError
+
+FIXED, FAILED, ERROR = "FIXED", "FAILED", "ERROR"
+
+
+@dataclass
+class ReplayOutcome:
+    """One transcript replayed: FIXED, FAILED (with the findings) or ERROR (with the reason)."""
+
+    path: Path
+    status: str
+    reason: str = ""
+    replayable: Replayable | None = None
+    findings: list[Finding] = field(default_factory=list)
+    command: list[str] = field(default_factory=list)
+
+
+def load_replayables(paths: list[Path]) -> tuple[list[Replayable], list[ReplayOutcome]]:
+    """Transcripts from files and folders; broken ones come back as ERROR outcomes."""
+    found: list[tuple[Path, dict | None, str]] = []
+    for path in paths:
+        if path.is_dir():
+            try:
+                good, broken = CorpusStore(path).load_all()
+            except CorpusError as error:
+                found.append((path, None, str(error)))
+                continue
+            found += [(p, data, "") for p, data in good] + [(p, None, reason) for p, reason in broken]
+        else:
+            try:
+                found.append((path, CorpusStore(path.parent).load(path), ""))
+            except CorpusError as error:
+                found.append((path, None, str(error)))
+    replayables, errors = [], []
+    for path, data, reason in found:
+        if data is None:
+            errors.append(ReplayOutcome(path, ERROR, reason))
+            continue
+        try:
+            replayables.append(from_transcript(path, data))
+        except CaseFormatError as error:
+            errors.append(ReplayOutcome(path, ERROR, f"the transcript cannot be replayed: {error}"))
+    return replayables, errors
+
+
+def judge_replay(replayable: Replayable, exchange: Exchange, oracles: tuple[str, ...]) -> tuple[str, list[Finding]]:
+    """FAILED when the transcript's oracle fires again on the replayed exchange, else FIXED."""
+    tool = replayable.case.expect.extra.get("tool")
+    findings = FindingSet().judge(exchange, oracles, tool if isinstance(tool, str) else None)
+    same = [f for f in findings if f.oracle == replayable.oracle]
+    return (FAILED if same else FIXED), findings
+
+
+async def replay_one(replayable: Replayable, command: list[str], options: SessionOptions,
+                     oracles: tuple[str, ...]) -> ReplayOutcome:
+    """A fresh server, the transcript's frames, the oracles; the server is stopped afterwards."""
+    if not command:
+        return ReplayOutcome(replayable.path, ERROR, "the transcript names no server command; give one after `--`",
+                             replayable)
+    try:
+        async with Session(command, options) as session:
+            session.era, session.version = replayable.era, replayable.version or session.version
+            exchange = await session.run_case(replayable.case)
+    except (ServerStartError, HarnessError, TransportError) as error:
+        return ReplayOutcome(replayable.path, ERROR, f"the server could not be run: {error}", replayable,
+                             command=command)
+    status, findings = judge_replay(replayable, exchange, oracles)
+    return ReplayOutcome(replayable.path, status, "", replayable, findings, command)

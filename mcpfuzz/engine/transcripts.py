@@ -1,0 +1,88 @@
+"""Findings as corpus transcripts (secrets redacted), and transcripts back as replayable cases."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mcpfuzz.corpus.redact import Redactor
+from mcpfuzz.corpus.store import CorpusStore
+from mcpfuzz.engine.events import Finding
+from mcpfuzz.jsonrpc.case_json import CaseFormatError, case_from_json, case_to_json, frame_from_json, frame_to_json
+from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.versions import Era
+
+
+@dataclass(frozen=True)
+class Replayable:
+    """A transcript read back: the case to run, its era, and what it found before."""
+
+    path: Path
+    case: Case
+    era: Era
+    version: str
+    oracle: str
+    key: str
+    command: list[str]
+    message: str
+
+
+def to_transcript(finding: Finding, *, command: list[str], seed: int, redactor: Redactor,
+                  reproducible: bool = True) -> dict[str, Any]:
+    """A finding as a human-readable transcript; frames keep their exact bytes (known secrets aside)."""
+    frames = [frame_to_json(frame) for frame in finding.frames]
+    # Frames are ours, but a stateful sequence may reuse a value the server returned: known secrets
+    # only, so that token-shaped fuzz strings still replay byte for byte.
+    frames = [redactor.known(f) if isinstance(f, str) else f for f in frames]
+    return {
+        "target": finding.target,
+        "oracle": finding.oracle,
+        "fingerprint": finding.fingerprint,
+        "severity": str(finding.severity),
+        "title": finding.title,
+        "message": redactor.text(finding.message),
+        "key": finding.key,
+        "tool": finding.tool,
+        "case_title": redactor.text(finding.case_title),
+        "expected": finding.expected,
+        "received": [redactor.text(line) for line in finding.received],
+        "stderr_tail": redactor.text(finding.stderr_tail),
+        "reproducible": reproducible,
+        "status": "failing",
+        "seed": seed,
+        "server": {"command": redactor.argv(command)},
+        "protocol": {"era": finding.era, "version": finding.protocol_version},
+        "case": case_to_json(finding.case) if finding.case is not None else None,
+        "frames": frames,
+    }
+
+
+def save_findings(store: CorpusStore, findings: list[Finding], *, command: list[str], seed: int,
+                  redactor: Redactor) -> dict[str, str]:
+    """Write one transcript per finding (the same failure updates its file); fingerprint -> path."""
+    paths = {}
+    for finding in findings:
+        if finding.case is None:
+            continue
+        path, _ = store.save(to_transcript(finding, command=command, seed=seed, redactor=redactor))
+        paths[finding.fingerprint] = str(path)
+    return paths
+
+
+def from_transcript(path: Path, data: dict) -> Replayable:
+    """A transcript as a case to replay (CaseFormatError when it cannot be)."""
+    raw_frames = data.get("frames")
+    if not isinstance(raw_frames, list) or not raw_frames:
+        raise CaseFormatError("the transcript has no frames")
+    frames = [frame_from_json(frame) for frame in raw_frames]
+    case = case_from_json(data.get("case"), frames)
+    protocol = data.get("protocol") if isinstance(data.get("protocol"), dict) else {}
+    try:
+        era = Era(protocol.get("era") or "legacy")
+    except ValueError:
+        raise CaseFormatError(f"unknown protocol era {protocol.get('era')!r}") from None
+    server = data.get("server") if isinstance(data.get("server"), dict) else {}
+    command = server.get("command") if isinstance(server.get("command"), list) else []
+    return Replayable(path, case, era, str(protocol.get("version") or ""), str(data.get("oracle")),
+                      str(data.get("key", "")), [str(part) for part in command], str(data.get("message", "")))

@@ -1,0 +1,133 @@
+"""The corpus from real runs: transcripts, replay FIXED/FAILED/ERROR, no secrets, same seed same bytes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from mcpfuzz.corpus.store import CorpusStore
+from tests.conftest import run_cli
+from tests.engine_runs import MCP_SERVER
+
+BUGGY = [sys.executable, str(MCP_SERVER), "--bug", "crash-batch", "--bug", "id-coerce"]
+CLEAN = [sys.executable, str(MCP_SERVER)]
+PROTOCOL_RUN = ["run", "--timeout", "1", "--budget", "30", "--phases", "catalogue,lifecycle", "--seed", "3"]
+
+
+def _transcripts(folder: Path) -> list[dict]:
+    good, broken = CorpusStore(folder).load_all()
+    assert not broken, broken
+    return [data for _, data in good]
+
+
+def test_run_writes_one_transcript_per_finding_and_replay_judges_them(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    report = tmp_path / "report.json"
+    result = run_cli([*PROTOCOL_RUN, "--corpus", str(corpus), "--json", str(report), "--", *BUGGY])
+    assert result.returncode == 1, result.stdout + result.stderr
+    findings = json.loads(report.read_text())["findings"]
+    transcripts = _transcripts(corpus)
+    assert len(transcripts) == len(findings) >= 2
+    assert all(f["corpus_path"] and Path(f["corpus_path"]).is_file() for f in findings)
+    assert (corpus / "manifest.json").is_file()
+    assert "mcpfuzz replay " in result.stdout
+    crash = next(t for t in transcripts if t["oracle"] == "no-crash")
+    # The reproducer is the handshake plus the one frame: nothing else is needed.
+    assert len(crash["frames"]) <= 2 + 3 and crash["frames"][-1].startswith("[")
+
+    still_buggy = run_cli(["replay", str(corpus), "--timeout", "1", "--", *BUGGY])
+    assert still_buggy.returncode == 1, still_buggy.stdout
+    assert still_buggy.stdout.count("FAILED") >= len(transcripts)
+    fixed = run_cli(["replay", str(corpus), "--timeout", "1", "--", *CLEAN])
+    assert fixed.returncode == 0, fixed.stdout
+    assert f"{len(transcripts)} fixed" in fixed.stdout
+
+    one = next(corpus.glob("*no-crash*.json"))
+    single = run_cli(["replay", str(one), "--timeout", "1", "--", *BUGGY])
+    assert single.returncode == 1 and "FAILED" in single.stdout and "printf" in single.stdout
+
+
+def test_a_second_run_updates_the_same_files_and_replays_the_corpus_first(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    run_cli([*PROTOCOL_RUN, "--corpus", str(corpus), "--", *BUGGY])
+    before = sorted(p.name for p in corpus.glob("*.json"))
+    run_cli([*PROTOCOL_RUN, "--corpus", str(corpus), "--", *BUGGY])
+    after = sorted(p.name for p in corpus.glob("*.json"))
+    assert before == after
+    assert all(t["seen"] == 2 for t in _transcripts(corpus))
+    # The fixed server: the regression phase marks every transcript fixed.
+    clean = run_cli([*PROTOCOL_RUN, "--corpus", str(corpus), "--", *CLEAN])
+    assert clean.returncode == 0, clean.stdout
+    assert {t.get("status") for t in _transcripts(corpus)} == {"fixed"}
+
+
+def test_replay_reports_error_for_a_broken_transcript_and_a_missing_server(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    result = run_cli(["replay", str(broken)])
+    assert result.returncode == 2 and "ERROR" in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+    corpus = tmp_path / "corpus"
+    run_cli([*PROTOCOL_RUN, "--corpus", str(corpus), "--", *BUGGY])
+    gone = run_cli(["replay", str(corpus), "--", "/nonexistent/server-binary"])
+    assert gone.returncode == 2 and "ERROR" in gone.stdout
+
+
+def test_transcripts_carry_no_secret_from_env(tmp_path: Path) -> None:
+    """The secret reaches the server's stderr and argv; the transcript must not keep it."""
+    secret = "s3cr3t-value-4242"
+    corpus = tmp_path / "corpus"
+    script = f'echo "starting with token $TOKEN" >&2; exec {sys.executable} {MCP_SERVER} --bug crash-batch'
+    run_cli([*PROTOCOL_RUN, "--corpus", str(corpus), "--env", f"TOKEN={secret}", "--", "sh", "-c", script,
+             secret])
+    files = list(corpus.glob("*.json"))
+    assert any("no-crash" in p.name for p in files)
+    for path in files:
+        assert secret not in path.read_text(encoding="utf-8"), path.name
+
+
+def test_same_seed_sends_identical_frames_and_another_seed_does_not(tmp_path: Path) -> None:
+    """Every phase, counted by examples instead of time (the stateful phase needs a server whose results
+    do not vary: the tool server's random item ids would flow into later frames)."""
+    logs = []
+    for run_number, seed in enumerate(("5", "5", "6")):
+        log = tmp_path / f"frames-{run_number}.log"
+        result = run_cli(["run", "--seed", seed, "--budget", "60", "--timeout", "1", "--max-examples", "15",
+                          "--corpus", str(tmp_path / f"c{run_number}"), "--log-frames", str(log), "--", *CLEAN],
+                         timeout=120)
+        assert result.returncode == 0, result.stdout + result.stderr
+        logs.append(log.read_bytes())
+    assert logs[0] == logs[1]
+    assert logs[0] != logs[2]
+    assert logs[0].count(b"\n") > 200
+
+
+def test_sigkill_during_a_run_leaves_a_readable_corpus(tmp_path: Path) -> None:
+    """Kill -9 mcpfuzz while it writes transcripts: every file left is whole, and replay reads them."""
+    corpus = tmp_path / "corpus"
+    for attempt in range(4):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "mcpfuzz.cli", *PROTOCOL_RUN, "--corpus", str(corpus), "--", *BUGGY],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        time.sleep(0.8 + 0.4 * attempt)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(10)
+        os.killpg(process.pid, signal.SIGKILL) if _group_alive(process.pid) else None
+    run_cli([*PROTOCOL_RUN, "--corpus", str(corpus), "--", *BUGGY])
+    good, broken = CorpusStore(corpus).load_all()
+    assert good and not broken
+    replayed = run_cli(["replay", str(corpus), "--timeout", "1", "--", *BUGGY])
+    assert replayed.returncode == 1 and "ERROR" not in replayed.stdout
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
