@@ -47,4 +47,6 @@ def tool_call_case(builder: FrameBuilder, tool: dict, call: ArgumentCall, *, fam
     frame = builder.frame("tools/call", {"name": name, "arguments": call.arguments}, rid)
     title = f"{name}: {call.description}"
     # Patient: a tool may take a while, and an async server answers the barrier before it is done.
-    return Case(name, family, title, frame, call_expectation(rid, call, tool), history=history, patient=True)
+    # Not for a lone surrogate: parsers that refuse it stay silent, and the barrier's answer says so.
+    return Case(name, family, title, frame, call_expectation(rid, call, tool), history=history,
+                patient=not call.unicode_unsafe)

@@ -160,6 +160,21 @@ TOOLS: list[dict[str, Any]] = [
             "additionalProperties": False,
         },
     },
+    {
+        # Annotated as harmful: a fuzzer must not call it unless told to. Calling it kills the server,
+        # so a call that slips through shows up as a crash.
+        "name": "purge_all",
+        "description": "Delete every item (simulated).",
+        "annotations": {"destructiveHint": True},
+        "inputSchema": {"type": "object", "properties": {"confirm": {"type": "boolean"}}},
+    },
+    {
+        "name": "fetch_page",
+        "description": "Fetch a web page (simulated; never touches the network).",
+        "annotations": {"openWorldHint": True, "readOnlyHint": True},
+        "inputSchema": {"type": "object", "properties": {"url": {"type": "string", "format": "uri"}},
+                        "required": ["url"]},
+    },
 ]
 
 # ---- formats --------------------------------------------------------------------------------------
@@ -389,6 +404,14 @@ class ToolServer(Server):
     def tool_measure(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """Accept the (validated) measurement."""
         return {"content": [text_item("measured")], "isError": False}
+
+    def tool_purge_all(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Annotated destructive: reaching it means the caller ignored the annotation."""
+        raise SystemExit("purge_all was called: a destructive tool must be skipped unless included")
+
+    def tool_fetch_page(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Annotated open-world: reaching it means the caller ignored the annotation."""
+        raise SystemExit("fetch_page was called: an open-world tool must be skipped unless included")
 
 
 if __name__ == "__main__":
