@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -38,10 +39,15 @@ def cli_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def run_cli(args: Sequence[str], timeout: float = 60.0, env: Mapping[str, str] | None = None,
-            cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
-    """Run `mcpfuzz ARGS...` as a subprocess and capture its output as text."""
+            cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run `mcpfuzz ARGS...` as a subprocess and capture its output as text.
+
+    By default in a fresh empty folder: the default `./corpus` of one run must not be replayed by
+    the next test's run.
+    """
+    folder = cwd or Path(tempfile.mkdtemp(prefix="mcpfuzz-cli-"))
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, env=cli_env(env),
-                          cwd=cwd, stdin=subprocess.DEVNULL)
+                          cwd=folder, stdin=subprocess.DEVNULL)
 
 
 def private_copy(fixture: Path, directory: Path) -> Path:
