@@ -12,6 +12,8 @@ from mcpfuzz.strategies.argument_call import NEGATIVE, ArgumentCall
 from mcpfuzz.strategies.argument_sites import MISSING, Site, delete_at, get_at, set_at, show
 from mcpfuzz.strategies.schema_values import ArgumentSchema
 
+from mcpfuzz.jsonrpc.ids import json_type
+
 EXTRA_PROPERTY = "mcpfuzz_unexpected"
 # How far a bound is crossed: exactly by one in the coverage phase, further in the fuzz phase.
 SPREADS = (1, 2, 10, 1000, 2**31)
@@ -37,23 +39,11 @@ _STRICT_REPLACEMENTS: dict[str, list[Any]] = {
     "array": [None],
     "null": [],
 }
-_JSON_TYPES = {"string": str, "boolean": bool, "object": dict, "array": list}
-
-
-def json_type(value: Any) -> str:
-    """The JSON type name of a Python value."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
+def schema_type(value: Any) -> str:
+    """The JSON Schema type of a value: like the wire type, but 2.0 counts as an integer (2020-12)."""
+    if isinstance(value, float) and value.is_integer():
         return "integer"
-    if isinstance(value, float):
-        return "integer" if value.is_integer() else "number"
-    for name, cls in _JSON_TYPES.items():
-        if isinstance(value, cls):
-            return name
-    return "unknown"
+    return json_type(value)
 
 
 def breaks_only(schema: ArgumentSchema, value: Any, rule: str) -> bool:
@@ -120,7 +110,7 @@ def _site_breaks(site: Site, current: Any, strict: bool, spread: int, choice: in
         if strict:
             replacements += [value for t in site.types for value in _STRICT_REPLACEMENTS.get(t, [])]
         allowed = set(site.types) | ({"integer"} if "number" in site.types else set())
-        candidates = [v for v in replacements if json_type(v) not in allowed]
+        candidates = [v for v in replacements if schema_type(v) not in allowed]
         if candidates:
             new = candidates[choice % len(candidates)]
             detail = f"sent {show(new)}, not {'/'.join(site.types)}" if current is MISSING else \

@@ -62,6 +62,7 @@ class ToolPhases:
         self.builder = FrameBuilder(session.era or Era.LEGACY, session.version, next_id=TOOL_FIRST_ID)
         self.calls = 0
         self._consumers = [target for target in targets if takes_ids(target.schema)]
+        self._planned: list[tuple[ToolTarget, ArgumentCall]] | None = None
 
     async def call(self, phase: str, target: ToolTarget, call: ArgumentCall, *, family: str = TOOL_FAMILY,
                    history: tuple[bytes, ...] = ()) -> tuple[Exchange, list]:
@@ -78,8 +79,7 @@ class ToolPhases:
 
     async def coverage(self, deadline: float) -> int:
         """Every tool's deterministic calls, in order; returns how many were skipped for lack of time."""
-        planned = [(t, c) for t in self.targets for c in coverage_calls(t.schema, t.plain, t.populated,
-                                                                          strict_types=self.options.strict_types)]
+        planned = self._coverage_plan()
         for index, (target, call) in enumerate(planned):
             if time.monotonic() >= deadline:
                 return len(planned) - index
@@ -88,8 +88,14 @@ class ToolPhases:
 
     def coverage_size(self) -> int:
         """How many coverage calls there are (for the progress bar)."""
-        return sum(len(coverage_calls(t.schema, t.plain, t.populated, strict_types=self.options.strict_types))
-                   for t in self.targets)
+        return len(self._coverage_plan())
+
+    def _coverage_plan(self) -> list[tuple[ToolTarget, ArgumentCall]]:
+        """Every tool's coverage calls, computed once (each is validated against its schema)."""
+        if self._planned is None:
+            self._planned = [(t, c) for t in self.targets for c in coverage_calls(
+                t.schema, t.plain, t.populated, strict_types=self.options.strict_types)]
+        return self._planned
 
     # -- fuzz ----------------------------------------------------------------------------------
 

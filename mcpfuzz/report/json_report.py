@@ -15,9 +15,6 @@ from mcpfuzz.report.reproduce import shell_reproduction
 REPORT_VERSION = 1
 
 
-frame_json = frame_to_json
-
-
 def finding_json(finding: Finding, command: list[str], corpus_path: str | None = None) -> dict:
     """One finding as the contract shapes it (plus extra fields that help a reader)."""
     reproduce, notes = shell_reproduction(command, finding.frames)
@@ -32,7 +29,7 @@ def finding_json(finding: Finding, command: list[str], corpus_path: str | None =
         "expected": finding.expected,
         "received": list(finding.received),
         "fingerprint": finding.fingerprint,
-        "reproducer": {"frames": [frame_json(f) for f in finding.frames], "shell": reproduce, "notes": notes},
+        "reproducer": {"frames": [frame_to_json(f) for f in finding.frames], "shell": reproduce, "notes": notes},
         "corpus_path": corpus_path,
     }
 
