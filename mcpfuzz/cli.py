@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import difflib
 import sys
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from mcpfuzz.engine.config import RunConfig
+    from mcpfuzz.engine.events import RunFinished
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 SEVERITIES = ("low", "medium", "high", "critical")
@@ -50,7 +55,7 @@ def main() -> None:
 
 
 @main.command(context_settings={"ignore_unknown_options": False})
-@click.argument("server", nargs=-1, type=click.UNPROCESSED, metavar="-- CMD [ARGS]...")
+@click.argument("server", nargs=-1, type=click.UNPROCESSED, metavar="URL | -- CMD [ARGS]...")
 @click.option("--seed", type=int, default=None, help="Seed for generation (printed in the summary).")
 @click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
               metavar="SECONDS", help="Wall-clock cap for the whole run.")
@@ -58,6 +63,12 @@ def main() -> None:
               metavar="SECONDS", help="How long one request may take before it counts as unanswered.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), default=None,
               metavar="PATH", help="Write the JSON report here.")
+@click.option("--junit-xml", "junit_path", type=click.Path(dir_okay=False, writable=True), default=None,
+              metavar="PATH", help="Write a JUnit XML report here (a test case per oracle and target).")
+@click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False, writable=True), default=None,
+              metavar="PATH", help="Write a SARIF 2.1.0 report here (for GitHub code scanning).")
+@click.option("--summary-md", "summary_path", type=click.Path(dir_okay=False, writable=True), default=None,
+              metavar="PATH", help="Write a Markdown summary here (e.g. \"$GITHUB_STEP_SUMMARY\").")
 @click.option("--oracles", default=None, metavar="IDS", help="Run only these oracles (comma-separated ids).")
 @click.option("--exclude-oracles", default=None, metavar="IDS", help="Skip these oracles (comma-separated ids).")
 @click.option("--fail-on", type=click.Choice(SEVERITIES), default="medium", show_default=True,
@@ -86,23 +97,32 @@ def main() -> None:
               metavar="BYTES", help="Longest stdout line parsed; longer lines are reported and skipped.")
 @click.option("--env", "env_pairs", multiple=True, metavar="NAME=VALUE",
               help="Extra environment variable for the server (repeatable).")
+@click.option("--header", "header_lines", multiple=True, metavar="'NAME: VALUE'",
+              help="HTTP: header sent with every request, e.g. for auth (repeatable; values are never written).")
+@click.option("--launch", default=None, metavar="'CMD'",
+              help="HTTP: start the server with this shell-quoted command, restart it after crashes, watch it.")
+@click.option("--transport", type=click.Choice(["auto", "http", "sse"]), default="auto", show_default=True,
+              help="HTTP: streamable HTTP, legacy HTTP+SSE (2024-11-05), or detect from the URL's answers.")
 def run(server: tuple[str, ...], seed: int | None, budget: float, timeout: float, json_path: str | None,
-        oracles: str | None, exclude_oracles: str | None, fail_on: str, protocol_version: str | None,
+        junit_path: str | None, sarif_path: str | None, summary_path: str | None, oracles: str | None,
+        exclude_oracles: str | None, fail_on: str, protocol_version: str | None,
         phases: str, include_tools: tuple[str, ...], exclude_tools: tuple[str, ...], strict_types: bool,
         corpus_dir: str, no_replay: bool, log_frames: str | None, max_examples: int | None, grace: float,
-        max_line: int, env_pairs: tuple[str, ...]) -> None:
-    """Fuzz a stdio MCP server: `mcpfuzz run [OPTIONS] -- CMD [ARGS]...`.
+        max_line: int, env_pairs: tuple[str, ...], header_lines: tuple[str, ...], launch: str | None,
+        transport: str) -> None:
+    """Fuzz an MCP server: `mcpfuzz run [OPTIONS] -- CMD [ARGS]...` (stdio) or `mcpfuzz run [OPTIONS] URL`.
 
-    The server inherits mcpfuzz's environment and working directory. Exit status: 0 no findings
+    A stdio server inherits mcpfuzz's environment and working directory. Exit status: 0 no findings
     at or above --fail-on, 1 findings, 2 usage error or unusable server.
     """
     command = list(server)
     if not command:
         raise click.UsageError("no server given. Put the server command after `--`, e.g.\n"
-                               "  mcpfuzz run -- python my_server.py")
-    if len(command) == 1 and command[0].startswith(("http://", "https://")):
-        raise click.UsageError("HTTP servers are not supported yet; run the server over stdio: "
-                               "mcpfuzz run -- CMD [ARGS]...")
+                               "  mcpfuzz run -- python my_server.py\nor give the URL of an HTTP server:\n"
+                               "  mcpfuzz run http://127.0.0.1:8000/mcp")
+    http = _http_target(command, header_lines, launch, transport)
+    if http is not None:
+        command = []
     both = sorted(set(include_tools) & set(exclude_tools))
     if both:
         raise click.BadParameter(f"{', '.join(both)} is both included and excluded; keep one of the two.",
@@ -127,7 +147,7 @@ def run(server: tuple[str, ...], seed: int | None, budget: float, timeout: float
                        protocol_version=protocol_version, phases=("probe", *phase_names), max_line=max_line,
                        env=env, include_tools=include_tools, exclude_tools=exclude_tools, strict_types=strict_types,
                        corpus=_check_corpus(corpus_dir), replay_corpus=not no_replay,
-                       log_frames=Path(log_frames) if log_frames else None, max_examples=max_examples)
+                       log_frames=Path(log_frames) if log_frames else None, max_examples=max_examples, http=http)
     reporter = ConsoleReporter(config)
     finished = anyio.run(run_engine, config, reporter)
     if json_path:
@@ -136,10 +156,38 @@ def run(server: tuple[str, ...], seed: int | None, budget: float, timeout: float
         except OSError as error:
             click.echo(f"error: cannot write the JSON report to {json_path}: {error.strerror}", err=True)
             sys.exit(EXIT_ERROR)
+    _write_ci_reports(config, finished, junit_path, sarif_path, summary_path)
     failing = [f for f in finished.findings if f.severity >= config.fail_on]
     if failing:
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_ERROR if finished.error else EXIT_CLEAN)
+
+
+def _write_ci_reports(config: RunConfig, finished: RunFinished, junit_path: str | None, sarif_path: str | None,
+                      summary_path: str | None) -> None:
+    """Write the JUnit, SARIF and Markdown reports asked for, all from the JSON report's data (exit 2 on failure)."""
+    if not (junit_path or sarif_path or summary_path):
+        return
+    from pathlib import Path
+
+    from mcpfuzz.report.json_report import report_json
+    from mcpfuzz.report.junit import write_junit
+    from mcpfuzz.report.sarif import write_sarif
+    from mcpfuzz.report.summary_md import write_summary
+
+    report = report_json(config, finished)
+    oracles = config.oracles
+    writers = (("JUnit XML report", junit_path, lambda p: write_junit(p, report, oracles)),
+               ("SARIF report", sarif_path, lambda p: write_sarif(p, report, oracles)),
+               ("Markdown summary", summary_path, lambda p: write_summary(p, report)))
+    for what, path, write in writers:
+        if not path:
+            continue
+        try:
+            write(Path(path))
+        except OSError as error:
+            click.echo(f"error: cannot write the {what} to {path}: {error.strerror}", err=True)
+            sys.exit(EXIT_ERROR)
 
 
 class _CommandAfterDashes(click.Command):
@@ -159,14 +207,18 @@ class _CommandAfterDashes(click.Command):
               metavar="SECONDS", help="How long one request may take before it counts as unanswered.")
 @click.option("--env", "env_pairs", multiple=True, metavar="NAME=VALUE",
               help="Extra environment variable for the server (repeatable).")
+@click.option("--header", "header_lines", multiple=True, metavar="'NAME: VALUE'",
+              help="HTTP: header sent with every request (transcripts never hold header values).")
 @click.pass_context
-def replay(ctx: click.Context, paths: tuple[str, ...], timeout: float, env_pairs: tuple[str, ...]) -> None:
-    """Re-run saved failures: `mcpfuzz replay [FILE|DIR]... [-- CMD [ARGS]...]`.
+def replay(ctx: click.Context, paths: tuple[str, ...], timeout: float, env_pairs: tuple[str, ...],
+           header_lines: tuple[str, ...]) -> None:
+    """Re-run saved failures: `mcpfuzz replay [FILE|DIR]... [-- CMD [ARGS]... | -- URL]`.
 
-    Each transcript is sent to a fresh server (its own command, or CMD) and judged by the same
+    Each transcript is sent to a fresh server (its own command or URL, or the one given) and judged by the same
     oracles: FIXED, FAILED or ERROR. Exit status: 0 all fixed, 1 some still fail, 2 some could
     not be replayed. Without paths, ./corpus is replayed.
     """
+    from dataclasses import replace
     from pathlib import Path
 
     import anyio
@@ -175,8 +227,10 @@ def replay(ctx: click.Context, paths: tuple[str, ...], timeout: float, env_pairs
     from mcpfuzz.engine.session import SessionOptions
     from mcpfuzz.oracles.base import all_oracles
     from mcpfuzz.report.replay_console import print_outcome
+    from mcpfuzz.transport.http_target import HttpTarget
 
     override = ctx.meta.get("server_command") or []
+    http_override = _http_target(override, header_lines, None, "auto") if override else None
     targets = [Path(p) for p in paths] or [Path("corpus")]
     if not paths and not targets[0].is_dir():
         raise click.UsageError("no transcript given and no ./corpus folder here; name a FILE or DIR to replay")
@@ -189,13 +243,53 @@ def replay(ctx: click.Context, paths: tuple[str, ...], timeout: float, env_pairs
     for outcome in outcomes:
         print_outcome(outcome)
     for replayable in replayables:
-        outcome = anyio.run(replay_one, replayable, list(override) or replayable.command, options, oracles)
+        server = http_override or list(override) or replayable.server
+        if header_lines and isinstance(server, HttpTarget):
+            server = replace(server, headers=_parse_headers(header_lines))
+        outcome = anyio.run(replay_one, replayable, server, options, oracles)
         outcomes.append(outcome)
         print_outcome(outcome)
     statuses = [o.status for o in outcomes]
     counts = ", ".join(f"{statuses.count(s)} {s.lower()}" for s in ("FIXED", FAILED, ERROR))
     click.echo(f"replayed {len(statuses)} transcripts: {counts}")
     sys.exit(EXIT_FINDINGS if FAILED in statuses else EXIT_ERROR if ERROR in statuses else EXIT_CLEAN)
+
+
+def _http_target(server: list[str], header_lines: tuple[str, ...], launch: str | None, transport: str) -> object:
+    """The HTTP target when SERVER is one URL; the HTTP-only options are refused for stdio servers."""
+    import shlex
+
+    from mcpfuzz.transport.http_target import HttpTarget, is_url
+
+    if not (len(server) == 1 and is_url(server[0])):
+        if any(is_url(part) for part in server[:1]):
+            raise click.UsageError("give either one URL or a command after `--`, not both")
+        used = [name for name, value in (("--header", header_lines), ("--launch", launch),
+                                         ("--transport", transport != "auto")) if value]
+        if used:
+            raise click.UsageError(f"{', '.join(used)} only applies to an HTTP URL; this server is a stdio command")
+        return None
+    try:
+        argv = tuple(shlex.split(launch)) if launch else ()
+    except ValueError as error:
+        raise click.BadParameter(f"cannot split {launch!r} into words: {error}", param_hint="--launch") from None
+    url = server[0]
+    from urllib.parse import urlsplit
+
+    if not urlsplit(url).hostname:
+        raise click.BadParameter(f"{url!r} has no host; e.g. http://127.0.0.1:8000/mcp", param_hint="URL")
+    return HttpTarget(url, _parse_headers(header_lines), argv, transport)
+
+
+def _parse_headers(lines: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """`Name: value` lines as pairs, refused early when malformed."""
+    headers = []
+    for line in lines:
+        name, sep, value = line.partition(":")
+        if not sep or not name.strip() or any(c.isspace() for c in name.strip()):
+            raise click.BadParameter(f"{line!r} is not 'Name: value'.", param_hint="--header")
+        headers.append((name.strip(), value.strip()))
+    return tuple(headers)
 
 
 def _check_corpus(folder: str) -> object:

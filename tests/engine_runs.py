@@ -11,6 +11,7 @@ from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import RunFinished
 from mcpfuzz.engine.runner import run
 from mcpfuzz.oracles.base import all_oracles
+from mcpfuzz.transport.http_target import HttpTarget
 
 SERVERS = Path(__file__).parent / "servers"
 MCP_SERVER = SERVERS / "mcp_server.py"
@@ -30,8 +31,12 @@ PROTOCOL_PHASES = ("probe", "catalogue", "lifecycle")
 
 def run_engine(command: list[str], *, timeout: float = 2.0, budget: float = 60.0,
                protocol_version: str | None = None, phases: tuple[str, ...] = PROTOCOL_PHASES,
-               seed: int = 1, corpus: Path | None = None) -> RunFinished:
-    """One run with every oracle; by default the protocol phases only (the tool phases use the whole budget)."""
-    config = RunConfig(command=command, seed=seed, timeout=timeout, budget=budget, oracles=tuple(all_oracles()),
-                       protocol_version=protocol_version, phases=phases, corpus=corpus)
+               seed: int = 1, corpus: Path | None = None, http: HttpTarget | None = None) -> RunFinished:
+    """One run with every oracle; by default the protocol phases only (the tool phases use the whole budget).
+
+    With `http`, the server is that URL and `command` is ignored.
+    """
+    config = RunConfig(command=[] if http else command, seed=seed, timeout=timeout, budget=budget,
+                       oracles=tuple(all_oracles()), protocol_version=protocol_version, phases=phases,
+                       corpus=corpus, http=http)
     return anyio.run(run, config, lambda event: None)

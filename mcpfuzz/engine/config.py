@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mcpfuzz.oracles.base import Severity
+from mcpfuzz.transport.http_target import HttpTarget
 
 PHASES = ("probe", "catalogue", "lifecycle", "coverage", "fuzz", "stateful")
 TOOL_PHASES = ("coverage", "fuzz", "stateful")
@@ -33,6 +34,18 @@ class RunConfig:
     replay_corpus: bool = True
     log_frames: Path | None = None
     max_examples: int | None = None
+    http: HttpTarget | None = None  # `mcpfuzz run URL`; then `command` is empty
+
+    @property
+    def target(self) -> list[str] | HttpTarget:
+        """What the session talks to: a stdio command or an HTTP endpoint."""
+        return self.http if self.http is not None else self.command
+
+    @property
+    def secrets(self) -> list[str]:
+        """Values that must never reach a report or the corpus: --env values and --header values."""
+        headers = [value for _, value in self.http.headers] if self.http is not None else []
+        return [*self.env.values(), *headers]
 
     @property
     def database_root(self) -> Path | None:
@@ -41,7 +54,9 @@ class RunConfig:
 
     @property
     def server_label(self) -> str:
-        """The server as a shell command line."""
+        """The server as a shell command line, or its URL."""
         import shlex
 
+        if self.http is not None:
+            return self.http.url
         return shlex.join(self.command)

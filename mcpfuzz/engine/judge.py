@@ -19,6 +19,8 @@ def _size(frames: list[bytes] | tuple[bytes, ...]) -> int:
 def received_lines(exchange: Exchange, limit: int = 6) -> tuple[str, ...]:
     """What came back while the case was open, as short texts."""
     lines = [a.incoming.text(300) for a in exchange.arrivals[:limit]]
+    if exchange.http is not None:
+        lines.insert(0, f"<{exchange.http.describe()}>")
     if len(exchange.arrivals) > limit:
         lines.append(f"... and {len(exchange.arrivals) - limit} more")
     if exchange.crash is not None:

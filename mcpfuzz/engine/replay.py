@@ -9,7 +9,7 @@ from mcpfuzz.corpus.store import CorpusError, CorpusStore
 from mcpfuzz.engine.events import Finding
 from mcpfuzz.engine.judge import FindingSet
 from mcpfuzz.engine.session import HarnessError, Session, SessionOptions
-from mcpfuzz.engine.transcripts import Replayable, from_transcript
+from mcpfuzz.engine.transcripts import Replayable, ServerTarget, from_transcript
 from mcpfuzz.jsonrpc.case_json import CaseFormatError
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.transport.errors import ServerStartError, TransportError
@@ -26,7 +26,7 @@ class ReplayOutcome:
     reason: str = ""
     replayable: Replayable | None = None
     findings: list[Finding] = field(default_factory=list)
-    command: list[str] = field(default_factory=list)
+    server: ServerTarget = field(default_factory=list)
 
 
 def load_replayables(paths: list[Path]) -> tuple[list[Replayable], list[ReplayOutcome]]:
@@ -65,18 +65,18 @@ def judge_replay(replayable: Replayable, exchange: Exchange, oracles: tuple[str,
     return (FAILED if same else FIXED), findings
 
 
-async def replay_one(replayable: Replayable, command: list[str], options: SessionOptions,
+async def replay_one(replayable: Replayable, server: ServerTarget, options: SessionOptions,
                      oracles: tuple[str, ...]) -> ReplayOutcome:
     """A fresh server, the transcript's frames, the oracles; the server is stopped afterwards."""
-    if not command:
+    if not server:
         return ReplayOutcome(replayable.path, ERROR, "the transcript names no server command; give one after `--`",
                              replayable)
     try:
-        async with Session(command, options) as session:
+        async with Session(server, options) as session:
             session.era, session.version = replayable.era, replayable.version or session.version
             exchange = await session.run_case(replayable.case)
     except (ServerStartError, HarnessError, TransportError) as error:
         return ReplayOutcome(replayable.path, ERROR, f"the server could not be run: {error}", replayable,
-                             command=command)
+                             server=server)
     status, findings = judge_replay(replayable, exchange, oracles)
-    return ReplayOutcome(replayable.path, status, "", replayable, findings, command)
+    return ReplayOutcome(replayable.path, status, "", replayable, findings, server)

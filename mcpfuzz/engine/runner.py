@@ -37,8 +37,13 @@ from mcpfuzz.engine.transcripts import save_findings
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.strategies.catalogue import CatalogueContext, catalogue
+from mcpfuzz.strategies.http_cases import http_cases
 from mcpfuzz.strategies.lifecycle import lifecycle
+from mcpfuzz.strategies.messages import FrameBuilder
 from mcpfuzz.transport.errors import ServerStartError
+
+# Ids of the HTTP family: above the catalogue's, below the harness's 10000.
+HTTP_FIRST_ID = 900
 
 
 class Run:
@@ -74,12 +79,13 @@ class Run:
             group.start_soon(self._watch_signals, group.cancel_scope)
             with anyio.move_on_after(config.budget) as budget_scope:
                 try:
-                    async with Session(config.command, options) as session:
+                    async with Session(config.target, options) as session:
                         self._session = session
                         await self._phases(session)
                 except ServerStartError as error:
-                    self.error = f"{error}\ntip: check the command after `--`; it runs with mcpfuzz's " \
-                        "environment and working directory"
+                    tip = "check the URL and that the server listens there" if config.http else \
+                        "check the command after `--`; it runs with mcpfuzz's environment and working directory"
+                    self.error = f"{error}\ntip: {tip}"
                 except UnusableServer as error:
                     tail = f"\nserver stderr (last lines):\n{error.stderr_tail}" if error.stderr_tail else \
                         "\nserver stderr was empty"
@@ -105,8 +111,8 @@ class Run:
         if self._store is None or not findings:
             return {}
         try:
-            return save_findings(self._store, list(findings), command=self.config.command, seed=self.config.seed,
-                                 redactor=Redactor(self.config.env.values()))
+            return save_findings(self._store, list(findings), command=self.config.target, seed=self.config.seed,
+                                 redactor=Redactor(self.config.secrets))
         except (OSError, CorpusError) as error:
             self.emit(Notice(f"the corpus could not be written to {self.config.corpus}: {error}", level="error"))
             return {}
@@ -162,7 +168,7 @@ class Run:
         context = CatalogueContext(self.probe.era, self.probe.version, _first_tool(self.probe.tools),
                                    self.probe.capabilities)
         if "catalogue" in config.phases:
-            await self._run_cases(session, "catalogue", catalogue(context))
+            await self._run_cases(session, "catalogue", [*catalogue(context), *self._http_cases(session, context)])
         if "lifecycle" in config.phases:
             await self._run_cases(session, "lifecycle", lifecycle(self.probe.era))
         if any(phase in config.phases for phase in TOOL_PHASES):
@@ -204,6 +210,14 @@ class Run:
                              "stopped early", level="error"))
         finally:
             self.stats.tool_calls = phases.calls
+
+    def _http_cases(self, session: Session, context: CatalogueContext) -> list[Case]:
+        """The HTTP family, over streamable HTTP only (legacy HTTP+SSE has no status-level rules to check)."""
+        if session.transport != "http":
+            return []
+        builder = FrameBuilder(context.era, context.version, next_id=HTTP_FIRST_ID)
+        return list(http_cases(builder, tool=context.tool, has_session=bool(getattr(session.server, "session_id",
+                                                                                      None))))
 
     def _left(self) -> float:
         return max(0.0, self._deadline - time.monotonic())

@@ -25,11 +25,17 @@ from mcpfuzz.jsonrpc.exchange import (
 )
 from mcpfuzz.jsonrpc.expectation import METHOD_NOT_FOUND, Expectation
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.ids import ABSENT, IdKey, id_key
 from mcpfuzz.jsonrpc.incoming import REQUEST, RESPONSE, RESPONSE_BATCH, Incoming, classify, split_batch
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, Era, modern_meta
 from mcpfuzz.transport.errors import ConnectionClosed, TransportError, WriteTimeout
+from mcpfuzz.transport.http_target import HttpTarget, detect_transport, open_http
+from mcpfuzz.transport.legacy_sse import LegacySseServer
 from mcpfuzz.transport.stdio import StdioServer, inherited_env
+from mcpfuzz.transport.streamable_http import StreamableHttpServer
+
+ServerConnection = StdioServer | StreamableHttpServer | LegacySseServer
 
 HARNESS_FIRST_ID = 10_000
 LATE_BARRIER_WAIT = 1.0
@@ -69,13 +75,17 @@ class HarnessError(Exception):
 
 
 class Session:
-    """Owns a server process (restarting it as needed), the era, and the pending-request table."""
+    """Owns a server (a process or an HTTP endpoint, restarted as needed), the era, and the pending requests."""
 
-    def __init__(self, argv: Sequence[str], options: SessionOptions | None = None) -> None:
+    def __init__(self, target: Sequence[str] | HttpTarget, options: SessionOptions | None = None) -> None:
         self.options = options or SessionOptions()
-        self.server = StdioServer(argv, on_line=self._on_line, on_exit=self._on_exit,
-                                  max_line=self.options.max_line, write_timeout=self.options.write_timeout,
-                                  env=inherited_env(self.options.env))
+        self.target = target
+        self.server: ServerConnection
+        if not isinstance(target, HttpTarget):
+            self.server = StdioServer(target, on_line=self._on_line, on_exit=self._on_exit,
+                                      max_line=self.options.max_line, write_timeout=self.options.write_timeout,
+                                      env=inherited_env(self.options.env))
+        self.transport = "stdio"
         self.era: Era | None = None
         self.version: str = LATEST_LEGACY
         self.ready = False
@@ -99,6 +109,11 @@ class Session:
             self._frame_log = open(self.options.frame_log, "wb")  # noqa: SIM115 (closed in __aexit__)
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
+        if isinstance(self.target, HttpTarget):
+            self.transport = await detect_transport(self.target, self.options.timeout)
+            self.server = open_http(self.target, self.transport, on_line=self._on_line, on_exit=self._on_exit,
+                                    on_change=self._wake, env=inherited_env(self.options.env),
+                                    timeout=self.options.timeout, max_line=self.options.max_line)
         await self.server.__aenter__()
         return self
 
@@ -157,14 +172,16 @@ class Session:
         self._next_id += 1
         return self._next_id
 
-    async def send_frame(self, data: bytes) -> None:
-        """Write one frame (stdio adds the newline)."""
+    async def send_frame(self, data: bytes, http_headers: tuple[tuple[str, str | None], ...] = ()
+                         ) -> HttpReply | None:
+        """Send one frame (stdio adds the newline; HTTP POSTs it and returns what the POST got)."""
         async with self._write_lock:
-            await self.server.write(data + b"\n")
+            reply = await self.server.send(data, dict(http_headers) if http_headers else None)
         self.frames_sent += 1
         self.log.append(data)
         if self._frame_log is not None:
             self._frame_log.write(data + b"\n")
+        return reply
 
     def message(self, method: str, params: Any = ABSENT, id: Any = ABSENT) -> bytes:
         """Encode a request of the session's era (modern requests carry `_meta`)."""
@@ -180,10 +197,10 @@ class Session:
         rid = self.next_id()
         pending = self._expect_harness_reply(rid)
         try:
-            await self.send_frame(self.message(method, params, rid))
+            http = await self.send_frame(self.message(method, params, rid))
         except TransportError as error:
             raise HarnessError(f"{method}: {error}") from None
-        await self._wait_pending(pending, timeout or self.options.timeout)
+        await self._wait_pending(pending, timeout or self.options.timeout, http)
         if pending.reply is None:
             what = "the server exited" if not self.alive else f"no reply within {timeout or self.options.timeout:g}s"
             raise HarnessError(f"{method}: {what}")
@@ -194,9 +211,10 @@ class Session:
         self._pending[id_key(rid)] = pending
         return pending
 
-    async def _wait_pending(self, pending: _Pending, timeout: float) -> None:
+    async def _wait_pending(self, pending: _Pending, timeout: float, http: HttpReply | None = None) -> None:
+        """Until the reply comes, the server dies, the timeout passes, or (HTTP) the POST ended without it."""
         with anyio.move_on_after(timeout):
-            while pending.reply is None and self.alive:
+            while pending.reply is None and self.alive and not (http is not None and http.done):
                 changed = self._changed
                 await changed.wait()
 
@@ -237,21 +255,25 @@ class Session:
         # goes out only if it stays unanswered (to tell a dropped request from a stuck server).
         lean = case.patient and case.expect.well_formed and case.expect.reply
         try:
-            await self.send_frame(case.data)
-            if self.alive and not lean:
+            exchange.http = await self.send_frame(case.data, case.http_headers)
+            if self.alive and not lean and self.server.needs_barrier:
                 barrier = await self._send_barrier()
         except (ConnectionClosed, WriteTimeout) as error:
             if not isinstance(error, ConnectionClosed) or self.alive:
                 exchange.write_error = str(error)
         try:
             await self._collect(window, barrier, case)
-            if lean and exchange.timed_out and self.alive and not exchange.write_error:
+            late = lean or not self.server.needs_barrier
+            if late and exchange.timed_out and self.alive and not exchange.write_error:
                 barrier = await self._late_barrier()
         finally:
             self._window = None
         exchange.waited = time.monotonic() - window.started
         if barrier is not None:
             exchange.barrier_answered = barrier.reply is not None
+        elif exchange.http is not None and self.server.replies_on_request:
+            # The POST's complete response proves the server handled the frame (and is not stuck).
+            exchange.barrier_answered = exchange.http.done and not exchange.http.error
         if not self.alive:
             await self.server.wait_exit(1.0)
             exchange.crash = self.server.end or ProcessEnd(None, self.server.stderr.text())
@@ -278,30 +300,46 @@ class Session:
     async def _send_unjudged(self, data: bytes) -> None:
         """Setup frames of a case: sent, then a barrier, replies dropped."""
         try:
-            await self.send_frame(data)
+            http = await self.send_frame(data)
+            if http is not None and self.server.replies_on_request:
+                await self._wait_settled(http, self.options.timeout)
+                return
             barrier = await self._send_barrier()
             if barrier is not None:
                 await self._wait_pending(barrier, self.options.timeout)
         except TransportError:
             pass
 
+    async def _wait_settled(self, http: HttpReply, timeout: float) -> None:
+        with anyio.move_on_after(timeout):
+            while not http.done and self.alive:
+                changed = self._changed
+                await changed.wait()
+
     async def _collect(self, window: _Window, barrier: _Pending | None, case: Case) -> None:
         """Wait for the case's answer and the barrier; after the barrier, only a short grace."""
         start = window.started
         deadline = start + self.options.timeout
         grace_until: float | None = None
+        http = window.exchange.http if self.server.replies_on_request else None
         while self.alive:
             satisfied = _satisfied(case.expect, window.exchange)
-            barrier_done = barrier is None or barrier.reply is not None
-            if barrier is None and satisfied:
-                return
-            if satisfied and barrier_done:
-                return
             now = time.monotonic()
-            if barrier_done and not case.patient:
-                grace_until = grace_until or now + self.options.grace
-                if now >= grace_until:
+            if http is not None:
+                # Over streamable HTTP the end of the POST's response is the end of the frame's answer;
+                # the grace is for messages on the session's GET stream.
+                if http.done:
+                    grace_until = grace_until or now + self.options.grace
+                    if satisfied or now >= grace_until:
+                        return
+            else:
+                barrier_done = barrier is None or barrier.reply is not None
+                if satisfied and barrier_done:
                     return
+                if barrier_done and not case.patient:
+                    grace_until = grace_until or now + self.options.grace
+                    if now >= grace_until:
+                        return
             if now >= deadline:
                 window.exchange.timed_out = True
                 return

@@ -12,6 +12,9 @@ from mcpfuzz.engine.events import Finding
 from mcpfuzz.jsonrpc.case_json import CaseFormatError, case_from_json, case_to_json, frame_from_json, frame_to_json
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.versions import Era
+from mcpfuzz.transport.http_target import TRANSPORTS, HttpTarget
+
+ServerTarget = list[str] | HttpTarget
 
 
 @dataclass(frozen=True)
@@ -24,11 +27,30 @@ class Replayable:
     version: str
     oracle: str
     key: str
-    command: list[str]
+    server: ServerTarget
     message: str
 
 
-def to_transcript(finding: Finding, *, command: list[str], seed: int, redactor: Redactor,
+def server_to_json(server: ServerTarget, redactor: Redactor) -> dict[str, Any]:
+    """The server of a transcript: its command, or its URL (header values never leave the machine)."""
+    if isinstance(server, HttpTarget):
+        return {"url": redactor.text(server.url), "transport": server.transport,
+                "launch": redactor.argv(server.launch), "headers": [name for name, _ in server.headers]}
+    return {"command": redactor.argv(server)}
+
+
+def server_from_json(data: dict[str, Any]) -> ServerTarget:
+    """The server a transcript names (an empty command when it names none)."""
+    url = data.get("url")
+    if isinstance(url, str):
+        launch = data.get("launch") if isinstance(data.get("launch"), list) else []
+        transport = data.get("transport") if data.get("transport") in TRANSPORTS else "auto"
+        return HttpTarget(url, launch=tuple(str(part) for part in launch), transport=str(transport))
+    command = data.get("command") if isinstance(data.get("command"), list) else []
+    return [str(part) for part in command]
+
+
+def to_transcript(finding: Finding, *, command: ServerTarget, seed: int, redactor: Redactor,
                   reproducible: bool = True) -> dict[str, Any]:
     """A finding as a human-readable transcript; frames keep their exact bytes (known secrets aside)."""
     frames = [frame_to_json(frame) for frame in finding.frames]
@@ -51,14 +73,14 @@ def to_transcript(finding: Finding, *, command: list[str], seed: int, redactor: 
         "reproducible": reproducible,
         "status": "failing",
         "seed": seed,
-        "server": {"command": redactor.argv(command)},
+        "server": server_to_json(command, redactor),
         "protocol": {"era": finding.era, "version": finding.protocol_version},
         "case": case_to_json(finding.case) if finding.case is not None else None,
         "frames": frames,
     }
 
 
-def save_findings(store: CorpusStore, findings: list[Finding], *, command: list[str], seed: int,
+def save_findings(store: CorpusStore, findings: list[Finding], *, command: ServerTarget, seed: int,
                   redactor: Redactor) -> dict[str, str]:
     """Write one transcript per finding (the same failure updates its file); fingerprint -> path."""
     paths = {}
@@ -83,6 +105,5 @@ def from_transcript(path: Path, data: dict) -> Replayable:
     except ValueError:
         raise CaseFormatError(f"unknown protocol era {protocol.get('era')!r}") from None
     server = data.get("server") if isinstance(data.get("server"), dict) else {}
-    command = server.get("command") if isinstance(server.get("command"), list) else []
     return Replayable(path, case, era, str(protocol.get("version") or ""), str(data.get("oracle")),
-                      str(data.get("key", "")), [str(part) for part in command], str(data.get("message", "")))
+                      str(data.get("key", "")), server_from_json(server), str(data.get("message", "")))

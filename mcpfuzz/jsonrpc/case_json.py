@@ -77,7 +77,8 @@ def case_to_json(case: Case) -> dict:
     """A case's identity, flags and expectation (its frames are stored beside it)."""
     return {"id": case.id, "family": case.family, "title": case.title, "fresh": case.fresh,
             "patient": case.patient, "era": case.era.value if case.era else None,
-            "expect": expectation_to_json(case.expect)}
+            "expect": expectation_to_json(case.expect),
+            "http_headers": [[name, value] for name, value in case.http_headers]}
 
 
 def case_from_json(data: Any, frames: list[bytes]) -> Case:
@@ -85,9 +86,12 @@ def case_from_json(data: Any, frames: list[bytes]) -> Case:
     if not isinstance(data, dict) or not frames:
         raise CaseFormatError("a transcript needs a `case` object and at least one frame")
     era = data.get("era")
+    headers = data.get("http_headers") if isinstance(data.get("http_headers"), list) else []
+    http_headers = tuple((str(pair[0]), None if pair[1] is None else str(pair[1])) for pair in headers
+                         if isinstance(pair, list) and len(pair) == 2)
     try:
         return Case(str(data.get("id", "replay")), str(data.get("family", "corpus")), str(data.get("title", "")),
                     frames[-1], expectation_from_json(data.get("expect")), setup=tuple(frames[:-1]), fresh=True,
-                    patient=bool(data.get("patient")), era=Era(era) if era else None)
+                    patient=bool(data.get("patient")), era=Era(era) if era else None, http_headers=http_headers)
     except ValueError as error:
         raise CaseFormatError(str(error)) from None

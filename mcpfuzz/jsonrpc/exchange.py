@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.incoming import Incoming
 from mcpfuzz.jsonrpc.versions import Era
 
@@ -64,6 +65,7 @@ class Exchange:
     crash: ProcessEnd | None = None
     write_error: str | None = None
     stderr_tail: str = ""
+    http: HttpReply | None = None  # over HTTP: what the POST of the case's frame got back
 
     def responses(self) -> list[Arrival]:
         """Arrivals that are responses (batch arrays already expanded)."""

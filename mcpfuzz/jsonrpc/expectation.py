@@ -41,6 +41,11 @@ class Expectation:
 
     def describe(self) -> str:
         """Say in words what a correct server answers."""
+        statuses = self.extra.get("http_status")
+        if statuses:
+            codes = self.extra.get("codes")
+            error = f" with error {'/'.join(map(str, codes))}" if codes else ""
+            return f"HTTP {'/'.join(map(str, statuses))}{error}"
         if not self.reply:
             return "no reply"
         parts = []

@@ -17,7 +17,8 @@ class Case:
     legacy handshake cases). `setup` frames go first with no judgement (e.g. `initialize` for a double
     initialize). `history` lists frames sent
     earlier on the same process that a reproduction needs (a stateful sequence); they are not
-    sent again. `fresh` asks for a new server process with no handshake (lifecycle cases).
+    sent again. `fresh` asks for a new server process with no handshake (lifecycle cases). `http_headers`
+    change the HTTP request that carries the frame (a value of None removes that header); stdio ignores them.
     """
 
     id: str
@@ -30,6 +31,7 @@ class Case:
     patient: bool = False
     era: Era | None = None
     history: tuple[bytes, ...] = ()
+    http_headers: tuple[tuple[str, str | None], ...] = ()
 
     @property
     def target(self) -> str:

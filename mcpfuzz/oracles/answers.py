@@ -13,6 +13,8 @@ from mcpfuzz.jsonrpc.expectation import (
 )
 from mcpfuzz.jsonrpc.ids import ABSENT, show_id
 
+HEADER_MISMATCH = -32020
+
 # Which oracle owns the misuse of each standard code on a request that deserved a result.
 CODE_OWNERS = {
     PARSE_ERROR: "parse-error",
@@ -63,6 +65,17 @@ def judge_answers(exchange: Exchange, oracle_id: str, failure: type, silence: An
     if silence is None and expect.id_recoverable and not expect.well_formed:
         silence = (Severity.HIGH, f"no reply although the request id {show_id(expect.id)} was readable: a "
                    "real client waits for it forever")
+    http = exchange.http
+    if silence is not None and http is not None and http.refused and silence[0] > Severity.MEDIUM:
+        # Over HTTP the client at least gets the status; the JSON-RPC error for its id is still lost.
+        null_reply = any(a.id_tag == ID_NULL for a in exchange.responses())
+        got = "an error with id null" if null_reply else "no JSON-RPC error"
+        silence = (Severity.MEDIUM, f"refused with HTTP {http.status} and {got}, although the request id "
+                   f"{show_id(expect.id)} was readable")
+    codes = expect.codes
+    if http is not None and not expect.well_formed and codes and _modern_http(exchange):
+        # 2026-07-28 streamable HTTP: a server may check the mirrored headers first (-32020 HeaderMismatch).
+        codes = codes | {HEADER_MISMATCH}
     if not answers:
         if silence is not None and exchange.barrier_answered:
             found.append(failure(silence[0], silence[1], f"silent-{silence[0]}", server_wide=True))
@@ -74,7 +87,7 @@ def judge_answers(exchange: Exchange, oracle_id: str, failure: type, silence: An
         if incoming.is_error and isinstance(code, int) and not isinstance(code, bool):
             if not expect.error_ok:
                 continue  # a rejected valid request: judged by the owner of that code
-            if expect.codes and code not in expect.codes:
+            if codes and code not in codes:
                 found.append(failure(Severity.MEDIUM, f"answered error {code} instead of {wanted}",
                                      f"code:{code}", server_wide=True))
             elif not expect.id_recoverable and incoming.id is not None and arrival.id_tag != ID_CURRENT:
@@ -90,6 +103,10 @@ def judge_answers(exchange: Exchange, oracle_id: str, failure: type, silence: An
             found.append(failure(Severity.MEDIUM, f"answered with a result; expected {expect.describe()}",
                                  "result", server_wide=True))
     return found
+
+
+def _modern_http(exchange: Exchange) -> bool:
+    return exchange.era.value == "modern"
 
 
 def misused_code(exchange: Exchange, oracle_id: str, failure: type) -> list:

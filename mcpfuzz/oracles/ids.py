@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from mcpfuzz.jsonrpc.exchange import ID_UNKNOWN, Exchange
-from mcpfuzz.jsonrpc.ids import json_type, show_id
+from mcpfuzz.jsonrpc.exchange import ID_NULL, ID_UNKNOWN, Exchange
+from mcpfuzz.jsonrpc.ids import ABSENT, json_type, show_id
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 
 IdPreservedFailure = failure_class("id-preserved", "Response id differs from the request id")
@@ -16,6 +16,7 @@ SingleResponseFailure = failure_class("single-response", "Request answered more 
 def id_preserved(exchange: Exchange) -> Iterator[Failure]:
     """A response id equals the request id in value and JSON type, and never names an unsent id."""
     expect = exchange.case.expect
+    yield from _http_refusal_ids(exchange)
     if not expect.reply:
         return  # any reply to a notification is notification-silent's finding
     for arrival in exchange.responses():
@@ -32,11 +33,27 @@ def id_preserved(exchange: Exchange) -> Iterator[Failure]:
         yield IdPreservedFailure(Severity.HIGH, message, key, server_wide=True)
 
 
+def _http_refusal_ids(exchange: Exchange) -> Iterator[Failure]:
+    """An HTTP-level refusal of a request with a readable id must not answer it with id null.
+
+    The Origin check is exempt: the spec lets its 403 body carry an error without an id.
+    """
+    expect, http = exchange.case.expect, exchange.http
+    if http is None or not http.refused or "http_status" not in expect.extra or expect.judge == "origin-check":
+        return
+    if expect.id is ABSENT or expect.id is None:
+        return
+    if any(a.incoming.is_error and a.id_tag == ID_NULL for a in exchange.responses()):
+        yield IdPreservedFailure(Severity.MEDIUM, f"the HTTP {http.status} error body carries id null although the "
+                                 f"request id {show_id(expect.id)} was readable", "http-null", server_wide=True)
+
+
 @register(SingleResponseFailure)
 def single_response(exchange: Exchange) -> Iterator[Failure]:
     """JSON-RPC 2.0: one response per request; a second one confuses every client."""
     for arrival in exchange.responses():
-        if arrival.answer_count > 1:
+        # An id never sent (e.g. a constant "server-error") is id-preserved's finding, not a repeat.
+        if arrival.answer_count > 1 and arrival.id_tag != ID_UNKNOWN:
             yield SingleResponseFailure(
                 Severity.HIGH, f"id {show_id(arrival.incoming.id)} was answered {arrival.answer_count} times",
                 "repeat", server_wide=True)

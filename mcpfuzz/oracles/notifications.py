@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.oracles.answers import describe_reply
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 
@@ -18,6 +19,9 @@ def notification_silent(exchange: Exchange) -> Iterator[Failure]:
     if expect.reply or expect.judge != "notification-silent":
         return
     replies = [a for a in exchange.responses() if a.id_tag != "earlier"]
+    if exchange.http is not None and exchange.http.refused:
+        # Streamable HTTP: a refused notification or response MAY carry a JSON-RPC error without an id.
+        replies = [a for a in replies if not (a.incoming.is_error and a.incoming.id in (None, ABSENT))]
     if replies:
         what = exchange.case.expect.note or "a notification"
         yield NotificationSilentFailure(Severity.MEDIUM, f"{what} got a reply: {describe_reply(replies[0])}",

@@ -34,6 +34,8 @@ def no_hang(exchange: Exchange) -> Iterator[Failure]:
         yield NoHangFailure(Severity.CRITICAL, f"writing the frame failed: {exchange.write_error}", "write")
         return
     if expect.well_formed and expect.reply and not case_answers(exchange):
+        if exchange.http is not None and exchange.http.refused:
+            return  # refused at the HTTP level: an answer, judged by http-status
         if exchange.barrier_answered:
             yield NoHangFailure(Severity.CRITICAL,
                                 f"no reply after {exchange.waited:.1f}s, although a request sent after it "

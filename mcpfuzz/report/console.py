@@ -23,7 +23,7 @@ from mcpfuzz.engine.events import (
     ToolsPlanned,
 )
 from mcpfuzz.oracles.base import Severity
-from mcpfuzz.report.reproduce import shell_reproduction
+from mcpfuzz.report.reproduce import reproduction
 
 SEVERITY_STYLE = {Severity.CRITICAL: "bold red", Severity.HIGH: "red", Severity.MEDIUM: "yellow",
                   Severity.LOW: "cyan"}
@@ -115,7 +115,7 @@ class ConsoleReporter:
         self.console.print(f"   sent:     {escape(_show_frame(frame))}")
         for line in finding.received[:3]:
             self.console.print(f"   got:      {escape(line[:300])}")
-        command, notes = shell_reproduction(self.config.command, finding.frames)
+        command, notes = reproduction(self.config.target, finding.frames)
         self.console.print("   reproduce:", style="dim")
         self.console.print(f"     {escape(command)}", soft_wrap=True)
         for note in notes:

@@ -10,14 +10,15 @@ from pathlib import Path
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import Finding, RunFinished
 from mcpfuzz.jsonrpc.case_json import frame_to_json
-from mcpfuzz.report.reproduce import shell_reproduction
+from mcpfuzz.report.reproduce import reproduction
+from mcpfuzz.transport.http_target import HttpTarget
 
 REPORT_VERSION = 1
 
 
-def finding_json(finding: Finding, command: list[str], corpus_path: str | None = None) -> dict:
+def finding_json(finding: Finding, command: list[str] | HttpTarget, corpus_path: str | None = None) -> dict:
     """One finding as the contract shapes it (plus extra fields that help a reader)."""
-    reproduce, notes = shell_reproduction(command, finding.frames)
+    reproduce, notes = reproduction(command, finding.frames)
     return {
         "oracle": finding.oracle,
         "severity": str(finding.severity),
@@ -49,7 +50,7 @@ def report_json(config: RunConfig, finished: RunFinished) -> dict:
         "stopped": finished.stopped or None,
         "error": finished.error or None,
         "failOn": str(config.fail_on),
-        "findings": [finding_json(f, config.command, finished.corpus_paths.get(f.fingerprint))
+        "findings": [finding_json(f, config.target, finished.corpus_paths.get(f.fingerprint))
                      for f in finished.findings],
     }
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
+from mcpfuzz.transport.http_headers import ACCEPT_BOTH, mcp_headers, parse_body
+from mcpfuzz.transport.http_target import HttpTarget
+
 # A frame longer than this is not pasted into a terminal; the JSON report has it in full.
 MAX_INLINE_FRAME = 2000
 HANDSHAKE_METHODS = (b'"method":"initialize"', b'"method":"server/discover"')
@@ -59,3 +62,60 @@ def shell_reproduction(command: Sequence[str], frames: Sequence[bytes]) -> tuple
             steps.append("sleep 1")
     steps.append("sleep 2")
     return "{ " + "; ".join(steps) + "; } | " + shlex.join(command), notes
+
+
+def curl_reproduction(target: HttpTarget, frames: Sequence[bytes]) -> tuple[str, list[str]]:
+    """curl commands that POST the frames to the URL, carrying the session id the handshake hands out.
+
+    Header values given with --header are not repeated (they may be secrets): the notes say so.
+    """
+    notes: list[str] = []
+    if target.headers:
+        names = ", ".join(name for name, _ in target.headers)
+        notes.append(f"add your own {names} header{'s' if len(target.headers) > 1 else ''} "
+                     "(values are never written)")
+    if target.transport == "sse":
+        notes.append("legacy HTTP+SSE: answers arrive on the GET stream; open it first with "
+                     f"`curl -N {shlex.quote(target.url)}` and POST to the endpoint its first event names")
+    steps: list[str] = []
+    version: str | None = None
+    for index, frame in enumerate(frames):
+        if len(frame) > MAX_INLINE_FRAME:
+            notes.append(f"frame {index + 1} is {len(frame)} bytes: too long to paste; the JSON report holds it")
+            continue
+        message = parse_body(frame)
+        if isinstance(message, dict) and message.get("method") == "initialize":
+            params = message.get("params")
+            asked = params.get("protocolVersion") if isinstance(params, dict) else None
+            steps.append(_curl(target.url, frame, mcp_headers(message, None), capture_session=True))
+            version = asked if isinstance(asked, str) else None
+            continue
+        if not is_printable(frame):
+            notes.append(f"frame {index + 1} has bytes that are not printable UTF-8: written as octal escapes")
+        headers = mcp_headers(message, version)
+        steps.append(_curl(target.url, frame, headers, session=version is not None))
+    return "\n".join(steps), notes
+
+
+def _curl(url: str, frame: bytes, headers: dict[str, str], *, capture_session: bool = False,
+          session: bool = False) -> str:
+    """One POST as a curl command (the initialize one saves the Mcp-Session-Id into $SID)."""
+    parts = ["curl", "-sS", "-X", "POST", shlex.quote(url), "-H", shlex.quote(f"Accept: {ACCEPT_BOTH}"),
+             "-H", shlex.quote("Content-Type: application/json")]
+    parts += [item for name, value in headers.items() for item in ("-H", shlex.quote(f"{name}: {value}"))]
+    if session:
+        parts += ["-H", '"Mcp-Session-Id: $SID"']
+    if is_printable(frame):
+        command = " ".join([*parts, "--data-binary", shlex.quote(frame.decode("utf-8"))])
+    else:
+        command = f"printf '%b' {shlex.quote(printf_escape(frame))} | " + " ".join([*parts, "--data-binary", "@-"])
+    if capture_session:
+        return f"SID=$({command} -D - -o /dev/null | tr -d '\\r' | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: //p')"
+    return command + "; echo"
+
+
+def reproduction(server: Sequence[str] | HttpTarget, frames: Sequence[bytes]) -> tuple[str, list[str]]:
+    """The shell reproduction for a stdio command or an HTTP URL."""
+    if isinstance(server, HttpTarget):
+        return curl_reproduction(server, frames)
+    return shell_reproduction(server, frames)

@@ -116,6 +116,15 @@ class StdioServer:
         self.starts += 1
         self._group.start_soon(self._watch, process, self._exited)
 
+    # A line-based stream: answers arrive in order, so a barrier request proves earlier frames were handled.
+    needs_barrier = True
+    replies_on_request = False
+    busy = False
+
+    async def send(self, data: bytes, extra_headers: object = None) -> None:
+        """Send one frame: the bytes and the newline that ends it on stdio."""
+        await self.write(data + b"\n")
+
     async def write(self, data: bytes) -> None:
         """Write bytes to the server's stdin; a server that stops reading cannot block us forever."""
         process = self._process

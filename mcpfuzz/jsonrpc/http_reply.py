@@ -1,0 +1,49 @@
+"""What one HTTP request of a case got back: status, headers that matter, and any body that was not JSON-RPC."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+BODY_SNIPPET = 2048
+
+
+@dataclass
+class HttpReply:
+    """Filled in by the HTTP transport while the response arrives; `done` once it has ended."""
+
+    method: str = "POST"
+    transport: str = "http"  # "http" (streamable) or "sse" (legacy HTTP+SSE, where answers use the stream)
+    status: int | None = None
+    content_type: str = ""
+    session_id: str | None = None  # an Mcp-Session-Id header on the response
+    sent_session_id: str | None = None  # the Mcp-Session-Id the request carried
+    request_headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""  # the start of a body that was not fed to the JSON-RPC reader (errors, text)
+    body_size: int = 0
+    messages: int = 0  # JSON-RPC messages read from the body or its SSE events
+    error: str = ""  # the connection failed or dropped before a complete response
+    done: bool = False
+
+    @property
+    def refused(self) -> bool:
+        """A 4xx or 5xx status."""
+        return self.status is not None and self.status >= 400
+
+    def describe(self) -> str:
+        """One line for reports: status, content type and what the body held."""
+        if self.error:
+            return f"HTTP {self.method}: {self.error}"
+        if self.status is None:
+            return f"HTTP {self.method}: no response"
+        parts = [f"HTTP {self.status}"]
+        if self.content_type:
+            parts.append(self.content_type.split(";")[0])
+        if self.messages:
+            parts.append(f"{self.messages} message{'s' if self.messages != 1 else ''}")
+        elif self.body_size:
+            parts.append(f"{self.body_size}-byte body")
+        else:
+            parts.append("empty body")
+        if self.session_id:
+            parts.append("Mcp-Session-Id set")
+        return ", ".join(parts)

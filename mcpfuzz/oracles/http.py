@@ -1,0 +1,90 @@
+"""Streamable HTTP transport rules: status codes, sessions handed out by refusals, the Origin check."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.http_reply import HttpReply
+from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
+
+HttpStatusFailure = failure_class("http-status", "HTTP status breaks the transport rules")
+SessionLeakFailure = failure_class("session-leak", "Refused request created a session")
+OriginCheckFailure = failure_class("origin-check", "Foreign Origin accepted")
+
+
+def _streamable(exchange: Exchange) -> HttpReply | None:
+    """The POST's reply on streamable HTTP, once it has a status (legacy SSE answers 202 to everything)."""
+    http = exchange.http
+    if http is None or http.transport != "http" or http.status is None or exchange.crash is not None:
+        return None
+    return http
+
+
+@register(HttpStatusFailure)
+def http_status(exchange: Exchange) -> Iterator[Failure]:
+    """Streamable HTTP (2025-03-26 on): 202 and no body for notifications, 400 for bad bodies, no 5xx."""
+    http = _streamable(exchange)
+    if http is None:
+        return
+    expect = exchange.case.expect
+    wanted = expect.extra.get("http_status")
+    if http.status >= 500:
+        yield HttpStatusFailure(Severity.MEDIUM, f"answered HTTP {http.status}: the server failed on this frame",
+                                "5xx", server_wide=True)
+    elif wanted is not None:
+        if expect.judge == "http-status":
+            yield from _wanted_status(exchange, http, wanted)
+    elif not expect.reply and expect.judge == "notification-silent" and not http.refused:
+        if http.status != 202 or http.body_size:
+            body = f" with a {http.body_size}-byte body" if http.body_size else ""
+            yield HttpStatusFailure(Severity.MEDIUM, f"an accepted {expect.note or 'notification'} got HTTP "
+                                    f"{http.status}{body}; the spec requires 202 Accepted with no body",
+                                    f"notification:{http.status}", server_wide=True)
+    elif expect.judge == "parse-error" and not expect.result_ok and http.status < 400:
+        yield HttpStatusFailure(Severity.MEDIUM, f"an unparseable body got HTTP {http.status}; a server that cannot "
+                                "accept a message must answer with an error status such as 400",
+                                f"parse:{http.status}", server_wide=True)
+    elif http.status == 200 and http.body_size and not http.messages:
+        yield HttpStatusFailure(Severity.MEDIUM, f"answered HTTP 200 with content type {http.content_type!r} "
+                                "instead of application/json or text/event-stream", "content-type",
+                                server_wide=True)
+
+
+def _wanted_status(exchange: Exchange, http: HttpReply, wanted: list) -> Iterator[Failure]:
+    expect = exchange.case.expect
+    severity = Severity.parse(str(expect.extra.get("http_severity", "medium")))
+    if http.status not in wanted:
+        yield HttpStatusFailure(severity, f"answered HTTP {http.status}; expected {'/'.join(map(str, wanted))}: "
+                                f"{expect.note}", f"{exchange.case.id}:{http.status}")
+        return
+    codes = expect.extra.get("codes")
+    if codes:
+        errors = [a.incoming.error_code for a in exchange.responses() if a.incoming.is_error]
+        if not any(code in codes for code in errors):
+            got = f"error {errors[0]}" if errors else "no JSON-RPC error"
+            yield HttpStatusFailure(severity, f"answered HTTP {http.status} with {got}; expected error "
+                                    f"{'/'.join(map(str, codes))}: {expect.note}", f"{exchange.case.id}:code")
+
+
+@register(SessionLeakFailure)
+def session_leak(exchange: Exchange) -> Iterator[Failure]:
+    """A request the server refuses (4xx) must not hand out an Mcp-Session-Id: refusals must cost nothing."""
+    http = _streamable(exchange)
+    if http is None or not http.refused or not http.session_id or http.session_id == http.sent_session_id:
+        return
+    yield SessionLeakFailure(Severity.MEDIUM, f"refused with HTTP {http.status} but handed out the session id "
+                             f"{http.session_id[:40]!r}: refused requests can pile up sessions",
+                             "refused-session", server_wide=True)
+
+
+@register(OriginCheckFailure)
+def origin_check(exchange: Exchange) -> Iterator[Failure]:
+    """Streamable HTTP, Security: a request with an invalid Origin MUST be refused with 403 (DNS rebinding)."""
+    http = _streamable(exchange)
+    if http is None or exchange.case.expect.judge != "origin-check":
+        return
+    if http.status != 403:
+        yield OriginCheckFailure(Severity.MEDIUM, f"a request with the foreign Origin "
+                                 f"{dict(exchange.case.http_headers).get('Origin')!r} got HTTP {http.status}; "
+                                 "servers MUST refuse it with 403 (DNS rebinding)", "accepted")

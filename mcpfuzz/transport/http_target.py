@@ -1,0 +1,93 @@
+"""An HTTP server under test: its URL, headers, optional launch command, and which HTTP transport it speaks."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import httpx
+
+from mcpfuzz.transport.http_headers import ACCEPT_BOTH, META_VERSION_KEY
+from mcpfuzz.transport.legacy_sse import LegacySseServer
+from mcpfuzz.transport.line_reader import LineSink
+from mcpfuzz.transport.stdio import ExitSink
+from mcpfuzz.transport.streamable_http import StreamableHttpServer
+
+TRANSPORTS = ("auto", "http", "sse")
+STREAMABLE, LEGACY_SSE = "http", "sse"
+MODERN_ERROR_CODES = {-32601, -32020, -32021, -32022, -32004}
+
+
+@dataclass(frozen=True)
+class HttpTarget:
+    """`mcpfuzz run URL`: where to POST, what to add to every request, and how to start the server."""
+
+    url: str
+    headers: tuple[tuple[str, str], ...] = ()
+    launch: tuple[str, ...] = ()
+    transport: str = "auto"
+
+    @property
+    def label(self) -> str:
+        """The URL (the server's name in reports)."""
+        return self.url
+
+
+def is_url(text: str) -> bool:
+    """True for an http:// or https:// URL."""
+    return text.startswith(("http://", "https://"))
+
+
+async def detect_transport(target: HttpTarget, timeout: float) -> str:
+    """Which transport a URL speaks, as the spec's backward-compatibility section tells clients to find out.
+
+    POST a request first: any answer other than 400/404/405, or one carrying a modern JSON-RPC error
+    (unsupported version, unknown method, header mismatch), means streamable HTTP; otherwise a GET
+    that opens an SSE stream means legacy HTTP+SSE.
+    """
+    if target.transport != "auto":
+        return target.transport
+    if target.launch:
+        # Probing would need the server running before the session starts it: go by the URL's path.
+        return LEGACY_SSE if urlsplit(target.url).path.rstrip("/").endswith("/sse") else STREAMABLE
+    headers = dict(target.headers)
+    body = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": {"_meta": {
+        META_VERSION_KEY: "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}}})
+    async with httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False) as client:
+        try:
+            response = await client.post(target.url, content=body, headers={
+                **headers, "Accept": ACCEPT_BOTH, "Content-Type": "application/json",
+                "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"})
+        except httpx.HTTPError:
+            return STREAMABLE  # the session's start reports the connection problem in full
+        if response.status_code not in (400, 404, 405) or _modern_error(response):
+            return STREAMABLE
+        try:
+            async with client.stream("GET", target.url, headers={**headers, "Accept": "text/event-stream"}) as stream:
+                if "text/event-stream" in stream.headers.get("content-type", ""):
+                    return LEGACY_SSE
+        except httpx.HTTPError:
+            pass
+    return STREAMABLE
+
+
+def _modern_error(response: httpx.Response) -> bool:
+    """True when a refusal carries an error only a modern streamable server sends (version, method, headers)."""
+    try:
+        answer = response.json()
+    except ValueError:
+        return False
+    error = answer.get("error") if isinstance(answer, dict) else None
+    return isinstance(error, dict) and error.get("code") in MODERN_ERROR_CODES
+
+
+def open_http(target: HttpTarget, kind: str, *, on_line: LineSink, on_exit: ExitSink, on_change: Callable[[], None],
+              env: dict[str, str] | None, timeout: float, max_line: int) -> StreamableHttpServer | LegacySseServer:
+    """The transport object for `kind` ("http" or "sse")."""
+    common = {"headers": dict(target.headers), "launch": target.launch or None, "env": env, "timeout": timeout,
+              "max_line": max_line}
+    if kind == LEGACY_SSE:
+        return LegacySseServer(target.url, on_line=on_line, on_exit=on_exit, **common)
+    return StreamableHttpServer(target.url, on_line=on_line, on_exit=on_exit, on_change=on_change, **common)

@@ -1,0 +1,202 @@
+"""The HTTP+SSE transport of protocol 2024-11-05: one GET stream carries every answer; frames are POSTed."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+from collections.abc import Mapping, Sequence
+from urllib.parse import urljoin
+
+import anyio
+import anyio.abc
+import httpx
+
+from mcpfuzz.jsonrpc.exchange import ProcessEnd
+from mcpfuzz.jsonrpc.http_reply import BODY_SNIPPET, HttpReply
+from mcpfuzz.transport.errors import ConnectionClosed, ServerStartError
+from mcpfuzz.transport.http_headers import SESSION_HEADER
+from mcpfuzz.transport.launched import LaunchedServer
+from mcpfuzz.transport.line_reader import LineSink
+from mcpfuzz.transport.sse import SseParser
+from mcpfuzz.transport.stdio import ExitSink, StderrTail
+
+
+def endpoint_of(data: str, sse_url: str) -> tuple[str, str | None]:
+    """The POST URL (relative ones resolved against the SSE URL) and a session id, from an endpoint event.
+
+    2024-11-05 sends a URI; some servers send JSON `{"url": ..., "sessionId": ...}` instead.
+    """
+    text = data.strip()
+    if text.startswith("{"):
+        with contextlib.suppress(ValueError):
+            shaped = json.loads(text)
+            if isinstance(shaped, dict) and isinstance(shaped.get("url"), str):
+                session = shaped.get("sessionId")
+                return urljoin(sse_url, shaped["url"]), session if isinstance(session, str) else None
+    return urljoin(sse_url, text), None
+
+
+class LegacySseServer:
+    """A 2024-11-05 server: answers arrive in order on the SSE stream, so barriers work as on stdio."""
+
+    needs_barrier = True
+    replies_on_request = False
+    busy = False
+
+    def __init__(self, url: str, *, on_line: LineSink, on_exit: ExitSink,
+                 headers: Mapping[str, str] | None = None, launch: Sequence[str] | None = None,
+                 env: dict[str, str] | None = None, timeout: float = 5.0, max_line: int = 8 * 1024 * 1024) -> None:
+        self.url = url
+        self.argv = list(launch or [])
+        self._on_line = on_line
+        self._on_exit = on_exit
+        self._headers = dict(headers or {})
+        self.timeout = timeout
+        self._max_line = max_line
+        self._launched = LaunchedServer(launch, url, on_exit=self._process_exit, env=env) if launch else None
+        self._client: httpx.AsyncClient | None = None
+        self._group: anyio.abc.TaskGroup | None = None
+        self._stream_scope: anyio.CancelScope | None = None
+        self.endpoint: str | None = None
+        self.session_id: str | None = None
+        self.starts = 0
+        self.end: ProcessEnd | None = None
+        self._open = False
+        self._no_stderr = StderrTail(1)
+
+    async def __aenter__(self) -> LegacySseServer:
+        self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout), follow_redirects=False,
+                                         trust_env=False)
+        self._group = anyio.create_task_group()
+        await self._group.__aenter__()
+        if self._launched is not None:
+            await self._launched.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        with anyio.CancelScope(shield=True):
+            self._close_stream()
+        if self._launched is not None:
+            await self._launched.__aexit__(*exc_info)
+        assert self._group is not None and self._client is not None
+        self._group.cancel_scope.cancel()
+        await self._group.__aexit__(None, None, None)
+        with anyio.CancelScope(shield=True):
+            await self._client.aclose()
+
+    @property
+    def alive(self) -> bool:
+        """True while the SSE stream is open."""
+        return self._open and (self._launched is None or self._launched.alive)
+
+    @property
+    def stderr(self) -> StderrTail:
+        """The launched process' log tail (nothing without --launch)."""
+        return self._launched.stderr if self._launched is not None else self._no_stderr
+
+    @property
+    def pid(self) -> int | None:
+        """The launched process' pid, if any."""
+        return self._launched.process.pid if self._launched is not None else None
+
+    async def start(self) -> None:
+        """Open a new SSE stream (a new session) and wait for its endpoint event."""
+        self._close_stream()
+        self.end, self.endpoint, self.session_id = None, None, None
+        if self._launched is not None:
+            await self._launched.start()
+        ready = anyio.Event()
+        problem: list[str] = []
+        assert self._group is not None
+        self._group.start_soon(self._stream, ready, problem)
+        with anyio.move_on_after(self.timeout):
+            await ready.wait()
+        if self.endpoint is None:
+            self._close_stream()
+            why = problem[0] if problem else f"no endpoint event within {self.timeout:g}s"
+            raise ServerStartError(f"{self.url} did not open an HTTP+SSE session: {why}")
+        self.starts += 1
+
+    async def kill(self) -> None:
+        """Close the stream (and kill the launched process)."""
+        self._close_stream()
+        if self._launched is not None:
+            await self._launched.kill()
+
+    async def wait_exit(self, timeout: float = math.inf) -> bool:
+        """Wait for the launched process to end; without one, the stream's end is the end."""
+        if self._launched is not None:
+            return await self._launched.wait_exit(timeout)
+        return not self.alive
+
+    async def send(self, data: bytes, extra_headers: Mapping[str, str | None] | None = None) -> HttpReply:
+        """POST one frame to the endpoint; the answer comes on the stream."""
+        if not self.alive or self.endpoint is None or self._client is None:
+            raise ConnectionClosed("the SSE stream is closed")
+        headers = {"Content-Type": "application/json", **self._headers}
+        if self.session_id:
+            headers[SESSION_HEADER] = self.session_id
+        for name, value in (extra_headers or {}).items():
+            headers.pop(name, None)
+            if value is not None:
+                headers[name] = value
+        reply = HttpReply(transport="sse", request_headers=headers, sent_session_id=self.session_id)
+        try:
+            response = await self._client.post(self.endpoint, content=data, headers=headers)
+        except httpx.HTTPError as error:
+            reply.error = f"{type(error).__name__}: {error}"[:200]
+            raise ConnectionClosed(f"POST to {self.endpoint} failed: {reply.error}") from None
+        finally:
+            reply.done = True
+        reply.status = response.status_code
+        reply.content_type = response.headers.get("content-type", "")
+        reply.body_size = len(response.content)
+        reply.body = response.content[:BODY_SNIPPET]
+        return reply
+
+    async def _stream(self, ready: anyio.Event, problem: list[str]) -> None:
+        assert self._client is not None
+        scope = anyio.CancelScope()
+        self._stream_scope = scope
+        headers = {"Accept": "text/event-stream", **self._headers}
+        try:
+            with scope:
+                async with self._client.stream("GET", self.url, headers=headers,
+                                               timeout=httpx.Timeout(None, connect=self.timeout)) as response:
+                    kind = response.headers.get("content-type", "")
+                    if response.status_code != 200 or "text/event-stream" not in kind:
+                        problem.append(f"GET answered HTTP {response.status_code} {kind}".strip())
+                        ready.set()
+                        return
+                    self._open = True
+                    parser = SseParser(self._max_line)
+                    async for chunk in response.aiter_raw():
+                        for event in parser.feed(chunk):
+                            if event.event == "endpoint" and self.endpoint is None:
+                                self.endpoint, self.session_id = endpoint_of(event.data, self.url)
+                                ready.set()
+                            elif event.event == "message":
+                                data = event.data.encode("utf-8", "surrogateescape")
+                                self._on_line(data, len(data))
+        except httpx.HTTPError as error:
+            problem.append(f"{type(error).__name__}: {error}"[:200])
+        finally:
+            ready.set()
+            if scope is self._stream_scope and self._open and not scope.cancel_called:
+                # The server ended the stream on its own: for this transport that is the connection dying.
+                self._open = False
+                self.end = ProcessEnd(None, "")
+                if self._launched is None:
+                    self._on_exit(self.end)
+            elif scope is self._stream_scope:
+                self._open = False
+
+    def _close_stream(self) -> None:
+        if self._stream_scope is not None:
+            self._stream_scope.cancel()
+        self._open = False
+
+    def _process_exit(self, end: ProcessEnd) -> None:
+        self.end = end
+        self._on_exit(end)

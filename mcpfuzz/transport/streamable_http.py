@@ -1,0 +1,305 @@
+"""Streamable HTTP (2025-03-26 and later): every frame is one POST; answers come as JSON or an SSE stream."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import anyio
+import anyio.abc
+import httpx
+
+from mcpfuzz.jsonrpc.exchange import ProcessEnd
+from mcpfuzz.jsonrpc.http_reply import BODY_SNIPPET, HttpReply
+from mcpfuzz.transport.errors import ConnectionClosed, ServerStartError
+from mcpfuzz.transport.http_headers import (
+    ACCEPT_BOTH,
+    SESSION_HEADER,
+    mcp_headers,
+    modern_version,
+    parse_body,
+)
+from mcpfuzz.transport.launched import LaunchedServer, host_port, port_open
+from mcpfuzz.transport.line_reader import LineSink
+from mcpfuzz.transport.sse import SseParser
+from mcpfuzz.transport.stdio import ExitSink, StderrTail
+
+CLOSE_TIMEOUT = 2.0
+
+
+class StreamableHttpServer:
+    """One MCP endpoint URL, optionally a process behind it; "restart" means a new session (or process)."""
+
+    # The end of a POST's response settles its frame: no barrier request is needed to know it was handled.
+    needs_barrier = False
+    replies_on_request = True
+
+    def __init__(self, url: str, *, on_line: LineSink, on_exit: ExitSink, on_change: Callable[[], None],
+                 headers: Mapping[str, str] | None = None, launch: Sequence[str] | None = None,
+                 env: dict[str, str] | None = None, timeout: float = 5.0, max_line: int = 8 * 1024 * 1024) -> None:
+        self.url = url
+        self.argv = list(launch or [])
+        self._on_line = on_line
+        self._on_exit = on_exit
+        self._on_change = on_change
+        self._headers = dict(headers or {})
+        self.timeout = timeout
+        self._max_line = max_line
+        self._launched = LaunchedServer(launch, url, on_exit=self._process_exit, env=env) if launch else None
+        self._client: httpx.AsyncClient | None = None
+        self._group: anyio.abc.TaskGroup | None = None
+        self._scopes: set[anyio.CancelScope] = set()
+        self.session_id: str | None = None
+        self.version: str | None = None
+        self.in_flight = 0
+        self.starts = 0
+        self.end: ProcessEnd | None = None
+        self._started = False
+        self._dead = False
+        self._generation = 0
+        self._no_stderr = StderrTail(1)
+
+    async def __aenter__(self) -> StreamableHttpServer:
+        # Redirects are not followed: a 3xx is the server's answer and must be judged, not chased.
+        self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, connect=self.timeout),
+                                         follow_redirects=False, trust_env=False)
+        self._group = anyio.create_task_group()
+        await self._group.__aenter__()
+        if self._launched is not None:
+            await self._launched.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        with anyio.CancelScope(shield=True):
+            with contextlib.suppress(Exception):
+                await self._end_session()
+        if self._launched is not None:
+            await self._launched.__aexit__(*exc_info)
+        assert self._group is not None and self._client is not None
+        self._group.cancel_scope.cancel()
+        await self._group.__aexit__(None, None, None)
+        with anyio.CancelScope(shield=True):
+            await self._client.aclose()
+
+    # -- the server-connection interface the session uses ----------------------------------------
+
+    @property
+    def alive(self) -> bool:
+        """True while the endpoint answers (and the launched process, if any, runs)."""
+        launched_ok = self._launched is None or self._launched.alive
+        return self._started and not self._dead and launched_ok
+
+    @property
+    def busy(self) -> bool:
+        """True while a POST has not been fully answered."""
+        return self.in_flight > 0
+
+    @property
+    def stderr(self) -> StderrTail:
+        """The launched process' log tail (nothing without --launch)."""
+        return self._launched.stderr if self._launched is not None else self._no_stderr
+
+    @property
+    def pid(self) -> int | None:
+        """The launched process' pid, if any."""
+        return self._launched.process.pid if self._launched is not None else None
+
+    async def start(self) -> None:
+        """A fresh session: end the old one, (re)start the process if launched, check the endpoint."""
+        self._new_generation()
+        with contextlib.suppress(Exception):
+            await self._end_session()
+        self.session_id, self.version, self.end, self._dead = None, None, None, False
+        if self._launched is not None:
+            await self._launched.start()
+        elif not await port_open(*host_port(self.url)):
+            raise ServerStartError(f"cannot connect to {self.url} (connection refused); is the server running? "
+                                   "Use --launch 'CMD' to let mcpfuzz start it")
+        self._started = True
+        self.starts += 1
+
+    async def kill(self) -> None:
+        """Abandon the session (and kill the process if launched); pending answers are dropped."""
+        self._new_generation()
+        with contextlib.suppress(Exception):
+            await self._end_session()
+        self._started = False
+        if self._launched is not None:
+            await self._launched.kill()
+
+    async def wait_exit(self, timeout: float = math.inf) -> bool:
+        """Wait for the launched process to end; without one, dead means unreachable."""
+        if self._launched is not None:
+            return await self._launched.wait_exit(timeout)
+        return not self.alive
+
+    async def send(self, data: bytes, extra_headers: Mapping[str, str | None] | None = None) -> HttpReply:
+        """POST one frame as the raw body; returns once the response headers are in (or the timeout)."""
+        if not self.alive:
+            raise ConnectionClosed("the server is not reachable")
+        message = parse_body(data)
+        version = modern_version(message)
+        if version is not None:
+            self.version = version
+        headers = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json", **self._headers,
+                   **mcp_headers(message, self.version)}
+        if self.session_id is not None:
+            headers[SESSION_HEADER] = self.session_id
+        for name, value in (extra_headers or {}).items():
+            _set_header(headers, name, value)
+        reply = HttpReply(request_headers=headers, sent_session_id=_get_header(headers, SESSION_HEADER))
+        is_initialize = isinstance(message, dict) and message.get("method") == "initialize"
+        headers_in = anyio.Event()
+        self.in_flight += 1
+        assert self._group is not None
+        self._group.start_soon(self._post, data, headers, reply, is_initialize, headers_in, self._generation)
+        # Waiting for the status keeps the server's processing order the order of our frames.
+        with anyio.move_on_after(self.timeout):
+            await headers_in.wait()
+        return reply
+
+    # -- internals -------------------------------------------------------------------------------
+
+    async def _post(self, data: bytes, headers: dict[str, str], reply: HttpReply, is_initialize: bool,
+                    headers_in: anyio.Event, generation: int) -> None:
+        assert self._client is not None
+        scope = anyio.CancelScope()
+        self._scopes.add(scope)
+        try:
+            with scope, anyio.move_on_after(self.timeout) as capped:
+                async with self._client.stream("POST", self.url, content=data, headers=headers) as response:
+                    self._record_headers(reply, response, is_initialize, generation)
+                    headers_in.set()
+                    await self._read_body(response, reply, is_initialize, generation)
+            if capped.cancelled_caught:
+                reply.error = f"no complete response within {self.timeout:g}s"
+        except httpx.HTTPError as error:
+            reply.error = _describe(error)
+            if generation == self._generation:
+                await self._check_reachable()
+        finally:
+            self._scopes.discard(scope)
+            reply.done = True
+            self.in_flight -= 1
+            headers_in.set()
+            self._on_change()
+
+    def _record_headers(self, reply: HttpReply, response: httpx.Response, is_initialize: bool,
+                        generation: int) -> None:
+        reply.status = response.status_code
+        reply.content_type = response.headers.get("content-type", "")
+        reply.session_id = response.headers.get(SESSION_HEADER)
+        if is_initialize and reply.session_id and self.session_id is None and generation == self._generation:
+            self.session_id = reply.session_id
+            self._group.start_soon(self._listen, generation)  # type: ignore[union-attr]
+
+    async def _read_body(self, response: httpx.Response, reply: HttpReply, is_initialize: bool,
+                         generation: int) -> None:
+        kind = reply.content_type.split(";")[0].strip().lower()
+        if kind == "text/event-stream":
+            parser = SseParser(self._max_line)
+            async for chunk in response.aiter_raw():
+                reply.body_size += len(chunk)
+                for event in parser.feed(chunk):
+                    if event.event == "message" and generation == self._generation:
+                        self._deliver(event.data.encode("utf-8", "surrogateescape"), None, reply, is_initialize)
+            return
+        body = bytearray()
+        async for chunk in response.aiter_raw():
+            reply.body_size += len(chunk)
+            if len(body) < self._max_line:
+                body += chunk[: self._max_line - len(body)]
+        if kind.endswith("json") and bytes(body).strip():
+            if generation == self._generation:
+                self._deliver(bytes(body), reply.body_size, reply, is_initialize)
+        else:
+            reply.body = bytes(body[:BODY_SNIPPET])
+
+    def _deliver(self, data: bytes, size: int | None, reply: HttpReply, is_initialize: bool) -> None:
+        reply.messages += 1
+        if is_initialize:
+            self._note_version(data)
+        self._on_line(data, size if size is not None else len(data))
+
+    def _note_version(self, data: bytes) -> None:
+        """The legacy version initialize settled on goes into MCP-Protocol-Version from now on."""
+        answer = parse_body(data)
+        result = answer.get("result") if isinstance(answer, dict) else None
+        version = result.get("protocolVersion") if isinstance(result, dict) else None
+        if isinstance(version, str):
+            self.version = version
+
+    async def _listen(self, generation: int) -> None:
+        """The optional GET stream of a legacy session: server requests and notifications arrive here."""
+        assert self._client is not None
+        headers = {"Accept": "text/event-stream", **self._headers}
+        if self.session_id:
+            headers[SESSION_HEADER] = self.session_id
+        if self.version:
+            headers.update(mcp_headers(None, self.version))
+        with contextlib.suppress(httpx.HTTPError):
+            async with self._client.stream("GET", self.url, headers=headers,
+                                           timeout=httpx.Timeout(None, connect=self.timeout)) as response:
+                if response.status_code != 200 or "text/event-stream" not in response.headers.get("content-type", ""):
+                    return  # 405: the server offers no stream, which the spec allows
+                parser = SseParser(self._max_line)
+                async for chunk in response.aiter_raw():
+                    if generation != self._generation:
+                        return
+                    for event in parser.feed(chunk):
+                        if event.event == "message":
+                            data = event.data.encode("utf-8", "surrogateescape")
+                            self._on_line(data, len(data))
+
+    async def _end_session(self) -> None:
+        """DELETE the session we hold (a good citizen does not leave sessions behind)."""
+        session_id, self.session_id = self.session_id, None
+        if session_id is None or self._client is None or self._dead:
+            return
+        with anyio.move_on_after(CLOSE_TIMEOUT):
+            await self._client.delete(self.url, headers={**self._headers, SESSION_HEADER: session_id})
+
+    def _new_generation(self) -> None:
+        """Answers still in flight belong to the old session or process: cancel and forget them."""
+        self._generation += 1
+        for scope in list(self._scopes):
+            scope.cancel()
+
+    async def _check_reachable(self) -> None:
+        """After a failed request: is the endpoint gone (a crash) or did just this request fail?"""
+        if self._launched is not None or self._dead:
+            return  # a launched process reports its own exit
+        if not await port_open(*host_port(self.url)):
+            self._dead = True
+            self.end = ProcessEnd(None, "")
+            self._on_exit(self.end)
+
+    def _process_exit(self, end: ProcessEnd) -> None:
+        self.end = end
+        self._on_exit(end)
+
+
+def _describe(error: httpx.HTTPError) -> str:
+    """A transport failure in words."""
+    if isinstance(error, httpx.ConnectError):
+        return "connection refused"
+    if isinstance(error, httpx.RemoteProtocolError):
+        return "the server closed the connection without a complete response"
+    if isinstance(error, httpx.TimeoutException):
+        return "timed out"
+    return f"{type(error).__name__}: {error}"[:200]
+
+
+def _get_header(headers: Mapping[str, str], name: str) -> str | None:
+    lowered = name.lower()
+    return next((v for k, v in headers.items() if k.lower() == lowered), None)
+
+
+def _set_header(headers: dict[str, Any], name: str, value: str | None) -> None:
+    """Replace a header case-insensitively; None removes it."""
+    for key in [k for k in headers if k.lower() == name.lower()]:
+        del headers[key]
+    if value is not None:
+        headers[name] = value
