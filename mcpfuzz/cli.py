@@ -103,13 +103,15 @@ def main() -> None:
               help="HTTP: start the server with this shell-quoted command, restart it after crashes, watch it.")
 @click.option("--transport", type=click.Choice(["auto", "http", "sse"]), default="auto", show_default=True,
               help="HTTP: streamable HTTP, legacy HTTP+SSE (2024-11-05), or detect from the URL's answers.")
+@click.option("--compare", "compare_with", default=None, metavar="URL|'CMD'",
+              help="Send the catalogue to this second server too and list every frame whose outcome differs.")
 def run(server: tuple[str, ...], seed: int | None, budget: float, timeout: float, json_path: str | None,
         junit_path: str | None, sarif_path: str | None, summary_path: str | None, oracles: str | None,
         exclude_oracles: str | None, fail_on: str, protocol_version: str | None,
         phases: str, include_tools: tuple[str, ...], exclude_tools: tuple[str, ...], strict_types: bool,
         corpus_dir: str, no_replay: bool, log_frames: str | None, max_examples: int | None, grace: float,
         max_line: int, env_pairs: tuple[str, ...], header_lines: tuple[str, ...], launch: str | None,
-        transport: str) -> None:
+        transport: str, compare_with: str | None) -> None:
     """Fuzz an MCP server: `mcpfuzz run [OPTIONS] -- CMD [ARGS]...` (stdio) or `mcpfuzz run [OPTIONS] URL`.
 
     A stdio server inherits mcpfuzz's environment and working directory. Exit status: 0 no findings
@@ -148,6 +150,8 @@ def run(server: tuple[str, ...], seed: int | None, budget: float, timeout: float
                        env=env, include_tools=include_tools, exclude_tools=exclude_tools, strict_types=strict_types,
                        corpus=_check_corpus(corpus_dir), replay_corpus=not no_replay,
                        log_frames=Path(log_frames) if log_frames else None, max_examples=max_examples, http=http)
+    if compare_with is not None:
+        _compare(config, compare_with)
     reporter = ConsoleReporter(config)
     finished = anyio.run(run_engine, config, reporter)
     if json_path:
@@ -253,6 +257,36 @@ def replay(ctx: click.Context, paths: tuple[str, ...], timeout: float, env_pairs
     counts = ", ".join(f"{statuses.count(s)} {s.lower()}" for s in ("FIXED", FAILED, ERROR))
     click.echo(f"replayed {len(statuses)} transcripts: {counts}")
     sys.exit(EXIT_FINDINGS if FAILED in statuses else EXIT_ERROR if ERROR in statuses else EXIT_CLEAN)
+
+
+def _compare(config: RunConfig, other: str) -> None:
+    """`run --compare`: the protocol phases against both servers; exit 1 when any frame's outcome differs."""
+    import shlex
+    from dataclasses import replace
+
+    import anyio
+
+    from mcpfuzz.engine.compare import compare
+    from mcpfuzz.report.compare_console import print_comparison
+
+    try:
+        words = shlex.split(other)
+    except ValueError as error:
+        raise click.BadParameter(f"cannot split {other!r} into words: {error}", param_hint="--compare") from None
+    if not words:
+        raise click.BadParameter("give a URL or a server command to compare with", param_hint="--compare")
+    http = _http_target(words, (), None, "auto")
+    second = replace(config, command=[] if http else words, http=http)
+    first_label, second_label = config.server_label, second.server_label
+    click.echo(f"comparing\n  A: {first_label}\n  B: {second_label}\n(catalogue and lifecycle on each; seed "
+               f"{config.seed})")
+    comparison = anyio.run(compare, config, second, lambda event: None)
+    for label, finished in (("A", comparison.first), ("B", comparison.second)):
+        if finished.error:
+            click.echo(f"error: server {label} could not be tested: {finished.error}", err=True)
+            sys.exit(EXIT_ERROR)
+    print_comparison(comparison, "A", "B")
+    sys.exit(EXIT_FINDINGS if comparison.differences else EXIT_CLEAN)
 
 
 def _http_target(server: list[str], header_lines: tuple[str, ...], launch: str | None, transport: str) -> object:

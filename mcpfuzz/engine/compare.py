@@ -1,0 +1,89 @@
+"""`mcpfuzz run --compare`: the same catalogue against two servers, and every frame whose outcome differs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from mcpfuzz.engine.config import RunConfig
+from mcpfuzz.engine.events import CaseDone, EventSink, RunFinished
+from mcpfuzz.engine.runner import run
+from mcpfuzz.jsonrpc.exchange import ID_CURRENT, ID_EARLIER, Exchange
+from mcpfuzz.jsonrpc.ids import show_id
+
+COMPARED_PHASES = ("probe", "catalogue", "lifecycle")
+# HTTP-only cases have no stdio counterpart; they are compared only between two HTTP servers.
+TRANSPORT_FAMILIES = ("http",)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One case whose outcome differs between the two servers."""
+
+    target: str
+    title: str
+    frame: bytes
+    first: str
+    second: str
+
+
+@dataclass
+class Comparison:
+    """Both runs and their differences."""
+
+    first: RunFinished
+    second: RunFinished
+    differences: list[Difference]
+    compared: int
+    only_one: list[str]
+
+
+def outcome_of(exchange: Exchange) -> str:
+    """What a client sees for a frame, independent of transport: answers (kind, code, id relation), or not."""
+    if exchange.crash is not None:
+        return "the server died"
+    parts = []
+    for arrival in exchange.arrivals:
+        incoming = arrival.incoming
+        if incoming.kind != "response" or arrival.id_tag == ID_EARLIER:
+            continue
+        relation = "its id" if arrival.id_tag == ID_CURRENT else f"id {show_id(incoming.id)}"
+        if incoming.is_error:
+            parts.append(f"error {incoming.error_code} with {relation}")
+        elif incoming.is_result:
+            parts.append(f"a result with {relation}")
+        else:
+            parts.append(f"a malformed response with {relation}")
+    if not parts:
+        return "no answer (timed out)" if exchange.timed_out else "no answer"
+    return "; ".join(parts)
+
+
+async def _outcomes(config: RunConfig, emit: EventSink) -> tuple[RunFinished, dict[str, tuple[str, bytes, str]]]:
+    outcomes: dict[str, tuple[str, bytes, str]] = {}
+
+    def collect(event: object) -> None:
+        if isinstance(event, CaseDone) and event.phase in COMPARED_PHASES[1:]:
+            case = event.exchange.case
+            outcomes[case.target] = (case.title, case.data, outcome_of(event.exchange))
+        emit(event)
+
+    finished = await run(config, collect)
+    return finished, outcomes
+
+
+async def compare(first: RunConfig, second: RunConfig, emit: EventSink) -> Comparison:
+    """Run the protocol phases against both servers (one after the other) and diff the outcomes by case."""
+    first = replace(first, phases=COMPARED_PHASES, corpus=None)
+    second = replace(second, phases=COMPARED_PHASES, corpus=None, protocol_version=first.protocol_version)
+    finished_a, outcomes_a = await _outcomes(first, emit)
+    if second.protocol_version is None and finished_a.protocol_version:
+        # Same era and version on both sides, or every frame would differ for that reason alone.
+        second = replace(second, protocol_version=finished_a.protocol_version)
+    finished_b, outcomes_b = await _outcomes(second, emit)
+    skip = () if first.http and second.http else TRANSPORT_FAMILIES
+    shared = [t for t in outcomes_a if t in outcomes_b and t.split("/")[0] not in skip]
+    only_one = sorted((set(outcomes_a) ^ set(outcomes_b)) - {t for t in outcomes_a if t.split("/")[0] in skip}
+                      - {t for t in outcomes_b if t.split("/")[0] in skip})
+    differences = [Difference(t, outcomes_a[t][0], outcomes_a[t][1], outcomes_a[t][2], outcomes_b[t][2])
+                   for t in shared if outcomes_a[t][2] != outcomes_b[t][2]]
+    return Comparison(finished_a, finished_b, differences, len(shared), only_one)
