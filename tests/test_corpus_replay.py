@@ -12,7 +12,7 @@ from pathlib import Path
 
 from mcpfuzz.corpus.store import CorpusStore
 from tests.conftest import run_cli
-from tests.engine_runs import MCP_SERVER
+from tests.engine_runs import MCP_SERVER, SERVERS, run_engine
 
 BUGGY = [sys.executable, str(MCP_SERVER), "--bug", "crash-batch", "--bug", "id-coerce"]
 CLEAN = [sys.executable, str(MCP_SERVER)]
@@ -131,3 +131,14 @@ def _group_alive(pgid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def test_a_finding_that_does_not_fail_again_is_saved_as_not_reproducible(tmp_path: Path) -> None:
+    marker = tmp_path / "first-process-was-here"
+    command = [sys.executable, str(SERVERS / "flaky_server.py"), str(marker)]
+    finished = run_engine(command, corpus=tmp_path / "corpus", budget=40)
+    wrong_code = [f for f in finished.findings if f.oracle == "method-not-found"]
+    assert wrong_code and all(f.reproducible is False for f in wrong_code), finished.findings
+    saved = json.loads(Path(finished.corpus_paths[wrong_code[0].fingerprint]).read_text())
+    assert saved["reproducible"] is False
+    assert "-32600" in " ".join(saved["received"])  # what was observed is kept

@@ -31,6 +31,8 @@ class Finding:
     case: Case | None = field(default=None, compare=False, repr=False)
     era: str = ""
     protocol_version: str = ""
+    # Re-run on a fresh server before saving: True it failed again, False it did not, None not checked.
+    reproducible: bool | None = field(default=None, compare=False)
 
     @property
     def fingerprint(self) -> str:

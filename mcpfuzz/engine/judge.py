@@ -84,6 +84,13 @@ class FindingSet:
         return [(failure, self.key_of(failure, exchange), self.add(failure, exchange, tool))
                 for failure in run_checks(exchange, oracles)]
 
+    def mark(self, finding: Finding, reproducible: bool) -> None:
+        """Record whether a finding failed again when re-run on a fresh server."""
+        for key, known in self._by_key.items():
+            if known.fingerprint == finding.fingerprint:
+                self._by_key[key] = replace(known, reproducible=reproducible)
+                return
+
     def all(self) -> list[Finding]:
         """Every distinct finding, naming the other targets where it was seen too."""
         result = []

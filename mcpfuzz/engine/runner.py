@@ -34,14 +34,19 @@ from mcpfuzz.engine.session import HarnessError, Session, SessionOptions
 from mcpfuzz.engine.tool_phases import PhaseStopped, ToolPhaseOptions, ToolPhases
 from mcpfuzz.engine.tool_targets import plan_tools
 from mcpfuzz.engine.transcripts import save_findings
+from mcpfuzz.jsonrpc.case_json import case_from_json, case_to_json
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.strategies.catalogue import CatalogueContext, catalogue
 from mcpfuzz.strategies.http_cases import http_cases
 from mcpfuzz.strategies.lifecycle import lifecycle
 from mcpfuzz.strategies.messages import FrameBuilder
 from mcpfuzz.transport.errors import ServerStartError
 
+# Time kept at the end of a run to re-run each finding on a fresh server, and how many are re-run.
+VERIFY_RESERVE = 5.0
+MAX_VERIFIED = 50
 # Ids of the HTTP family: above the catalogue's, below the harness's 10000.
 HTTP_FIRST_ID = 900
 
@@ -71,7 +76,9 @@ class Run:
         config = self.config
         started = time.monotonic()
         # Phases plan against this; the hard stop is the budget scope below. The margin is for reports.
-        self._deadline = started + config.budget - min(2.0, config.budget * 0.05)
+        self._deadline = started + config.budget - min(2.0, config.budget * 0.05) - min(VERIFY_RESERVE,
+                                                                                          config.budget * 0.1)
+        self._verify_until = started + config.budget - min(2.0, config.budget * 0.05)
         self.emit(RunStarted(config.server_label, config.seed, config.oracles, config.budget, config.timeout))
         options = SessionOptions(timeout=config.timeout, grace=config.grace, max_line=config.max_line,
                                  env=config.env or None, frame_log=config.log_frames)
@@ -82,6 +89,7 @@ class Run:
                     async with Session(config.target, options) as session:
                         self._session = session
                         await self._phases(session)
+                        await self._verify(session)
                 except ServerStartError as error:
                     tip = "check the URL and that the server listens there" if config.http else \
                         "check the command after `--`; it runs with mcpfuzz's environment and working directory"
@@ -144,6 +152,32 @@ class Run:
                 self._store.mark(replayable.path, status="fixed")
                 self.emit(Notice(f"corpus: {replayable.path.name} is fixed", level="info"))
 
+    async def _verify(self, session: Session) -> None:
+        """Re-run each finding's frames on a fresh server, as `mcpfuzz replay` will; mark the ones that pass."""
+        findings = [f for f in self.findings.all() if f.case is not None][:MAX_VERIFIED]
+        if not findings:
+            return
+        era, version = session.era, session.version
+        for finding in findings:
+            if time.monotonic() + 0.5 > self._verify_until:
+                self.emit(Notice("no time left to re-run every finding; the rest are saved unchecked"))
+                break
+            assert finding.case is not None
+            case = case_from_json(case_to_json(finding.case), list(finding.frames))
+            session.era = Era(finding.era) if finding.era else era
+            session.version = finding.protocol_version or version
+            try:
+                exchange = await session.run_case(case)
+            except (HarnessError, ServerStartError):
+                break
+            finally:
+                session.era, session.version = era, version
+            again = FindingSet().judge(exchange, (finding.oracle,), finding.tool)
+            self.findings.mark(finding, bool(again))
+            if not again:
+                self.emit(Notice(f"{finding.oracle} on {finding.target} did not fail again on a fresh server: "
+                                 "saved and reported as not reproducible"))
+
     async def _watch_signals(self, scope: anyio.CancelScope) -> None:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async for received in signals:
@@ -175,7 +209,12 @@ class Run:
             await self._tool_phases(session)
 
     async def _tool_phases(self, session: Session) -> None:
-        """Coverage, fuzz and stateful calls: up to 30% of the time left, then 60% / 40% of the rest."""
+        """Coverage, fuzz and stateful calls: up to 30% of the time left, then 60% / 40% of the rest.
+
+        The fuzz phase starts with random frames: a quarter of its time, or all of it without a tool to fuzz.
+        """
+        from mcpfuzz.engine.frame_fuzz import FRAME_SHARE, FrameFuzz, FrameFuzzOptions, simplest_target
+
         config = self.config
         assert self.probe is not None
         plan = await anyio.to_thread.run_sync(partial(
@@ -184,11 +223,16 @@ class Run:
         self.emit(ToolsPlanned(tuple(t.name for t in plan.targets), tuple(plan.skipped)))
         for warning in plan.warnings:
             self.emit(Notice(warning))
-        if not plan.targets:
-            return
+        frames = FrameFuzz(session, self._judge, FrameFuzzOptions(
+            config.seed, config.database_root, config.server_label, config.max_examples), simplest_target(plan.targets))
         phases = ToolPhases(session, plan.targets, self._judge, ToolPhaseOptions(
             config.seed, config.strict_types, config.database_root, config.server_label, config.max_examples))
         try:
+            if not plan.targets:
+                if "fuzz" in config.phases:
+                    self.emit(PhaseStarted("fuzz", None, f"random frames (no tool to fuzz), about {self._left():.0f}s"))
+                    await frames.fuzz(self._share(1.0))
+                return
             if "coverage" in config.phases:
                 self.emit(PhaseStarted("coverage", phases.coverage_size()))
                 left_out = await phases.coverage(self._share(0.3))
@@ -197,9 +241,11 @@ class Run:
                                      "to run them all"))
             if "fuzz" in config.phases:
                 share = 0.6 if "stateful" in config.phases else 1.0
-                self.emit(PhaseStarted("fuzz", None, f"{len(plan.targets)} tools, about "
+                self.emit(PhaseStarted("fuzz", None, f"random frames, then {len(plan.targets)} tools, about "
                                        f"{self._left() * share:.0f}s"))
-                await phases.fuzz(self._share(share))
+                end = self._share(share)
+                await frames.fuzz(time.monotonic() + (end - time.monotonic()) * FRAME_SHARE)
+                await phases.fuzz(end)
             if "stateful" in config.phases:
                 self.emit(PhaseStarted("stateful", None, f"call sequences across {len(plan.targets)} tools, about "
                                        f"{self._left():.0f}s"))
@@ -210,6 +256,7 @@ class Run:
                              "stopped early", level="error"))
         finally:
             self.stats.tool_calls = phases.calls
+            self.stats.frame_cases = frames.examples
 
     def _http_cases(self, session: Session, context: CatalogueContext) -> list[Case]:
         """The HTTP family, over streamable HTTP only (legacy HTTP+SSE has no status-level rules to check)."""

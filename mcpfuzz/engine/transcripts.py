@@ -50,8 +50,7 @@ def server_from_json(data: dict[str, Any]) -> ServerTarget:
     return [str(part) for part in command]
 
 
-def to_transcript(finding: Finding, *, command: ServerTarget, seed: int, redactor: Redactor,
-                  reproducible: bool = True) -> dict[str, Any]:
+def to_transcript(finding: Finding, *, command: ServerTarget, seed: int, redactor: Redactor) -> dict[str, Any]:
     """A finding as a human-readable transcript; frames keep their exact bytes (known secrets aside)."""
     frames = [frame_to_json(frame) for frame in finding.frames]
     # Frames are ours, but a stateful sequence may reuse a value the server returned: known secrets
@@ -70,7 +69,7 @@ def to_transcript(finding: Finding, *, command: ServerTarget, seed: int, redacto
         "expected": finding.expected,
         "received": [redactor.text(line) for line in finding.received],
         "stderr_tail": redactor.text(finding.stderr_tail),
-        "reproducible": reproducible,
+        "reproducible": finding.reproducible,
         "status": "failing",
         "seed": seed,
         "server": server_to_json(command, redactor),

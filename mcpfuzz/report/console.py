@@ -110,6 +110,9 @@ class ConsoleReporter:
         self.console.print(f"\n[bold]{number}.[/] [{style}]{finding.severity.name}[/] [bold]{finding.oracle}[/] "
                            f"on {escape(finding.target)} ({escape(finding.case_title)})")
         self.console.print(f"   {escape(finding.message)}")
+        if finding.reproducible is False:
+            self.console.print("   not reproducible: it did not fail again when re-run on a fresh server "
+                               "(timing or state); the transcript keeps what was observed", style="yellow")
         self.console.print(f"   expected: {escape(finding.expected)}", style="dim")
         frame = finding.frames[-1] if finding.frames else b""
         self.console.print(f"   sent:     {escape(_show_frame(frame))}")

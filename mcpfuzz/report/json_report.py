@@ -30,6 +30,7 @@ def finding_json(finding: Finding, command: list[str] | HttpTarget, corpus_path:
         "expected": finding.expected,
         "received": list(finding.received),
         "fingerprint": finding.fingerprint,
+        "reproducible": finding.reproducible,
         "reproducer": {"frames": [frame_to_json(f) for f in finding.frames], "shell": reproduce, "notes": notes},
         "corpus_path": corpus_path,
     }
