@@ -16,6 +16,7 @@ class HttpReply:
     status: int | None = None
     content_type: str = ""
     session_id: str | None = None  # an Mcp-Session-Id header on the response
+    session_live: bool | None = None  # a refusal's session id, tried once: does it name a real session?
     sent_session_id: str | None = None  # the Mcp-Session-Id the request carried
     request_headers: dict[str, str] = field(default_factory=dict)
     body: bytes = b""  # the start of a body that was not fed to the JSON-RPC reader (errors, text)

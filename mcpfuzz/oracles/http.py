@@ -71,8 +71,8 @@ def _wanted_status(exchange: Exchange, http: HttpReply, wanted: list) -> Iterato
 def session_leak(exchange: Exchange) -> Iterator[Failure]:
     """A request the server refuses (4xx) must not hand out an Mcp-Session-Id: refusals must cost nothing."""
     http = _streamable(exchange)
-    if http is None or not http.refused or not http.session_id or http.session_id == http.sent_session_id:
-        return
+    if http is None or not http.refused or not http.session_live:
+        return  # an id that answers 404 when used opened nothing (the SDKs hand such ids out)
     yield SessionLeakFailure(Severity.MEDIUM, f"refused with HTTP {http.status} but handed out the session id "
                              f"{http.session_id[:40]!r}: refused requests can pile up sessions",
                              "refused-session", server_wide=True)

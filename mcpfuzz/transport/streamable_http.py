@@ -27,6 +27,7 @@ from mcpfuzz.transport.sse import SseParser
 from mcpfuzz.transport.stdio import ExitSink, StderrTail
 
 CLOSE_TIMEOUT = 2.0
+SESSION_PROBE = b'{"jsonrpc":"2.0","id":"mcpfuzz-session-probe","method":"ping"}'
 
 
 class StreamableHttpServer:
@@ -173,6 +174,8 @@ class StreamableHttpServer:
                     self._record_headers(reply, response, is_initialize, generation)
                     headers_in.set()
                     await self._read_body(response, reply, is_initialize, generation)
+                if reply.refused and reply.session_id and reply.session_id != reply.sent_session_id:
+                    reply.session_live = await self._session_live(reply.session_id)
             if capped.cancelled_caught:
                 reply.error = f"no complete response within {self.timeout:g}s"
         except httpx.HTTPError as error:
@@ -252,6 +255,21 @@ class StreamableHttpServer:
                         if event.event == "message":
                             data = event.data.encode("utf-8", "surrogateescape")
                             self._on_line(data, len(data))
+
+    async def _session_live(self, session_id: str) -> bool:
+        """Does a session id a refusal handed out open a real session? A ping tells; a live one is ended.
+
+        The SDKs put a fresh id on some refusals that then answers 404: that is not a leak.
+        """
+        assert self._client is not None
+        headers = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json", **self._headers,
+                   SESSION_HEADER: session_id, **mcp_headers(None, self.version)}
+        response = await self._client.post(self.url, content=SESSION_PROBE, headers=headers)
+        live = response.status_code < 400
+        if live:
+            with contextlib.suppress(httpx.HTTPError):
+                await self._client.delete(self.url, headers={**self._headers, SESSION_HEADER: session_id})
+        return live
 
     async def _end_session(self) -> None:
         """DELETE the session we hold (a good citizen does not leave sessions behind)."""

@@ -1,5 +1,9 @@
 """The sdk1_server tools over streamable HTTP on 127.0.0.1:PORT/mcp (mcp 1.x FastMCP, uvicorn).
 
+Legacy era only (sessions, SSE answers). FastMCP's default host (127.0.0.1) turns the SDK's
+DNS-rebinding protection on: a Host other than 127.0.0.1/localhost/[::1] gets 421, a foreign Origin 403.
+It imports its stdio module by name, so run it by its path (its folder goes on sys.path).
+
 Usage: /tmp/venv-mcp1/bin/python tests/sdk_servers/sdk1_http_server.py PORT
 """
 

@@ -1,0 +1,678 @@
+"""MCP test server over HTTP: spec-correct by default, one transport misbehaviour per ``--bug NAME``.
+
+Usage::
+
+    python tests/servers/http_server.py --port N [--mode streamable|sse] [--sse-responses]
+        [--endpoint-json] [--stream-seconds S] [--verbose] [--bug NAME]... [--server-bug NAME]...
+
+Binds 127.0.0.1 only (``--port 0`` picks a free port); prints ``ready http://127.0.0.1:N/mcp`` (or
+``/sse``) to stderr once listening; exits 0 on SIGTERM. Standard library only. Every JSON-RPC message
+is handled by ``mcp_server.Server`` (``--server-bug`` passes its bugs through); this file adds only the
+transport rules, each commented with the spec section it comes from:
+
+- ``streamable`` (path ``/mcp``), both eras at once (2026-07-28 basic/versioning, "Backward
+  Compatibility": a dual-era server MAY serve both on one endpoint). A POST is modern when its body's
+  ``params._meta`` names a protocol version, or when its ``MCP-Protocol-Version`` header is 2026-07-28
+  and it is not an ``initialize``; modern POSTs get a fresh ``Server`` each and no session. Everything
+  else is the 2025-03-26 .. 2025-11-25 transport: ``initialize`` opens a session (``Mcp-Session-Id``),
+  GET opens a stream for server messages, DELETE ends the session.
+- ``sse`` (path ``/sse``): the deprecated 2024-11-05 HTTP+SSE transport. GET /sse opens the stream and
+  sends ``event: endpoint`` with ``/messages?session_id=ID``; POSTs there get 202 and every answer
+  goes out as ``event: message`` on the stream. ``--endpoint-json`` sends ``{"url": "/messages",
+  "sessionId": ID}`` instead and then takes the id from an ``Mcp-Session-Id`` header: no spec revision
+  or SDK does this (2024-11-05 says the data is a URI; the Python SDK sends ``?session_id=``, the
+  TypeScript SDK ``?sessionId=``, both accepted here), so it exists only to see a client cope with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import binascii
+import json
+import queue
+import re
+import secrets
+import select
+import signal
+import socket
+import sys
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from mcp_server import BUGS as SERVER_BUGS
+from mcp_server import LEGACY_VERSIONS, META_VERSION, MODERN_VERSION, Server, is_valid_id, log, reject_constant
+
+BUGS: dict[str, str] = {
+    "lost-id-400": "a request refused with 400 by the transport carries id null instead of its id",
+    "status-200-notification": "a POST of only notifications or responses gets 200 (empty body) instead of 202",
+    "session-on-406": "a POST refused with 406 (bad Accept) still creates a session and returns its id",
+    "no-origin-check": "a foreign Origin is accepted instead of refused with 403",
+    "session-pileup": "every refused request creates a session that is never freed (memory grows)",
+    "ignore-headers": "modern: MCP-Protocol-Version / Mcp-Method / Mcp-Name disagreeing with the body accepted",
+}
+
+HOST = "127.0.0.1"
+MCP_PATH = "/mcp"
+SSE_PATH = "/sse"
+MESSAGES_PATH = "/messages"
+MAX_BODY = 16 * 1024 * 1024  # the fuzzer sends 1 MB frames; more than this is refused with 413
+MAX_SESSIONS = 100  # live legacy sessions; the oldest is ended first (2025-11-25: a server MAY end one)
+SSE_MAX_SECONDS = 3600.0  # a 2024-11-05 stream lives as long as its client, but never past this
+KEEPALIVE_SECONDS = 1.0
+HANG_SECONDS = 60.0  # an unanswered request (a --server-bug such as hang-method) holds its POST this long
+LEAK_BYTES = 64 * 1024  # what one piled-up session holds, so that RSS visibly grows
+LEAK_LIMIT = 2000  # even a leak stays bounded (128 MiB)
+HEADER_MISMATCH = -32020  # 2026-07-28 streamable-http, "Server Validation" (SEP-2243 drafts said -32001)
+INVALID_REQUEST = -32600
+# 2026-07-28 streamable-http: -32601 MUST be 404 ("Request Metadata"), an unsupported version and a header
+# mismatch MUST be 400; the other client-fault codes get 400 as in the mcp 2.x SDK. -32004 is the release
+# candidate's unsupported-version code (the version-code server bug sends it).
+MODERN_ERROR_STATUS = {-32700: 400, -32600: 400, -32602: 400, -32601: 404,
+                       -32020: 400, -32021: 400, -32022: 400, -32004: 400}
+NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # SEP-2243 Mcp-Name
+LOCAL_ORIGIN = re.compile(r"https?://(127\.0\.0\.1|localhost|\[::1\])(:[0-9]{1,5})?")
+BASE64_SENTINEL = re.compile(r"=\?base64\?(.*)\?=")
+UNPARSEABLE = object()
+
+
+def peek_json(body: bytes) -> Any:
+    """The body's JSON value, or UNPARSEABLE; as strict as ``Server.handle_line``, which parses it again."""
+    text = body[3:] if body.startswith(b"\xef\xbb\xbf") else body
+    if not text.strip(b" \t\r\n"):
+        return UNPARSEABLE
+    try:
+        return json.loads(text.decode("utf-8"), parse_constant=reject_constant)
+    except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        return UNPARSEABLE
+
+
+def request_id(value: Any) -> Any:
+    """The id of a single request body, or None when there is none to echo (notification, batch, junk)."""
+    if isinstance(value, dict) and "method" in value and is_valid_id(value.get("id")):
+        return value["id"]
+    return None
+
+
+def is_request_shaped(value: Any) -> bool:
+    """Whether the body holds a message that is owed a reply (JSON-RPC 2.0 section 4: it has an id)."""
+    items = value if isinstance(value, list) else [value]
+    return any(isinstance(item, dict) and "method" in item and "id" in item for item in items)
+
+
+def meta_version(value: Any) -> Any:
+    """The protocol version the body's ``params._meta`` names, or None (2026-07-28 basic/index)."""
+    params = value.get("params") if isinstance(value, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return meta.get(META_VERSION) if isinstance(meta, dict) else None
+
+
+def decode_header_value(raw: str) -> str | None:
+    """Undo SEP-2243's ``=?base64?...?=`` sentinel; None when the Base64 is broken."""
+    match = BASE64_SENTINEL.fullmatch(raw)
+    if match is None:
+        return raw
+    try:
+        return base64.b64decode(match.group(1), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def media_types(header: str | None) -> set[str]:
+    """The media types a header lists, lower-cased and without parameters."""
+    return {part.split(";")[0].strip().lower() for part in (header or "").split(",") if part.strip()}
+
+
+def accepts(header: str | None, wanted: str) -> bool:
+    """Whether an Accept header covers ``wanted`` (wildcards count)."""
+    listed = media_types(header)
+    return bool({wanted, wanted.split("/")[0] + "/*", "*/*"} & listed)
+
+
+@dataclass
+class Session:
+    """One legacy session (streamable) or one 2024-11-05 SSE connection, with its own ``Server``."""
+
+    sid: str
+    server: Server
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    ended: threading.Event = field(default_factory=threading.Event)
+    outbox: queue.Queue[Any] = field(default_factory=queue.Queue)  # sse mode: messages for the stream
+    events: int = 0
+    ballast: bytes = b""  # session-pileup: what a leaked session costs
+
+    def handle(self, body: bytes) -> list[Any]:
+        """Feed one POST body to this session's server; ``Server`` is not thread-safe, so one at a time."""
+        with self.lock:
+            return self.server.handle_line(body)
+
+    def next_event_id(self) -> str:
+        """Event ids unique across all streams of the session (2025-11-25 "Resumability and Redelivery")."""
+        with self.lock:
+            self.events += 1
+            return f"{self.sid}-{self.events}"
+
+
+class SessionTable:
+    """Live sessions (the oldest ended beyond MAX_SESSIONS) plus, for session-pileup, the leaked ones."""
+
+    def __init__(self, server_bugs: set[str]) -> None:
+        """Start empty."""
+        self.server_bugs = server_bugs
+        self.live: OrderedDict[str, Session] = OrderedDict()
+        self.leaked: list[Session] = []
+        self.lock = threading.Lock()
+
+    def new(self) -> Session:
+        """A session with a fresh ``Server``, not yet registered."""
+        return Session(secrets.token_hex(16), Server(set(self.server_bugs)))
+
+    def add(self, session: Session) -> None:
+        """Register a session; end the oldest when there are too many."""
+        with self.lock:
+            self.live[session.sid] = session
+            while len(self.live) > MAX_SESSIONS:
+                _, oldest = self.live.popitem(last=False)
+                oldest.ended.set()
+
+    def get(self, sid: str) -> Session | None:
+        """The live session with this id, marked as recently used."""
+        with self.lock:
+            session = self.live.get(sid)
+            if session is not None:
+                self.live.move_to_end(sid)
+            return session
+
+    def remove(self, sid: str) -> Session | None:
+        """End a session; later requests with its id get 404."""
+        with self.lock:
+            session = self.live.pop(sid, None)
+        if session is not None:
+            session.ended.set()
+        return session
+
+    def leak(self) -> None:
+        """session-pileup: keep a session no client knows about, forever."""
+        with self.lock:
+            if len(self.leaked) < LEAK_LIMIT:
+                session = self.new()
+                session.ballast = secrets.token_bytes(LEAK_BYTES)  # random bytes: every page is touched
+                self.leaked.append(session)
+
+
+@dataclass
+class Options:
+    """The command line, as the handler needs it."""
+
+    mode: str
+    sse_responses: bool
+    endpoint_json: bool
+    stream_seconds: float
+    verbose: bool
+    bugs: set[str]
+
+
+class McpHttpServer(ThreadingHTTPServer):
+    """A threading HTTP server that carries the options and the session table."""
+
+    daemon_threads = True  # open streams must not keep the process alive after SIGTERM
+    request_queue_size = 64
+
+    def __init__(self, port: int, options: Options, sessions: SessionTable) -> None:
+        """Bind 127.0.0.1 only (2025-11-25 streamable HTTP, "Security Warning": SHOULD bind localhost)."""
+        self.options = options
+        self.sessions = sessions
+        super().__init__((HOST, port), Handler)
+
+
+class Refused(Exception):
+    """Raised inside a handler to answer with an HTTP error status and a JSON-RPC error body."""
+
+    def __init__(self, status: int, message: str, rid: Any = None, code: int = INVALID_REQUEST,
+                 headers: dict[str, str] | None = None) -> None:
+        """Keep what the response needs."""
+        super().__init__(message)
+        self.status, self.message, self.rid, self.code = status, message, rid, code
+        self.headers = headers or {}
+
+
+class Handler(BaseHTTPRequestHandler):
+    """One HTTP connection; keep-alive (HTTP/1.1), so every response is length-delimited or chunked."""
+
+    protocol_version = "HTTP/1.1"
+    timeout = 300  # an idle keep-alive connection (or a stalled body) frees its thread after this
+    disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms delayed-ACK stall
+    server: McpHttpServer
+
+    # ---- plumbing -----------------------------------------------------------------------------
+
+    @property
+    def options(self) -> Options:
+        """The server's options."""
+        return self.server.options
+
+    @property
+    def sessions(self) -> SessionTable:
+        """The server's session table."""
+        return self.server.sessions
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Per-request access lines only with --verbose: a fuzzer sends thousands."""
+        if self.options.verbose:
+            log(format % args)
+
+    def read_body(self) -> bytes:
+        """The whole request body (Content-Length or chunked), read before answering so keep-alive works."""
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            return self.read_chunked()
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if length < 0:
+            self.close_connection = True
+            raise Refused(400, "bad request: invalid Content-Length")
+        if length > MAX_BODY:
+            self.close_connection = True
+            raise Refused(413, "request body too large")
+        return self.rfile.read(length)
+
+    def read_chunked(self) -> bytes:
+        """A chunked request body (RFC 9112 section 7.1), trailers skipped."""
+        body = bytearray()
+        while True:
+            line = self.rfile.readline(1024)
+            try:
+                size = int(line.split(b";")[0].strip(), 16)
+            except ValueError:
+                self.close_connection = True
+                raise Refused(400, "bad request: invalid chunk size") from None
+            if size == 0:
+                while self.rfile.readline(1024).strip():
+                    pass
+                return bytes(body)
+            if len(body) + size > MAX_BODY:
+                self.close_connection = True
+                raise Refused(413, "request body too large")
+            body += self.rfile.read(size)
+            self.rfile.readline(1024)
+
+    def send(self, status: int, body: bytes = b"", content_type: str | None = None,
+             headers: dict[str, str] | None = None) -> None:
+        """A complete, length-delimited response."""
+        self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        if content_type is not None:
+            self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def send_json(self, status: int, value: Any, headers: dict[str, str] | None = None) -> None:
+        """One JSON value; ASCII escapes keep lone surrogates writable (as mcp_server.write does)."""
+        self.send(status, encode(value), "application/json", headers)
+
+    def refuse(self, refused: Refused) -> None:
+        """An HTTP error with a JSON-RPC error body; session-pileup leaks a session on every one."""
+        if "session-pileup" in self.options.bugs:
+            self.sessions.leak()
+        rid = refused.rid
+        if refused.status == 400 and "lost-id-400" in self.options.bugs:
+            rid = None
+        # JSON-RPC 2.0 section 5: the id is the request's, or null when there is none to echo.
+        error = {"jsonrpc": "2.0", "id": rid, "error": {"code": refused.code, "message": refused.message}}
+        self.send_json(refused.status, error, refused.headers)
+
+    def start_stream(self, headers: dict[str, str] | None = None) -> None:
+        """Begin a chunked text/event-stream response."""
+        self.send_response(200)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        # 2026-07-28 streamable-http, "Receiving Messages": SHOULD send X-Accel-Buffering: no on SSE.
+        self.send_header("X-Accel-Buffering", "no")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+    def write_chunk(self, data: bytes) -> None:
+        """One chunk of a chunked body (RFC 9112 section 7.1)."""
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+    def end_stream(self) -> None:
+        """The last chunk."""
+        self.wfile.write(b"0\r\n\r\n")
+
+    def client_gone(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` for the client to close its side; True when it has."""
+        readable, _, _ = select.select([self.connection], [], [], timeout)
+        if not readable:
+            return False
+        try:
+            return not self.connection.recv(1, socket.MSG_PEEK)  # b"" is EOF; data stays for later
+        except OSError:
+            return True
+
+    def hang(self) -> None:
+        """Leave a request unanswered, as the wrapped server did; hold the connection, then drop it."""
+        deadline = time.monotonic() + HANG_SECONDS
+        while time.monotonic() < deadline and not self.client_gone(0.5):
+            pass
+        self.close_connection = True
+
+    def origin_ok(self) -> bool:
+        """2025-11-25 / 2026-07-28 streamable HTTP, "Security": MUST validate Origin; a present, invalid one
+        is refused with 403 (2024-11-05 HTTP with SSE: MUST validate it too). Absent is fine (not a browser).
+        """
+        origin = self.headers.get("Origin")
+        if origin is None or "no-origin-check" in self.options.bugs:
+            return True
+        return LOCAL_ORIGIN.fullmatch(origin) is not None
+
+    def dispatch(self, method: str) -> None:
+        """Route by mode and path; turn Refused into its response."""
+        path = urlsplit(self.path).path
+        try:
+            body = self.read_body()  # whatever the method: an unread body would corrupt keep-alive
+            if not self.origin_ok():
+                raise Refused(403, "forbidden: Origin not allowed")
+            streamable = {"GET": self.streamable_get, "POST": self.streamable_post, "DELETE": self.streamable_delete}
+            if self.options.mode == "streamable" and path == MCP_PATH and method in streamable:
+                streamable[method](body)
+            elif self.options.mode == "sse" and path == SSE_PATH and method == "GET":
+                self.sse_stream()
+            elif self.options.mode == "sse" and path.rstrip("/") == MESSAGES_PATH and method == "POST":
+                self.sse_post(body)
+            elif path in self.served_paths():
+                raise Refused(405, "method not allowed", headers={"Allow": self.allowed(path)})
+            else:
+                self.send(404, b"not found\n", "text/plain")
+        except Refused as refused:
+            self.refuse(refused)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client went away mid-response
+
+    def served_paths(self) -> tuple[str, ...]:
+        """The paths of this mode (other methods on them get 405, other paths 404)."""
+        return (MCP_PATH,) if self.options.mode == "streamable" else (SSE_PATH, MESSAGES_PATH, MESSAGES_PATH + "/")
+
+    def allowed(self, path: str) -> str:
+        """The Allow header of a 405 (RFC 9110 section 15.5.6)."""
+        if self.options.mode == "streamable":
+            return "GET, POST, DELETE"
+        return "GET" if path == SSE_PATH else "POST"
+
+    def do_GET(self) -> None:
+        """GET."""
+        self.dispatch("GET")
+
+    def do_POST(self) -> None:
+        """POST."""
+        self.dispatch("POST")
+
+    def do_DELETE(self) -> None:
+        """DELETE."""
+        self.dispatch("DELETE")
+
+    def do_PUT(self) -> None:
+        """PUT: not part of any MCP transport."""
+        self.dispatch("PUT")
+
+    def do_PATCH(self) -> None:
+        """PATCH: not part of any MCP transport."""
+        self.dispatch("PATCH")
+
+    # ---- streamable HTTP: POST ----------------------------------------------------------------
+
+    def streamable_post(self, body: bytes) -> None:
+        """A POST to the MCP endpoint: transport checks, then the era's handling."""
+        # "Sending Messages" item 2 (2025-03-26 onwards): the client MUST list both types in Accept.
+        if not (accepts(self.headers.get("Accept"), "application/json")
+                and accepts(self.headers.get("Accept"), "text/event-stream")):
+            headers = {}
+            if "session-on-406" in self.options.bugs:
+                session = self.sessions.new()
+                self.sessions.add(session)
+                headers["Mcp-Session-Id"] = session.sid
+            raise Refused(406, "not acceptable: Accept must list application/json and text/event-stream",
+                          headers=headers)
+        if "application/json" not in media_types(self.headers.get("Content-Type")):
+            raise Refused(415, "unsupported media type: Content-Type must be application/json")
+        value = peek_json(body)
+        if value is UNPARSEABLE:
+            # JSON-RPC 2.0 section 5.1: -32700 with id null; as an HTTP error, since nothing was accepted.
+            fresh = Server(set(self.sessions.server_bugs))
+            replies = fresh.handle_line(body) if body.strip(b" \t\r\n") else fresh.parse_error("parse error: empty")
+            if "session-pileup" in self.options.bugs:
+                self.sessions.leak()
+            if replies:
+                self.send_json(400, replies[0])
+            else:
+                self.send(400)  # the wrapped server's silent-parse bug: an empty 400
+            return
+        version_header = self.headers.get("MCP-Protocol-Version")
+        initialize = isinstance(value, dict) and value.get("method") == "initialize"
+        if meta_version(value) is not None or (version_header == MODERN_VERSION and not initialize):
+            self.modern_post(body, value)
+        else:
+            self.legacy_post(body, value, initialize)
+
+    def modern_post(self, body: bytes, value: Any) -> None:
+        """2026-07-28: stateless; a fresh Server per request; any Mcp-Session-Id is ignored ("Backward
+        Compatibility": do not mint or echo session ids)."""
+        rid = request_id(value)
+        if rid is not None and meta_version(value) is not None and "ignore-headers" not in self.options.bugs:
+            problem = self.header_mismatch(value)
+            if problem is not None:
+                raise Refused(400, f"header mismatch: {problem}", rid, HEADER_MISMATCH)
+        replies = Server(set(self.sessions.server_bugs)).handle_line(body)
+        status = 200
+        if len(replies) == 1 and isinstance(replies[0], dict) and isinstance(replies[0].get("error"), dict):
+            status = MODERN_ERROR_STATUS.get(replies[0]["error"].get("code"), 200)
+        self.answer(replies, value, None, status)
+
+    def header_mismatch(self, value: dict[str, Any]) -> str | None:
+        """2026-07-28 streamable-http "Server Validation" (SEP-2243): the standard headers must be present
+        and equal the body; a header given twice is malformed; Mcp-Name may use the Base64 sentinel."""
+        for name in ("MCP-Protocol-Version", "Mcp-Method", "Mcp-Name"):
+            if len(self.headers.get_all(name) or []) > 1:
+                return f"{name} appears more than once"
+        if self.headers.get("MCP-Protocol-Version") != meta_version(value):
+            return "MCP-Protocol-Version does not match params._meta"
+        if self.headers.get("Mcp-Method") != value.get("method"):
+            return "Mcp-Method does not match the body's method"
+        key = NAME_BEARING.get(value["method"])
+        params = value.get("params")
+        named = params.get(key) if key is not None and isinstance(params, dict) else None
+        if named is not None:
+            header = self.headers.get("Mcp-Name")
+            if header is None or decode_header_value(header) != named:
+                return f"Mcp-Name does not match params.{key}"
+        return None
+
+    def legacy_post(self, body: bytes, value: Any, initialize: bool) -> None:
+        """2025-03-26 .. 2025-11-25 "Session Management": initialize opens a session, the rest need it."""
+        rid = request_id(value)
+        sid = self.headers.get("Mcp-Session-Id")
+        if sid is None:
+            if not initialize:
+                # Item 2: a server that requires a session SHOULD answer a request without one with 400.
+                raise Refused(400, "bad request: missing Mcp-Session-Id", rid)
+            session = self.sessions.new()
+            replies = session.handle(body)
+            opened = bool(replies) and isinstance(replies[0], dict) and "result" in replies[0]
+            if opened:  # a failed initialize opens nothing (no session for a refused request)
+                self.sessions.add(session)
+            self.answer(replies, value, session if opened else None, 200,
+                        {"Mcp-Session-Id": session.sid} if opened else {})
+            return
+        session = self.sessions.get(sid)
+        if session is None:
+            # Item 3: a terminated (or unknown) session MUST be answered with 404.
+            raise Refused(404, "session not found", rid)
+        if not initialize:
+            self.check_version_header(rid)
+        self.answer(session.handle(body), value, session, 200)
+
+    def check_version_header(self, rid: Any) -> None:
+        """2025-06-18 / 2025-11-25 "Protocol Version Header": an invalid or unsupported version MUST get 400;
+        none at all is read as 2025-03-26."""
+        version = self.headers.get("MCP-Protocol-Version")
+        if version is not None and version not in LEGACY_VERSIONS:
+            raise Refused(400, f"bad request: unsupported MCP-Protocol-Version {version!r}", rid)
+
+    def answer(self, replies: list[Any], value: Any, session: Session | None, status: int,
+               headers: dict[str, str] | None = None) -> None:
+        """Write the server's replies: 202 when there are none, JSON or one SSE event per reply otherwise."""
+        headers = dict(headers or {})
+        if not replies:
+            if is_request_shaped(value):
+                self.hang()
+                return
+            # "Sending Messages" item 4/5: a notification or response that is accepted gets 202, no body.
+            self.send(200 if "status-200-notification" in self.options.bugs else 202, headers=headers)
+            return
+        if status == 200 and (self.options.sse_responses or len(replies) > 1):
+            # Item 5/6: the server may answer a request with an SSE stream; several replies need one.
+            self.start_stream(headers)
+            for reply in replies:
+                event_id = session.next_event_id() if session is not None else secrets.token_hex(8)
+                self.write_chunk(sse_event(reply, event_id))
+            self.end_stream()
+            return
+        self.send_json(status, replies[0], headers)
+
+    # ---- streamable HTTP: GET and DELETE ------------------------------------------------------
+
+    def session_for(self, *, check_version: bool = True) -> Session:
+        """The session a GET or DELETE names: missing 400, unknown 404, bad version header 400."""
+        if self.headers.get("MCP-Protocol-Version") == MODERN_VERSION:
+            # 2026-07-28 "Backward Compatibility": GET and DELETE are gone; SHOULD answer 405.
+            raise Refused(405, "method not allowed in 2026-07-28", headers={"Allow": "POST"})
+        sid = self.headers.get("Mcp-Session-Id")
+        if sid is None:
+            raise Refused(400, "bad request: missing Mcp-Session-Id")
+        session = self.sessions.get(sid)
+        if session is None:
+            raise Refused(404, "session not found")
+        if check_version:
+            self.check_version_header(None)
+        return session
+
+    def streamable_get(self, body: bytes) -> None:
+        """"Listening for Messages from the Server": an SSE stream for server-initiated messages."""
+        if self.headers.get("MCP-Protocol-Version") != MODERN_VERSION and not accepts(
+                self.headers.get("Accept"), "text/event-stream"):
+            raise Refused(406, "not acceptable: Accept must list text/event-stream")
+        session = self.session_for()
+        self.start_stream()
+        self.write_chunk(b": keep-alive\n\n")  # an SSE comment (a line starting with a colon)
+        # This server sends no server-initiated messages; the stream ends on DELETE or after a while
+        # (the server MAY close it at any time).
+        deadline = time.monotonic() + self.options.stream_seconds
+        while not session.ended.is_set() and time.monotonic() < deadline:
+            if self.client_gone(min(KEEPALIVE_SECONDS, max(0.0, deadline - time.monotonic()))):
+                self.close_connection = True
+                return
+        self.end_stream()
+
+    def streamable_delete(self, body: bytes) -> None:
+        """"Session Management" item 5: DELETE with the session id ends the session."""
+        session = self.session_for()
+        self.sessions.remove(session.sid)
+        self.send(200)
+
+    # ---- 2024-11-05 HTTP with SSE -------------------------------------------------------------
+
+    def sse_stream(self) -> None:
+        """2024-11-05 "HTTP with SSE": the first event is ``endpoint``, then every server message."""
+        session = self.sessions.new()
+        self.sessions.add(session)
+        try:
+            self.start_stream()
+            if self.options.endpoint_json:
+                endpoint = json.dumps({"url": MESSAGES_PATH, "sessionId": session.sid})
+            else:
+                endpoint = f"{MESSAGES_PATH}?session_id={session.sid}"
+            self.write_chunk(f"event: endpoint\ndata: {endpoint}\n\n".encode())
+            deadline = time.monotonic() + SSE_MAX_SECONDS
+            while not session.ended.is_set() and time.monotonic() < deadline:
+                try:
+                    reply = session.outbox.get(timeout=KEEPALIVE_SECONDS)
+                except queue.Empty:
+                    if self.client_gone(0):
+                        break
+                    self.write_chunk(b": keep-alive\n\n")
+                    continue
+                self.write_chunk(sse_event(reply, session.next_event_id()))
+            else:
+                self.end_stream()
+        finally:
+            self.sessions.remove(session.sid)
+            self.close_connection = True
+
+    def sse_post(self, body: bytes) -> None:
+        """A client message for an SSE session: 202 at once, every answer on that session's stream."""
+        query = parse_qs(urlsplit(self.path).query)
+        sid = (query.get("session_id") or query.get("sessionId") or [self.headers.get("Mcp-Session-Id")])[0]
+        if sid is None:
+            raise Refused(400, "bad request: no session id")
+        session = self.sessions.get(sid)
+        if session is None:
+            raise Refused(404, "session not found")
+        if "application/json" not in media_types(self.headers.get("Content-Type")):
+            raise Refused(415, "unsupported media type: Content-Type must be application/json")
+        for reply in session.handle(body):  # a -32700 for junk goes out on the stream like any answer
+            session.outbox.put(reply)
+        self.send(202)
+
+
+def encode(value: Any) -> bytes:
+    """Compact JSON in ASCII."""
+    return json.dumps(value, separators=(",", ":")).encode("ascii")
+
+
+def sse_event(value: Any, event_id: str) -> bytes:
+    """One ``message`` event (the SSE format: ``event:``, ``id:``, ``data:`` lines, a blank line)."""
+    return b"event: message\nid: %s\ndata: %s\n\n" % (event_id.encode("ascii"), encode(value))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve until SIGTERM."""
+    parser = argparse.ArgumentParser(description="MCP test server over HTTP, correct unless --bug is given.")
+    parser.add_argument("--port", type=int, required=True, help="TCP port on 127.0.0.1 (0: any free one)")
+    parser.add_argument("--mode", choices=["streamable", "sse"], default="streamable")
+    parser.add_argument("--sse-responses", action="store_true", help="answer requests with an SSE stream")
+    parser.add_argument("--endpoint-json", action="store_true", help="sse mode: a JSON endpoint event")
+    parser.add_argument("--stream-seconds", type=float, default=3.0, help="how long a GET stream stays open")
+    parser.add_argument("--verbose", action="store_true", help="log every request to stderr")
+    parser.add_argument("--bug", action="append", default=[], choices=sorted(BUGS), help="turn one HTTP bug on")
+    parser.add_argument("--server-bug", action="append", default=[], choices=sorted(SERVER_BUGS),
+                        help="turn one bug of mcp_server.Server on")
+    args = parser.parse_args(argv)
+    if hasattr(sys, "set_int_max_str_digits"):
+        sys.set_int_max_str_digits(100_000)  # as mcp_server.main: big ids allowed, with a cap
+    options = Options(args.mode, args.sse_responses, args.endpoint_json, args.stream_seconds, args.verbose,
+                      set(args.bug))
+    httpd = McpHttpServer(args.port, options, SessionTable(set(args.server_bug)))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    port = httpd.server_address[1]
+    log(f"mode={args.mode} bugs={sorted(options.bugs) or 'none'} server-bugs={sorted(args.server_bug) or 'none'}")
+    # The one line test harnesses wait for, exactly as documented above.
+    sys.stderr.write(f"ready http://{HOST}:{port}{MCP_PATH if args.mode == 'streamable' else SSE_PATH}\n")
+    sys.stderr.flush()
+    try:
+        httpd.serve_forever(poll_interval=0.2)
+    finally:
+        httpd.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
