@@ -24,7 +24,8 @@ EXAMPLE_COMMAND = [sys.executable, "-m", "mcpfuzz.example"]
 ORACLE_IDS = (
     "parse-error", "invalid-request", "method-not-found", "invalid-params", "id-preserved", "single-response",
     "notification-silent", "no-crash", "no-hang", "stdout-clean", "response-schema", "version-negotiation",
-    "valid-input-accepted", "output-schema", "no-internal-leak",
+    "valid-input-accepted", "output-schema", "no-internal-leak", "memory-growth", "http-status", "session-leak",
+    "origin-check",
 )
 SEVERITIES = ("low", "medium", "high", "critical")
 # Variables that would switch rich's colour or terminal detection on or off behind a test's back.

@@ -2,8 +2,10 @@
 
 from mcpfuzz.oracles import (  # noqa: F401
     error_codes,
+    http,
     ids,
     leaks,
+    memory,
     notifications,
     process,
     result_shapes,
