@@ -1,131 +1,239 @@
-"""How fast mcpfuzz calls tools, next to a raw client on the same server. Prints figures and ratios.
+"""How fast mcpfuzz is next to a raw client and the peer tools, on the same local server. Prints figures.
 
-Run: python benchmarks/bench.py [--seconds 8] [--repeat 3]
+Run from the repository root:
+    python benchmarks/bench.py --quick          # about a minute: short durations
+    python benchmarks/bench.py                  # 8 s figures, two 60 s whole runs (about 5 minutes)
+    python benchmarks/bench.py --with-peers     # also mcp-toolproof and mcp-fuzzer (installed once into
+                                                # benchmarks/.peers/), each run as long as mcpfuzz
 
-Timed figures on a shared machine are noisy; compare the ratios measured in one run.
+Timed figures on a shared machine are noisy: every short figure is measured in each of several
+repetitions (median, min and max shown), and ratios are taken within one repetition.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import statistics
-import subprocess
+import importlib.util
+import os
+import platform
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-import anyio
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent  # mcpfuzz itself is imported as installed (`pip install -e .`): mcpfuzz.strategies needs it
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import cli_figures  # noqa: E402
+import engine_figures  # noqa: E402
+import peers  # noqa: E402
+import raw_client  # noqa: E402
+from figures import Figure, Target, megabytes, ratio  # noqa: E402
+from nested_server import TOOL_NAME, nested_example, nested_schema  # noqa: E402
+from tool_runs import ToolRun  # noqa: E402
 
-from mcpfuzz.strategies.schema_values import ArgumentSchema, draw_examples  # noqa: E402
-
-from mcpfuzz.engine.config import RunConfig  # noqa: E402
-from mcpfuzz.engine.events import PhaseStarted, RunFinished  # noqa: E402
-from mcpfuzz.engine.runner import run  # noqa: E402
-from mcpfuzz.oracles.base import all_oracles  # noqa: E402
-
-MCP_SERVER = ROOT / "tests" / "servers" / "mcp_server.py"
-HANDSHAKE = [
-    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}},
-    {"jsonrpc": "2.0", "method": "notifications/initialized"},
-]
+SERVER = [sys.executable, str(ROOT / "tests" / "servers" / "mcp_server.py")]  # the clean server
+NESTED = [sys.executable, str(HERE / "nested_server.py")]  # one 30-property tool, also clean
+SMALL_SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"],
+                "additionalProperties": False}
+PEERS_DIR = HERE / ".peers"
+TARGET_CATALOGUE = 50.0  # percent of raw pipelined
+TARGET_OVER_FASTEST, TARGET_OVER_TOOLPROOF = 1.5, 5.0
+TARGET_HELP = 0.3  # seconds
+TARGET_RSS = 150e6  # bytes
+OurRun = tuple[ToolRun, int | None, str]  # an mcpfuzz whole run, its findings count, the oracles that fired
 
 
-def nested_schema(properties: int = 30) -> dict:
-    """A 30-property object schema: flat typed fields, enums, bounds, formats and two nested objects."""
-    kinds = [
-        {"type": "string", "maxLength": 40}, {"type": "integer", "minimum": 0, "maximum": 1000},
-        {"type": "number"}, {"type": "boolean"}, {"enum": ["a", "b", "c"]}, {"type": "string", "format": "uuid"},
-        {"type": "array", "items": {"type": "string"}, "maxItems": 4},
+def parse_args() -> argparse.Namespace:
+    """Options; --quick only changes the defaults of the durations."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="short durations: the whole script in about a minute")
+    parser.add_argument("--seconds", type=float, help="length of each short timed figure (default 8, quick 2)")
+    parser.add_argument("--repeat", type=int, help="repetitions of each short figure (default 3)")
+    parser.add_argument("--run-seconds", type=float,
+                        help="length of the whole runs: mcpfuzz's (peak RSS, frames reaching the server) and "
+                             "each peer's (default 60, quick 10)")
+    parser.add_argument("--with-peers", action="store_true",
+                        help="also run mcp-toolproof and mcp-fuzzer (installed into --peers-dir when missing)")
+    parser.add_argument("--peers-dir", type=Path, default=PEERS_DIR, help="where the peers' venvs live")
+    args = parser.parse_args()
+    args.peers_dir = args.peers_dir.resolve()  # the tools run in scratch folders
+    args.seconds = args.seconds or (2.0 if args.quick else 8.0)
+    args.repeat = args.repeat or 3
+    args.run_seconds = args.run_seconds or (10.0 if args.quick else 60.0)
+    args.help_repeat = 5 if args.quick else 10
+    args.draws = 30 if args.quick else 100
+    if args.seconds <= 0 or args.repeat < 1 or args.run_seconds <= 0:
+        parser.error("--seconds and --run-seconds must be positive, --repeat at least 1")
+    return args
+
+
+def progress(text: str) -> None:
+    """Where the script is, on stderr (the figures go to stdout)."""
+    print(f"... {text}", file=sys.stderr, flush=True)
+
+
+def short_figures(args: argparse.Namespace) -> list[Figure]:
+    """Every short figure once per repetition, interleaved so that a noisy moment hits all of them."""
+    nested_args = nested_example()
+    measures: list[tuple[Figure, Callable[[], float]]] = [
+        (Figure("raw client, sequential tools/call echo", "calls/s"),
+         lambda: raw_client.sequential(SERVER, "echo", {"text": "hello"}, args.seconds)),
+        (Figure(f"raw client, pipelined ({raw_client.WINDOW} in flight) tools/call echo", "calls/s"),
+         lambda: raw_client.pipelined(SERVER, "echo", {"text": "hello"}, args.seconds)),
+        (Figure("raw client, sequential tools/call, 30-property tool", "calls/s"),
+         lambda: raw_client.sequential(NESTED, TOOL_NAME, nested_args, args.seconds)),
+        (Figure("mcpfuzz catalogue phase", "frames/s"),
+         lambda: engine_figures.catalogue_frames(SERVER, args.seconds)),
+        (Figure("mcpfuzz fuzz phase, small schema (echo {text})", "calls/s", 1),
+         lambda: engine_figures.fuzz_calls(SERVER, args.seconds, exclude=("add", "get_note"))),
+        (Figure("mcpfuzz fuzz phase, 30-property nested schema", "calls/s", 1),
+         lambda: engine_figures.fuzz_calls(NESTED, args.seconds)),
+        (Figure("draw one valid value, small schema", "ms", 2),
+         lambda: engine_figures.draw_millis(SMALL_SCHEMA, args.draws * 2)),
+        (Figure("draw one valid value, 30-property nested schema", "ms", 2),
+         lambda: engine_figures.draw_millis(nested_schema(), args.draws)),
     ]
-    inner = {"type": "object", "properties": {f"f{i}": kinds[i % len(kinds)] for i in range(6)},
-             "required": ["f0", "f1"], "additionalProperties": False}
-    props = {f"p{i}": kinds[i % len(kinds)] for i in range(properties - 2)}
-    props["nested_a"], props["nested_b"] = inner, {**inner, "properties": {**inner["properties"], "deep": inner}}
-    return {"type": "object", "properties": props, "required": ["p0", "p1", "nested_a"],
-            "additionalProperties": False}
+    for repetition in range(1, args.repeat + 1):
+        for figure, measure in measures:
+            progress(f"repetition {repetition}/{args.repeat}: {figure.label}")
+            figure.values.append(measure())
+    return [figure for figure, _ in measures]
 
 
-def raw_round_trips(seconds: float) -> float:
-    """A minimal client: tools/call echo, one at a time, over stdio (the ceiling for this server)."""
-    process = subprocess.Popen([sys.executable, str(MCP_SERVER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL)
-    assert process.stdin is not None and process.stdout is not None
-    for message in HANDSHAKE:
-        process.stdin.write(json.dumps(message).encode() + b"\n")
-    process.stdin.flush()
-    process.stdout.readline()
-    count, rid, deadline = 0, 100, time.perf_counter() + seconds
-    started = time.perf_counter()
-    while time.perf_counter() < deadline:
-        rid += 1
-        call = {"jsonrpc": "2.0", "id": rid, "method": "tools/call",
-                "params": {"name": "echo", "arguments": {"text": f"x{rid}"}}}
-        process.stdin.write(json.dumps(call).encode() + b"\n")
-        process.stdin.flush()
-        process.stdout.readline()
-        count += 1
-    elapsed = time.perf_counter() - started
-    process.stdin.close()
-    process.wait(5)
-    return count / elapsed
+def startup_figures(args: argparse.Namespace) -> tuple[Figure, Figure]:
+    """`mcpfuzz --help` and the bare interpreter, alternated."""
+    progress(f"start-up, {args.help_repeat} times each")
+    help_figure = Figure("`mcpfuzz --help` start-up", "s", 3)
+    floor = Figure("  (floor: this Python running `-c pass`)", "s", 3)
+    cli_figures.help_seconds()  # warm the file cache once, as a user's second run would be
+    for _ in range(args.help_repeat):
+        help_figure.values.append(cli_figures.help_seconds())
+        floor.values.append(cli_figures.python_seconds())
+    return help_figure, floor
 
 
-def mcpfuzz_calls(seconds: float, tool: str) -> float:
-    """mcpfuzz's fuzz phase alone against one tool of the clean test server: calls per second."""
-    marks: dict[str, float] = {}
-
-    def listen(event: object) -> None:
-        if isinstance(event, PhaseStarted):
-            marks[event.name] = time.perf_counter()
-        elif isinstance(event, RunFinished):
-            marks["end"] = time.perf_counter()
-
-    others = ("echo", "add", "get_note")
-    config = RunConfig(command=[sys.executable, str(MCP_SERVER)], seed=1, budget=seconds + 2, timeout=5,
-                       oracles=tuple(all_oracles()), phases=("probe", "fuzz"),
-                       exclude_tools=tuple(t for t in others if t != tool))
-    finished = anyio.run(run, config, listen)
-    return finished.stats.phases.get("fuzz", 0) / (marks["end"] - marks["fuzz"])
+def run_row(name: str, run: ToolRun | None, findings: int | None, note: str) -> str:
+    """One tool's whole run: frames/s reaching the server, bytes/s, servers started, findings, peak RSS."""
+    if run is None:
+        return f"{name:<16} {note}"
+    found = "?" if findings is None else str(findings)
+    how = "stopped at the cap" if run.stopped else f"exit {run.exit_code}"
+    return (f"{name:<16} {run.frames_per_second:>10,.0f} {run.bytes / run.elapsed / 1e6:>8.2f} "
+            f"{run.frames:>9,} {run.servers:>7} {found:>8} {megabytes(run.peak_rss):>9}   {how}"
+            + (f"; {note}" if note else ""))
 
 
-def draw_micros(schema: dict, count: int = 200) -> float:
-    """Microseconds to draw one valid argument object (the schema validator included)."""
-    arguments = ArgumentSchema(schema)
-    draw_examples(arguments.positive, 5, seed=0)  # build the strategy outside the timing
-    started = time.perf_counter()
-    values = draw_examples(arguments.positive, count, seed=1)
-    return (time.perf_counter() - started) / max(1, len(values)) * 1e6
+def peer_row(result: peers.PeerResult) -> str:
+    """A peer's timed run with the findings of its default run, or why it has none (indented detail)."""
+    if result.error:
+        first, *rest = result.error.splitlines()
+        return "\n".join([run_row(result.name, result.timed, None, first), *(f"    {line}" for line in rest)])
+    assert result.default is not None
+    return run_row(result.name, result.timed, result.findings,
+                   f"findings from its default run ({result.default.elapsed:.1f}s): {result.detail or 'none'}")
 
 
-def summary(values: list[float]) -> str:
-    """Median with the spread of the repetitions."""
-    return f"{statistics.median(values):9.1f}  (min {min(values):.1f}, max {max(values):.1f})"
+def http_figures() -> list[str]:
+    """Hook for Streamable HTTP figures; skipped for now, with a note.
+
+    To fill in: start tests/servers/http_server.py on 127.0.0.1 port 0, then per repetition a raw
+    client's POST round trips per second (sequential over one keep-alive connection, and pipelined
+    over several), mcpfuzz's catalogue frames/s with the URL as target, and their ratio, as for stdio.
+    """
+    if importlib.util.find_spec("mcpfuzz.transport.streamable_http") is None:
+        return ["streamable HTTP: skipped, mcpfuzz has no HTTP transport yet (hook: http_figures() in "
+                "benchmarks/bench.py)"]
+    return ["streamable HTTP: skipped, figures not written yet although the transport exists (hook: "
+            "http_figures() in benchmarks/bench.py)"]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=8.0, help="length of each timed run")
-    parser.add_argument("--repeat", type=int, default=3, help="repetitions of each figure")
-    args = parser.parse_args()
-    raw, small, draw_small, draw_nested = [], [], [], []
-    small_schema = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"],
-                    "additionalProperties": False}
-    for _ in range(args.repeat):
-        raw.append(raw_round_trips(args.seconds))
-        small.append(mcpfuzz_calls(args.seconds, "echo"))
-        draw_small.append(draw_micros(small_schema))
-        draw_nested.append(draw_micros(nested_schema(), count=100))
-    print(f"machine: {sys.platform}, Python {sys.version.split()[0]}, {args.repeat} repetitions of {args.seconds:g}s")
-    print(f"raw client, sequential tools/call (calls/s)      {summary(raw)}")
-    print(f"mcpfuzz fuzz phase, small schema (calls/s)       {summary(small)}")
-    print(f"draw one value, small schema (us)                {summary(draw_small)}")
-    print(f"draw one value, 30-property nested schema (us)   {summary(draw_nested)}")
-    print(f"ratio: mcpfuzz calls/s over raw sequential        {statistics.median(small) / statistics.median(raw):9.2f}")
+    """Measure, then print figures, ratios, whole runs and targets."""
+    args = parse_args()
+    started = time.monotonic()
+    figures = short_figures(args)
+    raw_seq, raw_pipe, raw_nested, catalogue, fuzz_small, fuzz_nested = figures[:6]
+    ratios = [
+        ratio("ratio: catalogue frames/s over raw pipelined", catalogue, raw_pipe),
+        ratio("ratio: fuzz calls/s (small) over raw sequential", fuzz_small, raw_seq),
+        ratio("ratio: fuzz calls/s (nested) over raw sequential (same tool)", fuzz_nested, raw_nested),
+    ]
+    help_figure, floor = startup_figures(args)
+    with tempfile.TemporaryDirectory(prefix="mcpfuzz-bench-") as scratch:
+        work = Path(scratch)
+        home = work / "home"  # where mcpfuzz is started: fresh, as in a new CI checkout
+        for folder in (home, work / "cold", work / "warm"):
+            folder.mkdir()
+        progress(f"mcpfuzz run, {args.run_seconds:g}s, on the clean server, in a fresh folder")
+        cold = cli_figures.mcpfuzz_run(SERVER, args.run_seconds, work / "cold", home)
+        progress(f"mcpfuzz run, {args.run_seconds:g}s, again in the same folder")
+        warm = cli_figures.mcpfuzz_run(SERVER, args.run_seconds, work / "warm", home)
+        results: list[peers.PeerResult] = []
+        if args.with_peers:
+            for peer in peers.PEERS:
+                progress(f"{peer.name}: install if needed, {args.run_seconds:g}s timed run, default run")
+                results.append(peers.run_peer(peer, args.peers_dir, SERVER, args.run_seconds, work / peer.name))
+
+    cpus = os.cpu_count()
+    print(f"\nmcpfuzz benchmark: {platform.system()} {platform.machine()}, {cpus} CPUs, Python "
+          f"{platform.python_version()}; {args.repeat} repetitions of {args.seconds:g}s"
+          f"{' (quick)' if args.quick else ''}; whole runs of {args.run_seconds:g}s")
+    print(f"server: {Path(SERVER[1]).relative_to(ROOT)} (clean); nested: {Path(NESTED[1]).relative_to(ROOT)}\n")
+    print(f"{'figure':<58} {'median':>10} {'unit':<8} spread")
+    for figure in [*figures, *ratios, help_figure, floor]:
+        print(figure.line())
+    for note in engine_figures.NOTES:
+        print(f"note: {note}")
+
+    print(f"\nwhole runs on the clean server, {args.run_seconds:g}s each, frames counted by benchmarks/tee_server.py")
+    print("(each tool starts in a fresh folder: Hypothesis builds its caches in ./.hypothesis on first use; "
+          "'mcpfuzz again' reuses the folder)")
+    print(f"{'tool':<16} {'frames/s':>10} {'MB/s':>8} {'frames':>9} {'servers':>7} {'findings':>8} "
+          f"{'peak RSS':>9}   how it ended; findings")
+    print(run_row("mcpfuzz", *cold))
+    print(run_row("mcpfuzz again", *warm))
+    for result in results:
+        print(peer_row(result))
+    if not args.with_peers:
+        print("(peers not run: add --with-peers)")
+    for line in http_figures():
+        print(line)
+
+    print("\ntargets (printed, not asserted)")
+    for target in targets(ratios[0], help_figure, cold, warm, results):
+        print(target.line())
+    print(f"\ntotal time {time.monotonic() - started:.0f}s")
+
+
+def targets(catalogue_ratio: Figure, help_figure: Figure, cold: OurRun, warm: OurRun,
+            results: list[peers.PeerResult]) -> list[Target]:
+    """The issue's targets against this run's figures (speed against the peers: the first run, as theirs)."""
+    ours, our_findings, _ = cold
+    rows = [Target(f"catalogue frames/s >= {TARGET_CATALOGUE:g}% of raw pipelined",
+                   f"{catalogue_ratio.median:.1f}%", catalogue_ratio.median >= TARGET_CATALOGUE)]
+    speeds = {r.name: r.timed.frames_per_second for r in results if r.timed is not None and r.timed.frames}
+    clean = our_findings == 0
+    if speeds:
+        fastest = max(speeds, key=speeds.__getitem__)
+        times = ours.frames_per_second / speeds[fastest]
+        rows.append(Target(f"frames/s >= {TARGET_OVER_FASTEST:g}x the fastest peer, 0 findings",
+                           f"{times:.2f}x {fastest}, {our_findings} findings", times >= TARGET_OVER_FASTEST and clean))
+    else:
+        rows.append(Target(f"frames/s >= {TARGET_OVER_FASTEST:g}x the fastest peer, 0 findings", "no peer ran", None))
+    if peers.Toolproof.name in speeds:
+        times = ours.frames_per_second / speeds[peers.Toolproof.name]
+        rows.append(Target(f"frames/s >= {TARGET_OVER_TOOLPROOF:g}x mcp-toolproof, 0 findings",
+                           f"{times:.2f}x, {our_findings} findings", times >= TARGET_OVER_TOOLPROOF and clean))
+    else:
+        rows.append(Target(f"frames/s >= {TARGET_OVER_TOOLPROOF:g}x mcp-toolproof, 0 findings", "did not run", None))
+    rows.append(Target(f"`mcpfuzz --help` < {TARGET_HELP:g}s", f"{help_figure.median:.3f}s",
+                       help_figure.median < TARGET_HELP))
+    for label, (run, _, _) in (("first run in a fresh folder", cold), ("run again there", warm)):
+        rows.append(Target(f"mcpfuzz peak RSS < {megabytes(int(TARGET_RSS))}, {label}", megabytes(run.peak_rss),
+                           0 < run.peak_rss < TARGET_RSS))
+    return rows
 
 
 if __name__ == "__main__":

@@ -1,0 +1,102 @@
+"""mcpfuzz's own phases timed in process through the engine API: catalogue frames/s, fuzz calls/s, draws."""
+
+from __future__ import annotations
+
+import time
+from functools import cache
+
+import anyio
+from mcpfuzz.strategies.schema_values import ArgumentSchema, draw_examples
+from mcpfuzz.strategies.tool_calls import TOOL_FAMILY
+
+from mcpfuzz.engine.config import RunConfig
+from mcpfuzz.engine.events import CaseDone, PhaseStarted, RunFinished
+from mcpfuzz.engine.runner import run
+from mcpfuzz.oracles.base import all_oracles
+
+try:  # engines with random frame fuzzing spend this share of the fuzz phase on frames before the tools
+    from mcpfuzz.engine.frame_fuzz import FRAME_SHARE
+except ImportError:
+    FRAME_SHARE = 0.0
+
+NOTES: list[str] = []  # what went wrong in a run behind a figure, printed with the figures
+
+
+def _config(command: list[str], phases: tuple[str, ...], budget: float, exclude: tuple[str, ...] = ()) -> RunConfig:
+    """A run without corpus or replay (repetitions must not replay each other), every oracle on."""
+    return RunConfig(command=command, seed=1, budget=budget, timeout=5, oracles=tuple(all_oracles()),
+                     phases=phases, exclude_tools=exclude, corpus=None, replay_corpus=False)
+
+
+def _checked(finished: RunFinished, what: str) -> RunFinished:
+    """A failed run has no figure; findings on a clean server (shrinking slows a run) are noted."""
+    if finished.error:
+        raise RuntimeError(f"{what}: the run failed: {finished.error}")
+    if finished.findings:
+        oracles = sorted({finding.oracle for finding in finished.findings})
+        NOTES.append(f"{what}: {len(finished.findings)} findings on a clean server ({', '.join(oracles)})")
+    return finished
+
+
+@cache
+def probe_frames(command: tuple[str, ...]) -> int:
+    """Frames the probe alone sends to this server (deterministic for a given server)."""
+    finished = anyio.run(run, _config(list(command), ("probe",), 30), lambda event: None)
+    return _checked(finished, "probe").stats.frames_sent
+
+
+def catalogue_frames(command: list[str], seconds: float) -> float:
+    """Catalogue frames per second, over as many whole catalogue runs as fit in `seconds` (at least one)."""
+    before = probe_frames(tuple(command))
+    frames, busy = 0, 0.0
+    deadline = time.perf_counter() + seconds
+    while busy == 0.0 or time.perf_counter() < deadline:
+        marks: dict[str, float] = {}
+
+        def listen(event: object, marks: dict[str, float] = marks) -> None:
+            if isinstance(event, PhaseStarted) and event.name == "catalogue":
+                marks["start"] = time.perf_counter()
+            elif isinstance(event, CaseDone) and event.phase == "catalogue":
+                marks["end"] = time.perf_counter()  # the last case judged; server shutdown is not the phase's
+
+        finished = _checked(anyio.run(run, _config(command, ("probe", "catalogue"), 30), listen), "catalogue")
+        frames += finished.stats.frames_sent - before
+        busy += marks["end"] - marks["start"]
+    return frames / busy
+
+
+def fuzz_calls(command: list[str], seconds: float, exclude: tuple[str, ...] = ()) -> float:
+    """Judged tool calls per second of the fuzz phase's tool searches (Hypothesis draws, I/O and oracles).
+
+    The fuzz phase may start with random frames (FRAME_SHARE of it): the clock starts at the last
+    event before the first tool call and only tool calls are counted.
+    """
+    marks: dict[str, float] = {}
+    calls = 0
+
+    def listen(event: object) -> None:
+        nonlocal calls
+        now = time.perf_counter()
+        if isinstance(event, PhaseStarted) and event.name == "fuzz":
+            marks["before"] = now
+        elif isinstance(event, CaseDone) and event.phase == "fuzz":
+            if event.exchange.case.family != TOOL_FAMILY:
+                marks["before"] = now
+                return
+            marks.setdefault("start", marks["before"])
+            marks["end"] = now
+            calls += 1
+
+    # The runner keeps a small margin of the budget for reports; +1.5 s leaves about `seconds` for the tools.
+    budget = seconds / (1.0 - FRAME_SHARE) + 1.5
+    _checked(anyio.run(run, _config(command, ("probe", "fuzz"), budget, exclude), listen), "fuzz")
+    return calls / (marks["end"] - marks["start"]) if calls else 0.0
+
+
+def draw_millis(schema: dict, count: int) -> float:
+    """Milliseconds to draw one valid argument object (the 2020-12 validator inside the strategy included)."""
+    arguments = ArgumentSchema(schema)
+    draw_examples(arguments.positive, 5, seed=0)  # build the strategy outside the timing
+    started = time.perf_counter()
+    values = draw_examples(arguments.positive, count, seed=1)
+    return (time.perf_counter() - started) / max(1, len(values)) * 1e3

@@ -1,0 +1,95 @@
+"""The benchmark's own instruments against real processes: the counting wrapper, the raw client, the nested server.
+
+Run: python -m pytest benchmarks/test_bench_tools.py (not in the default testpaths: it is the benchmark's).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import raw_client  # noqa: E402
+from nested_server import TOOL_NAME, nested_example  # noqa: E402
+from tee_server import read_counts  # noqa: E402
+from tool_runs import run_tool, served  # noqa: E402
+
+SERVER = [sys.executable, str(HERE.parent / "tests" / "servers" / "mcp_server.py")]
+NESTED = [sys.executable, str(HERE / "nested_server.py")]
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+
+
+def lines(*messages: object) -> bytes:
+    """Messages as newline-terminated JSON lines."""
+    return b"".join(json.dumps(message).encode() + b"\n" for message in messages)
+
+
+def test_wrapper_counts_every_line_and_byte_and_passes_answers_through(tmp_path: Path) -> None:
+    data = lines(INIT, *({"jsonrpc": "2.0", "id": i, "method": "ping"} for i in range(2, 52))) + b"not json\n"
+    done = subprocess.run(served(tmp_path, SERVER), input=data, capture_output=True, timeout=30)
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert done.returncode == 0
+    assert [a.get("id") for a in answers] == [1, *range(2, 52), None]  # the parse error has id null
+    assert read_counts(tmp_path) == (52, len(data), 1)
+
+
+def test_wrapper_count_survives_a_kill_of_its_group(tmp_path: Path) -> None:
+    # A reader that never closes: the wrapper is killed mid-run, as tools kill their servers.
+    process = subprocess.Popen(served(tmp_path, SERVER), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               start_new_session=True)
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(lines(INIT, {"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+    process.stdin.flush()
+    assert json.loads(process.stdout.readline())["id"] == 1
+    assert json.loads(process.stdout.readline())["id"] == 2
+    expected = (2, len(lines(INIT, {"jsonrpc": "2.0", "id": 2, "method": "ping"})))
+    deadline = time.monotonic() + 10  # the count is written just after the write to the server
+    while read_counts(tmp_path)[:2] != expected and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(10)
+    assert read_counts(tmp_path)[:2] == expected
+
+
+def test_run_tool_counts_frames_of_a_tool_that_restarts_its_server(tmp_path: Path) -> None:
+    # A stand-in "fuzzer": starts the wrapped server three times, sends 4 lines to each.
+    data = lines(INIT, *({"jsonrpc": "2.0", "id": i, "method": "ping"} for i in (2, 3, 4)))
+    script = ("import subprocess, sys\n"
+              "for n in range(3):\n"
+              "    p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)\n"
+              f"    p.communicate({data!r})\n")
+    counts = tmp_path / "counts"
+    result = run_tool([sys.executable, "-c", script, *served(counts, SERVER)], counts, 60, tmp_path)
+    assert (result.frames, result.servers, result.exit_code, result.stopped) == (12, 3, 0, False)
+    assert result.peak_rss > 0
+
+
+def test_run_tool_stops_a_tool_at_the_cap(tmp_path: Path) -> None:
+    counts = tmp_path / "counts"
+    result = run_tool([sys.executable, "-c", "import time; time.sleep(60)"], counts, 1.0, tmp_path)
+    assert result.stopped and result.elapsed < 30 and result.frames == 0
+
+
+@pytest.mark.parametrize("measure", [raw_client.sequential, raw_client.pipelined])
+def test_raw_client_makes_round_trips(measure) -> None:
+    assert measure(SERVER, "echo", {"text": "x"}, 0.3) > 0
+
+
+def test_nested_server_accepts_its_example_and_refuses_a_broken_one() -> None:
+    broken = {**nested_example(), "p1": -1}  # p1 is an integer with minimum 0
+    calls = [{"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": TOOL_NAME, "arguments": a}}
+             for i, a in ((2, nested_example()), (3, broken))]
+    done = subprocess.run(NESTED, input=lines(INIT, *calls), capture_output=True, timeout=30)
+    results = [json.loads(line)["result"] for line in done.stdout.splitlines()[1:]]
+    assert [r["isError"] for r in results] == [False, True]
+    assert "-1" not in results[1]["content"][0]["text"]  # never echoes input
