@@ -157,7 +157,7 @@ class Run:
         findings = [f for f in self.findings.all() if f.case is not None][:MAX_VERIFIED]
         if not findings:
             return
-        era, version = session.era, session.version
+        era, version, restarts = session.era, session.version, session.restarts
         for finding in findings:
             if time.monotonic() + 0.5 > self._verify_until:
                 self.emit(Notice("no time left to re-run every finding; the rest are saved unchecked"))
@@ -177,6 +177,7 @@ class Run:
             if not again:
                 self.emit(Notice(f"{finding.oracle} on {finding.target} did not fail again on a fresh server: "
                                  "saved and reported as not reproducible"))
+        session.restarts = restarts  # fresh servers for re-runs are not restarts the server caused
 
     async def _watch_signals(self, scope: anyio.CancelScope) -> None:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
