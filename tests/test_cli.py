@@ -23,7 +23,7 @@ from tests.conftest import (
 
 # The protocol phases only: the tool phases use the whole budget by design (tested below with a small one).
 RUN = ["run", "--timeout", "1", "--budget", "30", "--phases", "catalogue,lifecycle"]
-FULL_RUN = ["run", "--timeout", "1", "--budget", "12"]
+FULL_RUN = ["run", "--timeout", "1", "--budget", "20"]
 CLEAN_COMMAND = [sys.executable, str(MCP_SERVER)]
 ID_COERCE_COMMAND = [sys.executable, str(MCP_SERVER), "--bug", "id-coerce"]
 # Two bugs, two oracles: selecting one of them has something to filter out.

@@ -119,6 +119,7 @@ class Stats:
 
     cases: int = 0
     tool_calls: int = 0
+    frame_cases: int = 0
     frames_sent: int = 0
     restarts: int = 0
     duration: float = 0.0
@@ -126,7 +127,8 @@ class Stats:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready counters."""
-        return {"cases": self.cases, "tool_calls": self.tool_calls, "frames_sent": self.frames_sent,
+        return {"cases": self.cases, "tool_calls": self.tool_calls, "frame_cases": self.frame_cases,
+                "frames_sent": self.frames_sent,
                 "restarts": self.restarts, "duration_s": round(self.duration, 3), "phases": dict(self.phases)}
 
 

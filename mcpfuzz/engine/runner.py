@@ -27,6 +27,7 @@ from mcpfuzz.engine.events import (
     Stats,
     ToolsPlanned,
 )
+from mcpfuzz.engine.frame_fuzz import FRAME_SHARE, FrameFuzz, FrameFuzzOptions, simplest_target
 from mcpfuzz.engine.judge import FindingSet
 from mcpfuzz.engine.probe import ProbeResult, probe
 from mcpfuzz.engine.replay import load_replayables
@@ -210,7 +211,10 @@ class Run:
             await self._tool_phases(session)
 
     async def _tool_phases(self, session: Session) -> None:
-        """Coverage, fuzz and stateful calls: up to 30% of the time left, then 60% / 40% of the rest."""
+        """Coverage, fuzz and stateful calls: up to 30% of the time left, then 60% / 40% of the rest.
+
+        The fuzz phase starts with random frames: a quarter of its time, or all of it without a tool to fuzz.
+        """
         config = self.config
         assert self.probe is not None
         plan = await anyio.to_thread.run_sync(partial(
@@ -219,11 +223,17 @@ class Run:
         self.emit(ToolsPlanned(tuple(t.name for t in plan.targets), tuple(plan.skipped)))
         for warning in plan.warnings:
             self.emit(Notice(warning))
-        if not plan.targets:
-            return
+        frames = FrameFuzz(session, self._judge, FrameFuzzOptions(
+            config.seed, config.database_root, config.server_label, config.max_examples), simplest_target(plan.targets),
+            tools_listed="tools" in self.probe.capabilities)
         phases = ToolPhases(session, plan.targets, self._judge, ToolPhaseOptions(
             config.seed, config.strict_types, config.database_root, config.server_label, config.max_examples))
         try:
+            if not plan.targets:
+                if "fuzz" in config.phases:
+                    self.emit(PhaseStarted("fuzz", None, f"random frames (no tool to fuzz), about {self._left():.0f}s"))
+                    await frames.fuzz(self._share(1.0))
+                return
             if "coverage" in config.phases:
                 self.emit(PhaseStarted("coverage", phases.coverage_size()))
                 left_out = await phases.coverage(self._share(0.3))
@@ -232,9 +242,11 @@ class Run:
                                      "to run them all"))
             if "fuzz" in config.phases:
                 share = 0.6 if "stateful" in config.phases else 1.0
-                self.emit(PhaseStarted("fuzz", None, f"{len(plan.targets)} tools, about "
+                self.emit(PhaseStarted("fuzz", None, f"random frames, then {len(plan.targets)} tools, about "
                                        f"{self._left() * share:.0f}s"))
-                await phases.fuzz(self._share(share))
+                end = self._share(share)
+                await frames.fuzz(time.monotonic() + (end - time.monotonic()) * FRAME_SHARE)
+                await phases.fuzz(end)
             if "stateful" in config.phases:
                 self.emit(PhaseStarted("stateful", None, f"call sequences across {len(plan.targets)} tools, about "
                                        f"{self._left():.0f}s"))
@@ -245,6 +257,7 @@ class Run:
                              "stopped early", level="error"))
         finally:
             self.stats.tool_calls = phases.calls
+            self.stats.frame_cases = frames.examples
 
     def _http_cases(self, session: Session, context: CatalogueContext) -> list[Case]:
         """The HTTP family, over streamable HTTP only (legacy HTTP+SSE has no status-level rules to check)."""

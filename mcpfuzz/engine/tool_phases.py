@@ -111,8 +111,14 @@ class ToolPhases:
     def _strategy(self, target: ToolTarget) -> st.SearchStrategy[ArgumentCall]:
         schema = target.schema
         valid = schema.positive.map(lambda arguments: ArgumentCall(POSITIVE, arguments, "valid arguments"))
-        return st.one_of(valid, negative_arguments(schema, strict_types=self.options.strict_types),
-                         edge_arguments(schema))
+        strategies = [valid, negative_arguments(schema, strict_types=self.options.strict_types),
+                      edge_arguments(schema)]
+        # The schema's own boundaries (bounds exactly, each enum value) as draws of their own: otherwise
+        # hitting them depends on the constants Hypothesis happens to collect from loaded modules.
+        boundaries = [call for planned, call in self._coverage_plan() if planned is target]
+        if boundaries:
+            strategies.append(st.sampled_from(boundaries))
+        return st.one_of(strategies)
 
     async def _fuzz_tool(self, target: ToolTarget, deadline: float) -> None:
         strategy = self._strategy(target)
@@ -123,7 +129,7 @@ class ToolPhases:
 
             def body(call: ArgumentCall, pursued: set[FindingKey] = pursued) -> Failure | None:
                 exchange, judged = anyio.from_thread.run(self.call, "fuzz", target, call)
-                return _to_raise(judged, pursued)
+                return to_raise(judged, pursued)
 
             outcome = await run_given(strategy, body, seed=self._seed(target.name, round_number),
                                       deadline=deadline, database=database, **self._limit())
@@ -163,7 +169,7 @@ class ToolPhases:
             call = ArgumentCall(POSITIVE, arguments, f"step {step + 1} of a sequence")
             exchange, judged = anyio.from_thread.run(
                 partial(self.call, "stateful", target, call, history=tuple(history)))
-            failure = _to_raise(judged, pursued)
+            failure = to_raise(judged, pursued)
             if failure is not None:
                 return failure
             if self.session.restarts != restarts or exchange.crash is not None:
@@ -187,7 +193,7 @@ class ToolPhases:
         return root / target.digest(self.options.server_label) if root is not None else None
 
 
-def _to_raise(judged: list, pursued: set[FindingKey]) -> Failure | None:
+def to_raise(judged: list, pursued: set[FindingKey]) -> Failure | None:
     """The failure Hypothesis should shrink: one first seen in this search (known ones are left alone)."""
     chosen = None
     for failure, key, finding in judged:

@@ -9,7 +9,9 @@ exchange. Method: drop a warm-up, then require all of
   Theil-Sen) over the window, so that a sawtooth or a random walk is not a leak;
 - the same slope floor and a significant trend over the last third, so that memory which rose
   and then levelled off (caches filled, a heap sized up) is not a leak.
-Until the series holds enough samples the oracle says nothing (a false positive costs more).
+Until the series holds enough samples the oracle says nothing (a false positive costs more). Memory
+that rises for most of a run (past ~80% of it) and only then levels off looks like a leak, and is
+reported as one: only a longer run tells them apart. Sizes are binary: KB = 1024 bytes, MB = 1024 KB.
 """
 
 from __future__ import annotations

@@ -1,0 +1,186 @@
+"""Random frames with Hypothesis (part of the fuzz phase): one search per frame family, failures shrunk live."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio.from_thread
+from hypothesis import reject
+
+from mcpfuzz.engine.hypothesis_bridge import OutOfTime, run_given
+from mcpfuzz.engine.judge import FindingKey
+from mcpfuzz.engine.session import HarnessError, Session
+from mcpfuzz.engine.tool_phases import Judge, PhaseStopped, to_raise
+from mcpfuzz.engine.tool_targets import ToolTarget
+from mcpfuzz.jsonrpc.encode import dumps
+from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.versions import Era
+from mcpfuzz.oracles.base import Failure
+from mcpfuzz.strategies.frame_context import FrameContext
+from mcpfuzz.strategies.frame_draft import FrameDraft
+from mcpfuzz.strategies.frame_mutations import FAMILIES, frame_drafts
+from mcpfuzz.transport.errors import ServerStartError
+
+# Fresh ids of frames: far above the harness's (10000+) and the tool calls' (2**32+), below 2**53.
+FRAME_FIRST_ID = 2**40
+FRAME_SHARE = 0.25  # of the fuzz phase, when there are tools to fuzz too
+
+
+@dataclass
+class FrameFuzzOptions:
+    """What the frame search needs from the run's configuration."""
+
+    seed: int
+    database_root: Path | None
+    server_label: str
+    max_examples: int | None = None
+
+
+def frame_context(session: Session, target: ToolTarget | None, tools_listed: bool = True) -> FrameContext:
+    """The era of the session, and the tool (with its simplest valid arguments) that tools/call frames call."""
+    era = session.era or Era.LEGACY
+    if target is None or not target.plain:
+        return FrameContext(era, session.version, tools_listed=tools_listed)
+    return FrameContext(era, session.version, target.tool, target.plain[0], target.schema.is_valid({}),
+                        frozenset({target.name}), tools_listed)
+
+
+def simplest_target(targets: list[ToolTarget]) -> ToolTarget | None:
+    """The tool whose simplest valid call is shortest (the plainest tools/call to mutate)."""
+    usable = [t for t in targets if t.plain]
+    return min(usable, key=lambda t: len(dumps(t.plain[0])) + len(t.name), default=None)
+
+
+def reuse_keys(value: Any) -> set[str]:
+    """An id in every form a lax server may answer it under: "007", "7" and 7 count as the same id."""
+    keys = {"json:" + json.dumps(value, sort_keys=True)}
+    number: Any = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if isinstance(value, str):
+        try:
+            number = int(value)
+        except ValueError:
+            with contextlib.suppress(ValueError):
+                number = float(value)
+    if number is not None:
+        keys.add(f"number:{number!r}")
+    return keys
+
+
+class FrameFuzz:
+    """Searches each frame family in turn; every example is one case on the session, judged by the run."""
+
+    def __init__(self, session: Session, judge: Judge, options: FrameFuzzOptions, tool: ToolTarget | None = None,
+                 *, tools_listed: bool = True) -> None:
+        self.session = session
+        self.judge = judge
+        self.options = options
+        # tools/list is a valid request only where the server advertises tools (the probe's rule too).
+        self.context = frame_context(session, tool, tools_listed)
+        self.examples = 0
+        self._next_id = FRAME_FIRST_ID
+        self._origin = -1  # the process the search starts on (set by fuzz): other phases sent ids on it
+        self._tracked = -1  # the process `_used` describes
+        self._used: set[str] = set()
+        self._stopped: str | None = None
+        self._internal: str | None = None
+
+    async def fuzz(self, deadline: float) -> None:
+        """Each family gets a fair share of the time left; a family done early leaves its time to the next."""
+        self._origin = self.session.restarts
+        for index, family in enumerate(FAMILIES):
+            now = time.monotonic()
+            if now >= deadline:
+                return
+            await self._fuzz_family(family, now + (deadline - now) / (len(FAMILIES) - index))
+
+    async def _fuzz_family(self, family: str, deadline: float) -> None:
+        """Rounds as in the tool search: after a failure is shrunk, search on for another one."""
+        strategy = frame_drafts(self.context, family)
+        limit = {"max_examples": self.options.max_examples} if self.options.max_examples else {}
+        round_number = 0
+        while time.monotonic() < deadline:
+            pursued: set[FindingKey] = set()
+
+            def body(draft: FrameDraft, pursued: set[FindingKey] = pursued) -> Failure | None:
+                try:
+                    case = draft.case(self.context, self._fresh_id)  # drawing and reading stay in this thread
+                    judged = anyio.from_thread.run(self._send, case, draft.explicit_ids, bool(pursued))
+                except Exception as error:  # a bug of ours: Hypothesis must not shrink it as the server's
+                    self._internal = f"frames/{family}: {type(error).__name__}: {error} (frame: {draft.title()})"
+                    raise OutOfTime from None
+                if self._stopped is not None:
+                    raise OutOfTime  # ends the run without shrinking; the family loop reports it
+                if judged is None:
+                    reject()  # its ids were used on this process; another draw will do
+                return to_raise(judged, pursued)
+
+            outcome = await run_given(strategy, body, seed=self._seed(family, round_number), deadline=deadline,
+                                      database=self._database(family), **limit)
+            if self._internal is not None:
+                raise RuntimeError(f"mcpfuzz bug in the random frames, please report it: {self._internal}")
+            if self._stopped is not None:
+                raise PhaseStopped(self._stopped)
+            if outcome.ended != "failed":
+                return
+            round_number += 1
+
+    async def _send(self, case: Case, explicit: tuple[Any, ...], shrinking: bool) -> list | None:
+        """Run one case, judged; None when it would repeat an id on this process while still generating."""
+        keys = {key for value in explicit for key in reuse_keys(value)}
+        reuse = self._reuse(keys)
+        if reuse == "repeat" and not shrinking:
+            return None
+        if reuse:
+            # Earlier phases may have sent any id on the process we found; while shrinking, the same
+            # ids come back on purpose. Either way a fresh process (handshake redone) takes the case.
+            self.session.ready = False
+        try:
+            exchange = await self.session.run_case(case)
+        except (HarnessError, ServerStartError) as error:
+            self._stopped = str(error)
+            return []
+        self._note_ids(keys, exchange)
+        self.examples += 1
+        return self.judge("fuzz", exchange, None)
+
+    def _reuse(self, keys: set[str]) -> str:
+        """MCP ids are unique per session: a repeated one may rightly be refused, and its answers count twice."""
+        if not keys or not (self.session.alive and self.session.ready):
+            return ""  # nothing to repeat, or a fresh process comes anyway
+        if self.session.restarts == self._origin:
+            return "origin"
+        if self.session.restarts == self._tracked and not keys.isdisjoint(self._used):
+            return "repeat"
+        return ""
+
+    def _note_ids(self, keys: set[str], exchange: Exchange) -> None:
+        """Remember the ids this process has seen; one it dropped unanswered (the barrier proves it) may come
+        again, which spares a restart per shrink step on servers that ignore invalid frames."""
+        if self.session.restarts != self._tracked:
+            self._tracked, self._used = self.session.restarts, set()
+        answered = any(keys & reuse_keys(arrival.incoming.id) for arrival in exchange.responses())
+        if answered or not exchange.barrier_answered:
+            self._used |= keys
+
+    def _fresh_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    def _seed(self, family: str, round_number: int) -> int:
+        text = f"{self.options.seed}|frames/{family}|{round_number}"
+        return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+
+    def _database(self, family: str) -> Path | None:
+        """Server + "frames" + family + protocol version: the key of the family's example database."""
+        root = self.options.database_root
+        if root is None:
+            return None
+        text = json.dumps([self.options.server_label, "frames", family, self.context.version])
+        return root / hashlib.sha256(text.encode()).hexdigest()[:16]
