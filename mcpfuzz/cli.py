@@ -292,6 +292,7 @@ def _compare(config: RunConfig, other: str) -> None:
 def _http_target(server: list[str], header_lines: tuple[str, ...], launch: str | None, transport: str) -> object:
     """The HTTP target when SERVER is one URL; the HTTP-only options are refused for stdio servers."""
     import shlex
+    from urllib.parse import urlsplit
 
     from mcpfuzz.transport.http_target import HttpTarget, is_url
 
@@ -308,8 +309,6 @@ def _http_target(server: list[str], header_lines: tuple[str, ...], launch: str |
     except ValueError as error:
         raise click.BadParameter(f"cannot split {launch!r} into words: {error}", param_hint="--launch") from None
     url = server[0]
-    from urllib.parse import urlsplit
-
     if not urlsplit(url).hostname:
         raise click.BadParameter(f"{url!r} has no host; e.g. http://127.0.0.1:8000/mcp", param_hint="URL")
     return HttpTarget(url, _parse_headers(header_lines), argv, transport)

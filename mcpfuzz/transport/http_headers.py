@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Mapping
 from typing import Any
 
 ACCEPT_BOTH = "application/json, text/event-stream"
@@ -69,3 +70,17 @@ def mcp_headers(message: Any, session_version: str | None) -> dict[str, str]:
     elif session_version is not None and session_version >= FIRST_VERSION_WITH_HEADER:
         headers[VERSION_HEADER] = session_version
     return headers
+
+
+def get_header(headers: Mapping[str, str], name: str) -> str | None:
+    """A header's value, its name compared case-insensitively (RFC 9110)."""
+    lowered = name.lower()
+    return next((v for k, v in headers.items() if k.lower() == lowered), None)
+
+
+def set_header(headers: dict[str, Any], name: str, value: str | None) -> None:
+    """Replace a header case-insensitively; None removes it."""
+    for key in [k for k in headers if k.lower() == name.lower()]:
+        del headers[key]
+    if value is not None:
+        headers[name] = value

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from typing import Any
 from urllib.parse import urljoin
 
 import anyio
@@ -15,11 +15,9 @@ import httpx
 from mcpfuzz.jsonrpc.exchange import ProcessEnd
 from mcpfuzz.jsonrpc.http_reply import BODY_SNIPPET, HttpReply
 from mcpfuzz.transport.errors import ConnectionClosed, ServerStartError
-from mcpfuzz.transport.http_headers import SESSION_HEADER
-from mcpfuzz.transport.launched import LaunchedServer
-from mcpfuzz.transport.line_reader import LineSink
+from mcpfuzz.transport.http_connection import HttpConnection
+from mcpfuzz.transport.http_headers import SESSION_HEADER, set_header
 from mcpfuzz.transport.sse import SseParser
-from mcpfuzz.transport.stdio import ExitSink, StderrTail
 
 
 def endpoint_of(data: str, sse_url: str) -> tuple[str, str | None]:
@@ -37,75 +35,33 @@ def endpoint_of(data: str, sse_url: str) -> tuple[str, str | None]:
     return urljoin(sse_url, text), None
 
 
-class LegacySseServer:
+class LegacySseServer(HttpConnection):
     """A 2024-11-05 server: answers arrive in order on the SSE stream, so barriers work as on stdio."""
 
     needs_barrier = True
     replies_on_request = False
     busy = False
 
-    def __init__(self, url: str, *, on_line: LineSink, on_exit: ExitSink,
-                 headers: Mapping[str, str] | None = None, launch: Sequence[str] | None = None,
-                 env: dict[str, str] | None = None, timeout: float = 5.0, max_line: int = 8 * 1024 * 1024) -> None:
-        self.url = url
-        self.argv = list(launch or [])
-        self._on_line = on_line
-        self._on_exit = on_exit
-        self._headers = dict(headers or {})
-        self.timeout = timeout
-        self._max_line = max_line
-        self._launched = LaunchedServer(launch, url, on_exit=self._process_exit, env=env) if launch else None
-        self._client: httpx.AsyncClient | None = None
-        self._group: anyio.abc.TaskGroup | None = None
+    def __init__(self, url: str, **options: Any) -> None:
+        super().__init__(url, **options)
         self._stream_scope: anyio.CancelScope | None = None
         self.endpoint: str | None = None
         self.session_id: str | None = None
-        self.starts = 0
-        self.end: ProcessEnd | None = None
         self._open = False
-        self._no_stderr = StderrTail(1)
 
-    async def __aenter__(self) -> LegacySseServer:
-        self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout), follow_redirects=False,
-                                         trust_env=False)
-        self._group = anyio.create_task_group()
-        await self._group.__aenter__()
-        if self._launched is not None:
-            await self._launched.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        with anyio.CancelScope(shield=True):
-            self._close_stream()
-        if self._launched is not None:
-            await self._launched.__aexit__(*exc_info)
-        assert self._group is not None and self._client is not None
-        self._group.cancel_scope.cancel()
-        await self._group.__aexit__(None, None, None)
-        with anyio.CancelScope(shield=True):
-            await self._client.aclose()
+    async def _close(self) -> None:
+        self._close_stream()
 
     @property
     def alive(self) -> bool:
         """True while the SSE stream is open."""
-        return self._open and (self._launched is None or self._launched.alive)
-
-    @property
-    def stderr(self) -> StderrTail:
-        """The launched process' log tail (nothing without --launch)."""
-        return self._launched.stderr if self._launched is not None else self._no_stderr
-
-    @property
-    def pid(self) -> int | None:
-        """The launched process' pid, if any."""
-        return self._launched.process.pid if self._launched is not None else None
+        return self._open and self.launched_alive
 
     async def start(self) -> None:
         """Open a new SSE stream (a new session) and wait for its endpoint event."""
         self._close_stream()
         self.end, self.endpoint, self.session_id = None, None, None
-        if self._launched is not None:
-            await self._launched.start()
+        await self._start_process()
         ready = anyio.Event()
         problem: list[str] = []
         assert self._group is not None
@@ -121,14 +77,7 @@ class LegacySseServer:
     async def kill(self) -> None:
         """Close the stream (and kill the launched process)."""
         self._close_stream()
-        if self._launched is not None:
-            await self._launched.kill()
-
-    async def wait_exit(self, timeout: float = math.inf) -> bool:
-        """Wait for the launched process to end; without one, the stream's end is the end."""
-        if self._launched is not None:
-            return await self._launched.wait_exit(timeout)
-        return not self.alive
+        await self._kill_process()
 
     async def send(self, data: bytes, extra_headers: Mapping[str, str | None] | None = None) -> HttpReply:
         """POST one frame to the endpoint; the answer comes on the stream."""
@@ -138,9 +87,7 @@ class LegacySseServer:
         if self.session_id:
             headers[SESSION_HEADER] = self.session_id
         for name, value in (extra_headers or {}).items():
-            headers.pop(name, None)
-            if value is not None:
-                headers[name] = value
+            set_header(headers, name, value)
         reply = HttpReply(transport="sse", request_headers=headers, sent_session_id=self.session_id)
         try:
             response = await self._client.post(self.endpoint, content=data, headers=headers)
@@ -196,7 +143,3 @@ class LegacySseServer:
         if self._stream_scope is not None:
             self._stream_scope.cancel()
         self._open = False
-
-    def _process_exit(self, end: ProcessEnd) -> None:
-        self.end = end
-        self._on_exit(end)

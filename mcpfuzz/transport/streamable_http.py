@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
@@ -14,98 +13,56 @@ import httpx
 from mcpfuzz.jsonrpc.exchange import ProcessEnd
 from mcpfuzz.jsonrpc.http_reply import BODY_SNIPPET, HttpReply
 from mcpfuzz.transport.errors import ConnectionClosed, ServerStartError
+from mcpfuzz.transport.http_connection import HttpConnection
 from mcpfuzz.transport.http_headers import (
     ACCEPT_BOTH,
     SESSION_HEADER,
+    get_header,
     mcp_headers,
     modern_version,
     parse_body,
+    set_header,
 )
-from mcpfuzz.transport.launched import LaunchedServer, host_port, port_open
-from mcpfuzz.transport.line_reader import LineSink
+from mcpfuzz.transport.launched import host_port, port_open
 from mcpfuzz.transport.sse import SseParser
-from mcpfuzz.transport.stdio import ExitSink, StderrTail
 
 CLOSE_TIMEOUT = 2.0
 SESSION_PROBE = b'{"jsonrpc":"2.0","id":"mcpfuzz-session-probe","method":"ping"}'
 
 
-class StreamableHttpServer:
+class StreamableHttpServer(HttpConnection):
     """One MCP endpoint URL, optionally a process behind it; "restart" means a new session (or process)."""
 
     # The end of a POST's response settles its frame: no barrier request is needed to know it was handled.
     needs_barrier = False
     replies_on_request = True
 
-    def __init__(self, url: str, *, on_line: LineSink, on_exit: ExitSink, on_change: Callable[[], None],
-                 headers: Mapping[str, str] | None = None, launch: Sequence[str] | None = None,
-                 env: dict[str, str] | None = None, timeout: float = 5.0, max_line: int = 8 * 1024 * 1024) -> None:
-        self.url = url
-        self.argv = list(launch or [])
-        self._on_line = on_line
-        self._on_exit = on_exit
+    def __init__(self, url: str, *, on_change: Callable[[], None], **options: Any) -> None:
+        super().__init__(url, **options)
         self._on_change = on_change
-        self._headers = dict(headers or {})
-        self.timeout = timeout
-        self._max_line = max_line
-        self._launched = LaunchedServer(launch, url, on_exit=self._process_exit, env=env) if launch else None
-        self._client: httpx.AsyncClient | None = None
-        self._group: anyio.abc.TaskGroup | None = None
         self._scopes: set[anyio.CancelScope] = set()
         self.session_id: str | None = None
         self.version: str | None = None
         self.in_flight = 0
-        self.starts = 0
-        self.end: ProcessEnd | None = None
         self._started = False
         self._dead = False
         self._generation = 0
-        self._no_stderr = StderrTail(1)
 
-    async def __aenter__(self) -> StreamableHttpServer:
-        # Redirects are not followed: a 3xx is the server's answer and must be judged, not chased.
-        self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, connect=self.timeout),
-                                         follow_redirects=False, trust_env=False)
-        self._group = anyio.create_task_group()
-        await self._group.__aenter__()
-        if self._launched is not None:
-            await self._launched.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        with anyio.CancelScope(shield=True):
-            with contextlib.suppress(Exception):
-                await self._end_session()
-        if self._launched is not None:
-            await self._launched.__aexit__(*exc_info)
-        assert self._group is not None and self._client is not None
-        self._group.cancel_scope.cancel()
-        await self._group.__aexit__(None, None, None)
-        with anyio.CancelScope(shield=True):
-            await self._client.aclose()
+    async def _close(self) -> None:
+        with contextlib.suppress(Exception):
+            await self._end_session()
 
     # -- the server-connection interface the session uses ----------------------------------------
 
     @property
     def alive(self) -> bool:
         """True while the endpoint answers (and the launched process, if any, runs)."""
-        launched_ok = self._launched is None or self._launched.alive
-        return self._started and not self._dead and launched_ok
+        return self._started and not self._dead and self.launched_alive
 
     @property
     def busy(self) -> bool:
         """True while a POST has not been fully answered."""
         return self.in_flight > 0
-
-    @property
-    def stderr(self) -> StderrTail:
-        """The launched process' log tail (nothing without --launch)."""
-        return self._launched.stderr if self._launched is not None else self._no_stderr
-
-    @property
-    def pid(self) -> int | None:
-        """The launched process' pid, if any."""
-        return self._launched.process.pid if self._launched is not None else None
 
     async def start(self) -> None:
         """A fresh session: end the old one, (re)start the process if launched, check the endpoint."""
@@ -114,7 +71,7 @@ class StreamableHttpServer:
             await self._end_session()
         self.session_id, self.version, self.end, self._dead = None, None, None, False
         if self._launched is not None:
-            await self._launched.start()
+            await self._start_process()
         elif not await port_open(*host_port(self.url)):
             raise ServerStartError(f"cannot connect to {self.url} (connection refused); is the server running? "
                                    "Use --launch 'CMD' to let mcpfuzz start it")
@@ -127,14 +84,7 @@ class StreamableHttpServer:
         with contextlib.suppress(Exception):
             await self._end_session()
         self._started = False
-        if self._launched is not None:
-            await self._launched.kill()
-
-    async def wait_exit(self, timeout: float = math.inf) -> bool:
-        """Wait for the launched process to end; without one, dead means unreachable."""
-        if self._launched is not None:
-            return await self._launched.wait_exit(timeout)
-        return not self.alive
+        await self._kill_process()
 
     async def send(self, data: bytes, extra_headers: Mapping[str, str | None] | None = None) -> HttpReply:
         """POST one frame as the raw body; returns once the response headers are in (or the timeout)."""
@@ -149,8 +99,8 @@ class StreamableHttpServer:
         if self.session_id is not None:
             headers[SESSION_HEADER] = self.session_id
         for name, value in (extra_headers or {}).items():
-            _set_header(headers, name, value)
-        reply = HttpReply(request_headers=headers, sent_session_id=_get_header(headers, SESSION_HEADER))
+            set_header(headers, name, value)
+        reply = HttpReply(request_headers=headers, sent_session_id=get_header(headers, SESSION_HEADER))
         is_initialize = isinstance(message, dict) and message.get("method") == "initialize"
         headers_in = anyio.Event()
         self.in_flight += 1
@@ -294,9 +244,6 @@ class StreamableHttpServer:
             self.end = ProcessEnd(None, "")
             self._on_exit(self.end)
 
-    def _process_exit(self, end: ProcessEnd) -> None:
-        self.end = end
-        self._on_exit(end)
 
 
 def _describe(error: httpx.HTTPError) -> str:
@@ -308,16 +255,3 @@ def _describe(error: httpx.HTTPError) -> str:
     if isinstance(error, httpx.TimeoutException):
         return "timed out"
     return f"{type(error).__name__}: {error}"[:200]
-
-
-def _get_header(headers: Mapping[str, str], name: str) -> str | None:
-    lowered = name.lower()
-    return next((v for k, v in headers.items() if k.lower() == lowered), None)
-
-
-def _set_header(headers: dict[str, Any], name: str, value: str | None) -> None:
-    """Replace a header case-insensitively; None removes it."""
-    for key in [k for k in headers if k.lower() == name.lower()]:
-        del headers[key]
-    if value is not None:
-        headers[name] = value

@@ -1,0 +1,99 @@
+"""What both HTTP transports share: the client, the task group, and the optional `--launch` process."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import anyio
+import anyio.abc
+import httpx
+
+from mcpfuzz.jsonrpc.exchange import ProcessEnd
+from mcpfuzz.transport.launched import LaunchedServer
+from mcpfuzz.transport.line_reader import LineSink
+from mcpfuzz.transport.stdio import ExitSink, StderrTail
+
+
+class HttpConnection:
+    """A URL, the headers sent with every request, and the process behind it when mcpfuzz launched it."""
+
+    def __init__(self, url: str, *, on_line: LineSink, on_exit: ExitSink, headers: Mapping[str, str] | None = None,
+                 launch: Sequence[str] | None = None, env: dict[str, str] | None = None, timeout: float = 5.0,
+                 max_line: int = 8 * 1024 * 1024) -> None:
+        self.url = url
+        self.argv = list(launch or [])
+        self._on_line = on_line
+        self._on_exit = on_exit
+        self._headers = dict(headers or {})
+        self.timeout = timeout
+        self._max_line = max_line
+        self._launched = LaunchedServer(launch, url, on_exit=self._process_exit, env=env) if launch else None
+        self._client: httpx.AsyncClient | None = None
+        self._group: anyio.abc.TaskGroup | None = None
+        self.starts = 0
+        self.end: ProcessEnd | None = None
+        self._no_stderr = StderrTail(1)
+
+    async def __aenter__(self) -> HttpConnection:
+        # Redirects are not followed: a 3xx is the server's answer and must be judged, not chased.
+        self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, connect=self.timeout),
+                                         follow_redirects=False, trust_env=False)
+        self._group = anyio.create_task_group()
+        await self._group.__aenter__()
+        if self._launched is not None:
+            await self._launched.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        with anyio.CancelScope(shield=True):
+            await self._close()
+        if self._launched is not None:
+            await self._launched.__aexit__(*exc_info)
+        # Scopes are exited where they were entered (outside any shield): anyio insists on it.
+        assert self._group is not None and self._client is not None
+        self._group.cancel_scope.cancel()
+        await self._group.__aexit__(None, None, None)
+        with anyio.CancelScope(shield=True):
+            await self._client.aclose()
+
+    async def _close(self) -> None:
+        """Transport-specific cleanup at the end (shielded): end the session, close the stream."""
+
+    @property
+    def launched_alive(self) -> bool:
+        """True without --launch, else while the launched process runs."""
+        return self._launched is None or self._launched.alive
+
+    @property
+    def stderr(self) -> StderrTail:
+        """The launched process' log tail (nothing without --launch)."""
+        return self._launched.stderr if self._launched is not None else self._no_stderr
+
+    @property
+    def pid(self) -> int | None:
+        """The launched process' pid, if any."""
+        return self._launched.process.pid if self._launched is not None else None
+
+    @property
+    def alive(self) -> bool:
+        """Whether the server can be talked to (each transport decides)."""
+        raise NotImplementedError
+
+    async def wait_exit(self, timeout: float = math.inf) -> bool:
+        """Wait for the launched process to end; without one, dead means unreachable."""
+        if self._launched is not None:
+            return await self._launched.wait_exit(timeout)
+        return not self.alive
+
+    async def _start_process(self) -> None:
+        if self._launched is not None:
+            await self._launched.start()
+
+    async def _kill_process(self) -> None:
+        if self._launched is not None:
+            await self._launched.kill()
+
+    def _process_exit(self, end: ProcessEnd) -> None:
+        self.end = end
+        self._on_exit(end)
