@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -39,6 +40,9 @@ ServerConnection = StdioServer | StreamableHttpServer | LegacySseServer
 
 HARNESS_FIRST_ID = 10_000
 LATE_BARRIER_WAIT = 1.0
+# Frames of the current process kept for reproductions: the handshake is all that is read back, and a
+# soak sends millions of frames to one process.
+LOG_LIMIT = 64
 
 
 @dataclass
@@ -59,6 +63,11 @@ class _Pending:
 
     event: anyio.Event = field(default_factory=anyio.Event)
     reply: Incoming | None = None
+
+
+# Stands in for a harness request once its reply was handed over: a second answer is still recognised
+# as a repeat, and the reply itself (a tools/list result can be megabytes) is not kept for the session.
+_ANSWERED: Any = object()
 
 
 @dataclass
@@ -91,9 +100,11 @@ class Session:
         self.ready = False
         self.frames_sent = 0
         self.restarts = 0
-        self.log: list[bytes] = []  # every frame of the current process, for reproductions
+        self.log: deque[bytes] = deque(maxlen=LOG_LIMIT)  # the latest frames of the current process
+        # Awaited before each case on a ready server (the soak's liveness ping and resource samples).
+        self.before_case: Callable[[], Awaitable[None]] | None = None
         self._next_id = HARNESS_FIRST_ID
-        self._pending: BoundedDict[IdKey, _Pending] = BoundedDict()
+        self._pending: BoundedDict[IdKey, _Pending | Any] = BoundedDict()  # or _ANSWERED
         self._sent: BoundedDict[IdKey, int] = BoundedDict()
         self._answered: BoundedDict[IdKey, int] = BoundedDict()
         self._window: _Window | None = None
@@ -140,7 +151,7 @@ class Session:
             self.restarts += 1
         await self.server.start()
         self.ready = False
-        self.log = []
+        self.log.clear()
         self.handshake_frames = []
         self._pending.clear()
         self._sent.clear()
@@ -237,6 +248,9 @@ class Session:
             await self.restart()
         else:
             await self.ensure_ready()
+            if self.before_case is not None:
+                await self.before_case()
+                await self.ensure_ready()  # the hook may have found the server dead or stuck
         return await self.run_case_on_current(case)
 
     async def run_case_on_current(self, case: Case) -> Exchange:
@@ -384,8 +398,9 @@ class Session:
                 count = self._answered.get(key, 0) + 1
                 self._answered[key] = count
                 pending = self._pending.get(key)
-                if pending is not None and pending.reply is None:
-                    pending.reply = incoming
+                if pending is not None and pending is not _ANSWERED and pending.reply is None:
+                    pending.reply = incoming  # the waiter holds `pending`; the session forgets the reply
+                    self._pending[key] = _ANSWERED
                     return
                 if pending is not None:
                     tag = ID_EARLIER  # a second answer to a harness request
