@@ -7,6 +7,7 @@ from typing import Any
 from hypothesis import strategies as st
 from mcpfuzz.strategies.argument_call import POSITIVE, ArgumentCall, nesting_depth
 from mcpfuzz.strategies.argument_sites import MISSING, Site, get_at, set_at
+from mcpfuzz.strategies.short_repr import short_repr
 
 MAX_FUZZ_DEPTH = 64
 
@@ -60,13 +61,12 @@ def _edges_for(site: Site) -> tuple[tuple[str, Any], ...]:
 
 
 def edge_call(schema: Any, base: dict, site: Site, label: str, value: Any) -> ArgumentCall | None:
-    """`base` with `value` at the site, when the schema still accepts it."""
+    """`base` (a valid value) with `value` at the site, when the schema still accepts it."""
     if get_at(base, site.path[:-1]) is MISSING and len(site.path) > 1:
         return None
-    arguments = set_at(base, site.path, value)
-    if arguments is None or not schema.is_valid(arguments):
+    if schema.edit_errors(base, site.path, value) != []:  # None: the edit cannot be made
         return None
-    return ArgumentCall(POSITIVE, arguments, f"edge value: {label} at {site.pointer}")
+    return ArgumentCall(POSITIVE, set_at(base, site.path, value), f"edge value: {label} at {site.pointer}")
 
 
 def edge_calls(schema: Any, base: dict) -> list[ArgumentCall]:
@@ -92,5 +92,5 @@ def edge_arguments(schema: Any) -> st.SearchStrategy[ArgumentCall]:
         base, (site, label, value) = drawn
         return edge_call(schema, base, site, label, value)
 
-    return st.tuples(st.one_of(schema.populated, schema.positive), st.sampled_from(candidates)).map(place).filter(
-        lambda call: call is not None)
+    placed = st.tuples(st.one_of(schema.populated, schema.positive), st.sampled_from(candidates)).map(place)
+    return short_repr(placed, "edge_calls").filter(lambda call: call is not None)

@@ -35,6 +35,7 @@ class RunConfig:
     log_frames: Path | None = None
     max_examples: int | None = None
     http: HttpTarget | None = None  # `mcpfuzz run URL`; then `command` is empty
+    sample_every: float = 1.0  # seconds between two resource samples of the server (memory-growth)
 
     @property
     def target(self) -> list[str] | HttpTarget:

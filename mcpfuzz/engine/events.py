@@ -33,6 +33,11 @@ class Finding:
     protocol_version: str = ""
     # Re-run on a fresh server before saving: True it failed again, False it did not, None not checked.
     reproducible: bool | None = field(default=None, compare=False)
+    # Already in the corpus when the run started (a soak reports it, but not as new).
+    known: bool = field(default=False, compare=False)
+    # Seen over many requests (a leak, a server that stopped answering between cases): no frame replays it.
+    observed: bool = False
+    server_wide: bool = False  # one bug whatever the frame: findings on other targets are repeats
 
     @property
     def fingerprint(self) -> str:
@@ -124,12 +129,36 @@ class Stats:
     restarts: int = 0
     duration: float = 0.0
     phases: dict[str, int] = field(default_factory=dict)
+    resources: dict[str, Any] | None = None  # the monitor's figures (RSS, fds, pings), when it sampled
+    soak: dict[str, Any] | None = None  # a soak's slices per target, workers, resumes
+
+    COUNTERS = ("cases", "tool_calls", "frame_cases", "frames_sent", "restarts")
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready counters."""
-        return {"cases": self.cases, "tool_calls": self.tool_calls, "frame_cases": self.frame_cases,
-                "frames_sent": self.frames_sent,
-                "restarts": self.restarts, "duration_s": round(self.duration, 3), "phases": dict(self.phases)}
+        data: dict[str, Any] = {"cases": self.cases, "tool_calls": self.tool_calls, "frame_cases": self.frame_cases,
+                                "frames_sent": self.frames_sent, "restarts": self.restarts,
+                                "duration_s": round(self.duration, 3), "phases": dict(self.phases)}
+        if self.resources is not None:
+            data["resources"] = self.resources
+        if self.soak is not None:
+            data["soak"] = self.soak
+        return data
+
+    def add(self, other: dict[str, Any]) -> None:
+        """Add the counters of another run's `as_dict()` (an earlier soak before --resume, another worker)."""
+        for name in self.COUNTERS:
+            value = other.get(name)
+            if isinstance(value, int) and not isinstance(value, bool):
+                setattr(self, name, getattr(self, name) + value)
+        duration = other.get("duration_s")
+        if isinstance(duration, int | float):
+            self.duration += duration
+        phases = other.get("phases")
+        if isinstance(phases, dict):
+            for phase, count in phases.items():
+                if isinstance(count, int):
+                    self.phases[phase] = self.phases.get(phase, 0) + count
 
 
 @dataclass(frozen=True)
@@ -143,6 +172,14 @@ class RunFinished:
     stopped: str = ""  # "", "budget", "interrupted"
     error: str = ""
     corpus_paths: dict[str, str] = field(default_factory=dict)  # fingerprint -> transcript path
+
+
+@dataclass(frozen=True)
+class CheckpointSaved:
+    """A soak wrote its checkpoint; `finished` is the report so far (reporters may write it out)."""
+
+    path: str
+    finished: RunFinished
 
 
 Event = Any

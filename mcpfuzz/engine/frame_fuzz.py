@@ -84,6 +84,7 @@ class FrameFuzz:
         # tools/list is a valid request only where the server advertises tools (the probe's rule too).
         self.context = frame_context(session, tool, tools_listed)
         self.examples = 0
+        self.epoch = 0  # a soak's slice number: each slice of the same family starts from another seed
         self._next_id = FRAME_FIRST_ID
         self._origin = -1  # the process the search starts on (set by fuzz): other phases sent ids on it
         self._tracked = -1  # the process `_used` describes
@@ -98,10 +99,10 @@ class FrameFuzz:
             now = time.monotonic()
             if now >= deadline:
                 return
-            await self._fuzz_family(family, now + (deadline - now) / (len(FAMILIES) - index))
+            await self.fuzz_family(family, now + (deadline - now) / (len(FAMILIES) - index))
 
-    async def _fuzz_family(self, family: str, deadline: float) -> None:
-        """Rounds as in the tool search: after a failure is shrunk, search on for another one."""
+    async def fuzz_family(self, family: str, deadline: float) -> None:
+        """One family's search until the deadline; as in the tool search, a shrunk failure starts a new round."""
         strategy = frame_drafts(self.context, family)
         limit = {"max_examples": self.options.max_examples} if self.options.max_examples else {}
         round_number = 0
@@ -174,7 +175,7 @@ class FrameFuzz:
         return self._next_id
 
     def _seed(self, family: str, round_number: int) -> int:
-        text = f"{self.options.seed}|frames/{family}|{round_number}"
+        text = f"{self.options.seed}|frames/{family}|{round_number}" + (f"|{self.epoch}" if self.epoch else "")
         return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
 
     def _database(self, family: str) -> Path | None:

@@ -38,7 +38,22 @@ def to_finding(failure: Failure, exchange: Exchange, tool: str | None = None) ->
         target=case.target, case_title=case.title, expected=case.expect.describe(),
         frames=tuple(exchange.frames), received=received_lines(exchange), key=failure.key, tool=tool,
         stderr_tail=exchange.crash.stderr_tail if exchange.crash else "", case=case, era=exchange.era.value,
-        protocol_version=exchange.protocol_version)
+        protocol_version=exchange.protocol_version, server_wide=failure.server_wide)
+
+
+def observed_finding(failure: Failure, received: tuple[str, ...], era: str, version: str,
+                     expected: str = "the server keeps answering with flat memory") -> Finding:
+    """A finding seen over many requests (a leak, a server that stopped answering): no single case replays it."""
+    return Finding(
+        oracle=failure.oracle, severity=failure.severity, title=failure.title, message=failure.message,
+        target="server", case_title="observed over the run, not on one frame",
+        expected=expected, frames=(), received=received, key=failure.key,
+        era=era, protocol_version=version, observed=True, server_wide=True)
+
+
+def finding_key(finding: Finding) -> FindingKey:
+    """The key `FindingSet` files a finding under (what makes two findings the same bug)."""
+    return finding.oracle, "*" if finding.server_wide else finding.target, finding.key
 
 
 class FindingSet:
@@ -73,6 +88,33 @@ class FindingSet:
         finding = to_finding(failure, exchange, tool)
         self._by_key[key] = finding
         return finding
+
+    def add_observed(self, finding: Finding) -> Finding | None:
+        """Record a finding observed over the run (keyed as server-wide); return it when it is new."""
+        key = finding_key(finding)
+        if key in self._by_key:
+            return None
+        self._by_key[key] = finding
+        return finding
+
+    def restore(self, key: FindingKey, finding: Finding) -> None:
+        """Put back a finding of an earlier session (a resumed soak): its repeats are not new."""
+        self._by_key.setdefault(key, finding)
+
+    def merge(self, finding: Finding) -> Finding | None:
+        """Add another worker's finding; the smaller reproducer of two wins. Returns it when it is new."""
+        key = finding_key(finding)
+        known = self._by_key.get(key)
+        if known is None:
+            self._by_key[key] = finding
+            return finding
+        if not finding.observed and _size(finding.frames) < _size(known.frames):
+            self._by_key[key] = finding
+        return None
+
+    def entries(self) -> list[tuple[FindingKey, Finding]]:
+        """Every finding with its key, as recorded (for checkpoints and merging workers)."""
+        return list(self._by_key.items())
 
     def judge(self, exchange: Exchange, oracles: tuple[str, ...], tool: str | None = None) -> list[Finding]:
         """Run the oracles on an exchange and keep the new findings."""

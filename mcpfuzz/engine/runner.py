@@ -28,17 +28,20 @@ from mcpfuzz.engine.events import (
     ToolsPlanned,
 )
 from mcpfuzz.engine.frame_fuzz import FRAME_SHARE, FrameFuzz, FrameFuzzOptions, simplest_target
-from mcpfuzz.engine.judge import FindingSet
+from mcpfuzz.engine.judge import FindingSet, observed_finding, received_lines
+from mcpfuzz.engine.monitor import Monitor, MonitorOptions
+from mcpfuzz.engine.pileup import check_session_pileup
 from mcpfuzz.engine.probe import ProbeResult, probe
 from mcpfuzz.engine.replay import load_replayables
 from mcpfuzz.engine.session import HarnessError, Session, SessionOptions
 from mcpfuzz.engine.tool_phases import PhaseStopped, ToolPhaseOptions, ToolPhases
-from mcpfuzz.engine.tool_targets import plan_tools
+from mcpfuzz.engine.tool_targets import ToolPlan, plan_tools
 from mcpfuzz.engine.transcripts import save_findings
 from mcpfuzz.jsonrpc.case_json import case_from_json, case_to_json
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.versions import Era
+from mcpfuzz.oracles.base import Failure
 from mcpfuzz.strategies.catalogue import CatalogueContext, catalogue
 from mcpfuzz.strategies.http_cases import http_cases
 from mcpfuzz.strategies.lifecycle import lifecycle
@@ -50,6 +53,7 @@ VERIFY_RESERVE = 5.0
 MAX_VERIFIED = 50
 # Ids of the HTTP family: above the catalogue's, below the harness's 10000.
 HTTP_FIRST_ID = 900
+PILEUP_SECONDS = 4.0  # at most, for the burst of refused requests (about 1-2 s on the servers measured)
 
 
 class Run:
@@ -64,6 +68,7 @@ class Run:
         self.stopped = ""
         self.error = ""
         self._session: Session | None = None
+        self.monitor: Monitor | None = None
         self._deadline = 0.0
         self._store: CorpusStore | None = None
         if config.corpus is not None:
@@ -89,6 +94,8 @@ class Run:
                 try:
                     async with Session(config.target, options) as session:
                         self._session = session
+                        self.monitor = Monitor(session, self._monitor_options(), self._observed)
+                        session.before_case = self.monitor
                         await self._phases(session)
                         await self._verify(session)
                 except ServerStartError as error:
@@ -106,14 +113,33 @@ class Run:
         if self._session is not None:
             self.stats.frames_sent = self._session.frames_sent
             self.stats.restarts = self._session.restarts
-        findings = tuple(self.findings.all())
-        corpus_paths = self._save_corpus(findings)
+        if self.monitor is not None and self.monitor.figures.samples:
+            self.stats.resources = self.monitor.figures.as_dict()
         self.stats.duration = time.monotonic() - started
-        finished = RunFinished(self.stats, findings, self.probe.version if self.probe else None,
-                               self.probe.era.value if self.probe else None, self.stopped, self.error,
-                               corpus_paths)
+        findings = tuple(self.findings.all())
+        finished = self._finished(findings, self._save_corpus(findings))
         self.emit(finished)
         return finished
+
+    def _finished(self, findings: tuple[Finding, ...], corpus_paths: dict[str, str],
+                  stats: Stats | None = None) -> RunFinished:
+        """The run's outcome as reporters see it."""
+        return RunFinished(stats or self.stats, findings, self.probe.version if self.probe else None,
+                           self.probe.era.value if self.probe else None, self.stopped, self.error, corpus_paths)
+
+    def _monitor_options(self) -> MonitorOptions:
+        """Resource samples for memory-growth; `run` sends no liveness ping (its cases keep the server busy)."""
+        return MonitorOptions(sample_every=self.config.sample_every, ping_timeout=self.config.timeout)
+
+    def _observed(self, failure: Failure, received: tuple[str, ...], expected: str = "") -> None:
+        """A failure seen over many requests becomes a finding (no single frame replays it)."""
+        session = self._session
+        if failure.oracle not in self.config.oracles or session is None:
+            return
+        finding = observed_finding(failure, received, (session.era or Era.LEGACY).value, session.version,
+                                   *([expected] if expected else []))
+        if self.findings.add_observed(finding) is not None:
+            self.emit(FindingFound(finding))
 
     def _save_corpus(self, findings: tuple[Finding, ...]) -> dict[str, str]:
         """One transcript per finding (also after an interruption: nothing found is lost)."""
@@ -155,7 +181,7 @@ class Run:
 
     async def _verify(self, session: Session) -> None:
         """Re-run each finding's frames on a fresh server, as `mcpfuzz replay` will; mark the ones that pass."""
-        findings = [f for f in self.findings.all() if f.case is not None][:MAX_VERIFIED]
+        findings = [f for f in self.findings.all() if f.case is not None and f.reproducible is None][:MAX_VERIFIED]
         if not findings:
             return
         era, version, restarts = session.era, session.version, session.restarts
@@ -190,6 +216,13 @@ class Run:
                 return
 
     async def _phases(self, session: Session) -> None:
+        context = await self._probe(session)
+        await self._protocol_phases(session, context)
+        if any(phase in self.config.phases for phase in TOOL_PHASES):
+            await self._tool_phases(session)
+
+    async def _probe(self, session: Session) -> CatalogueContext:
+        """Negotiate the era, list the tools, judge what the probe saw; the context the catalogue is built in."""
         config = self.config
         self.emit(PhaseStarted("probe"))
         self.probe = await probe(session, config.protocol_version)
@@ -199,22 +232,24 @@ class Run:
             self.emit(Notice(note))
         for exchange in self.probe.exchanges:
             self._judge("probe", exchange)
+        return CatalogueContext(self.probe.era, self.probe.version, _first_tool(self.probe.tools),
+                                self.probe.capabilities)
+
+    async def _protocol_phases(self, session: Session, context: CatalogueContext) -> None:
+        """The corpus replayed, then the catalogue and lifecycle cases (each when asked)."""
+        config = self.config
+        assert self.probe is not None
         if self._store is not None and config.replay_corpus:
             await self._regression(session)
-        context = CatalogueContext(self.probe.era, self.probe.version, _first_tool(self.probe.tools),
-                                   self.probe.capabilities)
         if "catalogue" in config.phases:
             await self._run_cases(session, "catalogue", [*catalogue(context), *self._http_cases(session, context)])
+            if "session-leak" in config.oracles:
+                await self._session_pileup(session)
         if "lifecycle" in config.phases:
             await self._run_cases(session, "lifecycle", lifecycle(self.probe.era))
-        if any(phase in config.phases for phase in TOOL_PHASES):
-            await self._tool_phases(session)
 
-    async def _tool_phases(self, session: Session) -> None:
-        """Coverage, fuzz and stateful calls: up to 30% of the time left, then 60% / 40% of the rest.
-
-        The fuzz phase starts with random frames: a quarter of its time, or all of it without a tool to fuzz.
-        """
+    async def _fuzzers(self, session: Session) -> tuple[ToolPlan, FrameFuzz, ToolPhases]:
+        """The tools to call (safety hints applied) and the two searches that fuzz frames and tools."""
         config = self.config
         assert self.probe is not None
         plan = await anyio.to_thread.run_sync(partial(
@@ -228,6 +263,15 @@ class Run:
             tools_listed="tools" in self.probe.capabilities)
         phases = ToolPhases(session, plan.targets, self._judge, ToolPhaseOptions(
             config.seed, config.strict_types, config.database_root, config.server_label, config.max_examples))
+        return plan, frames, phases
+
+    async def _tool_phases(self, session: Session) -> None:
+        """Coverage, fuzz and stateful calls: up to 30% of the time left, then 60% / 40% of the rest.
+
+        The fuzz phase starts with random frames: a quarter of its time, or all of it without a tool to fuzz.
+        """
+        config = self.config
+        plan, frames, phases = await self._fuzzers(session)
         try:
             if not plan.targets:
                 if "fuzz" in config.phases:
@@ -258,6 +302,19 @@ class Run:
         finally:
             self.stats.tool_calls = phases.calls
             self.stats.frame_cases = frames.examples
+
+    async def _session_pileup(self, session: Session) -> None:
+        """Streamable HTTP with --launch: a burst of refused requests must not make the server grow."""
+        try:
+            verdict = await check_session_pileup(session, deadline=time.monotonic() + min(PILEUP_SECONDS,
+                                                                                       self._left() * 0.1))
+        except (HarnessError, ServerStartError) as error:
+            self.emit(Notice(f"the session pile-up check stopped: {error}"))
+            return
+        if verdict is not None:
+            received = (f"<{verdict.refused} refused requests in {verdict.seconds:.1f}s>",
+                        *received_lines(verdict.exchange)[:2])
+            self._observed(verdict.failure, received, "a refused request leaves nothing behind on the server")
 
     def _http_cases(self, session: Session, context: CatalogueContext) -> list[Case]:
         """The HTTP family, over streamable HTTP only (legacy HTTP+SSE has no status-level rules to check)."""

@@ -61,6 +61,7 @@ class ToolPhases:
         self.options = options
         self.builder = FrameBuilder(session.era or Era.LEGACY, session.version, next_id=TOOL_FIRST_ID)
         self.calls = 0
+        self.epoch = 0  # a soak's slice number: each slice of the same tool starts from another seed
         self._consumers = [target for target in targets if takes_ids(target.schema)]
         self._planned: list[tuple[ToolTarget, ArgumentCall]] | None = None
 
@@ -106,7 +107,7 @@ class ToolPhases:
             if now >= deadline:
                 return
             tool_deadline = now + (deadline - now) / (len(self.targets) - index)
-            await self._fuzz_tool(target, tool_deadline)
+            await self.fuzz_tool(target, tool_deadline)
 
     def _strategy(self, target: ToolTarget) -> st.SearchStrategy[ArgumentCall]:
         schema = target.schema
@@ -120,7 +121,8 @@ class ToolPhases:
             strategies.append(st.sampled_from(boundaries))
         return st.one_of(strategies)
 
-    async def _fuzz_tool(self, target: ToolTarget, deadline: float) -> None:
+    async def fuzz_tool(self, target: ToolTarget, deadline: float) -> None:
+        """One tool's search until the deadline; after a failure is shrunk, a new round searches on."""
         strategy = self._strategy(target)
         database = self._database(target)
         round_number = 0
@@ -185,7 +187,7 @@ class ToolPhases:
         return {"max_examples": self.options.max_examples} if self.options.max_examples else {}
 
     def _seed(self, name: str, round_number: int) -> int:
-        text = f"{self.options.seed}|{name}|{round_number}"
+        text = f"{self.options.seed}|{name}|{round_number}" + (f"|{self.epoch}" if self.epoch else "")
         return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
 
     def _database(self, target: ToolTarget) -> Path | None:

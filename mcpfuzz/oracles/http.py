@@ -3,14 +3,50 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 
+if TYPE_CHECKING:
+    # Only the type: importing oracles.memory here would register memory-growth before the HTTP oracles
+    # and reorder `mcpfuzz oracles` and the SARIF rules.
+    from mcpfuzz.oracles.memory import Growth
+
 HttpStatusFailure = failure_class("http-status", "HTTP status breaks the transport rules")
 SessionLeakFailure = failure_class("session-leak", "Refused request created a session")
 OriginCheckFailure = failure_class("origin-check", "Foreign Origin accepted")
+_KIB, _MIB = 1024, 1024 * 1024  # binary sizes, as memory-growth reports them
+
+
+class SessionPileupFailure(Failure):
+    """`session-leak` seen in memory: refused requests pile up server-side state (`mcpfuzz.engine.pileup`).
+
+    Not registered: the registry holds one check per oracle id, and this one is judged on a series of
+    memory samples by the engine, not on one exchange; it shares the id so that `--exclude-oracles
+    session-leak` and the SARIF rule cover both ways of leaking a session.
+    """
+
+    oracle = "session-leak"
+    title = "Refused requests pile up server-side sessions"
+
+    def __init__(self, refused: int, growth: Growth) -> None:
+        # Medium, as for a refusal that hands out its session id: nothing breaks at once, but any client
+        # that reaches the endpoint can exhaust the server's memory without ever being accepted.
+        super().__init__(Severity.MEDIUM, pileup_message(refused, growth), "pileup", server_wide=True)
+        self.refused = refused
+        self.growth = growth
+
+
+def pileup_message(refused: int, growth: Growth) -> str:
+    """E.g. `300 refused requests (HTTP 4xx) made the server's RSS ... grow by 15.2 MB (about 66 KB each) ...`."""
+    return (f"{refused} refused requests (HTTP 4xx) made the server's RSS (its whole process tree) grow by "
+            f"{growth.growth / _MIB:.1f} MB over the {growth.requests} requests after warm-up (about "
+            f"{growth.slope / _KIB:.0f} KB each; {growth.start_rss / _MIB:.1f} MB to {growth.end_rss / _MIB:.1f} MB "
+            f"in {growth.seconds:.1f} s), still growing at the end: a refused request must not create a session, "
+            "yet each one seems to leave one (or other state) behind, so any client that can reach the endpoint "
+            "can exhaust the server's memory without ever being accepted")
 
 
 def _streamable(exchange: Exchange) -> HttpReply | None:

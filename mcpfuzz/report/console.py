@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import (
     CaseDone,
+    CheckpointSaved,
     Event,
     Finding,
     FindingFound,
@@ -94,6 +95,23 @@ class ConsoleReporter:
     def _on_Notice(self, event: Notice) -> None:
         self.console.print(f"[yellow]{event.level}:[/] {escape(event.message)}")
 
+    def _on_CheckpointSaved(self, event: CheckpointSaved) -> None:
+        """A soak's progress line, once per checkpoint."""
+        finished = event.finished
+        stats = finished.stats
+        new = sum(1 for f in finished.findings if not f.known)
+        parts = [f"{_clock(stats.duration)}", f"{stats.cases:,} cases", f"{stats.frames_sent:,} frames",
+                 f"{len(finished.findings)} findings ({new} new)", f"{stats.restarts} restarts"]
+        resources = stats.resources or {}
+        server_rss = (resources.get("server_rss_mb") or {}).get("last")
+        own_rss = (resources.get("mcpfuzz_rss_mb") or {}).get("last")
+        if server_rss is not None:
+            parts.append(f"server RSS {server_rss:g} MB")
+        if own_rss is not None:
+            parts.append(f"mcpfuzz RSS {own_rss:g} MB")
+        self._stop_progress()
+        self.console.print(f"checkpoint: {' · '.join(parts)} → {escape(event.path)}", style="dim")
+
     def _on_RunFinished(self, event: RunFinished) -> None:
         self._stop_progress()
         if event.error:
@@ -114,6 +132,12 @@ class ConsoleReporter:
             self.console.print("   not reproducible: it did not fail again when re-run on a fresh server "
                                "(timing or state); the transcript keeps what was observed", style="yellow")
         self.console.print(f"   expected: {escape(finding.expected)}", style="dim")
+        if finding.observed:
+            for line in finding.received[:3]:
+                self.console.print(f"   saw:      {escape(line[:300])}")
+            self.console.print(f"   reproduce: run mcpfuzz on this server again (--seed {self.config.seed}); this "
+                               "shows over many requests, so no single frame replays it", style="dim")
+            return
         frame = finding.frames[-1] if finding.frames else b""
         self.console.print(f"   sent:     {escape(_show_frame(frame))}")
         for line in finding.received[:3]:
@@ -158,6 +182,16 @@ class ConsoleReporter:
             self._progress.stop()
             self._progress = None
             self._task = None
+
+
+def _clock(seconds: float) -> str:
+    """1h02m03s, 2m05s or 7s."""
+    whole = int(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m{secs:02d}s"
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
 
 
 def _first_line(text: str) -> str:

@@ -18,7 +18,11 @@ REPORT_VERSION = 1
 
 def finding_json(finding: Finding, command: list[str] | HttpTarget, corpus_path: str | None = None) -> dict:
     """One finding as the contract shapes it (plus extra fields that help a reader)."""
-    reproduce, notes = reproduction(command, finding.frames)
+    if finding.observed:
+        reproduce, notes = rerun_command(command), ["seen over many requests, not on one frame: no transcript "
+                                                    "replays it; run mcpfuzz on the server again to see it"]
+    else:
+        reproduce, notes = reproduction(command, finding.frames)
     return {
         "oracle": finding.oracle,
         "severity": str(finding.severity),
@@ -31,9 +35,21 @@ def finding_json(finding: Finding, command: list[str] | HttpTarget, corpus_path:
         "received": list(finding.received),
         "fingerprint": finding.fingerprint,
         "reproducible": finding.reproducible,
+        "new": not finding.known,
+        "observed": finding.observed,
         "reproducer": {"frames": [frame_to_json(f) for f in finding.frames], "shell": reproduce, "notes": notes},
         "corpus_path": corpus_path,
     }
+
+
+def rerun_command(command: list[str] | HttpTarget) -> str:
+    """`mcpfuzz run` on the same server (header values left out)."""
+    import shlex
+
+    if isinstance(command, HttpTarget):
+        launch = f" --launch {shlex.quote(shlex.join(command.launch))}" if command.launch else ""
+        return f"mcpfuzz run {shlex.quote(command.url)}{launch}"
+    return f"mcpfuzz run -- {shlex.join(command)}"
 
 
 def report_json(config: RunConfig, finished: RunFinished) -> dict:

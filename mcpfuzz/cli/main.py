@@ -1,0 +1,166 @@
+"""The `mcpfuzz` group and its `run`, `replay` and `oracles` commands (`soak` lives in its own module)."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from mcpfuzz.cli.options import (
+    EXIT_CLEAN,
+    EXIT_ERROR,
+    EXIT_FINDINGS,
+    build_config,
+    exit_status,
+    http_target,
+    parse_env,
+    parse_headers,
+    server_options,
+    write_reports,
+)
+from mcpfuzz.cli.soak import soak
+
+if TYPE_CHECKING:
+    from mcpfuzz.engine.config import RunConfig
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="mcp-wirefuzz", prog_name="mcpfuzz")
+def main() -> None:
+    """Find robustness bugs in MCP servers: malformed frames, odd ids, lifecycle abuse, checked by oracles."""
+
+
+@main.command(context_settings={"ignore_unknown_options": False})
+@click.argument("server", nargs=-1, type=click.UNPROCESSED, metavar="URL | -- CMD [ARGS]...")
+@click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+              metavar="SECONDS", help="Wall-clock cap for the whole run.")
+@server_options
+@click.option("--compare", "compare_with", default=None, metavar="URL|'CMD'",
+              help="Send the catalogue to this second server too and list every frame whose outcome differs.")
+def run(server: tuple[str, ...], budget: float, compare_with: str | None, **options: Any) -> None:
+    """Fuzz an MCP server: `mcpfuzz run [OPTIONS] -- CMD [ARGS]...` (stdio) or `mcpfuzz run [OPTIONS] URL`.
+
+    A stdio server inherits mcpfuzz's environment and working directory. Exit status: 0 no findings
+    at or above --fail-on, 1 findings, 2 usage error or unusable server.
+    """
+    config = build_config(server, budget, options)
+
+    import anyio
+
+    from mcpfuzz.engine.runner import run as run_engine
+    from mcpfuzz.report.console import ConsoleReporter
+
+    if compare_with is not None:
+        _compare(config, compare_with)
+    reporter = ConsoleReporter(config)
+    finished = anyio.run(run_engine, config, reporter)
+    write_reports(config, finished, options)
+    sys.exit(exit_status(config, finished))
+
+
+class _CommandAfterDashes(click.Command):
+    """Keeps what follows `--` apart (the server command), so that paths and the command can both be given."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            split = args.index("--")
+            ctx.meta["server_command"] = args[split + 1:]
+            args = args[:split]
+        return super().parse_args(ctx, args)
+
+
+@main.command(cls=_CommandAfterDashes)
+@click.argument("paths", nargs=-1, type=click.Path(exists=True), metavar="[FILE|DIR]...")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=5.0, show_default=True,
+              metavar="SECONDS", help="How long one request may take before it counts as unanswered.")
+@click.option("--env", "env_pairs", multiple=True, metavar="NAME=VALUE",
+              help="Extra environment variable for the server (repeatable).")
+@click.option("--header", "header_lines", multiple=True, metavar="'NAME: VALUE'",
+              help="HTTP: header sent with every request (transcripts never hold header values).")
+@click.pass_context
+def replay(ctx: click.Context, paths: tuple[str, ...], timeout: float, env_pairs: tuple[str, ...],
+           header_lines: tuple[str, ...]) -> None:
+    """Re-run saved failures: `mcpfuzz replay [FILE|DIR]... [-- CMD [ARGS]... | -- URL]`.
+
+    Each transcript is sent to a fresh server (its own command or URL, or the one given) and judged by the same
+    oracles: FIXED, FAILED or ERROR. Exit status: 0 all fixed, 1 some still fail, 2 some could
+    not be replayed. Without paths, ./corpus is replayed.
+    """
+    from dataclasses import replace
+    from pathlib import Path
+
+    import anyio
+
+    from mcpfuzz.engine.replay import ERROR, FAILED, load_replayables, replay_one
+    from mcpfuzz.engine.session import SessionOptions
+    from mcpfuzz.oracles.base import all_oracles
+    from mcpfuzz.report.replay_console import print_outcome
+    from mcpfuzz.transport.http_target import HttpTarget
+
+    override = ctx.meta.get("server_command") or []
+    http_override = http_target(override, header_lines, None, "auto") if override else None
+    targets = [Path(p) for p in paths] or [Path("corpus")]
+    if not paths and not targets[0].is_dir():
+        raise click.UsageError("no transcript given and no ./corpus folder here; name a FILE or DIR to replay")
+    replayables, outcomes = load_replayables(targets)
+    if not replayables and not outcomes:
+        click.echo(f"nothing to replay in {', '.join(str(t) for t in targets)}")
+        sys.exit(EXIT_CLEAN)
+    options = SessionOptions(timeout=timeout, env=parse_env(env_pairs) or None)
+    oracles = tuple(all_oracles())
+    for outcome in outcomes:
+        print_outcome(outcome)
+    for replayable in replayables:
+        server = http_override or list(override) or replayable.server
+        if header_lines and isinstance(server, HttpTarget):
+            server = replace(server, headers=parse_headers(header_lines))
+        outcome = anyio.run(replay_one, replayable, server, options, oracles)
+        outcomes.append(outcome)
+        print_outcome(outcome)
+    statuses = [o.status for o in outcomes]
+    counts = ", ".join(f"{statuses.count(s)} {s.lower()}" for s in ("FIXED", FAILED, ERROR))
+    click.echo(f"replayed {len(statuses)} transcripts: {counts}")
+    sys.exit(EXIT_FINDINGS if FAILED in statuses else EXIT_ERROR if ERROR in statuses else EXIT_CLEAN)
+
+
+def _compare(config: RunConfig, other: str) -> None:
+    """`run --compare`: the protocol phases against both servers; exit 1 when any frame's outcome differs."""
+    import shlex
+    from dataclasses import replace
+
+    import anyio
+
+    from mcpfuzz.engine.compare import compare
+    from mcpfuzz.report.compare_console import print_comparison
+
+    try:
+        words = shlex.split(other)
+    except ValueError as error:
+        raise click.BadParameter(f"cannot split {other!r} into words: {error}", param_hint="--compare") from None
+    if not words:
+        raise click.BadParameter("give a URL or a server command to compare with", param_hint="--compare")
+    http = http_target(words, (), None, "auto")
+    second = replace(config, command=[] if http else words, http=http)
+    first_label, second_label = config.server_label, second.server_label
+    click.echo(f"comparing\n  A: {first_label}\n  B: {second_label}\n(catalogue and lifecycle on each; seed "
+               f"{config.seed})")
+    comparison = anyio.run(compare, config, second, lambda event: None)
+    for label, finished in (("A", comparison.first), ("B", comparison.second)):
+        if finished.error:
+            click.echo(f"error: server {label} could not be tested: {finished.error}", err=True)
+            sys.exit(EXIT_ERROR)
+    print_comparison(comparison, "A", "B")
+    sys.exit(EXIT_FINDINGS if comparison.differences else EXIT_CLEAN)
+
+
+@main.command("oracles")
+def list_oracles() -> None:
+    """List the oracle ids and what each one checks."""
+    from mcpfuzz.oracles.base import all_oracles
+
+    for oracle in all_oracles().values():
+        click.echo(f"{oracle.id:<22} {oracle.title}")
+
+
+main.add_command(soak)

@@ -1,0 +1,260 @@
+"""What `run` and `soak` share: the server and report options, their checks, the config, the report files."""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from mcpfuzz.engine.config import RunConfig
+    from mcpfuzz.engine.events import RunFinished
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+SEVERITIES = ("low", "medium", "high", "critical")
+# The phases after the probe, in the order they run (mcpfuzz.engine.config.PHASES; kept here for a fast --help).
+RUN_PHASES = ("catalogue", "lifecycle", "coverage", "fuzz", "stateful")
+
+
+def _oracle_ids() -> list[str]:
+    from mcpfuzz.oracles.base import all_oracles
+
+    return list(all_oracles())
+
+
+def _parse_oracle_list(value: str | None, option: str) -> list[str]:
+    """Read a comma-separated list of oracle ids; unknown ids fail with the closest valid ones."""
+    if value is None:
+        return []
+    known = _oracle_ids()
+    chosen = [part.strip() for part in value.split(",") if part.strip()]
+    for oracle_id in chosen:
+        if oracle_id not in known:
+            close = difflib.get_close_matches(oracle_id, known, n=2)
+            hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            raise click.BadParameter(f"unknown oracle {oracle_id!r}.{hint} Known oracles: {', '.join(known)} "
+                                     "(see `mcpfuzz oracles`).", param_hint=option)
+    return chosen
+
+
+def _check_version(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    from mcpfuzz.jsonrpc.versions import KNOWN_VERSIONS
+
+    if value is not None and value not in KNOWN_VERSIONS:
+        raise click.BadParameter(f"{value!r} is not an MCP protocol version mcpfuzz knows; use one of "
+                                 f"{', '.join(KNOWN_VERSIONS)}.")
+    return value
+
+
+SERVER_OPTIONS = [
+    click.option("--seed", type=int, default=None, help="Seed for generation (printed in the summary)."),
+    click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=5.0, show_default=True,
+              metavar="SECONDS", help="How long one request may take before it counts as unanswered."),
+    click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), default=None,
+              metavar="PATH", help="Write the JSON report here."),
+    click.option("--junit-xml", "junit_path", type=click.Path(dir_okay=False, writable=True), default=None,
+              metavar="PATH", help="Write a JUnit XML report here (a test case per oracle and target)."),
+    click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False, writable=True), default=None,
+              metavar="PATH", help="Write a SARIF 2.1.0 report here (for GitHub code scanning)."),
+    click.option("--summary-md", "summary_path", type=click.Path(dir_okay=False, writable=True), default=None,
+              metavar="PATH", help="Write a Markdown summary here (e.g. \"$GITHUB_STEP_SUMMARY\")."),
+    click.option("--oracles", default=None, metavar="IDS", help="Run only these oracles (comma-separated ids)."),
+    click.option("--exclude-oracles", default=None, metavar="IDS", help="Skip these oracles (comma-separated ids)."),
+    click.option("--fail-on", type=click.Choice(SEVERITIES), default="medium", show_default=True,
+              help="Lowest severity that makes the exit status 1."),
+    click.option("--protocol-version", default=None, callback=_check_version, metavar="VERSION",
+              help="Force a protocol version instead of negotiating (e.g. 2025-06-18 or 2026-07-28)."),
+    click.option("--phases", default=",".join(RUN_PHASES), show_default=True, metavar="NAMES",
+              help="Phases to run after the probe (comma-separated)."),
+    click.option("--include-tool", "include_tools", multiple=True, metavar="NAME",
+              help="Call this tool even if it is annotated destructiveHint or openWorldHint (repeatable)."),
+    click.option("--exclude-tool", "exclude_tools", multiple=True, metavar="NAME",
+              help="Never call this tool (repeatable)."),
+    click.option("--strict-types", is_flag=True, default=False,
+              help="Also send type changes lax servers may coerce (\"5\" for 5, 1.5 for an integer, null)."),
+    click.option("--corpus", "corpus_dir", type=click.Path(file_okay=False), default="corpus", show_default=True,
+              metavar="DIR", help="Corpus folder (Hypothesis' example database lives in DIR/.hypothesis)."),
+    click.option("--no-replay", is_flag=True, default=False,
+              help="Do not replay the corpus before fuzzing (by default saved failures run first)."),
+    click.option("--log-frames", type=click.Path(dir_okay=False, writable=True), default=None, metavar="PATH",
+              help="Write every frame sent, one per line, to PATH (same seed and options: same bytes)."),
+    click.option("--max-examples", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Cap each Hypothesis search at N examples (for runs that must be identical; default: time)."),
+    click.option("--grace", type=click.FloatRange(min=0), default=0.25, show_default=True, metavar="SECONDS",
+              help="After a later request is answered, how long to still wait for a frame's own reply."),
+    click.option("--max-line", type=click.IntRange(min=1024), default=8 * 1024 * 1024, show_default=True,
+              metavar="BYTES", help="Longest stdout line parsed; longer lines are reported and skipped."),
+    click.option("--env", "env_pairs", multiple=True, metavar="NAME=VALUE",
+              help="Extra environment variable for the server (repeatable)."),
+    click.option("--header", "header_lines", multiple=True, metavar="'NAME: VALUE'",
+              help="HTTP: header sent with every request, e.g. for auth (repeatable; values are never written)."),
+    click.option("--launch", default=None, metavar="'CMD'",
+              help="HTTP: start the server with this shell-quoted command, restart it after crashes, watch it."),
+    click.option("--transport", type=click.Choice(["auto", "http", "sse"]), default="auto", show_default=True,
+              help="HTTP: streamable HTTP, legacy HTTP+SSE (2024-11-05), or detect from the URL's answers."),
+]
+
+
+def server_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The options `run` and `soak` share (the server, the oracles, the reports), in --help order."""
+    for option in reversed(SERVER_OPTIONS):
+        command = option(command)
+    return command
+
+
+def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]) -> RunConfig:
+    """The run's configuration from the shared options, every value checked first (usage errors exit 2)."""
+    command = list(server)
+    if not command:
+        raise click.UsageError("no server given. Put the server command after `--`, e.g.\n"
+                               "  mcpfuzz run -- python my_server.py\nor give the URL of an HTTP server:\n"
+                               "  mcpfuzz run http://127.0.0.1:8000/mcp")
+    http = http_target(command, options["header_lines"], options["launch"], options["transport"])
+    if http is not None:
+        command = []
+    include_tools, exclude_tools = options["include_tools"], options["exclude_tools"]
+    both = sorted(set(include_tools) & set(exclude_tools))
+    if both:
+        raise click.BadParameter(f"{', '.join(both)} is both included and excluded; keep one of the two.",
+                                 param_hint="--include-tool/--exclude-tool")
+    selected = select_oracles(options["oracles"], options["exclude_oracles"])
+    phase_names = parse_phases(options["phases"])
+    env = parse_env(options["env_pairs"])
+
+    import secrets
+    from pathlib import Path
+
+    from mcpfuzz.engine.config import RunConfig
+    from mcpfuzz.oracles.base import Severity
+
+    seed = options["seed"]
+    log_frames = options["log_frames"]
+    return RunConfig(
+        command=command, seed=secrets.randbelow(2**32) if seed is None else seed, budget=budget,
+        timeout=options["timeout"], grace=options["grace"], oracles=tuple(selected),
+        fail_on=Severity.parse(options["fail_on"]), protocol_version=options["protocol_version"],
+        phases=("probe", *phase_names), max_line=options["max_line"], env=env, include_tools=include_tools,
+        exclude_tools=exclude_tools, strict_types=options["strict_types"], corpus=check_corpus(options["corpus_dir"]),
+        replay_corpus=not options["no_replay"], log_frames=Path(log_frames) if log_frames else None,
+        max_examples=options["max_examples"], http=http)
+
+
+def write_reports(config: RunConfig, finished: RunFinished, options: dict[str, Any]) -> None:
+    """The JSON, JUnit, SARIF and Markdown files asked for (exit 2 when one cannot be written)."""
+    problem = try_write_reports(config, finished, options)
+    if problem:
+        click.echo(f"error: {problem}", err=True)
+        sys.exit(EXIT_ERROR)
+
+
+def try_write_reports(config: RunConfig, finished: RunFinished, options: dict[str, Any]) -> str:
+    """Write every report asked for; what could not be written, or "" (a soak's checkpoints go on regardless)."""
+    from pathlib import Path
+
+    from mcpfuzz.report.json_report import report_json, write_report
+    from mcpfuzz.report.junit import write_junit
+    from mcpfuzz.report.sarif import write_sarif
+    from mcpfuzz.report.summary_md import write_summary
+
+    report = report_json(config, finished)
+    oracles = config.oracles
+    writers = (("JSON report", options["json_path"], lambda p: write_report(p, config, finished)),
+               ("JUnit XML report", options["junit_path"], lambda p: write_junit(p, report, oracles)),
+               ("SARIF report", options["sarif_path"], lambda p: write_sarif(p, report, oracles)),
+               ("Markdown summary", options["summary_path"], lambda p: write_summary(p, report)))
+    for what, path, write in writers:
+        if not path:
+            continue
+        try:
+            write(Path(path))
+        except OSError as error:
+            return f"cannot write the {what} to {path}: {error.strerror}"
+    return ""
+
+
+def exit_status(config: RunConfig, finished: RunFinished) -> int:
+    """1 with findings at or above --fail-on, else 2 when the server could not be tested, else 0."""
+    if any(f.severity >= config.fail_on for f in finished.findings):
+        return EXIT_FINDINGS
+    return EXIT_ERROR if finished.error else EXIT_CLEAN
+
+
+def http_target(server: list[str], header_lines: tuple[str, ...], launch: str | None, transport: str) -> object:
+    """The HTTP target when SERVER is one URL; the HTTP-only options are refused for stdio servers."""
+    import shlex
+    from urllib.parse import urlsplit
+
+    from mcpfuzz.transport.http_target import HttpTarget, is_url
+
+    if not (len(server) == 1 and is_url(server[0])):
+        if any(is_url(part) for part in server[:1]):
+            raise click.UsageError("give either one URL or a command after `--`, not both")
+        used = [name for name, value in (("--header", header_lines), ("--launch", launch),
+                                         ("--transport", transport != "auto")) if value]
+        if used:
+            raise click.UsageError(f"{', '.join(used)} only applies to an HTTP URL; this server is a stdio command")
+        return None
+    try:
+        argv = tuple(shlex.split(launch)) if launch else ()
+    except ValueError as error:
+        raise click.BadParameter(f"cannot split {launch!r} into words: {error}", param_hint="--launch") from None
+    url = server[0]
+    if not urlsplit(url).hostname:
+        raise click.BadParameter(f"{url!r} has no host; e.g. http://127.0.0.1:8000/mcp", param_hint="URL")
+    return HttpTarget(url, parse_headers(header_lines), argv, transport)
+
+
+def parse_headers(lines: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """`Name: value` lines as pairs, refused early when malformed."""
+    headers = []
+    for line in lines:
+        name, sep, value = line.partition(":")
+        if not sep or not name.strip() or any(c.isspace() for c in name.strip()):
+            raise click.BadParameter(f"{line!r} is not 'Name: value'.", param_hint="--header")
+        headers.append((name.strip(), value.strip()))
+    return tuple(headers)
+
+
+def check_corpus(folder: str) -> object:
+    """The corpus folder, refused early (exit 2) when it cannot be used."""
+    from pathlib import Path
+
+    from mcpfuzz.corpus.store import CorpusError, CorpusStore
+
+    try:
+        CorpusStore(Path(folder))
+    except CorpusError as error:
+        raise click.BadParameter(str(error), param_hint="--corpus") from None
+    return Path(folder)
+
+
+def select_oracles(only: str | None, exclude: str | None) -> list[str]:
+    chosen = _parse_oracle_list(only, "--oracles") or _oracle_ids()
+    skipped = set(_parse_oracle_list(exclude, "--exclude-oracles"))
+    selected = [o for o in chosen if o not in skipped]
+    if not selected:
+        raise click.BadParameter("no oracle left to run after --exclude-oracles.", param_hint="--exclude-oracles")
+    return selected
+
+
+def parse_phases(value: str) -> list[str]:
+    known = RUN_PHASES
+    names = [part.strip() for part in value.split(",") if part.strip()]
+    for name in names:
+        if name not in known:
+            raise click.BadParameter(f"unknown phase {name!r}; phases are {', '.join(known)}.",
+                                     param_hint="--phases")
+    return names
+
+
+def parse_env(pairs: tuple[str, ...]) -> dict[str, str]:
+    env = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise click.BadParameter(f"{pair!r} is not NAME=VALUE.", param_hint="--env")
+        env[name] = value
+    return env

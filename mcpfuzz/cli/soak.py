@@ -1,0 +1,143 @@
+"""`mcpfuzz soak`: the long run for CI (duration, N findings, checkpoints, --resume, --workers)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from mcpfuzz.cli.options import EXIT_ERROR, build_config, exit_status, server_options, try_write_reports
+
+if TYPE_CHECKING:
+    from mcpfuzz.engine.checkpoint import Checkpoint
+    from mcpfuzz.engine.config import RunConfig
+
+UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)([smhd]))")
+CHECKPOINT_NAME = "soak-checkpoint.json"
+
+
+def parse_duration(text: str) -> float:
+    """`90`, `90s`, `30m`, `2h`, `1h30m` as seconds; BadParameter with an example otherwise."""
+    text = text.strip().lower()
+    try:
+        seconds = float(text)
+    except ValueError:
+        parts = DURATION.findall(text)
+        if not parts or "".join(number + unit for number, unit in parts) != text:
+            raise click.BadParameter(f"{text!r} is not a duration; write e.g. 90s, 30m, 2h or 1h30m "
+                                     "(a plain number is seconds).", param_hint="--duration") from None
+        seconds = sum(float(number) * UNITS[unit] for number, unit in parts)
+    if seconds <= 0:
+        raise click.BadParameter("the duration must be above zero.", param_hint="--duration")
+    return seconds
+
+
+@click.command(context_settings={"ignore_unknown_options": False})
+@click.argument("server", nargs=-1, type=click.UNPROCESSED, metavar="URL | -- CMD [ARGS]...")
+@click.option("--duration", default="1h", show_default=True, metavar="DURATION",
+              help="How long to soak in all (e.g. 30m, 2h, 1h30m); with --resume, including earlier sessions.")
+@click.option("--max-findings", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Stop once N new findings are in (findings already in the corpus do not count).")
+@click.option("--checkpoint", "checkpoint_path", type=click.Path(dir_okay=False), default=None, metavar="PATH",
+              help=f"Checkpoint file, rewritten every --checkpoint-every seconds [default: DIR/{CHECKPOINT_NAME} "
+                   "of --corpus].")
+@click.option("--resume", is_flag=True, default=False,
+              help="Go on from the checkpoint: same seed, new inputs, counters and findings carried over.")
+@click.option("--workers", type=click.IntRange(min=1, max=64), default=1, show_default=True, metavar="N",
+              help="Soak N server instances in parallel processes (targets and seeds split between them).")
+@click.option("--checkpoint-every", type=click.FloatRange(min=1), default=60.0, show_default=True,
+              metavar="SECONDS", help="Seconds between two checkpoints (reports and transcripts are written too).")
+@click.option("--ping-every", type=click.FloatRange(min=0.1), default=5.0, show_default=True, metavar="SECONDS",
+              help="Seconds between two liveness pings of the server (sent between cases).")
+@click.option("--sample-every", type=click.FloatRange(min=0.05), default=1.0, show_default=True,
+              metavar="SECONDS", help="Seconds between two samples of the server's memory and open files.")
+@click.option("--slice", "slice_seconds", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
+              help="Seconds one target is fuzzed before the next is picked [default: duration/30, 5 to 30].")
+@server_options
+def soak(server: tuple[str, ...], duration: str, max_findings: int | None, checkpoint_path: str | None,
+         resume: bool, workers: int, checkpoint_every: float, ping_every: float, sample_every: float,
+         slice_seconds: float | None, **options: Any) -> None:
+    """Fuzz for a long time: `mcpfuzz soak [OPTIONS] -- CMD [ARGS]...` or `mcpfuzz soak [OPTIONS] URL`.
+
+    Frames and tools are fuzzed in slices, the targets that still show new behaviour more often,
+    until --duration, --max-findings, or Ctrl-C/SIGTERM. The server's memory is sampled (memory-growth)
+    and pinged; a checkpoint, the transcripts and the reports are written every minute, so a job
+    killed by its timeout still leaves them. Exit status as for `run`.
+    """
+    total = parse_duration(duration)
+    config = build_config(server, total, options)
+    config.sample_every = sample_every
+    path = Path(checkpoint_path) if checkpoint_path else (config.corpus or Path(".")) / CHECKPOINT_NAME
+    earlier = _resume_from(path, config, options["seed"], workers) if resume else None
+    elapsed = earlier.elapsed if earlier is not None else 0.0
+    if total - elapsed < 1.0:
+        raise click.UsageError(f"the soak in {path} already ran {elapsed:.0f}s of --duration {total:.0f}s; give a "
+                               "longer --duration to go on (it counts earlier sessions too)")
+    config.budget = total - elapsed
+
+    from mcpfuzz.engine.soak import SoakOptions
+
+    soak_options = SoakOptions(duration=total, max_findings=max_findings, checkpoint=path,
+                               checkpoint_every=checkpoint_every, ping_every=ping_every,
+                               slice_seconds=slice_seconds, resume=earlier)
+    finished = _soak(config, soak_options, workers, options)
+    problem = try_write_reports(config, finished, options)
+    if problem:
+        click.echo(f"error: {problem}", err=True)
+        sys.exit(EXIT_ERROR)
+    click.echo(f"checkpoint: {path} (mcpfuzz soak --resume --duration LONGER to go on)", err=True)
+    sys.exit(exit_status(config, finished))
+
+
+def _soak(config: RunConfig, soak_options: Any, workers: int, options: dict[str, Any]) -> Any:
+    """Run the soak in this process, or in `workers` processes; reports are rewritten at every checkpoint."""
+    import anyio
+
+    from mcpfuzz.engine.events import CheckpointSaved
+    from mcpfuzz.report.console import ConsoleReporter
+
+    reporter = ConsoleReporter(config)
+    failed_writes: list[str] = []
+
+    def emit(event: Any) -> None:
+        reporter(event)
+        if isinstance(event, CheckpointSaved):
+            problem = try_write_reports(config, event.finished, options)
+            if problem and problem not in failed_writes:
+                failed_writes.append(problem)
+                click.echo(f"warning: {problem}", err=True)
+
+    if workers > 1:
+        from mcpfuzz.engine.workers import run_workers
+
+        return run_workers(config, soak_options, workers, emit)
+    from mcpfuzz.engine.soak import Soak
+
+    return anyio.run(Soak(config, soak_options, emit).execute)
+
+
+def _resume_from(path: Path, config: RunConfig, seed: int | None, workers: int) -> Checkpoint:
+    """The checkpoint to go on from, checked against this soak's server and seed (exit 2 when it does not fit)."""
+    from mcpfuzz.corpus.redact import Redactor
+    from mcpfuzz.engine.checkpoint import CheckpointError, read_checkpoint
+    from mcpfuzz.engine.workers import worker_checkpoint
+
+    try:
+        checkpoint = read_checkpoint(path)
+        for index in range(1, workers):
+            read_checkpoint(worker_checkpoint(path, index))
+    except CheckpointError as error:
+        raise click.UsageError(str(error)) from None
+    label = Redactor(config.secrets).text(config.server_label)
+    if checkpoint.server != label:
+        raise click.UsageError(f"the checkpoint {path} is of another server ({checkpoint.server}), not {label}; "
+                               "resume with the same server, or give another --checkpoint")
+    if seed is not None and seed != checkpoint.seed:
+        raise click.UsageError(f"the checkpoint {path} was written with --seed {checkpoint.seed}; leave --seed out "
+                               "when resuming (the seed is carried over)")
+    config.seed = checkpoint.seed
+    return checkpoint

@@ -1,0 +1,249 @@
+"""`mcpfuzz soak`: fuzz frames and tools in slices, weighted toward what still finds new behaviour, for hours."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, replace
+from itertools import zip_longest
+from pathlib import Path
+
+import anyio
+
+from mcpfuzz.corpus.redact import Redactor
+from mcpfuzz.engine.behaviour import behaviour
+from mcpfuzz.engine.checkpoint import Checkpoint, write_checkpoint
+from mcpfuzz.engine.config import RunConfig
+from mcpfuzz.engine.events import CheckpointSaved, EventSink, Finding, Notice, PhaseStarted, RunFinished
+from mcpfuzz.engine.frame_fuzz import FrameFuzz
+from mcpfuzz.engine.judge import FindingKey
+from mcpfuzz.engine.monitor import MonitorOptions
+from mcpfuzz.engine.runner import Run
+from mcpfuzz.engine.scheduler import Scheduler
+from mcpfuzz.engine.session import Session
+from mcpfuzz.engine.tool_phases import PhaseStopped, ToolPhases
+from mcpfuzz.engine.tool_targets import ToolPlan
+from mcpfuzz.engine.tracking import BoundedDict
+from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.strategies.frame_mutations import FAMILIES
+
+MIN_SLICE = 1.0  # a slice shorter than this is not worth starting a search for
+SEEN_LIMIT = 200_000  # behaviour signatures remembered (a soak must stay flat in memory)
+COVERAGE_SHARE = 0.3  # of the soak at most, for the deterministic coverage calls at the start
+
+
+@dataclass
+class SoakOptions:
+    """What `mcpfuzz soak` adds to a run's configuration."""
+
+    duration: float
+    max_findings: int | None = None
+    checkpoint: Path | None = None
+    checkpoint_every: float = 60.0
+    ping_every: float = 5.0
+    slice_seconds: float | None = None  # default: a thirtieth of the duration, 5 to 30 s
+    resume: Checkpoint | None = None
+    shard: tuple[int, int] = (0, 1)  # (this worker, workers): which targets and slice seeds are ours
+
+    @property
+    def slice_length(self) -> float:
+        """Seconds per slice: long enough for a search to get going and shrink, short enough to rotate."""
+        if self.slice_seconds is not None:
+            return self.slice_seconds
+        return min(30.0, max(5.0, self.duration / 30))
+
+
+class Soak(Run):
+    """A run whose fuzz phase is a loop of slices over every target until the duration or N findings."""
+
+    def __init__(self, config: RunConfig, options: SoakOptions, emit: EventSink) -> None:
+        super().__init__(config, emit)
+        self.options = options
+        resume = options.resume
+        self.slices = resume.slices if resume is not None else 0
+        self.scheduler: Scheduler | None = None
+        self._known: set[FindingKey] = {key for key, finding in resume.findings if finding.known} if resume else set()
+        self._seen: BoundedDict[tuple, None] = BoundedDict(SEEN_LIMIT)
+        self._novel = 0
+        self._target = ""
+        self._started = 0.0
+        self._redactor = Redactor(config.secrets)
+        if resume is not None:
+            for key, finding in resume.findings:
+                self.findings.restore(key, finding)
+
+    # -- the run's hooks -------------------------------------------------------------------------
+
+    async def execute(self) -> RunFinished:
+        """Soak, then write the last checkpoint (also after SIGTERM: the run stops cleanly first)."""
+        self._started = time.monotonic()
+        finished = await super().execute()
+        # Silently: the summary is printed, and the caller writes the final reports itself.
+        self._write_checkpoint(finished, complete=finished.stopped in ("", "max-findings") and not finished.error,
+                               announce=False)
+        return finished
+
+    def _monitor_options(self) -> MonitorOptions:
+        return MonitorOptions(sample_every=self.config.sample_every, ping_every=self.options.ping_every,
+                              ping_timeout=self.config.timeout)
+
+    def _finished(self, findings: tuple[Finding, ...], corpus_paths: dict[str, str]) -> RunFinished:
+        """Counters of earlier sessions added in; findings the corpus already held marked as known."""
+        resume = self.options.resume
+        stats = replace(self.stats, phases=dict(self.stats.phases))
+        if resume is not None:
+            stats.add(resume.stats)
+        scheduler = self.scheduler
+        stats.soak = {
+            "slices": self.slices, "resumes": resume.resumes + 1 if resume is not None else 0,
+            "worker": self.options.shard[0], "workers": self.options.shard[1],
+            "new_behaviours": self._novel,
+            "slices_per_target": dict(scheduler.slices) if scheduler is not None else {},
+        }
+        known = {finding.fingerprint for key, finding in self.findings.entries() if key in self._known}
+        marked = tuple(replace(f, known=True) if f.fingerprint in known else f for f in findings)
+        return super()._finished(marked, corpus_paths, stats)
+
+    def _judge(self, phase: str, exchange: Exchange, tool: str | None = None) -> list:
+        judged = super()._judge(phase, exchange, tool)
+        if phase == "regression":
+            self._known.update(key for _, key, finding in judged if finding is not None)
+        signature = behaviour(self._target or phase, exchange)
+        if signature not in self._seen:
+            self._seen[signature] = None
+            self._novel += 1
+        return judged
+
+    async def _phases(self, session: Session) -> None:
+        context = await self._probe(session)
+        lead = self.options.shard[0] == 0
+        if lead and self.options.resume is None:
+            await self._protocol_phases(session, context)  # the corpus, catalogue and lifecycle: once per soak
+        plan, frames, phases = await self._fuzzers(session)
+        if lead and self.options.resume is None and "coverage" in self.config.phases and plan.targets:
+            # The schema's boundaries and enum values, once: deterministic calls that find a lot quickly.
+            self.emit(PhaseStarted("coverage", phases.coverage_size()))
+            await phases.coverage(time.monotonic() + max(0.0, self._deadline - time.monotonic()) * COVERAGE_SHARE)
+        names = self._targets(plan)
+        if not names:
+            self.emit(Notice("nothing to soak: the fuzz phase is off (see --phases)", level="error"))
+            return
+        resume = self.options.resume
+        self.scheduler = Scheduler(names, self._seed("scheduler"), resume.scores if resume is not None else None)
+        left = max(0.0, self._deadline - time.monotonic())
+        self.emit(PhaseStarted("soak", None, f"{len(names)} targets in slices of {self.options.slice_length:g}s, "
+                                             f"about {left:.0f}s"))
+        async with anyio.create_task_group() as group:
+            if self.options.checkpoint is not None:
+                group.start_soon(self._checkpoint_loop)
+            try:
+                await self._loop(plan, frames, phases)
+            except PhaseStopped as error:
+                self.stopped = "server-unrecoverable"
+                self.emit(Notice(f"the server could not be brought back after a failure ({error}); the soak "
+                                 "stopped early", level="error"))
+            finally:
+                self.stats.tool_calls = phases.calls
+                self.stats.frame_cases = frames.examples
+                group.cancel_scope.cancel()
+
+    # -- slices ----------------------------------------------------------------------------------
+
+    def _targets(self, plan: ToolPlan) -> list[str]:
+        """Frame families and tools (and call sequences), this worker's share of them."""
+        if "fuzz" not in self.config.phases:
+            return []
+        tools = [f"tool/{target.name}" for target in plan.targets]
+        frames = [f"frames/{family}" for family in FAMILIES]
+        # Tools and frame families alternate, so that the first round (every target once) touches both early.
+        names = [name for pair in zip_longest(tools, frames) for name in pair if name is not None]
+        if plan.targets and "stateful" in self.config.phases:
+            names.append("stateful")
+        index, count = self.options.shard
+        # More workers than targets: every worker takes all of them (their slice seeds still differ).
+        return names[index::count] or names
+
+    async def _loop(self, plan: ToolPlan, frames: FrameFuzz, phases: ToolPhases) -> None:
+        """Slice after slice until the duration is up or enough new findings are in."""
+        assert self.scheduler is not None
+        tools = {f"tool/{target.name}": target for target in plan.targets}
+        index, count = self.options.shard
+        while True:
+            now = time.monotonic()
+            if self._max_reached():
+                self.stopped = "max-findings"
+                self.emit(Notice(f"{self.options.max_findings} new findings: stopping as --max-findings asks",
+                                 level="info"))
+                return
+            end = min(now + self.options.slice_length, self._deadline)
+            if end - now < MIN_SLICE:
+                return
+            name = self.scheduler.pick()
+            # Slice seeds never repeat: not after --resume (the counter goes on), not across workers (strided).
+            epoch = self.slices * count + index + 1
+            frames.epoch = phases.epoch = epoch
+            cases, novel, found = self.stats.cases, self._novel, self._new_findings()
+            self._target = name
+            try:
+                if name.startswith("frames/"):
+                    await frames.fuzz_family(name.removeprefix("frames/"), end)
+                elif name == "stateful":
+                    await phases.stateful(end)
+                else:
+                    await phases.fuzz_tool(tools[name], end)
+            finally:
+                self._target = ""
+            self.slices += 1
+            self.scheduler.update(name, self.stats.cases - cases, self._novel - novel, self._new_findings() - found)
+
+    def _new_findings(self) -> int:
+        return sum(1 for key, _ in self.findings.entries() if key not in self._known)
+
+    def _max_reached(self) -> bool:
+        limit = self.options.max_findings
+        return limit is not None and self._new_findings() >= limit
+
+    def _seed(self, name: str) -> int:
+        text = f"{self.config.seed}|soak|{name}|{self.options.shard[0]}|{self.slices}"
+        return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+
+    # -- checkpoints -----------------------------------------------------------------------------
+
+    async def _checkpoint_loop(self) -> None:
+        """Every --checkpoint-every seconds: the checkpoint, new transcripts, and the reports so far."""
+        while True:
+            await anyio.sleep(self.options.checkpoint_every)
+            session = self._session
+            if session is not None:
+                self.stats.frames_sent, self.stats.restarts = session.frames_sent, session.restarts
+            self.stats.duration = time.monotonic() - self._started
+            if self.monitor is not None and self.monitor.figures.samples:
+                self.stats.resources = self.monitor.figures.as_dict()
+            findings = tuple(self.findings.all())
+            finished = self._finished(findings, self._save_corpus(findings))
+            self._write_checkpoint(finished, complete=False)
+
+    def _write_checkpoint(self, finished: RunFinished, *, complete: bool, announce: bool = True) -> None:
+        path = self.options.checkpoint
+        if path is None:
+            return
+        resume = self.options.resume
+        checkpoint = Checkpoint(
+            seed=self.config.seed, server=self.config.server_label, slices=self.slices,
+            elapsed=(resume.elapsed if resume is not None else 0.0) + (time.monotonic() - self._started),
+            resumes=resume.resumes + 1 if resume is not None else 0, stopped=finished.stopped, complete=complete,
+            stats=finished.stats.as_dict(), scores=dict(self.scheduler.scores) if self.scheduler is not None else {},
+            findings=[(key, finding) for key, finding in self._entries_marked()])
+        try:
+            write_checkpoint(path, checkpoint, self.config.target, self._redactor)
+        except OSError as error:
+            self.emit(Notice(f"the checkpoint could not be written to {path}: {error}", level="error"))
+            return
+        if announce:
+            self.emit(CheckpointSaved(str(path), finished))
+
+    def _entries_marked(self) -> list[tuple[FindingKey, Finding]]:
+        """Every finding with its key, those from the corpus marked as known."""
+        return [(key, replace(finding, known=True) if key in self._known else finding)
+                for key, finding in self.findings.entries()]
+

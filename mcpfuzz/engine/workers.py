@@ -1,0 +1,214 @@
+"""`soak --workers N`: N processes, each soaking its own server on its share of targets; findings merged."""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import queue
+import signal
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from mcpfuzz.engine.checkpoint import Checkpoint, read_checkpoint
+from mcpfuzz.engine.config import RunConfig
+from mcpfuzz.engine.events import (
+    CheckpointSaved,
+    EventSink,
+    FindingFound,
+    Notice,
+    PhaseStarted,
+    ProbeDone,
+    RunFinished,
+    RunStarted,
+    Stats,
+    ToolsPlanned,
+)
+from mcpfuzz.engine.judge import FindingSet
+from mcpfuzz.engine.soak import SoakOptions
+
+POLL = 0.5  # seconds between two looks at the event queue and the workers
+STOP_WAIT = 30.0  # after SIGTERM/Ctrl-C, how long workers get to shrink, save and report
+# The lead worker (0) tells the whole story; the others only what is theirs to tell.
+LEAD_ONLY = (RunStarted, ProbeDone, ToolsPlanned, PhaseStarted)
+RELAYED = (FindingFound, Notice, CheckpointSaved, RunFinished, *LEAD_ONLY)
+
+
+@dataclass(frozen=True)
+class _Message:
+    """What a worker sends the parent: its index and one event."""
+
+    worker: int
+    event: Any
+
+
+def worker_checkpoint(path: Path, index: int) -> Path:
+    """Worker 0 keeps the soak's own checkpoint; worker i writes `NAME.worker<i>.json` beside it."""
+    return path if index == 0 else path.with_name(f"{path.stem}.worker{index}{path.suffix}")
+
+
+def run_workers(config: RunConfig, options: SoakOptions, count: int, emit: EventSink) -> RunFinished:
+    """Start `count` worker processes, relay their events (findings de-duplicated), merge their outcomes."""
+    before = set(config.corpus.glob("*.json")) if config.corpus is not None and config.corpus.is_dir() else set()
+    context = multiprocessing.get_context("spawn")  # no fork: the parent's threads and loops stay its own
+    events = context.Queue()
+    processes = []
+    for index in range(count):
+        worker_options = _worker_options(options, index, count)
+        process = context.Process(target=_worker_main, args=(config, worker_options, index, events),
+                                  name=f"mcpfuzz-soak-worker-{index}")
+        process.start()
+        processes.append(process)
+    merger = _Merger(count, emit)
+    previous = signal.signal(signal.SIGTERM, lambda number, frame: merger.stop(processes))
+    try:
+        _relay(events, processes, merger)
+    except KeyboardInterrupt:  # Ctrl-C reached the workers too (same process group): let them finish
+        merger.stop(processes)
+        _relay(events, processes, merger)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        for process in processes:
+            process.join(timeout=STOP_WAIT)
+            if process.is_alive():
+                process.kill()  # its server process groups are killed by the worker's own exit handlers
+    return merger.finish(options, processes, before)
+
+
+def _worker_options(options: SoakOptions, index: int, count: int) -> SoakOptions:
+    resume = options.resume
+    if resume is not None and index > 0 and options.checkpoint is not None:
+        resume = read_checkpoint(worker_checkpoint(options.checkpoint, index))
+    checkpoint = worker_checkpoint(options.checkpoint, index) if options.checkpoint is not None else None
+    return replace(options, shard=(index, count), checkpoint=checkpoint, resume=resume)
+
+
+def _worker_main(config: RunConfig, options: SoakOptions, index: int, events: Any) -> None:
+    """A worker process: one soak, every event worth telling sent to the parent (nothing printed)."""
+    import anyio
+
+    from mcpfuzz.engine.soak import Soak
+
+    def emit(event: Any) -> None:
+        if isinstance(event, LEAD_ONLY) and index != 0:
+            return
+        if isinstance(event, RELAYED):
+            events.put(_Message(index, event))
+
+    anyio.run(Soak(config, options, emit).execute)
+
+
+def _relay(events: Any, processes: list, merger: _Merger) -> None:
+    """Pass events on until every worker has ended and the queue is empty."""
+    while True:
+        try:
+            message = events.get(timeout=POLL)
+        except queue.Empty:
+            if not any(process.is_alive() for process in processes):
+                return
+            continue
+        merger.take(message)
+
+
+class _Merger:
+    """Relays worker events to the parent's reporter and keeps the merged state."""
+
+    def __init__(self, count: int, emit: EventSink) -> None:
+        self.count = count
+        self.emit = emit
+        self.findings = FindingSet()
+        self.latest: dict[int, RunFinished] = {}  # per worker: its final outcome, or its last checkpoint's
+        self.final: set[int] = set()
+        self.stopping = False
+
+    def take(self, message: _Message) -> None:
+        event, worker = message.event, message.worker
+        if isinstance(event, FindingFound):
+            if self.findings.merge(event.finding) is not None:
+                self.emit(event)
+        elif isinstance(event, Notice):
+            self.emit(replace(event, message=f"worker {worker}: {event.message}") if self.count > 1 else event)
+        elif isinstance(event, CheckpointSaved):
+            self.latest[worker] = event.finished
+            self.emit(CheckpointSaved(event.path, self.merged()))
+        elif isinstance(event, RunFinished):
+            self.latest[worker] = event
+            self.final.add(worker)
+        else:
+            self.emit(event)
+
+    def stop(self, processes: list) -> None:
+        """Ask every worker to stop (SIGTERM: each shrinks, saves and reports what it has)."""
+        if self.stopping:
+            return
+        self.stopping = True
+        self.emit(Notice("stopping the workers; they save what they found and report"))
+        for process in processes:
+            if process.is_alive() and process.pid is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(process.pid, signal.SIGTERM)
+
+    def merged(self) -> RunFinished:
+        """The workers' outcomes as one: counters summed, findings de-duplicated (the smaller reproducer wins)."""
+        stats = Stats()
+        findings = FindingSet()
+        corpus: dict[str, str] = {}
+        for worker in sorted(self.latest):
+            outcome = self.latest[worker]
+            stats.add(outcome.stats.as_dict())
+            for finding in outcome.findings:
+                findings.merge(finding)
+            corpus.update(outcome.corpus_paths)
+        lead = self.latest.get(0)
+        stats.duration = max((o.stats.duration for o in self.latest.values()), default=0.0)
+        stats.soak = {"workers": self.count, "per_worker": [
+            {"worker": w, "cases": o.stats.cases, "findings": len(o.findings), "stopped": o.stopped or None,
+             "resources": o.stats.resources} for w, o in sorted(self.latest.items())]}
+        chosen = tuple(findings.all())
+        paths = {f.fingerprint: corpus[f.fingerprint] for f in chosen if f.fingerprint in corpus}
+        stopped = next((o.stopped for o in self.latest.values() if o.stopped), "")
+        errors = [f"worker {w}: {o.error}" for w, o in sorted(self.latest.items()) if o.error]
+        return RunFinished(stats, chosen, lead.protocol_version if lead else None, lead.era if lead else None,
+                           stopped, "\n".join(errors) if len(errors) == len(self.latest) else "", paths)
+
+    def finish(self, options: SoakOptions, processes: list, before: set[Path]) -> RunFinished:
+        """The merged outcome; a worker that died without reporting counts with its last checkpoint."""
+        for index, process in enumerate(processes):
+            if index in self.final:
+                continue
+            self.emit(Notice(f"worker {index} ended without a report (exit status {process.exitcode}); its last "
+                             "checkpoint counts", level="error"))
+            if index not in self.latest and options.checkpoint is not None:
+                self._from_checkpoint(index, worker_checkpoint(options.checkpoint, index))
+        merged = self.merged()
+        if not self.latest:
+            merged = replace(merged, error="no worker reported; see the notices above")
+        _drop_duplicate_transcripts(self.latest.values(), merged, before)
+        self.emit(merged)
+        return merged
+
+    def _from_checkpoint(self, index: int, path: Path) -> None:
+        try:
+            checkpoint: Checkpoint = read_checkpoint(path)
+        except Exception:  # noqa: BLE001 (a worker killed before its first checkpoint leaves nothing to read)
+            return
+        stats = Stats()
+        stats.add(checkpoint.stats)
+        self.latest[index] = RunFinished(stats, tuple(f for _, f in checkpoint.findings), None, None,
+                                         checkpoint.stopped or "interrupted")
+
+
+def _drop_duplicate_transcripts(outcomes: Any, merged: RunFinished, before: set[Path]) -> None:
+    """Two workers may save one server-wide bug under two targets: keep the transcript the report names.
+
+    Only transcripts written during this soak are removed; what the corpus held before is never touched.
+    """
+    kept = set(merged.corpus_paths.values())
+    chosen = {f.fingerprint for f in merged.findings}
+    for outcome in outcomes:
+        for fingerprint, path in outcome.corpus_paths.items():
+            if fingerprint not in chosen and path not in kept and Path(path) not in before:
+                with contextlib.suppress(OSError):
+                    Path(path).unlink()
+

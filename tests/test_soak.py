@@ -1,0 +1,246 @@
+"""`mcpfuzz soak`: memory-growth in a short soak, SIGTERM leaves a checkpoint and a report, --resume, workers."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import click
+import pytest
+
+from mcpfuzz.cli.soak import parse_duration
+from mcpfuzz.corpus.redact import Redactor
+from mcpfuzz.engine.checkpoint import Checkpoint, CheckpointError, read_checkpoint, write_checkpoint
+from mcpfuzz.engine.events import Finding
+from mcpfuzz.engine.scheduler import Scheduler
+from mcpfuzz.oracles.base import Severity
+from tests.conftest import CLI, SERVERS_DIR, cli_env, kill_leftovers, leftover_processes, private_copy, run_cli
+
+LEAKY = SERVERS_DIR / "leaky_server.py"
+TOOLS = SERVERS_DIR / "tool_server.py"
+TWO_BUGS = ["--bug", "crash-at-maximum", "--bug", "crash-enum-pair"]
+# Tool calls only (no catalogue), samples five times a second: a short soak has enough samples to judge.
+QUICK = ["--phases", "coverage,fuzz", "--sample-every", "0.2", "--seed", "11"]
+
+
+def soak(folder: Path, args: list[str], server: list[str], timeout: float = 120) -> tuple[subprocess.CompletedProcess,
+                                                                                       dict]:
+    """Run `mcpfuzz soak` in `folder` with a JSON report; the result and the report."""
+    result = run_cli(["soak", *args, "--json", "report.json", "--", *server], timeout=timeout, cwd=folder)
+    report = folder / "report.json"
+    assert report.exists(), result.stdout + result.stderr
+    return result, json.loads(report.read_text())
+
+
+def oracles_of(report: dict) -> set[tuple[str, str]]:
+    return {(finding["oracle"], finding["target"]) for finding in report["findings"]}
+
+
+# -- memory-growth in a soak ----------------------------------------------------------------------
+
+
+def test_a_leaking_server_is_caught_by_memory_growth_in_a_short_soak(tmp_path: Path) -> None:
+    result, report = soak(tmp_path, ["--duration", "25", *QUICK, "--oracles", "memory-growth"],
+                          [sys.executable, str(LEAKY), "--leak-kb", "100"])
+    assert result.returncode == 1, result.stdout + result.stderr
+    [finding] = report["findings"]
+    assert finding["oracle"] == "memory-growth" and finding["observed"] is True
+    assert "KB per request" in finding["message"]
+    resources = report["stats"]["resources"]
+    assert resources["server_rss_mb"]["last"] > resources["server_rss_mb"]["first"] + 8
+    assert resources["pings"] >= 1 and resources["pings_failed"] == 0
+    # Seen over many requests: nothing a transcript could replay is saved.
+    assert not list((tmp_path / "corpus").glob("*memory-growth*"))
+
+
+def test_the_same_server_without_its_leak_gives_no_finding(tmp_path: Path) -> None:
+    result, report = soak(tmp_path, ["--duration", "25", *QUICK],
+                          [sys.executable, str(LEAKY), "--leak-kb", "0"])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert report["findings"] == []
+    assert report["stats"]["soak"]["slices"] >= 3
+    assert report["stats"]["resources"]["samples"] >= 50
+
+
+# -- stopping and resuming ------------------------------------------------------------------------
+
+
+def start_soak(folder: Path, args: list[str], server: list[str]) -> subprocess.Popen:
+    return subprocess.Popen([*CLI, "soak", *args, "--json", "report.json", "--", *server], cwd=folder,
+                            env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL)
+
+
+def wait_for(path: Path, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.1)
+
+
+def frames_of(log: Path) -> set[bytes]:
+    """The tool calls a session sent (the handshake, pings and barriers are the same in every session)."""
+    return {line for line in log.read_bytes().splitlines() if b'"tools/call"' in line}
+
+
+def test_sigterm_leaves_a_checkpoint_and_a_report_and_resume_goes_on_with_new_inputs(tmp_path: Path) -> None:
+    server = private_copy(LEAKY, tmp_path)
+    for sibling in ("mcp_server.py", "tool_server.py"):  # what leaky_server imports
+        shutil.copy2(SERVERS_DIR / sibling, server.parent / sibling)
+    command = [sys.executable, str(server), "--leak-kb", "0"]
+    checkpoint = tmp_path / "corpus" / "soak-checkpoint.json"
+    process = start_soak(tmp_path, ["--duration", "300", "--checkpoint-every", "2", "--log-frames", "first.log",
+                                    "--slice", "2", *QUICK], command)
+    try:
+        wait_for(checkpoint, 60)
+        time.sleep(2)
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+        kill_leftovers(str(server))
+    assert process.returncode == 0, out + err
+    assert "Traceback" not in out + err
+    assert leftover_processes(str(server)) == []
+    first = read_checkpoint(checkpoint)
+    assert first.stopped == "interrupted" and not first.complete
+    assert first.slices >= 2 and first.stats["cases"] > 0 and 3 < first.elapsed < 300
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["stopped"] == "interrupted" and report["seed"] == 11
+
+    result = run_cli(["soak", "--resume", "--duration", f"{first.elapsed + 8:.0f}", "--slice", "2", "--log-frames",
+                      "second.log", "--phases", "coverage,fuzz", "--json", "report.json", "--", *command],
+                     cwd=tmp_path, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    second = read_checkpoint(checkpoint)
+    assert second.complete and second.resumes == 1 and second.seed == 11
+    assert second.slices > first.slices
+    assert second.stats["cases"] > first.stats["cases"]  # counters carried over and added to
+    assert second.elapsed > first.elapsed
+    before, after = frames_of(tmp_path / "first.log"), frames_of(tmp_path / "second.log")
+    assert before and after
+    # New slices have new seeds: the resumed session does not send the first one's calls again.
+    assert len(before & after) <= 0.2 * len(after), (len(before & after), len(after))
+
+
+def test_resume_refuses_what_does_not_fit(tmp_path: Path) -> None:
+    command = [sys.executable, str(LEAKY), "--leak-kb", "0"]
+    missing = run_cli(["soak", "--resume", "--", *command], cwd=tmp_path)
+    assert missing.returncode == 2 and "there is no checkpoint there" in missing.stderr
+    assert "tip:" in missing.stderr and "Traceback" not in missing.stderr
+    path = tmp_path / "corpus" / "soak-checkpoint.json"
+    write_checkpoint(path, Checkpoint(seed=5, server="python other.py", elapsed=10.0), ["python", "other.py"],
+                     Redactor([]))
+    other = run_cli(["soak", "--resume", "--", *command], cwd=tmp_path)
+    assert other.returncode == 2 and "is of another server" in other.stderr
+    label = " ".join(command)
+    write_checkpoint(path, Checkpoint(seed=5, server=label, elapsed=100.0), command, Redactor([]))
+    spent = run_cli(["soak", "--resume", "--duration", "90s", "--", *command], cwd=tmp_path)
+    assert spent.returncode == 2 and "already ran 100s" in spent.stderr
+    seed = run_cli(["soak", "--resume", "--duration", "1h", "--seed", "6", "--", *command], cwd=tmp_path)
+    assert seed.returncode == 2 and "--seed 5" in seed.stderr
+    path.write_text("{not json")
+    broken = run_cli(["soak", "--resume", "--", *command], cwd=tmp_path)
+    assert broken.returncode == 2 and "cannot be read as JSON" in broken.stderr
+
+
+# -- findings: max-findings, workers, reports -----------------------------------------------------
+
+
+def test_max_findings_stops_the_soak_early(tmp_path: Path) -> None:
+    started = time.monotonic()
+    result, report = soak(tmp_path, ["--duration", "120", "--max-findings", "1", "--slice", "3", *QUICK],
+                          [sys.executable, str(TOOLS), *TWO_BUGS])
+    assert result.returncode == 1
+    assert report["stopped"] == "max-findings"
+    assert len([f for f in report["findings"] if f["new"]]) >= 1
+    assert time.monotonic() - started < 90
+
+
+def test_two_workers_find_the_same_bugs_as_one_and_save_each_once(tmp_path: Path) -> None:
+    found = {}
+    for workers in (1, 2):
+        folder = tmp_path / f"w{workers}"
+        folder.mkdir()
+        result, report = soak(folder, ["--duration", "45", "--slice", "2", "--workers", str(workers), *QUICK,
+                                       "--sarif", "report.sarif", "--junit-xml", "report.xml"],
+                              [sys.executable, str(TOOLS), *TWO_BUGS], timeout=180)
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert "Traceback" not in result.stdout + result.stderr
+        found[workers] = oracles_of(report)
+        transcripts = sorted(p.name for p in (folder / "corpus").glob("*no-crash*.json"))
+        assert len(transcripts) == len(report["findings"]), transcripts
+        assert (folder / "report.sarif").exists() and (folder / "report.xml").exists()
+        if workers == 2:
+            assert report["stats"]["soak"]["workers"] == 2
+            assert [w["worker"] for w in report["stats"]["soak"]["per_worker"]] == [0, 1]
+            assert (folder / "corpus" / "soak-checkpoint.worker1.json").exists()
+    expected = {("no-crash", "tool/search"), ("no-crash", "tool/create_item")}
+    assert found[1] == found[2] == expected
+
+
+def test_findings_already_in_the_corpus_are_not_new(tmp_path: Path) -> None:
+    server = [sys.executable, str(TOOLS), "--bug", "crash-at-maximum"]
+    first, report = soak(tmp_path, ["--duration", "20", "--slice", "3", *QUICK], server)
+    assert [f["new"] for f in report["findings"]] == [True]
+    # The second soak replays the corpus first (it needs the catalogue phases on for that).
+    second, report = soak(tmp_path, ["--duration", "15", "--slice", "3", "--max-findings", "1", "--phases",
+                                     "catalogue,coverage,fuzz", "--sample-every", "0.2", "--seed", "12"], server)
+    crash = [f for f in report["findings"] if f["target"] == "tool/search"]
+    assert [f["new"] for f in crash] == [False]
+    assert report["stopped"] != "max-findings"  # a known finding does not count toward --max-findings
+
+
+# -- units ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("90", 90), ("90s", 90), ("30m", 1800), ("2h", 7200),
+                                                ("1h30m", 5400), ("1.5h", 5400), ("1d", 86400)])
+def test_durations(text: str, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "h", "2x", "1h 30m", "-5", "0", "30m1"])
+def test_bad_durations_say_how_to_write_one(text: str) -> None:
+    with pytest.raises(click.BadParameter):
+        parse_duration(text)
+
+
+def test_scheduler_favours_targets_that_still_show_new_behaviour() -> None:
+    scheduler = Scheduler(["a", "b", "c"], seed=1)
+    assert [scheduler.pick() for _ in range(1)] == ["a"]
+    for name, novel in (("a", 50), ("b", 0), ("c", 0)):
+        assert scheduler.pick() == name  # every target is tried once first
+        scheduler.update(name, cases=100, new_behaviours=novel, new_findings=0)
+    picks = [scheduler.pick() for _ in range(1000)]
+    assert picks.count("a") > 600
+    assert picks.count("b") > 20 and picks.count("c") > 20  # a quiet target keeps a chance
+
+
+def test_checkpoint_round_trip_keeps_findings_and_never_holds_secrets(tmp_path: Path) -> None:
+    secret = "s3cr3t-token-value"
+    finding = Finding(oracle="no-crash", severity=Severity.CRITICAL, title="Server process died",
+                      message=f"died on {secret}", target="tool/search", case_title="search", expected="a reply",
+                      frames=(b'{"jsonrpc":"2.0","id":1,"method":"ping"}',), received=("<no reply>",), key="crash:x",
+                      stderr_tail=f"token={secret}", known=True)
+    path = tmp_path / "cp.json"
+    checkpoint = Checkpoint(seed=3, server="python s.py", slices=7, elapsed=12.5, stats={"cases": 40},
+                            scores={"tool/search": 0.5}, findings=[(("no-crash", "tool/search", "crash:x"), finding)])
+    write_checkpoint(path, checkpoint, ["python", "s.py"], Redactor([secret]))
+    assert secret not in path.read_text()
+    back = read_checkpoint(path)
+    assert (back.seed, back.slices, back.elapsed, back.stats, back.scores) == (3, 7, 12.5, {"cases": 40},
+                                                                             {"tool/search": 0.5})
+    [(key, restored)] = back.findings
+    assert key == ("no-crash", "tool/search", "crash:x")
+    assert restored.known and restored.frames == finding.frames and restored.severity is Severity.CRITICAL
+    data = json.loads(path.read_text())
+    data["findings"][0]["finding_key"] = "broken"
+    path.write_text(json.dumps(data))
+    with pytest.raises(CheckpointError, match="damaged"):
+        read_checkpoint(path)
