@@ -143,3 +143,29 @@ def test_a_restart_mid_burst_starts_a_new_series() -> None:
     outcome = check(fixture_target("session-pileup"), hook=kill_once_at(101))
     assert outcome.restarts == 1 and outcome.verdict is not None
     assert outcome.verdict.refused == BURST - 100
+
+
+# -- wired into `mcpfuzz run` ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bug", ["session-pileup", None])
+def test_run_with_launch_reports_the_pileup_once_and_saves_no_transcript_for_it(tmp_path, bug: str | None) -> None:
+    """After the catalogue, the burst runs; the finding is observed (no single frame replays it)."""
+    import json
+
+    from tests.conftest import run_cli
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    launch = f"{sys.executable} {HTTP_SERVER} --port {port}" + (f" --bug {bug}" if bug else "")
+    result = run_cli(["run", url, "--launch", launch, "--phases", "catalogue", "--budget", "30", "--json",
+                      "report.json"], cwd=tmp_path, timeout=90)
+    report = json.loads((tmp_path / "report.json").read_text())
+    if bug is None:
+        assert result.returncode == 0 and report["findings"] == [], result.stdout + result.stderr
+        return
+    assert result.returncode == 1, result.stdout + result.stderr
+    [finding] = report["findings"]
+    assert finding["oracle"] == "session-leak" and finding["observed"] and finding["severity"] == "medium"
+    assert "300 refused requests" in finding["message"] and finding["corpus_path"] is None
+    assert not list((tmp_path / "corpus").glob("*session-leak*"))

@@ -17,7 +17,7 @@ from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import CheckpointSaved, EventSink, Finding, Notice, PhaseStarted, RunFinished
 from mcpfuzz.engine.frame_fuzz import FrameFuzz
 from mcpfuzz.engine.judge import FindingKey
-from mcpfuzz.engine.monitor import MonitorOptions
+from mcpfuzz.engine.monitor import MonitorOptions, release_free_memory
 from mcpfuzz.engine.runner import Run
 from mcpfuzz.engine.scheduler import Scheduler
 from mcpfuzz.engine.session import Session
@@ -67,6 +67,7 @@ class Soak(Run):
         self._novel = 0
         self._target = ""
         self._started = 0.0
+        self._fuzzers_running: tuple[FrameFuzz, ToolPhases] | None = None  # their counters go into checkpoints
         self._redactor = Redactor(config.secrets)
         if resume is not None:
             for key, finding in resume.findings:
@@ -120,6 +121,7 @@ class Soak(Run):
         if lead and self.options.resume is None:
             await self._protocol_phases(session, context)  # the corpus, catalogue and lifecycle: once per soak
         plan, frames, phases = await self._fuzzers(session)
+        self._fuzzers_running = (frames, phases)
         if lead and self.options.resume is None and "coverage" in self.config.phases and plan.targets:
             # The schema's boundaries and enum values, once: deterministic calls that find a lot quickly.
             self.emit(PhaseStarted("coverage", phases.coverage_size()))
@@ -213,9 +215,13 @@ class Soak(Run):
         """Every --checkpoint-every seconds: the checkpoint, new transcripts, and the reports so far."""
         while True:
             await anyio.sleep(self.options.checkpoint_every)
+            release_free_memory()
             session = self._session
             if session is not None:
                 self.stats.frames_sent, self.stats.restarts = session.frames_sent, session.restarts
+            if self._fuzzers_running is not None:
+                frames, phases = self._fuzzers_running
+                self.stats.frame_cases, self.stats.tool_calls = frames.examples, phases.calls
             self.stats.duration = time.monotonic() - self._started
             if self.monitor is not None and self.monitor.figures.samples:
                 self.stats.resources = self.monitor.figures.as_dict()
