@@ -128,7 +128,7 @@ def test_sigterm_leaves_a_checkpoint_and_a_report_and_resume_goes_on_with_new_in
     assert len(before & after) <= 0.2 * len(after), (len(before & after), len(after))
 
 
-def test_resume_refuses_what_does_not_fit(tmp_path: Path) -> None:
+def test_resume_and_workers_refuse_what_does_not_fit(tmp_path: Path) -> None:
     command = [sys.executable, str(LEAKY), "--leak-kb", "0"]
     missing = run_cli(["soak", "--resume", "--", *command], cwd=tmp_path)
     assert missing.returncode == 2 and "there is no checkpoint there" in missing.stderr
@@ -147,6 +147,8 @@ def test_resume_refuses_what_does_not_fit(tmp_path: Path) -> None:
     path.write_text("{not json")
     broken = run_cli(["soak", "--resume", "--", *command], cwd=tmp_path)
     assert broken.returncode == 2 and "cannot be read as JSON" in broken.stderr
+    ports = run_cli(["soak", "http://127.0.0.1:9/mcp", "--launch", "python s.py", "--workers", "2"], cwd=tmp_path)
+    assert ports.returncode == 2 and "same port" in ports.stderr
 
 
 # -- findings: max-findings, workers, reports -----------------------------------------------------

@@ -296,12 +296,20 @@ class Run:
                                        f"{self._left():.0f}s"))
                 await phases.stateful(self._share(1.0))
         except PhaseStopped as error:
-            self.stopped = "server-unrecoverable"
-            self.emit(Notice(f"the server could not be brought back after a failure ({error}); the tool phases "
-                             "stopped early", level="error"))
+            self._server_lost(error, "the tool phases")
         finally:
-            self.stats.tool_calls = phases.calls
-            self.stats.frame_cases = frames.examples
+            self._count(frames, phases)
+
+    def _server_lost(self, error: Exception, what: str) -> None:
+        """The server could not be brought back: say so, and stop `what` early."""
+        self.stopped = "server-unrecoverable"
+        self.emit(Notice(f"the server could not be brought back after a failure ({error}); {what} stopped early",
+                         level="error"))
+
+    def _count(self, frames: FrameFuzz, phases: ToolPhases) -> None:
+        """The fuzzers' counters into the run's stats."""
+        self.stats.tool_calls = phases.calls
+        self.stats.frame_cases = frames.examples
 
     async def _session_pileup(self, session: Session) -> None:
         """Streamable HTTP with --launch: a burst of refused requests must not make the server grow."""
@@ -339,9 +347,7 @@ class Run:
             try:
                 exchange = await session.run_case(case)
             except (HarnessError, ServerStartError) as error:
-                self.stopped = "server-unrecoverable"
-                self.emit(Notice(f"the server could not be brought back after a failure ({error}); "
-                                 f"{phase} stopped early", level="error"))
+                self._server_lost(error, phase)
                 return
             if session.restarts > restarts and not case.fresh:
                 self.emit(ServerRestarted("restarted after the previous case"))

@@ -141,12 +141,9 @@ class Soak(Run):
             try:
                 await self._loop(plan, frames, phases)
             except PhaseStopped as error:
-                self.stopped = "server-unrecoverable"
-                self.emit(Notice(f"the server could not be brought back after a failure ({error}); the soak "
-                                 "stopped early", level="error"))
+                self._server_lost(error, "the soak")
             finally:
-                self.stats.tool_calls = phases.calls
-                self.stats.frame_cases = frames.examples
+                self._count(frames, phases)
                 group.cancel_scope.cancel()
 
     # -- slices ----------------------------------------------------------------------------------
@@ -220,8 +217,7 @@ class Soak(Run):
             if session is not None:
                 self.stats.frames_sent, self.stats.restarts = session.frames_sent, session.restarts
             if self._fuzzers_running is not None:
-                frames, phases = self._fuzzers_running
-                self.stats.frame_cases, self.stats.tool_calls = frames.examples, phases.calls
+                self._count(*self._fuzzers_running)
             self.stats.duration = time.monotonic() - self._started
             if self.monitor is not None and self.monitor.figures.samples:
                 self.stats.resources = self.monitor.figures.as_dict()
