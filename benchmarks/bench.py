@@ -1,8 +1,9 @@
 """How fast mcpfuzz is next to a raw client and the peer tools, on the same local server. Prints figures.
 
 Run from the repository root:
-    python benchmarks/bench.py --quick          # about a minute: short durations
-    python benchmarks/bench.py                  # 8 s figures, two 60 s whole runs (about 5 minutes)
+    python benchmarks/bench.py --quick          # about 2 minutes: short durations
+    python benchmarks/bench.py                  # 8 s figures (stdio and streamable HTTP), two 60 s whole runs
+                                                # (about 7 minutes)
     python benchmarks/bench.py --with-peers     # also mcp-toolproof and mcp-fuzzer (installed once into
                                                 # benchmarks/.peers/), each run as long as mcpfuzz
 
@@ -27,6 +28,7 @@ ROOT = HERE.parent  # mcpfuzz itself is imported as installed (`pip install -e .
 
 import cli_figures  # noqa: E402
 import engine_figures  # noqa: E402
+import http_client  # noqa: E402
 import peers  # noqa: E402
 import raw_client  # noqa: E402
 from figures import Figure, Target, megabytes, ratio  # noqa: E402
@@ -38,6 +40,7 @@ NESTED = [sys.executable, str(HERE / "nested_server.py")]  # one 30-property too
 SMALL_SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"],
                 "additionalProperties": False}
 PEERS_DIR = HERE / ".peers"
+HTTP_SERVER_NAME = "tests/servers/http_server.py"
 TARGET_CATALOGUE = 50.0  # percent of raw pipelined
 TARGET_OVER_FASTEST, TARGET_OVER_TOOLPROOF = 1.5, 5.0
 TARGET_HELP = 0.3  # seconds
@@ -48,7 +51,7 @@ OurRun = tuple[ToolRun, int | None, str]  # an mcpfuzz whole run, its findings c
 def parse_args() -> argparse.Namespace:
     """Options; --quick only changes the defaults of the durations."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="short durations: the whole script in about a minute")
+    parser.add_argument("--quick", action="store_true", help="short durations: the whole script in about 2 minutes")
     parser.add_argument("--seconds", type=float, help="length of each short timed figure (default 8, quick 2)")
     parser.add_argument("--repeat", type=int, help="repetitions of each short figure (default 3)")
     parser.add_argument("--run-seconds", type=float,
@@ -135,18 +138,35 @@ def peer_row(result: peers.PeerResult) -> str:
                    f"findings from its default run ({result.default.elapsed:.1f}s): {result.detail or 'none'}")
 
 
-def http_figures() -> list[str]:
-    """Hook for Streamable HTTP figures; skipped for now, with a note.
+def http_figures(args: argparse.Namespace) -> tuple[list[Figure], list[Figure], list[str]]:
+    """Streamable HTTP against tests/servers/http_server.py on 127.0.0.1: figures, ratios, notes.
 
-    To fill in: start tests/servers/http_server.py on 127.0.0.1 port 0, then per repetition a raw
-    client's POST round trips per second (sequential over one keep-alive connection, and pipelined
-    over several), mcpfuzz's catalogue frames/s with the URL as target, and their ratio, as for stdio.
+    One server for every repetition (as a user's URL); the raw client speaks the era mcpfuzz
+    negotiates there (2026-07-28, stateless POSTs).
     """
     if importlib.util.find_spec("mcpfuzz.transport.streamable_http") is None:
-        return ["streamable HTTP: skipped, mcpfuzz has no HTTP transport yet (hook: http_figures() in "
-                "benchmarks/bench.py)"]
-    return ["streamable HTTP: skipped, figures not written yet although the transport exists (hook: "
-            "http_figures() in benchmarks/bench.py)"]
+        return [], [], ["streamable HTTP: skipped, mcpfuzz has no HTTP transport"]
+    echo = ("echo", {"text": "hello"})
+    with http_client.http_server() as url:
+        measures: list[tuple[Figure, Callable[[], float]]] = [
+            (Figure("HTTP raw client, sequential tools/call echo", "calls/s"),
+             lambda: http_client.sequential(url, *echo, args.seconds)),
+            (Figure(f"HTTP raw client, {http_client.CONNECTIONS} connections in parallel", "calls/s"),
+             lambda: http_client.parallel(url, *echo, args.seconds)),
+            (Figure("HTTP mcpfuzz catalogue phase", "frames/s"),
+             lambda: engine_figures.catalogue_frames(url, args.seconds)),
+            (Figure("HTTP mcpfuzz fuzz phase, small schema (echo {text})", "calls/s", 1),
+             lambda: engine_figures.fuzz_calls(url, args.seconds, exclude=("add", "get_note"))),
+        ]
+        for repetition in range(1, args.repeat + 1):
+            for figure, measure in measures:
+                progress(f"repetition {repetition}/{args.repeat}: {figure.label}")
+                figure.values.append(measure())
+    figures = [figure for figure, _ in measures]
+    raw_seq, raw_parallel, catalogue, fuzz = figures
+    ratios = [ratio("HTTP ratio: catalogue frames/s over raw parallel", catalogue, raw_parallel),
+              ratio("HTTP ratio: fuzz calls/s (small) over raw sequential", fuzz, raw_seq)]
+    return figures, ratios, [f"HTTP server: {HTTP_SERVER_NAME} on 127.0.0.1 (clean, streamable HTTP)"]
 
 
 def main() -> None:
@@ -160,16 +180,19 @@ def main() -> None:
         ratio("ratio: fuzz calls/s (small) over raw sequential", fuzz_small, raw_seq),
         ratio("ratio: fuzz calls/s (nested) over raw sequential (same tool)", fuzz_nested, raw_nested),
     ]
+    http_figs, http_ratios, http_notes = http_figures(args)
     help_figure, floor = startup_figures(args)
     with tempfile.TemporaryDirectory(prefix="mcpfuzz-bench-") as scratch:
         work = Path(scratch)
         home = work / "home"  # where mcpfuzz is started: fresh, as in a new CI checkout
+        cache = work / "cache"  # its XDG_CACHE_HOME: empty, as on a new machine
         for folder in (home, work / "cold", work / "warm"):
             folder.mkdir()
-        progress(f"mcpfuzz run, {args.run_seconds:g}s, on the clean server, in a fresh folder")
-        cold = cli_figures.mcpfuzz_run(SERVER, args.run_seconds, work / "cold", home)
-        progress(f"mcpfuzz run, {args.run_seconds:g}s, again in the same folder")
-        warm = cli_figures.mcpfuzz_run(SERVER, args.run_seconds, work / "warm", home)
+        progress(f"mcpfuzz run, {args.run_seconds:g}s, on the clean server, fresh folder and empty cache")
+        cold = cli_figures.mcpfuzz_run(SERVER, args.run_seconds, work / "cold", home, cache)
+        progress(f"mcpfuzz run, {args.run_seconds:g}s, again")
+        warm = cli_figures.mcpfuzz_run(SERVER, args.run_seconds, work / "warm", home, cache)
+        left_behind = sorted(path.name for path in home.iterdir())
         results: list[peers.PeerResult] = []
         if args.with_peers:
             for peer in peers.PEERS:
@@ -182,14 +205,14 @@ def main() -> None:
           f"{' (quick)' if args.quick else ''}; whole runs of {args.run_seconds:g}s")
     print(f"server: {Path(SERVER[1]).relative_to(ROOT)} (clean); nested: {Path(NESTED[1]).relative_to(ROOT)}\n")
     print(f"{'figure':<58} {'median':>10} {'unit':<8} spread")
-    for figure in [*figures, *ratios, help_figure, floor]:
+    for figure in [*figures, *ratios, *http_figs, *http_ratios, help_figure, floor]:
         print(figure.line())
-    for note in engine_figures.NOTES:
+    for note in [*http_notes, *engine_figures.NOTES]:
         print(f"note: {note}")
 
     print(f"\nwhole runs on the clean server, {args.run_seconds:g}s each, frames counted by benchmarks/tee_server.py")
-    print("(each tool starts in a fresh folder: Hypothesis builds its caches in ./.hypothesis on first use; "
-          "'mcpfuzz again' reuses the folder)")
+    print("(each tool starts in a fresh folder; mcpfuzz's first run also has an empty cache folder, where a "
+          "child process builds Hypothesis' Unicode tables once; 'mcpfuzz again' reuses it)")
     print(f"{'tool':<16} {'frames/s':>10} {'MB/s':>8} {'frames':>9} {'servers':>7} {'findings':>8} "
           f"{'peak RSS':>9}   how it ended; findings")
     print(run_row("mcpfuzz", *cold))
@@ -198,8 +221,7 @@ def main() -> None:
         print(peer_row(result))
     if not args.with_peers:
         print("(peers not run: add --with-peers)")
-    for line in http_figures():
-        print(line)
+    print(f"left in the folder mcpfuzz ran in: {', '.join(left_behind) or 'nothing'}")
 
     print("\ntargets (printed, not asserted)")
     for target in targets(ratios[0], help_figure, cold, warm, results):
@@ -230,7 +252,7 @@ def targets(catalogue_ratio: Figure, help_figure: Figure, cold: OurRun, warm: Ou
         rows.append(Target(f"frames/s >= {TARGET_OVER_TOOLPROOF:g}x mcp-toolproof, 0 findings", "did not run", None))
     rows.append(Target(f"`mcpfuzz --help` < {TARGET_HELP:g}s", f"{help_figure.median:.3f}s",
                        help_figure.median < TARGET_HELP))
-    for label, (run, _, _) in (("first run in a fresh folder", cold), ("run again there", warm)):
+    for label, (run, _, _) in (("first run, empty cache", cold), ("run again", warm)):
         rows.append(Target(f"mcpfuzz peak RSS < {megabytes(int(TARGET_RSS))}, {label}", megabytes(run.peak_rss),
                            0 < run.peak_rss < TARGET_RSS))
     return rows

@@ -36,17 +36,20 @@ def python_seconds() -> float:
     return startup_seconds([sys.executable, "-c", "pass"])
 
 
-def mcpfuzz_run(server: list[str], seconds: float, workdir: Path, home: Path) -> tuple[ToolRun, int | None, str]:
+def mcpfuzz_run(server: list[str], seconds: float, workdir: Path, home: Path,
+                cache: Path | None = None) -> tuple[ToolRun, int | None, str]:
     """`mcpfuzz run --budget seconds` (every phase) on `server`, started in `home`; run, findings count, oracles.
 
-    `home` matters: Hypothesis keeps caches in ./.hypothesis (its unicode charmap among them), so the
-    first run in a folder builds them and later runs there load them.
+    `cache` (as XDG_CACHE_HOME) is where mcpfuzz keeps Hypothesis' caches (its Unicode tables among
+    them): the first run with an empty one builds them, later runs load them.
     """
     counts = workdir / "counts"
     report = workdir / "report.json"
     argv = [*mcpfuzz_command(), "run", "--budget", f"{seconds:g}", "--seed", "1", "--corpus",
             str(workdir / "corpus"), "--json", str(report), "--", *served(counts, server)]
-    result = run_tool(argv, counts, seconds + STOP_MARGIN, workdir, cwd=home)
+    # HYPOTHESIS_STORAGE_DIRECTORY would take precedence over the cache folder.
+    env = {"XDG_CACHE_HOME": str(cache), "HYPOTHESIS_STORAGE_DIRECTORY": None} if cache is not None else None
+    result = run_tool(argv, counts, seconds + STOP_MARGIN, workdir, cwd=home, env=env)
     try:
         findings = json.loads(report.read_text())["findings"]
     except (OSError, ValueError, KeyError):

@@ -13,6 +13,7 @@ from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import CaseDone, PhaseStarted, RunFinished
 from mcpfuzz.engine.runner import run
 from mcpfuzz.oracles.base import all_oracles
+from mcpfuzz.transport.http_target import HttpTarget
 
 try:  # engines with random frame fuzzing spend this share of the fuzz phase on frames before the tools
     from mcpfuzz.engine.frame_fuzz import FRAME_SHARE
@@ -22,9 +23,13 @@ except ImportError:
 NOTES: list[str] = []  # what went wrong in a run behind a figure, printed with the figures
 
 
-def _config(command: list[str], phases: tuple[str, ...], budget: float, exclude: tuple[str, ...] = ()) -> RunConfig:
+Target = list[str] | str  # a stdio server's command, or a streamable HTTP server's URL
+
+
+def _config(target: Target, phases: tuple[str, ...], budget: float, exclude: tuple[str, ...] = ()) -> RunConfig:
     """A run without corpus or replay (repetitions must not replay each other), every oracle on."""
-    return RunConfig(command=command, seed=1, budget=budget, timeout=5, oracles=tuple(all_oracles()),
+    where = {"command": [], "http": HttpTarget(target)} if isinstance(target, str) else {"command": target}
+    return RunConfig(**where, seed=1, budget=budget, timeout=5, oracles=tuple(all_oracles()),
                      phases=phases, exclude_tools=exclude, corpus=None, replay_corpus=False)
 
 
@@ -39,15 +44,16 @@ def _checked(finished: RunFinished, what: str) -> RunFinished:
 
 
 @cache
-def probe_frames(command: tuple[str, ...]) -> int:
+def probe_frames(target: tuple[str, ...] | str) -> int:
     """Frames the probe alone sends to this server (deterministic for a given server)."""
-    finished = anyio.run(run, _config(list(command), ("probe",), 30), lambda event: None)
+    finished = anyio.run(run, _config(target if isinstance(target, str) else list(target), ("probe",), 30),
+                         lambda event: None)
     return _checked(finished, "probe").stats.frames_sent
 
 
-def catalogue_frames(command: list[str], seconds: float) -> float:
+def catalogue_frames(command: Target, seconds: float) -> float:
     """Catalogue frames per second, over as many whole catalogue runs as fit in `seconds` (at least one)."""
-    before = probe_frames(tuple(command))
+    before = probe_frames(command if isinstance(command, str) else tuple(command))
     frames, busy = 0, 0.0
     deadline = time.perf_counter() + seconds
     while busy == 0.0 or time.perf_counter() < deadline:
@@ -65,7 +71,7 @@ def catalogue_frames(command: list[str], seconds: float) -> float:
     return frames / busy
 
 
-def fuzz_calls(command: list[str], seconds: float, exclude: tuple[str, ...] = ()) -> float:
+def fuzz_calls(command: Target, seconds: float, exclude: tuple[str, ...] = ()) -> float:
     """Judged tool calls per second of the fuzz phase's tool searches (Hypothesis draws, I/O and oracles).
 
     The fuzz phase may start with random frames (FRAME_SHARE of it): the clock starts at the last

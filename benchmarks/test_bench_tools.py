@@ -1,4 +1,4 @@
-"""The benchmark's own instruments against real processes: the counting wrapper, the raw client, the nested server.
+"""The benchmark's own instruments against real processes: counting wrapper, raw clients, nested server.
 
 Run: python -m pytest benchmarks/test_bench_tools.py (not in the default testpaths: it is the benchmark's).
 """
@@ -18,6 +18,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import http_client  # noqa: E402
 import raw_client  # noqa: E402
 from nested_server import TOOL_NAME, nested_example  # noqa: E402
 from tee_server import read_counts  # noqa: E402
@@ -93,3 +94,19 @@ def test_nested_server_accepts_its_example_and_refuses_a_broken_one() -> None:
     results = [json.loads(line)["result"] for line in done.stdout.splitlines()[1:]]
     assert [r["isError"] for r in results] == [False, True]
     assert "-1" not in results[1]["content"][0]["text"]  # never echoes input
+
+
+def test_raw_http_client_makes_round_trips_and_the_server_goes_away() -> None:
+    with http_client.http_server() as url:
+        assert http_client.sequential(url, "echo", {"text": "x"}, 0.3) > 0
+        assert http_client.parallel(url, "echo", {"text": "x"}, 0.3, connections=2) > 0
+    with pytest.raises(OSError):
+        http_client.sequential(url, "echo", {"text": "x"}, 0.1)
+
+
+def test_tool_environment_changes_add_and_remove_variables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BENCH_REMOVED", "1")
+    script = "import os; print(os.environ.get('BENCH_ADDED'), os.environ.get('BENCH_REMOVED'))"
+    run_tool([sys.executable, "-c", script], tmp_path / "counts", 30, tmp_path,
+             env={"BENCH_ADDED": "yes", "BENCH_REMOVED": None})
+    assert (tmp_path / "output.log").read_text().split() == ["yes", "None"]

@@ -87,14 +87,26 @@ def _reap(marker: str) -> None:
                 process.kill()
 
 
-def run_tool(argv: list[str], counts: Path, cap: float, workdir: Path, cwd: Path | None = None) -> ToolRun:
-    """Run `argv` (whose server command is `served(counts, ...)`) in `cwd` (default `workdir`) for at most `cap` s."""
+def _environment(changes: dict[str, str | None] | None) -> dict[str, str] | None:
+    if not changes:
+        return None
+    merged = {**os.environ, **changes}
+    return {name: value for name, value in merged.items() if value is not None}
+
+
+def run_tool(argv: list[str], counts: Path, cap: float, workdir: Path, cwd: Path | None = None,
+             env: dict[str, str | None] | None = None) -> ToolRun:
+    """Run `argv` (whose server command is `served(counts, ...)`) in `cwd` (default `workdir`) for at most `cap` s.
+
+    `env` changes this process' environment for the tool (None removes a variable).
+    """
     counts.mkdir(parents=True, exist_ok=True)
     log = workdir / "output.log"
     with open(log, "wb") as out:
         started = time.perf_counter()
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                   cwd=cwd or workdir, start_new_session=True)
+                                   cwd=cwd or workdir, start_new_session=True,
+                                   env=_environment(env))
         peak, stopped = 0, False
         while process.poll() is None:
             peak = max(peak, _hwm(process.pid))

@@ -30,7 +30,13 @@ class ArgumentCall:
 
 def _has_surrogate(value: Any) -> bool:
     if isinstance(value, str):
-        return any("\ud800" <= ch <= "\udfff" for ch in value)
+        if value.isascii():
+            return False
+        try:
+            value.encode("utf-8")  # strict UTF-8 refuses exactly the surrogate code points
+        except UnicodeEncodeError:
+            return True
+        return False
     if isinstance(value, dict):
         return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
     if isinstance(value, list):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -100,26 +99,41 @@ MISSING = _MISSING
 
 
 def set_at(value: dict, path: Path, new: Any) -> dict | None:
-    """A copy with `new` at `path`; None when a parent object is absent."""
-    out = copy.deepcopy(value)
-    node = out
-    for name in path[:-1]:
-        node = node.get(name) if isinstance(node, dict) else None
-        if not isinstance(node, dict):
-            return None
-    if not isinstance(node, dict):
-        return None
-    node[path[-1]] = new
-    return out
+    """A copy with `new` at `path`; None when a parent object is absent.
+
+    Only the objects along the path are copied; the rest is shared with `value` (nothing here
+    changes a value in place, and a deep copy per edit was a large part of a negative draw).
+    """
+    parents = _parents(value, path)
+    return None if parents is None else _rebuild(parents, path, new)
 
 
 def delete_at(value: dict, path: Path) -> dict | None:
-    """A copy without the member at `path`; None when it is not there."""
+    """A copy without the member at `path`; None when it is not there (copied as in `set_at`)."""
     if get_at(value, path) is MISSING:
         return None
-    out = copy.deepcopy(value)
-    node = get_at(out, path[:-1]) if len(path) > 1 else out
-    del node[path[-1]]
+    parents = _parents(value, path)
+    assert parents is not None
+    return _rebuild(parents, path, MISSING)
+
+
+def _parents(value: Any, path: Path) -> list[dict] | None:
+    """The objects from `value` down to the parent of `path`'s member; None when one is not an object."""
+    nodes = [value]
+    for name in path[:-1]:
+        node = nodes[-1].get(name) if isinstance(nodes[-1], dict) else None
+        nodes.append(node)
+    return nodes if all(isinstance(node, dict) for node in nodes) else None
+
+
+def _rebuild(parents: list[dict], path: Path, new: Any) -> dict:
+    out = dict(parents[-1])
+    if new is MISSING:
+        del out[path[-1]]
+    else:
+        out[path[-1]] = new
+    for node, name in zip(reversed(parents[:-1]), reversed(path[:-1]), strict=True):
+        out = {**node, name: out}
     return out
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 from mcpfuzz.strategies.argument_call import NEGATIVE, ArgumentCall
-from mcpfuzz.strategies.argument_sites import MISSING, Site, delete_at, get_at, set_at, show
+from mcpfuzz.strategies.argument_sites import MISSING, Path, Site, delete_at, get_at, set_at, show
 from mcpfuzz.strategies.schema_values import ArgumentSchema
 
 from mcpfuzz.jsonrpc.ids import json_type
@@ -46,20 +46,16 @@ def schema_type(value: Any) -> str:
     return json_type(value)
 
 
-def breaks_only(schema: ArgumentSchema, value: Any, rule: str) -> bool:
-    """Invalid under the schema, and every error is of the one rule meant to be broken."""
-    errors = schema.errors(value)
-    return bool(errors) and all(str(e.validator) == rule for e in errors)
-
-
 def negative_calls(schema: ArgumentSchema, base: dict, *, strict_types: bool = False, spread: int = 1,
                    choice: int = 0) -> list[ArgumentCall]:
-    """Every single-rule break of `base` this schema allows (each checked against the schema)."""
+    """Every single-rule break of `base` (a valid value) this schema allows (each checked against the schema)."""
     calls: list[ArgumentCall] = []
     seen: set[str] = set()
-    for rule, pointer, arguments, detail in _candidates(schema, base, strict_types, spread, choice):
-        if arguments is None or not breaks_only(schema, arguments, rule):
+    for rule, pointer, path, new, detail in _candidates(schema, base, strict_types, spread, choice):
+        broken = schema.edit_errors(base, path, new)
+        if not broken or any(keyword != rule for keyword in broken):
             continue
+        arguments = delete_at(base, path) if new is MISSING else set_at(base, path, new)
         key = repr(arguments)
         if key in seen:
             continue
@@ -80,7 +76,7 @@ def negative_arguments(schema: ArgumentSchema, *, strict_types: bool = False) ->
                      st.integers(0, 7)).flatmap(pick)
 
 
-Candidate = tuple[str, str, "dict | None", str]
+Candidate = tuple[str, str, Path, Any, str]  # rule, pointer, where, new value (MISSING: removed), detail
 
 
 def _candidates(schema: ArgumentSchema, base: dict, strict: bool, spread: int, choice: int) -> Iterator[Candidate]:
@@ -88,17 +84,16 @@ def _candidates(schema: ArgumentSchema, base: dict, strict: bool, spread: int, c
         if object_schema.get("additionalProperties") is False and isinstance(get_at(base, path) if path else base,
                                                                              dict):
             pointer = "".join(f"/properties/{p}" for p in path)
-            yield ("additionalProperties", pointer, set_at(base, (*path, EXTRA_PROPERTY), "x"),
-                   f"added property `{EXTRA_PROPERTY}`")
+            yield ("additionalProperties", pointer, (*path, EXTRA_PROPERTY), "x", f"added property `{EXTRA_PROPERTY}`")
     for site in schema.sites:
         current = get_at(base, site.path)
         if current is MISSING:
             if get_at(base, site.path[:-1]) is MISSING and len(site.path) > 1:
                 continue
         elif site.required:
-            yield "required", site.pointer, delete_at(base, site.path), f"removed `{site.name}`"
+            yield "required", site.pointer, site.path, MISSING, f"removed `{site.name}`"
         for rule, new, detail in _site_breaks(site, current, strict, spread, choice):
-            yield rule, site.pointer, set_at(base, site.path, new), detail
+            yield rule, site.pointer, site.path, new, detail
 
 
 def _site_breaks(site: Site, current: Any, strict: bool, spread: int, choice: int

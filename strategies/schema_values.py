@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import json
+import threading
 import warnings
-from collections import Counter
+from collections import Counter, OrderedDict
+from collections.abc import Callable
 from functools import cached_property
 from typing import Any
 
@@ -12,14 +15,68 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
+from hypothesis_jsonschema import _from_schema as _hjs
 from hypothesis_jsonschema import from_schema
-from mcpfuzz.strategies.argument_sites import Path, Site, object_paths, sites
+from mcpfuzz.strategies.argument_sites import MISSING, Path, Site, delete_at, get_at, object_paths, set_at, sites
 from mcpfuzz.strategies.formats import CUSTOM_FORMATS
 from mcpfuzz.strategies.schema_prep import PreparedSchema, SchemaProblem, all_required, prepare
+from mcpfuzz.strategies.short_repr import short_repr
 
 # Below this share of accepted draws, a schema is reported as one mcpfuzz cannot fuzz well.
 MIN_ACCEPTED_SHARE = 0.25
 PREFLIGHT_DRAWS = 12
+# Sub-strategies kept by the memo below (a few per property of each tool's schema).
+STRATEGY_CACHE_SIZE = 4096
+# Object keywords that judge an object member by member (or not at all): under objects using only
+# these, changing one member can only break that member's schema, `required` (removed) or
+# `additionalProperties` (added), so an edit is validated on the member alone (`edit_errors`).
+MEMBERWISE_KEYWORDS = frozenset({
+    "type", "properties", "required", "additionalProperties", "title", "description", "default", "examples",
+    "$comment", "$schema", "$id", "$defs", "definitions", "readOnly", "writeOnly", "deprecated"})
+
+
+def _memoized(build: Callable[..., st.SearchStrategy[Any]], cache: OrderedDict) -> Callable[..., Any]:
+    """`build(schema_or_schemas, alphabet=..., custom_formats=...)`, built once per equal input.
+
+    hypothesis-jsonschema's object strategy rebuilds the strategy of every property on every draw
+    (canonicalising and resolving the subschema, and a new `st.composite` for a nested object, whose
+    creation parses the function's source): that was most of a draw. A strategy is a pure description,
+    so the one built first draws exactly what a rebuilt one would. The alphabet and format strategies
+    are per top-level schema: they are part of the key by identity and kept alive by the entry.
+    """
+    lock = threading.Lock()
+
+    def cached(schema: Any, *, alphabet: Any, custom_formats: Any) -> st.SearchStrategy[Any]:
+        try:
+            key = (id(alphabet), id(custom_formats), json.dumps(schema))
+        except (TypeError, ValueError):
+            return build(schema, alphabet=alphabet, custom_formats=custom_formats)
+        with lock:
+            entry = cache.get(key)
+            if entry is not None and entry[0] is alphabet and entry[1] is custom_formats:
+                cache.move_to_end(key)
+                return entry[2]
+        strategy = build(schema, alphabet=alphabet, custom_formats=custom_formats)
+        with lock:
+            cache[key] = (alphabet, custom_formats, strategy)
+            if len(cache) > STRATEGY_CACHE_SIZE:
+                cache.popitem(last=False)
+        return strategy
+
+    cached.mcpfuzz_memo = True  # type: ignore[attr-defined]
+    cached.__wrapped__ = build  # type: ignore[attr-defined]
+    return cached
+
+
+def _memoize_subschema_strategies() -> None:
+    """Route hypothesis-jsonschema's per-draw rebuilds through bounded memos (once per process)."""
+    for name in ("__from_schema", "merged_as_strategies"):
+        build = getattr(_hjs, name, None)
+        if callable(build) and not getattr(build, "mcpfuzz_memo", False):
+            setattr(_hjs, name, _memoized(build, OrderedDict()))
+
+
+_memoize_subschema_strategies()
 
 
 class ArgumentSchema:
@@ -30,6 +87,7 @@ class ArgumentSchema:
         self.prepared: PreparedSchema = prepare(schema)
         self.rejections: Counter[str] = Counter()
         self.accepted = 0
+        self._parents: dict[Path, dict | None] = {}
 
     def is_valid(self, value: Any) -> bool:
         """Valid under the original schema (2020-12 unless `$schema` says otherwise), formats included."""
@@ -38,6 +96,48 @@ class ArgumentSchema:
     def errors(self, value: Any) -> list:
         """The validation errors of a value, most specific first."""
         return sorted(self.prepared.validator.iter_errors(value), key=lambda e: -len(e.absolute_path))
+
+    def edit_errors(self, base: dict, path: Path, new: Any) -> list[str] | None:
+        """The keywords broken once the member at `path` of `base` (a valid value) is `new` (MISSING: removed).
+
+        None when the edit cannot be made (a parent object is absent, or nothing to remove), as
+        `set_at` / `delete_at` say. A negative or edge draw checks dozens of edits of one value: where
+        every object down to the member's parent judges members one by one, only the member is
+        validated (against its property schema), not the whole value again.
+        """
+        if new is MISSING:
+            if get_at(base, path) is MISSING:
+                return None
+        elif not isinstance(get_at(base, path[:-1]) if len(path) > 1 else base, dict):
+            return None
+        parent = self._memberwise_parent(path[:-1])
+        if parent is None:
+            edited = delete_at(base, path) if new is MISSING else set_at(base, path, new)
+            return [str(error.validator) for error in self.prepared.validator.iter_errors(edited)]
+        name = path[-1]
+        if new is MISSING:
+            return ["required"] if name in parent.get("required", ()) else []
+        properties = parent.get("properties", {})
+        member = properties[name] if name in properties else parent.get("additionalProperties", True)
+        if member is True:
+            return []
+        if member is False and name not in properties:
+            return ["additionalProperties"]  # one error naming the extra member, as jsonschema gives
+        return [str(error.validator) for error in self.prepared.validator.evolve(schema=member).iter_errors(new)]
+
+    def _memberwise_parent(self, path: Path) -> dict | None:
+        """The original schema of the object at `path` when it and every object above it are memberwise."""
+        if path not in self._parents:
+            node: Any = self.prepared.original
+            for name in (None, *path):
+                if name is not None:
+                    properties = node.get("properties")
+                    node = properties.get(name) if isinstance(properties, dict) else None
+                if not _memberwise(node):
+                    node = None
+                    break
+            self._parents[path] = node
+        return self._parents[path]
 
     def _keep(self, value: Any) -> bool:
         """The filter of drawn values; counts why values were rejected, for the warning."""
@@ -57,7 +157,7 @@ class ArgumentSchema:
                 raise SchemaProblem(_keyword_in(str(error)), f"no generator for this schema: {error}"[:300],
                                     "simplify the schema (a plain object of typed properties draws best)"
                                     ) from None
-        return base.filter(self._keep)
+        return short_repr(base, "schema_values").filter(self._keep)
 
     @cached_property
     def sites(self) -> list[Site]:
@@ -110,6 +210,12 @@ def draw_examples(strategy: st.SearchStrategy[Any], count: int, seed: int) -> li
     with contextlib.suppress(HypothesisException):  # unsatisfiable: the caller sees too few values
         collect()
     return values
+
+
+def _memberwise(node: Any) -> bool:
+    return (isinstance(node, dict) and node.keys() <= MEMBERWISE_KEYWORDS
+            and isinstance(node.get("properties", {}), dict) and isinstance(node.get("required", []), list)
+            and isinstance(node.get("additionalProperties", True), (bool, dict)))
 
 
 def _keyword_in(message: str) -> str:

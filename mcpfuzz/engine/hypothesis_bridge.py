@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio.from_thread
 import anyio.to_thread
+import hypothesis.configuration
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
@@ -16,6 +22,63 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 
 # Hypothesis never stops on its own before the time slice ends; the slice is the limit.
 MAX_EXAMPLES = 10_000_000
+# Hypothesis' Unicode tables (its charmap, and the UTF-8 codec's intervals hypothesis-jsonschema asks
+# for), built once and cached in its home directory; building them peaks at about 240 MB.
+UNICODE_TABLES = ("charmap", "codec-v2-utf-8")
+BUILD_TABLES = ("from hypothesis.internal.charmap import charmap, intervals_from_codec\n"
+                "charmap()\nintervals_from_codec('utf-8')\n")
+BUILD_TIMEOUT = 300.0
+
+
+def hypothesis_home() -> Path | None:
+    """Where Hypothesis keeps its caches for mcpfuzz: $HYPOTHESIS_STORAGE_DIRECTORY, else a per-user cache.
+
+    Hypothesis' default is ./.hypothesis in the working directory: a folder left in the user's
+    project, and Unicode tables rebuilt in every new folder (the peak memory of a first run there).
+    """
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return Path(os.environ["HYPOTHESIS_STORAGE_DIRECTORY"])
+    cache = os.environ.get("XDG_CACHE_HOME") or (os.environ.get("LOCALAPPDATA") if os.name == "nt" else None)
+    try:
+        root = Path(cache) if cache else Path.home() / ".cache"
+    except RuntimeError:  # no home directory: keep Hypothesis' default
+        return None
+    return root / "mcpfuzz" / "hypothesis"
+
+
+def use_hypothesis_home() -> Path | None:
+    """Point Hypothesis at `hypothesis_home()` unless its home was already chosen; the home in use."""
+    chosen = getattr(hypothesis.configuration, "__hypothesis_home_directory", None)
+    if chosen is not None:
+        return Path(chosen)
+    home = hypothesis_home()
+    if home is not None:
+        hypothesis.configuration.set_hypothesis_home_dir(home)
+    return home
+
+
+def build_unicode_tables(home: Path | None) -> bool:
+    """Build Hypothesis' Unicode tables in a short-lived child process when `home` lacks them.
+
+    The child's peak memory goes with it; this process then only loads the compressed tables.
+    False when they could not be built (Hypothesis then builds them here, as before).
+    """
+    if home is None:
+        return False
+    folder = home / "unicode_data" / unicodedata.unidata_version  # hypothesis.internal.charmap.charmap_file
+    if all((folder / f"{name}.json.gz").exists() for name in UNICODE_TABLES):
+        return True
+    try:
+        subprocess.run([sys.executable, "-c", BUILD_TABLES], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, env={**os.environ, "HYPOTHESIS_STORAGE_DIRECTORY": str(home)},
+                       timeout=BUILD_TIMEOUT, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return all((folder / f"{name}.json.gz").exists() for name in UNICODE_TABLES)
+
+
+# Before any draw: every engine path that draws imports this module first.
+build_unicode_tables(use_hypothesis_home())
 
 
 class OutOfTime(BaseException):
@@ -62,10 +125,16 @@ async def run_given(strategy: st.SearchStrategy[Any], body: Callable[[Any], Base
     None. Every example re-checks the deadline, so a slice overruns by one example at most.
     """
     examples = 0
+    cancelled = anyio.get_cancelled_exc_class()
 
     def test_body(value: Any) -> None:
         nonlocal examples
         check_deadline(deadline)
+        try:
+            # Ctrl-C, SIGTERM or the budget cancelled the run: stop now, not at the end of the slice.
+            anyio.from_thread.check_cancelled()
+        except cancelled:
+            raise OutOfTime from None
         examples += 1
         failure = body(value)
         if failure is not None:

@@ -108,8 +108,10 @@ class Session:
         self._sent: BoundedDict[IdKey, int] = BoundedDict()
         self._answered: BoundedDict[IdKey, int] = BoundedDict()
         self._window: _Window | None = None
-        self._changed = anyio.Event()
-        self._write_lock = anyio.Lock()
+        # Set by the next line, exit or HTTP change; created only when someone waits (see `_wake`).
+        self._changed: anyio.Event | None = None
+        self._write_lock = anyio.Lock(fast_acquire=True)
+        self._barriers: dict[tuple[str, str], tuple[bytes, bytes]] = {}  # era, version -> encoding around the id
         self._outbox: list[bytes] = []
         self.handshake_frames: list[bytes] = []
         self._group: anyio.abc.TaskGroup
@@ -188,11 +190,21 @@ class Session:
         """Send one frame (stdio adds the newline; HTTP POSTs it and returns what the POST got)."""
         async with self._write_lock:
             reply = await self.server.send(data, dict(http_headers) if http_headers else None)
-        self.frames_sent += 1
-        self.log.append(data)
-        if self._frame_log is not None:
-            self._frame_log.write(data + b"\n")
+        self._sent_frames((data,))
         return reply
+
+    async def _send_frames(self, frames: tuple[bytes, ...]) -> None:
+        """Several frames in one write, in order (stdio only: one wake-up of the server, one write deadline)."""
+        assert isinstance(self.server, StdioServer)
+        async with self._write_lock:
+            await self.server.write(b"".join(frame + b"\n" for frame in frames))
+        self._sent_frames(frames)
+
+    def _sent_frames(self, frames: tuple[bytes, ...]) -> None:
+        self.frames_sent += len(frames)
+        self.log.extend(frames)
+        if self._frame_log is not None:
+            self._frame_log.write(b"".join(frame + b"\n" for frame in frames))
 
     def message(self, method: str, params: Any = ABSENT, id: Any = ABSENT) -> bytes:
         """Encode a request of the session's era (modern requests carry `_meta`)."""
@@ -226,16 +238,31 @@ class Session:
         """Until the reply comes, the server dies, the timeout passes, or (HTTP) the POST ended without it."""
         with anyio.move_on_after(timeout):
             while pending.reply is None and self.alive and not (http is not None and http.done):
-                changed = self._changed
-                await changed.wait()
+                await self._next_change()
 
-    async def _send_barrier(self) -> _Pending | None:
+    async def _next_change(self) -> None:
+        """Until the next line, process exit or HTTP change (the caller holds the timeout)."""
+        if self._changed is None:
+            self._changed = anyio.Event()
+        await self._changed.wait()
+
+    def _barrier_frame(self) -> tuple[bytes, _Pending]:
         """A cheap request whose reply proves the server read and handled everything before it."""
         rid = self.next_id()
-        pending = self._expect_harness_reply(rid)
-        method = "server/discover" if self.era is Era.MODERN else "ping"
+        key = (self.era.value if self.era else "", self.version)
+        around = self._barriers.get(key)
+        if around is None:
+            # The encoding is the same for every barrier of an era and version but for the id: built once.
+            method = "server/discover" if self.era is Era.MODERN else "ping"
+            head, _, tail = self.message(method, ABSENT if method == "ping" else {}, 0).partition(b'"id":0')
+            around = self._barriers[key] = (head + b'"id":', tail)
+        return around[0] + str(rid).encode() + around[1], self._expect_harness_reply(rid)
+
+    async def _send_barrier(self) -> _Pending | None:
+        """The barrier request alone (after a frame already sent)."""
+        frame, pending = self._barrier_frame()
         try:
-            await self.send_frame(self.message(method, ABSENT if method == "ping" else {}, rid))
+            await self.send_frame(frame)
         except TransportError:
             return None
         return pending
@@ -269,10 +296,16 @@ class Session:
         # goes out only if it stays unanswered (to tell a dropped request from a stuck server).
         lean = case.patient and case.expect.well_formed and case.expect.reply
         try:
-            exchange.http = await self.send_frame(case.data, case.http_headers)
-            if self.alive and not lean and self.server.needs_barrier:
-                barrier = await self._send_barrier()
+            if not lean and isinstance(self.server, StdioServer):
+                # The frame and its barrier in one write, in that order: one wake-up of the server per case.
+                frame, barrier = self._barrier_frame()
+                await self._send_frames((case.data, frame))
+            else:
+                exchange.http = await self.send_frame(case.data, case.http_headers)
+                if self.alive and not lean and self.server.needs_barrier:
+                    barrier = await self._send_barrier()
         except (ConnectionClosed, WriteTimeout) as error:
+            barrier = None
             if not isinstance(error, ConnectionClosed) or self.alive:
                 exchange.write_error = str(error)
         try:
@@ -327,8 +360,7 @@ class Session:
     async def _wait_settled(self, http: HttpReply, timeout: float) -> None:
         with anyio.move_on_after(timeout):
             while not http.done and self.alive:
-                changed = self._changed
-                await changed.wait()
+                await self._next_change()
 
     async def _collect(self, window: _Window, barrier: _Pending | None, case: Case) -> None:
         """Wait for the case's answer and the barrier; after the barrier, only a short grace."""
@@ -337,36 +369,41 @@ class Session:
         grace_until: float | None = None
         http = window.exchange.http if self.server.replies_on_request else None
         while self.alive:
-            satisfied = _satisfied(case.expect, window.exchange)
-            now = time.monotonic()
-            if http is not None:
-                # Over streamable HTTP the end of the POST's response is the end of the frame's answer;
-                # the grace is for messages on the session's GET stream.
-                if http.done:
-                    grace_until = grace_until or now + self.options.grace
-                    if satisfied or now >= grace_until:
+            # One cancel scope per wait, not per wake-up: its deadline moves in when the grace starts,
+            # and when it fires the checks run once more (they end the wait).
+            with anyio.CancelScope() as scope:
+                while self.alive:
+                    satisfied = _satisfied(case.expect, window.exchange)
+                    now = time.monotonic()
+                    if http is not None:
+                        # Over streamable HTTP the end of the POST's response is the end of the frame's answer;
+                        # the grace is for messages on the session's GET stream.
+                        if http.done:
+                            grace_until = grace_until or now + self.options.grace
+                            if satisfied or now >= grace_until:
+                                return
+                    else:
+                        barrier_done = barrier is None or barrier.reply is not None
+                        if satisfied and barrier_done:
+                            return
+                        if barrier_done and not case.patient:
+                            grace_until = grace_until or now + self.options.grace
+                            if now >= grace_until:
+                                return
+                    if now >= deadline:
+                        window.exchange.timed_out = True
                         return
-            else:
-                barrier_done = barrier is None or barrier.reply is not None
-                if satisfied and barrier_done:
-                    return
-                if barrier_done and not case.patient:
-                    grace_until = grace_until or now + self.options.grace
-                    if now >= grace_until:
-                        return
-            if now >= deadline:
-                window.exchange.timed_out = True
-                return
-            until = min(deadline, grace_until or deadline)
-            changed = self._changed
-            with anyio.move_on_after(max(0.0, until - now)):
-                await changed.wait()
+                    until = min(deadline, grace_until or deadline)
+                    scope.deadline = anyio.current_time() + (until - now)
+                    await self._next_change()
 
     # -- receiving -----------------------------------------------------------------------------
 
     def _wake(self) -> None:
-        self._changed.set()
-        self._changed = anyio.Event()
+        # Waiters take the event and wait with no checkpoint in between: no waiter, nothing to set.
+        changed, self._changed = self._changed, None
+        if changed is not None:
+            changed.set()
 
     def _on_exit(self, end: ProcessEnd) -> None:
         self._wake()

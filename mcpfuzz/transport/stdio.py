@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import math
 import os
@@ -131,8 +132,18 @@ class StdioServer:
         if process is None or process.stdin is None or not self.alive:
             raise ConnectionClosed("the server is not running")
         try:
-            with anyio.fail_after(self.write_timeout):
-                await process.stdin.send(data)
+            writer = _asyncio_writer(process.stdin)
+            if writer is None:
+                with anyio.fail_after(self.write_timeout):
+                    await process.stdin.send(data)
+            else:
+                writer.write(data)
+                if writer.transport.get_write_buffer_size():
+                    # The pipe is full: wait (with the deadline) until the server reads enough of it.
+                    with anyio.fail_after(self.write_timeout):
+                        await writer.drain()
+                else:
+                    await writer.drain()  # all in the pipe: does not wait, raises if the server closed its input
         except TimeoutError:
             raise WriteTimeout(
                 f"the server did not read its input for {self.write_timeout:g}s") from None
@@ -208,6 +219,16 @@ class StdioServer:
                 self.stderr.add(await process.stderr.receive(READ_CHUNK))
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             pass
+
+
+def _asyncio_writer(stream: object) -> asyncio.StreamWriter | None:
+    """The asyncio writer under anyio's stdin stream (asyncio backend), else None.
+
+    anyio's `send` costs two cancel scopes and a turn of the event loop per write; a frame that fits
+    in the pipe needs none of them, so the write deadline is only armed when the pipe is full.
+    """
+    writer = getattr(stream, "_stream", None)
+    return writer if isinstance(writer, asyncio.StreamWriter) else None
 
 
 def inherited_env(extra: dict[str, str] | None = None) -> dict[str, str] | None:
