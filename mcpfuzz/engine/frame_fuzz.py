@@ -31,6 +31,7 @@ from mcpfuzz.transport.errors import ServerStartError
 # Fresh ids of frames: far above the harness's (10000+) and the tool calls' (2**32+), below 2**53.
 FRAME_FIRST_ID = 2**40
 FRAME_SHARE = 0.25  # of the fuzz phase, when there are tools to fuzz too
+USED_LIMIT = 20_000  # explicit ids remembered per process; past it the next case gets a fresh process
 
 
 @dataclass
@@ -94,7 +95,7 @@ class FrameFuzz:
 
     async def fuzz(self, deadline: float) -> None:
         """Each family gets a fair share of the time left; a family done early leaves its time to the next."""
-        self._origin = self.session.restarts
+        self.mark_origin()
         for index, family in enumerate(FAMILIES):
             now = time.monotonic()
             if now >= deadline:
@@ -155,20 +156,26 @@ class FrameFuzz:
         """MCP ids are unique per session: a repeated one may rightly be refused, and its answers count twice."""
         if not keys or not (self.session.alive and self.session.ready):
             return ""  # nothing to repeat, or a fresh process comes anyway
-        if self.session.restarts == self._origin:
+        if self.session.process == self._origin:
             return "origin"
-        if self.session.restarts == self._tracked and not keys.isdisjoint(self._used):
+        if self.session.process == self._tracked and not keys.isdisjoint(self._used):
             return "repeat"
         return ""
 
     def _note_ids(self, keys: set[str], exchange: Exchange) -> None:
         """Remember the ids this process has seen; one it dropped unanswered (the barrier proves it) may come
         again, which spares a restart per shrink step on servers that ignore invalid frames."""
-        if self.session.restarts != self._tracked:
-            self._tracked, self._used = self.session.restarts, set()
+        if self.session.process != self._tracked:
+            self._tracked, self._used = self.session.process, set()
         answered = any(keys & reuse_keys(arrival.incoming.id) for arrival in exchange.responses())
         if answered or not exchange.barrier_answered:
             self._used |= keys
+        if len(self._used) > USED_LIMIT:
+            self.session.recycle()  # a soak keeps one process for hours: the set must not grow without end
+
+    def mark_origin(self) -> None:
+        """Other phases may have sent any id on the current process: a frame with an explicit id needs a fresh one."""
+        self._origin = self.session.process
 
     def _fresh_id(self) -> int:
         self._next_id += 1

@@ -99,7 +99,9 @@ class Session:
         self.version: str = LATEST_LEGACY
         self.ready = False
         self.frames_sent = 0
-        self.restarts = 0
+        self.restarts = 0  # restarts the server caused (crashes, hangs, lifecycle cases), not recycles
+        self.process = 0  # which process (or HTTP session) this is: every start counts
+        self._recycling = False
         self.log: deque[bytes] = deque(maxlen=LOG_LIMIT)  # the latest frames of the current process
         # Awaited before each case on a ready server (the soak's liveness ping and resource samples).
         self.before_case: Callable[[], Awaitable[None]] | None = None
@@ -149,8 +151,10 @@ class Session:
 
     async def restart(self) -> None:
         """A fresh process with no handshake; all per-process state is forgotten."""
-        if self.server.starts:
+        if self.server.starts and not self._recycling:
             self.restarts += 1
+        self._recycling = False
+        self.process += 1
         await self.server.start()
         self.ready = False
         self.log.clear()
@@ -158,6 +162,11 @@ class Session:
         self._pending.clear()
         self._sent.clear()
         self._answered.clear()
+
+    def recycle(self) -> None:
+        """Start the next case on a fresh server, for mcpfuzz's own bookkeeping (not counted as a restart)."""
+        self.ready = False
+        self._recycling = True
 
     async def ensure_ready(self) -> None:
         """Restart and redo the handshake of the known era when the server died or got stuck."""

@@ -185,6 +185,7 @@ class Soak(Run):
             self._target = name
             try:
                 if name.startswith("frames/"):
+                    frames.mark_origin()  # the slices before sent their own ids on this process
                     await frames.fuzz_family(name.removeprefix("frames/"), end)
                 elif name == "stateful":
                     await phases.stateful(end)

@@ -160,7 +160,7 @@ class ToolPhases:
         """One sequence (runs in the Hypothesis thread; calls go through the event loop)."""
         pool: list[Any] = []
         history: list[bytes] = []
-        restarts = self.session.restarts
+        process = self.session.process
         for step in range(data.draw(st.integers(2, MAX_SEQUENCE), label="steps")):
             check_deadline(deadline)
             # Once results have given ids back, favour the tools that take ids (3 times in 4).
@@ -174,7 +174,7 @@ class ToolPhases:
             failure = to_raise(judged, pursued)
             if failure is not None:
                 return failure
-            if self.session.restarts != restarts or exchange.crash is not None:
+            if self.session.process != process or exchange.crash is not None:
                 return None  # a new process: the sequence's state is gone
             history.append(exchange.case.data)
             pool = harvest(exchange, pool)
