@@ -108,7 +108,8 @@ class Soak(Run):
     def _judge(self, phase: str, exchange: Exchange, tool: str | None = None) -> list:
         judged = super()._judge(phase, exchange, tool)
         if phase == "regression":
-            self._known.update(key for _, key, finding in judged if finding is not None)
+            # What the saved transcripts still show was found before, even if the probe saw it first here.
+            self._known.update(key for _, key, _ in judged)
         signature = behaviour(self._target or phase, exchange)
         if signature not in self._seen:
             self._seen[signature] = None
