@@ -52,7 +52,8 @@ def test_a_leaking_server_is_caught_by_memory_growth_in_a_short_soak(tmp_path: P
     assert finding["oracle"] == "memory-growth" and finding["observed"] is True
     assert "KB per request" in finding["message"]
     resources = report["stats"]["resources"]
-    assert resources["server_rss_mb"]["last"] > resources["server_rss_mb"]["first"] + 8
+    # The peak: the last sample may be of a fresh process (a frame slice may start one).
+    assert resources["server_rss_mb"]["peak"] > resources["server_rss_mb"]["first"] + 8
     assert resources["pings"] >= 1 and resources["pings_failed"] == 0
     # Seen over many requests: nothing a transcript could replay is saved.
     assert not list((tmp_path / "corpus").glob("*memory-growth*"))
