@@ -423,15 +423,20 @@ def test_the_same_server_without_a_leak_or_with_a_tiny_one_is_clean(leak_kb: int
     assert_driver_flat(result)
 
 
-def test_the_clean_tool_server_is_not_a_leak() -> None:
-    """tests/servers/tool_server.py, legacy era, search + create/get/delete in a loop."""
-    result = soak([sys.executable, str(TOOL_SERVER)], tool_server_calls(), modern=False, seconds=SOAK_SECONDS)
-    print(result.report("tool_server"))
+def assert_no_leak(result: Any, name: str) -> None:
+    """A soak long enough to judge, no leak detected, a slope far below the floor, and a flat driver."""
+    print(result.report(name))
     growth = measure_growth(result.server)
     assert growth is not None, "too few samples to judge: the soak proved nothing"
     assert result.detected is None and not growth.leaking()
     assert growth.slope < DEFAULT_LIMITS.min_slope / 4
     assert_driver_flat(result)
+
+
+def test_the_clean_tool_server_is_not_a_leak() -> None:
+    """tests/servers/tool_server.py, legacy era, search + create/get/delete in a loop."""
+    result = soak([sys.executable, str(TOOL_SERVER)], tool_server_calls(), modern=False, seconds=SOAK_SECONDS)
+    assert_no_leak(result, "tool_server")
 
 
 @pytest.mark.sdk
@@ -439,12 +444,7 @@ def test_an_mcp_sdk_server_is_not_a_leak() -> None:
     """tests/sdk_servers/sdk2_server.py on mcp 2.x, modern era (server/discover, `_meta` on every request)."""
     pytest.importorskip("mcp.server.mcpserver")
     result = soak([sys.executable, str(SDK2_SERVER)], sdk_calls(), modern=True, seconds=SOAK_SECONDS)
-    print(result.report("sdk2_server"))
-    growth = measure_growth(result.server)
-    assert growth is not None, "too few samples to judge: the soak proved nothing"
-    assert result.detected is None and not growth.leaking()
-    assert growth.slope < DEFAULT_LIMITS.min_slope / 4
-    assert_driver_flat(result)
+    assert_no_leak(result, "sdk2_server")
 
 
 # -- wired into `mcpfuzz run` ---------------------------------------------------------------------

@@ -154,14 +154,14 @@ def try_write_reports(config: RunConfig, finished: RunFinished, options: dict[st
     """Write every report asked for; what could not be written, or "" (a soak's checkpoints go on regardless)."""
     from pathlib import Path
 
-    from mcpfuzz.report.json_report import report_json, write_report
+    from mcpfuzz.report.json_report import report_json, write_report_data
     from mcpfuzz.report.junit import write_junit
     from mcpfuzz.report.sarif import write_sarif
     from mcpfuzz.report.summary_md import write_summary
 
     report = report_json(config, finished)
     oracles = config.oracles
-    writers = (("JSON report", options["json_path"], lambda p: write_report(p, config, finished)),
+    writers = (("JSON report", options["json_path"], lambda p: write_report_data(p, report)),
                ("JUnit XML report", options["junit_path"], lambda p: write_junit(p, report, oracles)),
                ("SARIF report", options["sarif_path"], lambda p: write_sarif(p, report, oracles)),
                ("Markdown summary", options["summary_path"], lambda p: write_summary(p, report)))

@@ -17,7 +17,6 @@ import psutil
 
 from mcpfuzz.engine.resources import ResourceSampler, Sample
 from mcpfuzz.engine.session import HarnessError, Session
-from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Failure, Severity
 from mcpfuzz.oracles.memory import MemoryGrowthFailure, judge_growth
 from mcpfuzz.oracles.process import NoHangFailure
@@ -143,14 +142,11 @@ class Monitor:
         session = self.session
         if not (session.alive and session.ready):
             return
-        method, params = ("server/discover", {}) if session.era is Era.MODERN else ("ping", None)
+        method, params = session.liveness_request()
         started = time.monotonic()
         self.figures.pings += 1
         try:
-            if params is None:
-                await session.call(method, timeout=self.options.ping_timeout)
-            else:
-                await session.call(method, params, timeout=self.options.ping_timeout)
+            await session.call(method, params, timeout=self.options.ping_timeout)
         except (HarnessError, TransportError) as error:
             session.ready = False  # the next case starts on a fresh server
             if not session.alive:

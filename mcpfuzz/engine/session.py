@@ -255,6 +255,10 @@ class Session:
             self._changed = anyio.Event()
         await self._changed.wait()
 
+    def liveness_request(self) -> tuple[str, Any]:
+        """The era's cheapest request, method and params (`ping`; `server/discover` in the modern era)."""
+        return ("server/discover", {}) if self.era is Era.MODERN else ("ping", ABSENT)
+
     def _barrier_frame(self) -> tuple[bytes, _Pending]:
         """A cheap request whose reply proves the server read and handled everything before it."""
         rid = self.next_id()
@@ -262,8 +266,7 @@ class Session:
         around = self._barriers.get(key)
         if around is None:
             # The encoding is the same for every barrier of an era and version but for the id: built once.
-            method = "server/discover" if self.era is Era.MODERN else "ping"
-            head, _, tail = self.message(method, ABSENT if method == "ping" else {}, 0).partition(b'"id":0')
+            head, _, tail = self.message(*self.liveness_request(), 0).partition(b'"id":0')
             around = self._barriers[key] = (head + b'"id":', tail)
         return around[0] + str(rid).encode() + around[1], self._expect_harness_reply(rid)
 

@@ -89,4 +89,9 @@ def write_atomic(path: Path, text: str) -> None:
 
 def write_report(path: Path, config: RunConfig, finished: RunFinished) -> None:
     """Write the JSON report atomically."""
-    write_atomic(path, json.dumps(report_json(config, finished), indent=2) + "\n")
+    write_report_data(path, report_json(config, finished))
+
+
+def write_report_data(path: Path, report: dict) -> None:
+    """Write a report already built by `report_json` atomically."""
+    write_atomic(path, json.dumps(report, indent=2) + "\n")
