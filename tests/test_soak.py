@@ -45,7 +45,8 @@ def oracles_of(report: dict) -> set[tuple[str, str]]:
 
 
 def test_a_leaking_server_is_caught_by_memory_growth_in_a_short_soak(tmp_path: Path) -> None:
-    result, report = soak(tmp_path, ["--duration", "25", *QUICK, "--oracles", "memory-growth"],
+    # Slices of 8 s: a frame slice may start a fresh process (a new series), a tool slice holds 40 samples.
+    result, report = soak(tmp_path, ["--duration", "30", "--slice", "8", *QUICK, "--oracles", "memory-growth"],
                           [sys.executable, str(LEAKY), "--leak-kb", "100"])
     assert result.returncode == 1, result.stdout + result.stderr
     [finding] = report["findings"]
