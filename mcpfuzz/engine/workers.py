@@ -16,6 +16,7 @@ from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import (
     CheckpointSaved,
     EventSink,
+    Finding,
     FindingFound,
     Notice,
     PhaseStarted,
@@ -60,12 +61,12 @@ def run_workers(config: RunConfig, options: SoakOptions, count: int, emit: Event
                                   name=f"mcpfuzz-soak-worker-{index}")
         process.start()
         processes.append(process)
-    merger = _Merger(count, emit)
-    previous = signal.signal(signal.SIGTERM, lambda number, frame: merger.stop(processes))
+    merger = _Merger(count, emit, processes, options.max_findings)
+    previous = signal.signal(signal.SIGTERM, lambda number, frame: merger.stop())
     try:
         _relay(events, processes, merger)
     except KeyboardInterrupt:  # Ctrl-C reached the workers too (same process group): let them finish
-        merger.stop(processes)
+        merger.stop()
         _relay(events, processes, merger)
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -114,9 +115,14 @@ def _relay(events: Any, processes: list, merger: _Merger) -> None:
 class _Merger:
     """Relays worker events to the parent's reporter and keeps the merged state."""
 
-    def __init__(self, count: int, emit: EventSink) -> None:
+    def __init__(self, count: int, emit: EventSink, processes: list, max_findings: int | None = None) -> None:
         self.count = count
         self.emit = emit
+        self.processes = processes
+        # --max-findings counts for the whole soak: each worker alone would only stop at N of its own.
+        self.max_findings = max_findings
+        self.new_findings = 0
+        self.max_reached = False
         self.findings = FindingSet()
         self.latest: dict[int, RunFinished] = {}  # per worker: its final outcome, or its last checkpoint's
         self.final: set[int] = set()
@@ -127,6 +133,7 @@ class _Merger:
         if isinstance(event, FindingFound):
             if self.findings.merge(event.finding) is not None:
                 self.emit(event)
+                self._count_new(event.finding)
         elif isinstance(event, Notice):
             self.emit(replace(event, message=f"worker {worker}: {event.message}") if self.count > 1 else event)
         elif isinstance(event, CheckpointSaved):
@@ -138,13 +145,23 @@ class _Merger:
         else:
             self.emit(event)
 
-    def stop(self, processes: list) -> None:
+    def _count_new(self, finding: Finding) -> None:
+        if finding.known:
+            return
+        self.new_findings += 1
+        if self.max_findings is not None and self.new_findings >= self.max_findings and not self.max_reached:
+            self.max_reached = True
+            self.emit(Notice(f"{self.max_findings} new findings across the workers: stopping as --max-findings "
+                             "asks", level="info"))
+            self.stop()
+
+    def stop(self) -> None:
         """Ask every worker to stop (SIGTERM: each shrinks, saves and reports what it has)."""
         if self.stopping:
             return
         self.stopping = True
         self.emit(Notice("stopping the workers; they save what they found and report"))
-        for process in processes:
+        for process in self.processes:
             if process.is_alive() and process.pid is not None:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(process.pid, signal.SIGTERM)
@@ -167,7 +184,8 @@ class _Merger:
              "resources": o.stats.resources} for w, o in sorted(self.latest.items())]}
         chosen = tuple(findings.all())
         paths = {f.fingerprint: corpus[f.fingerprint] for f in chosen if f.fingerprint in corpus}
-        stopped = next((o.stopped for o in self.latest.values() if o.stopped), "")
+        stopped = "max-findings" if self.max_reached else next((o.stopped for o in self.latest.values()
+                                                                  if o.stopped), "")
         errors = [f"worker {w}: {o.error}" for w, o in sorted(self.latest.items()) if o.error]
         return RunFinished(stats, chosen, lead.protocol_version if lead else None, lead.era if lead else None,
                            stopped, "\n".join(errors) if len(errors) == len(self.latest) else "", paths)
