@@ -63,7 +63,7 @@ def test_a_leaking_server_is_caught_by_memory_growth_in_a_short_soak(tmp_path: P
 
 
 def test_the_same_server_without_its_leak_gives_no_finding(tmp_path: Path) -> None:
-    result, report = soak(tmp_path, ["--duration", "20", *QUICK],
+    result, report = soak(tmp_path, ["--duration", "20", "--slice", "4", *QUICK],
                           [sys.executable, str(LEAKY), "--leak-kb", "0"])
     assert result.returncode == 0, result.stdout + result.stderr
     assert report["findings"] == []
