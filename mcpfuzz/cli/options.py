@@ -92,7 +92,8 @@ SERVER_OPTIONS = [
     click.option("--header", "header_lines", multiple=True, metavar="'NAME: VALUE'",
               help="HTTP: header sent with every request, e.g. for auth (repeatable; values are never written)."),
     click.option("--launch", default=None, metavar="'CMD'",
-              help="HTTP: start the server with this shell-quoted command, restart it after crashes, watch it."),
+              help="HTTP: start the server with this shell-quoted command, restart it after crashes, watch it; "
+                   "{port} here and in the URL: a free port."),
     click.option("--transport", type=click.Choice(["auto", "http", "sse"]), default="auto", show_default=True,
               help="HTTP: streamable HTTP, legacy HTTP+SSE (2024-11-05), or detect from the URL's answers."),
 ]
@@ -204,7 +205,22 @@ def http_target(server: list[str], header_lines: tuple[str, ...], launch: str | 
     url = server[0]
     if not urlsplit(url).hostname:
         raise click.BadParameter(f"{url!r} has no host; e.g. http://127.0.0.1:8000/mcp", param_hint="URL")
+    check_port_placeholder(url, argv)
     return HttpTarget(url, parse_headers(header_lines), argv, transport)
+
+
+def check_port_placeholder(url: str, launch: tuple[str, ...]) -> None:
+    """`{port}` works only in both the URL and the launch command: mcpfuzz picks the port, the server binds it."""
+    from mcpfuzz.transport.http_target import PORT_PLACEHOLDER
+
+    in_url, in_launch = PORT_PLACEHOLDER in url, any(PORT_PLACEHOLDER in part for part in launch)
+    if in_url and not launch:
+        raise click.UsageError(f"{url} says {PORT_PLACEHOLDER}, but only a server mcpfuzz starts can be given a "
+                               f"port; tip: add --launch 'python server.py --port {PORT_PLACEHOLDER}'")
+    if in_url != in_launch:
+        where, other = ("the URL", "--launch") if in_url else ("--launch", "the URL")
+        raise click.UsageError(f"{PORT_PLACEHOLDER} is in {where} but not in {other}: the server would listen on "
+                               f"another port than mcpfuzz connects to; tip: write {PORT_PLACEHOLDER} in both")
 
 
 def parse_headers(lines: tuple[str, ...]) -> tuple[tuple[str, str], ...]:

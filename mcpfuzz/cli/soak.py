@@ -70,9 +70,10 @@ def soak(server: tuple[str, ...], duration: str, max_findings: int | None, check
     """
     total = parse_duration(duration)
     config = build_config(server, total, options)
-    if workers > 1 and config.http is not None and config.http.launch:
-        raise click.UsageError("--workers with --launch would start every worker's server on the same port; soak a "
-                               "running server (drop --launch) or use one worker")
+    if workers > 1 and config.http is not None and config.http.launch and not config.http.picks_port:
+        raise click.UsageError("--workers with --launch would start every worker's server on the same port; tip: "
+                               "write {port} in the URL and the launch command (each worker then starts its server "
+                               "on a free port of its own), or soak a running server (drop --launch)")
     config.sample_every = sample_every
     path = Path(checkpoint_path) if checkpoint_path else (config.corpus or Path(".")) / CHECKPOINT_NAME
     earlier = _resume_from(path, config, options["seed"], workers) if resume else None

@@ -125,6 +125,7 @@ class Session:
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
         if isinstance(self.target, HttpTarget):
+            self.target = self.target.on_free_port()  # `{port}`: this server's own port, kept across restarts
             self.transport = await detect_transport(self.target, self.options.timeout)
             self.server = open_http(self.target, self.transport, on_line=self._on_line, on_exit=self._on_exit,
                                     on_change=self._wake, env=inherited_env(self.options.env),

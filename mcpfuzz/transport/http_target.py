@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
 import httpx
@@ -16,6 +17,8 @@ from mcpfuzz.transport.stdio import ExitSink
 from mcpfuzz.transport.streamable_http import StreamableHttpServer
 
 TRANSPORTS = ("auto", "http", "sse")
+# In the URL and the --launch command: a free port on 127.0.0.1, chosen for each server mcpfuzz starts.
+PORT_PLACEHOLDER = "{port}"
 STREAMABLE, LEGACY_SSE = "http", "sse"
 MODERN_ERROR_CODES = {-32601, -32020, -32021, -32022, -32004}
 
@@ -33,6 +36,29 @@ class HttpTarget:
     def label(self) -> str:
         """The URL (the server's name in reports)."""
         return self.url
+
+    @property
+    def picks_port(self) -> bool:
+        """True when the URL and launch command say `{port}`: each launch gets a port of its own."""
+        return PORT_PLACEHOLDER in self.url
+
+    def on_free_port(self) -> HttpTarget:
+        """This target with `{port}` replaced by a port free on 127.0.0.1 now (itself without `{port}`).
+
+        Reports and transcripts keep the placeholder, so a reproduction or a replay picks its own port.
+        """
+        if not self.picks_port:
+            return self
+        port = str(free_port())
+        return replace(self, url=self.url.replace(PORT_PLACEHOLDER, port),
+                       launch=tuple(part.replace(PORT_PLACEHOLDER, port) for part in self.launch))
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on at 127.0.0.1 (the OS picks it; it stays free until a server binds it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def is_url(text: str) -> bool:
