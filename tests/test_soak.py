@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import signal
@@ -11,6 +12,7 @@ import time
 from pathlib import Path
 
 import click
+import psutil
 import pytest
 
 from mcpfuzz.cli.soak import parse_duration
@@ -93,10 +95,16 @@ def frames_of(log: Path) -> set[bytes]:
     return {line for line in log.read_bytes().splitlines() if b'"tools/call"' in line}
 
 
-def test_sigterm_leaves_a_checkpoint_and_a_report_and_resume_goes_on_with_new_inputs(tmp_path: Path) -> None:
-    server = private_copy(LEAKY, tmp_path)
+def leaky_copy(folder: Path) -> Path:
+    """A private copy of the leaky server (its path marks this test's processes only)."""
+    server = private_copy(LEAKY, folder)
     for sibling in ("mcp_server.py", "tool_server.py"):  # what leaky_server imports
         shutil.copy2(SERVERS_DIR / sibling, server.parent / sibling)
+    return server
+
+
+def test_sigterm_leaves_a_checkpoint_and_a_report_and_resume_goes_on_with_new_inputs(tmp_path: Path) -> None:
+    server = leaky_copy(tmp_path)
     command = [sys.executable, str(server), "--leak-kb", "0"]
     checkpoint = tmp_path / "corpus" / "soak-checkpoint.json"
     process = start_soak(tmp_path, ["--duration", "300", "--checkpoint-every", "2", "--log-frames", "first.log",
@@ -130,6 +138,34 @@ def test_sigterm_leaves_a_checkpoint_and_a_report_and_resume_goes_on_with_new_in
     assert before and after
     # New slices have new seeds: the resumed session does not send the first one's calls again.
     assert len(before & after) <= 0.2 * len(after), (len(before & after), len(after))
+
+
+def test_workers_whose_parent_is_killed_stop_and_take_their_servers_along(tmp_path: Path) -> None:
+    server = leaky_copy(tmp_path)
+    process = start_soak(tmp_path, ["--duration", "600", "--workers", "2", "--checkpoint-every", "1", "--slice", "2",
+                                    *QUICK], [sys.executable, str(server), "--leak-kb", "0"])
+    corpus = tmp_path / "corpus"
+    workers: list[psutil.Process] = []
+    try:
+        for name in ("soak-checkpoint.json", "soak-checkpoint.worker1.json"):
+            wait_for_slices(corpus / name, 1, 120)
+        workers = [child for child in psutil.Process(process.pid).children()
+                   if "spawn_main" in " ".join(child.cmdline())]
+        assert len(workers) == 2
+        process.kill()  # SIGKILL: the parent can forward nothing
+        process.communicate(timeout=30)
+        _, alive = psutil.wait_procs(workers, timeout=60)
+        assert alive == [], "orphaned workers soaked on"
+    finally:
+        process.kill()
+        for worker in workers:
+            with contextlib.suppress(psutil.Error):
+                worker.kill()
+        kill_leftovers(str(server))
+    assert leftover_processes(str(server)) == []
+    # Each stopped as on SIGTERM: a last checkpoint that says so.
+    for name in ("soak-checkpoint.json", "soak-checkpoint.worker1.json"):
+        assert read_checkpoint(corpus / name).stopped == "interrupted"
 
 
 def test_resume_and_workers_refuse_what_does_not_fit(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import multiprocessing
 import os
 import queue
 import signal
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from mcpfuzz.engine.judge import FindingSet
 from mcpfuzz.engine.soak import SoakOptions
 
 POLL = 0.5  # seconds between two looks at the event queue and the workers
+PR_SET_PDEATHSIG = 1  # linux/prctl.h: the signal a process gets when its parent dies
 STOP_WAIT = 30.0  # after SIGTERM/Ctrl-C, how long workers get to shrink, save and report
 # The lead worker (0) tells the whole story; the others only what is theirs to tell.
 LEAD_ONLY = (RunStarted, ProbeDone, ToolsPlanned, PhaseStarted)
@@ -57,7 +59,7 @@ def run_workers(config: RunConfig, options: SoakOptions, count: int, emit: Event
     processes = []
     for index in range(count):
         worker_options = _worker_options(options, index, count)
-        process = context.Process(target=_worker_main, args=(config, worker_options, index, events),
+        process = context.Process(target=_worker_main, args=(config, worker_options, index, events, os.getpid()),
                                   name=f"mcpfuzz-soak-worker-{index}")
         process.start()
         processes.append(process)
@@ -85,19 +87,41 @@ def _worker_options(options: SoakOptions, index: int, count: int) -> SoakOptions
     return replace(options, shard=(index, count), checkpoint=checkpoint, resume=resume)
 
 
-def _worker_main(config: RunConfig, options: SoakOptions, index: int, events: Any) -> None:
+def _worker_main(config: RunConfig, options: SoakOptions, index: int, events: Any, parent: int) -> None:
     """A worker process: one soak, every event worth telling sent to the parent (nothing printed)."""
     import anyio
 
     from mcpfuzz.engine.soak import Soak
 
+    stop_when_orphaned(parent)
+
     def emit(event: Any) -> None:
+        if os.getppid() != parent:
+            # Nobody reads the queue any more: exiting must not wait to flush it (another worker holds
+            # its read end, so the pipe never breaks and a full one would block the exit for ever).
+            events.cancel_join_thread()
+            return
         if isinstance(event, LEAD_ONLY) and index != 0:
             return
         if isinstance(event, RELAYED):
             events.put(_Message(index, event))
 
     anyio.run(Soak(config, options, emit).execute)
+
+
+def stop_when_orphaned(parent: int) -> None:
+    """SIGTERM this worker when the parent dies (SIGKILL, OOM killer): it then stops as on Ctrl-C.
+
+    Without it an orphaned worker would soak on, with its server, until --duration (hours, maybe).
+    Linux only (prctl PR_SET_PDEATHSIG); elsewhere a killed parent leaves workers to end at --duration.
+    """
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # it died before prctl took effect
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _relay(events: Any, processes: list, merger: _Merger) -> None:
