@@ -96,15 +96,14 @@ def _worker_main(config: RunConfig, options: SoakOptions, index: int, events: An
     stop_when_orphaned(parent)
 
     def emit(event: Any) -> None:
+        if not isinstance(event, RELAYED) or (isinstance(event, LEAD_ONLY) and index != 0):
+            return
         if os.getppid() != parent:
             # Nobody reads the queue any more: exiting must not wait to flush it (another worker holds
             # its read end, so the pipe never breaks and a full one would block the exit for ever).
             events.cancel_join_thread()
             return
-        if isinstance(event, LEAD_ONLY) and index != 0:
-            return
-        if isinstance(event, RELAYED):
-            events.put(_Message(index, event))
+        events.put(_Message(index, event))
 
     anyio.run(Soak(config, options, emit).execute)
 

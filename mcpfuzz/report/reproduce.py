@@ -75,8 +75,8 @@ def curl_reproduction(target: HttpTarget, frames: Sequence[bytes]) -> tuple[str,
         notes.append(f"add your own {names} header{'s' if len(target.headers) > 1 else ''} "
                      "(values are never written)")
     if target.picks_port:
-        notes.append(f"start the server ({shlex.join(target.launch)}) with a free port in place of {{port}}, "
-                     "and put that port in the URLs below")
+        notes.append("start the server with a free port in place of {port} in its launch command, and put that "
+                     "port in the URLs below")
     if target.transport == "sse":
         notes.append("legacy HTTP+SSE: answers arrive on the GET stream; open it first with "
                      f"`curl -N {shlex.quote(target.url)}` and POST to the endpoint its first event names")
