@@ -129,7 +129,7 @@ class FrameFuzz:
                 raise RuntimeError(f"mcpfuzz bug in the random frames, please report it: {self._internal}")
             if self._stopped is not None:
                 raise PhaseStopped(self._stopped)
-            if outcome.ended != "failed":
+            if not outcome.go_on:
                 return
             round_number += 1
 

@@ -139,7 +139,7 @@ class ToolPhases:
 
             outcome = await run_given(strategy, body, seed=self._seed(target.name, round_number),
                                       deadline=deadline, database=database, **self._limit())
-            if outcome.ended != "failed":
+            if not outcome.go_on:
                 return  # out of time, or Hypothesis has nothing new to try
             round_number += 1
 
@@ -168,7 +168,7 @@ class ToolPhases:
 
             outcome = await run_given(st.data(), body, seed=self._seed("stateful", round_number),
                                       deadline=deadline, database=None, **self._limit())
-            if outcome.ended != "failed":
+            if not outcome.go_on:
                 return
             round_number += 1
 

@@ -1,0 +1,84 @@
+"""Searches are cut into rounds of ROUND_EXAMPLES examples, so Hypothesis' memory per run stays bounded."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any
+
+import anyio
+import psutil
+from hypothesis import reject
+from hypothesis import strategies as st
+
+from mcpfuzz.engine import hypothesis_bridge, tool_phases
+from mcpfuzz.engine.config import RunConfig
+from mcpfuzz.engine.hypothesis_bridge import ROUND_EXAMPLES, GivenOutcome, run_given
+from mcpfuzz.engine.runner import run
+from mcpfuzz.oracles.base import all_oracles
+from tests.conftest import SERVERS_DIR
+
+
+def given_once(strategy: st.SearchStrategy[Any], body: Any = lambda value: None, **limit: int) -> GivenOutcome:
+    async def main() -> GivenOutcome:
+        return await run_given(strategy, body, seed=1, deadline=time.monotonic() + 60, database=None, **limit)
+
+    return anyio.run(main)
+
+
+def test_a_round_ends_after_its_examples_and_says_the_search_may_go_on() -> None:
+    outcome = given_once(st.integers())
+    assert (outcome.ended, outcome.examples, outcome.go_on) == ("round-done", ROUND_EXAMPLES, True)
+
+
+def test_rejected_examples_do_not_count_toward_the_round() -> None:
+    outcome = given_once(st.integers(), lambda value: reject() if value % 2 else None)
+    assert outcome.ended == "round-done" and outcome.examples > ROUND_EXAMPLES
+
+
+def test_an_exhausted_space_or_the_users_cap_ends_the_search() -> None:
+    exhausted = given_once(st.booleans())
+    assert (exhausted.ended, exhausted.go_on) == ("exhausted", False) and exhausted.examples <= 2
+    capped = given_once(st.integers(), max_examples=ROUND_EXAMPLES)  # --max-examples: no further rounds
+    assert (capped.ended, capped.examples, capped.go_on) == ("exhausted", ROUND_EXAMPLES, False)
+
+
+def test_a_long_tool_search_goes_on_round_after_round_and_mcpfuzz_stays_small(monkeypatch: Any) -> None:
+    """One tool searched for about 15 s in rounds of 100 examples: round after round (new seeds), and
+    mcpfuzz's RSS does not climb with them.
+
+    Without rounds one Hypothesis run kept every example: 120 -> 300 MB over 8,000 calls of this tool.
+    """
+    monkeypatch.setattr(hypothesis_bridge, "ROUND_EXAMPLES", int(os.environ.get("ROUNDS_OF", "100")))
+    rounds: list[int] = []
+    original = tool_phases.ToolPhases._seed
+
+    def seed(self: tool_phases.ToolPhases, name: str, round_number: int) -> int:
+        rounds.append(round_number)
+        return original(self, name, round_number)
+
+    rss: list[float] = []
+    calls = 0
+    own = psutil.Process()
+
+    def emit(event: object) -> None:
+        nonlocal calls
+        if type(event).__name__ == "CaseDone" and getattr(event, "phase", "") == "fuzz":
+            calls += 1
+            if calls % 200 == 0:
+                rss.append(own.memory_info().rss / 2**20)
+
+    tool_phases.ToolPhases._seed = seed  # type: ignore[method-assign]
+    try:
+        config = RunConfig(command=[sys.executable, str(SERVERS_DIR / "tool_server.py")], seed=3, budget=20,
+                           oracles=tuple(all_oracles()), phases=("probe", "fuzz"), corpus=None,
+                           exclude_tools=("create_item", "get_item", "delete_item", "schedule", "tree_sum",
+                                          "measure"))  # search alone; purge_all and fetch_page are skipped
+        finished = anyio.run(run, config, emit)
+    finally:
+        tool_phases.ToolPhases._seed = original  # type: ignore[method-assign]
+    assert not finished.error, finished.error
+    assert max(rounds) >= 3, (rounds, calls)
+    # Level once warm: the last figure within 15 MB of the one after the first round's worth of calls.
+    assert len(rss) >= 6 and rss[-1] - rss[len(rss) // 3] < 15, [round(r) for r in rss]
