@@ -51,15 +51,17 @@ def run_cli(args: Sequence[str], timeout: float = 60.0, env: Mapping[str, str] |
                           cwd=folder, stdin=subprocess.DEVNULL)
 
 
-def private_copy(fixture: Path, directory: Path) -> Path:
-    """Copy a fixture server into `directory`, so its path marks only this test's processes.
+def private_copy(fixture: Path, directory: Path, imports: tuple[str, ...] = ()) -> Path:
+    """Copy a fixture server (and the sibling modules it `imports`) into `directory`, so its path marks
+    only this test's processes.
 
     Other tests (and other sessions) may run the shared fixture at the same time; a leftover check on
     the shared path would see their servers too.
     """
     target = directory / f"srv_{os.getpid()}_{time.monotonic_ns()}" / fixture.name
     target.parent.mkdir(parents=True)
-    shutil.copy2(fixture, target)
+    for path in (fixture, *(fixture.parent / name for name in imports)):
+        shutil.copy2(path, target.parent / path.name)
     return target
 
 

@@ -69,15 +69,12 @@ def test_a_long_tool_search_goes_on_round_after_round_and_mcpfuzz_stays_small(mo
             if calls % 200 == 0:
                 rss.append(own.memory_info().rss / 2**20)
 
-    tool_phases.ToolPhases._seed = seed  # type: ignore[method-assign]
-    try:
-        config = RunConfig(command=[sys.executable, str(SERVERS_DIR / "tool_server.py")], seed=3, budget=20,
-                           oracles=tuple(all_oracles()), phases=("probe", "fuzz"), corpus=None,
-                           exclude_tools=("create_item", "get_item", "delete_item", "schedule", "tree_sum",
-                                          "measure"))  # search alone; purge_all and fetch_page are skipped
-        finished = anyio.run(run, config, emit)
-    finally:
-        tool_phases.ToolPhases._seed = original  # type: ignore[method-assign]
+    monkeypatch.setattr(tool_phases.ToolPhases, "_seed", seed)
+    config = RunConfig(command=[sys.executable, str(SERVERS_DIR / "tool_server.py")], seed=3, budget=20,
+                       oracles=tuple(all_oracles()), phases=("probe", "fuzz"), corpus=None,
+                       exclude_tools=("create_item", "get_item", "delete_item", "schedule", "tree_sum",
+                                      "measure"))  # search alone; purge_all and fetch_page are skipped
+    finished = anyio.run(run, config, emit)
     assert not finished.error, finished.error
     assert max(rounds) >= 3, (rounds, calls)
     # Level once warm: the last figure within 15 MB of the one after the first round's worth of calls.

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
 from mcpfuzz.transport.http_target import HttpTarget
-from tests.conftest import SERVERS_DIR, kill_leftovers, leftover_processes, private_copy, run_cli
+from tests.conftest import kill_leftovers, leftover_processes, private_copy, run_cli
 from tests.http_servers import HTTP_SERVER
 
 URL = "http://127.0.0.1:{port}/mcp"
@@ -18,9 +17,7 @@ URL = "http://127.0.0.1:{port}/mcp"
 
 def launched_copy(folder: Path) -> Path:
     """A private copy of the HTTP test server (its path marks this test's processes only)."""
-    server = private_copy(HTTP_SERVER, folder)
-    shutil.copy2(SERVERS_DIR / "mcp_server.py", server.parent / "mcp_server.py")  # what http_server imports
-    return server
+    return private_copy(HTTP_SERVER, folder, imports=("mcp_server.py",))
 
 
 def test_the_placeholder_becomes_one_free_port_in_both_places() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
 import signal
 import subprocess
 import sys
@@ -97,10 +96,7 @@ def frames_of(log: Path) -> set[bytes]:
 
 def leaky_copy(folder: Path) -> Path:
     """A private copy of the leaky server (its path marks this test's processes only)."""
-    server = private_copy(LEAKY, folder)
-    for sibling in ("mcp_server.py", "tool_server.py"):  # what leaky_server imports
-        shutil.copy2(SERVERS_DIR / sibling, server.parent / sibling)
-    return server
+    return private_copy(LEAKY, folder, imports=("mcp_server.py", "tool_server.py"))
 
 
 def test_sigterm_leaves_a_checkpoint_and_a_report_and_resume_goes_on_with_new_inputs(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import click
 if TYPE_CHECKING:
     from mcpfuzz.engine.config import RunConfig
     from mcpfuzz.engine.events import RunFinished
+    from mcpfuzz.transport.http_target import HttpTarget
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 SEVERITIES = ("low", "medium", "high", "critical")
@@ -205,18 +206,19 @@ def http_target(server: list[str], header_lines: tuple[str, ...], launch: str | 
     url = server[0]
     if not urlsplit(url).hostname:
         raise click.BadParameter(f"{url!r} has no host; e.g. http://127.0.0.1:8000/mcp", param_hint="URL")
-    check_port_placeholder(url, argv)
-    return HttpTarget(url, parse_headers(header_lines), argv, transport)
+    target = HttpTarget(url, parse_headers(header_lines), argv, transport)
+    check_port_placeholder(target)
+    return target
 
 
-def check_port_placeholder(url: str, launch: tuple[str, ...]) -> None:
+def check_port_placeholder(target: HttpTarget) -> None:
     """`{port}` works only in both the URL and the launch command: mcpfuzz picks the port, the server binds it."""
     from mcpfuzz.transport.http_target import PORT_PLACEHOLDER
 
-    in_url, in_launch = PORT_PLACEHOLDER in url, any(PORT_PLACEHOLDER in part for part in launch)
-    if in_url and not launch:
-        raise click.UsageError(f"{url} says {PORT_PLACEHOLDER}, but only a server mcpfuzz starts can be given a "
-                               f"port; tip: add --launch 'python server.py --port {PORT_PLACEHOLDER}'")
+    in_url, in_launch = target.picks_port, any(PORT_PLACEHOLDER in part for part in target.launch)
+    if in_url and not target.launch:
+        raise click.UsageError(f"{target.url} says {PORT_PLACEHOLDER}, but only a server mcpfuzz starts can be "
+                               f"given a port; tip: add --launch 'python server.py --port {PORT_PLACEHOLDER}'")
     if in_url != in_launch:
         where, other = ("the URL", "--launch") if in_url else ("--launch", "the URL")
         raise click.UsageError(f"{PORT_PLACEHOLDER} is in {where} but not in {other}: the server would listen on "
