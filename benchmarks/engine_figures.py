@@ -6,8 +6,8 @@ import time
 from functools import cache
 
 import anyio
-from mcpfuzz.strategies.schema_values import ArgumentSchema, draw_examples
-from mcpfuzz.strategies.tool_calls import TOOL_FAMILY
+from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema, draw_examples
+from mcpfuzz.strategies.arguments.tool_calls import TOOL_FAMILY
 
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import CaseDone, PhaseStarted, RunFinished
@@ -16,7 +16,7 @@ from mcpfuzz.oracles.base import all_oracles
 from mcpfuzz.transport.http_target import HttpTarget
 
 try:  # engines with random frame fuzzing spend this share of the fuzz phase on frames before the tools
-    from mcpfuzz.engine.frame_fuzz import FRAME_SHARE
+    from mcpfuzz.engine.phases.frame_fuzz import FRAME_SHARE
 except ImportError:
     FRAME_SHARE = 0.0
 

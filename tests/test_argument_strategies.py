@@ -8,13 +8,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
-from mcpfuzz.strategies.argument_call import NEGATIVE, POSITIVE
-from mcpfuzz.strategies.coverage import coverage_calls
-from mcpfuzz.strategies.edges import edge_arguments
-from mcpfuzz.strategies.formats import format_checker
-from mcpfuzz.strategies.negative import negative_arguments, negative_calls
-from mcpfuzz.strategies.schema_prep import SchemaProblem
-from mcpfuzz.strategies.schema_values import ArgumentSchema, draw_examples
+from mcpfuzz.strategies.arguments.call import NEGATIVE, POSITIVE
+from mcpfuzz.strategies.arguments.coverage import coverage_calls
+from mcpfuzz.strategies.arguments.edges import edge_arguments
+from mcpfuzz.strategies.arguments.formats import format_checker
+from mcpfuzz.strategies.arguments.negative import negative_arguments, negative_calls
+from mcpfuzz.strategies.arguments.schema_prep import SchemaProblem
+from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema, draw_examples
 
 SEARCH = {
     "type": "object",

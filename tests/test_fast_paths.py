@@ -15,13 +15,13 @@ from typing import Any
 import anyio
 import pytest
 from hypothesis_jsonschema import _from_schema as hjs
-from mcpfuzz.strategies.argument_sites import MISSING, delete_at, set_at
-from mcpfuzz.strategies.edges import EDGE_NUMBERS, EDGE_STRINGS
-from mcpfuzz.strategies.negative import EXTRA_PROPERTY
-from mcpfuzz.strategies.schema_values import ArgumentSchema, draw_examples
+from mcpfuzz.strategies.arguments.edges import EDGE_NUMBERS, EDGE_STRINGS
+from mcpfuzz.strategies.arguments.negative import EXTRA_PROPERTY
+from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema, draw_examples
+from mcpfuzz.strategies.arguments.sites import MISSING, delete_at, set_at
 
-from mcpfuzz.engine.hypothesis_bridge import UNICODE_TABLES, hypothesis_home
-from mcpfuzz.engine.session import Session, SessionOptions
+from mcpfuzz.engine.phases.hypothesis_bridge import UNICODE_TABLES, hypothesis_home
+from mcpfuzz.engine.session.session import Session, SessionOptions
 from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.frame import Case
 from tests.engine_runs import MCP_SERVER
@@ -113,8 +113,8 @@ def test_hypothesis_caches_stay_out_of_the_working_directory(tmp_path: Path) -> 
     env.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
     script = textwrap.dedent("""
         import hypothesis.configuration
-        from mcpfuzz.engine.hypothesis_bridge import hypothesis_home
-        from mcpfuzz.strategies.schema_values import ArgumentSchema, draw_examples
+        from mcpfuzz.engine.phases.hypothesis_bridge import hypothesis_home
+        from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema, draw_examples
         draw_examples(ArgumentSchema({"type": "object", "properties": {"s": {"type": "string"}}}).positive, 5, 1)
         print(hypothesis.configuration.storage_directory("x").path.parent)
     """)

@@ -15,17 +15,17 @@ from pathlib import Path
 import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
-from mcpfuzz.strategies.frame_bytes import MAX_FRAME
-from mcpfuzz.strategies.frame_context import FrameContext
-from mcpfuzz.strategies.frame_expect import expect_frame
-from mcpfuzz.strategies.frame_mutations import FAMILIES, frame_drafts
+from mcpfuzz.strategies.frames.bytes import MAX_FRAME
+from mcpfuzz.strategies.frames.context import FrameContext
+from mcpfuzz.strategies.frames.expect import expect_frame
+from mcpfuzz.strategies.frames.mutations import FAMILIES, frame_drafts
 
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import CaseDone, Finding, FindingFound, RunFinished
-from mcpfuzz.engine.frame_fuzz import FRAME_FIRST_ID
+from mcpfuzz.engine.phases.frame_fuzz import FRAME_FIRST_ID
 from mcpfuzz.engine.replay import FAILED, FIXED, load_replayables, replay_one
 from mcpfuzz.engine.runner import run
-from mcpfuzz.engine.session import HARNESS_FIRST_ID, SessionOptions
+from mcpfuzz.engine.session.session import HARNESS_FIRST_ID, SessionOptions
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.case_json import expectation_to_json
 from mcpfuzz.jsonrpc.versions import Era

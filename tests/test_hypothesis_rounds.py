@@ -12,9 +12,10 @@ import psutil
 from hypothesis import reject
 from hypothesis import strategies as st
 
-from mcpfuzz.engine import hypothesis_bridge, tool_phases
 from mcpfuzz.engine.config import RunConfig
-from mcpfuzz.engine.hypothesis_bridge import ROUND_EXAMPLES, GivenOutcome, run_given
+from mcpfuzz.engine.phases import call_phases as tool_phases
+from mcpfuzz.engine.phases import hypothesis_bridge
+from mcpfuzz.engine.phases.hypothesis_bridge import ROUND_EXAMPLES, GivenOutcome, run_given
 from mcpfuzz.engine.runner import run
 from mcpfuzz.oracles.base import all_oracles
 from tests.conftest import SERVERS_DIR

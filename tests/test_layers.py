@@ -174,7 +174,7 @@ def test_strategies_do_no_io() -> None:
 
 
 @pytest.mark.parametrize(("name", "layer", "source", "bad"), [
-    ("mcpfuzz.jsonrpc.frame", "jsonrpc", "from mcpfuzz.engine.session import Session", True),
+    ("mcpfuzz.jsonrpc.frame", "jsonrpc", "from mcpfuzz.engine.session.session import Session", True),
     ("mcpfuzz.transport.stdio", "transport", "from mcpfuzz.strategies import catalogue", True),
     ("mcpfuzz.strategies.catalogue", "strategies", "import mcpfuzz.transport.stdio", True),
     ("mcpfuzz.strategies.catalogue", "strategies", "from strategies.messages import FrameBuilder", True),

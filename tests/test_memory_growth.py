@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from mcpfuzz.engine.resources import ResourceSampler, Sample
+from mcpfuzz.engine.monitor.resources import ResourceSampler, Sample
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, modern_meta
 from mcpfuzz.oracles.base import Severity, all_oracles, run_checks
 from mcpfuzz.oracles.memory import (

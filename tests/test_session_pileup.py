@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import anyio
 import pytest
 
-from mcpfuzz.engine.pileup import PileupVerdict, check_session_pileup
-from mcpfuzz.engine.probe import probe
-from mcpfuzz.engine.session import Session
+from mcpfuzz.engine.monitor.pileup import PileupVerdict, check_session_pileup
+from mcpfuzz.engine.phases.probe import probe
+from mcpfuzz.engine.session.session import Session
 from mcpfuzz.oracles.base import Severity
 from mcpfuzz.oracles.memory import KIB, MIB
 from mcpfuzz.transport.http_target import HttpTarget

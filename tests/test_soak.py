@@ -16,9 +16,9 @@ import pytest
 
 from mcpfuzz.cli.soak import parse_duration
 from mcpfuzz.corpus.redact import Redactor
-from mcpfuzz.engine.checkpoint import Checkpoint, CheckpointError, read_checkpoint, write_checkpoint
 from mcpfuzz.engine.events import Finding
-from mcpfuzz.engine.scheduler import Scheduler
+from mcpfuzz.engine.soak.checkpoint import Checkpoint, CheckpointError, read_checkpoint, write_checkpoint
+from mcpfuzz.engine.soak.scheduler import Scheduler
 from mcpfuzz.oracles.base import Severity
 from tests.conftest import CLI, SERVERS_DIR, cli_env, kill_leftovers, leftover_processes, private_copy, run_cli
 

@@ -93,7 +93,7 @@ def replay(ctx: click.Context, paths: tuple[str, ...], timeout: float, env_pairs
     import anyio
 
     from mcpfuzz.engine.replay import ERROR, FAILED, load_replayables, replay_one
-    from mcpfuzz.engine.session import SessionOptions
+    from mcpfuzz.engine.session.session import SessionOptions
     from mcpfuzz.oracles.base import all_oracles
     from mcpfuzz.report.replay_console import print_outcome
     from mcpfuzz.transport.http_target import HttpTarget

@@ -12,8 +12,8 @@ import click
 from mcpfuzz.cli.options import EXIT_ERROR, build_config, exit_status, server_options, try_write_reports
 
 if TYPE_CHECKING:
-    from mcpfuzz.engine.checkpoint import Checkpoint
     from mcpfuzz.engine.config import RunConfig
+    from mcpfuzz.engine.soak.checkpoint import Checkpoint
 
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)([smhd]))")
@@ -83,7 +83,7 @@ def soak(server: tuple[str, ...], duration: str, max_findings: int | None, check
                                "longer --duration to go on (it counts earlier sessions too)")
     config.budget = total - elapsed
 
-    from mcpfuzz.engine.soak import SoakOptions
+    from mcpfuzz.engine.soak.soak import SoakOptions
 
     soak_options = SoakOptions(duration=total, max_findings=max_findings, checkpoint=path,
                                checkpoint_every=checkpoint_every, ping_every=ping_every,
@@ -116,10 +116,10 @@ def _soak(config: RunConfig, soak_options: Any, workers: int, options: dict[str,
                 click.echo(f"warning: {problem}", err=True)
 
     if workers > 1:
-        from mcpfuzz.engine.workers import run_workers
+        from mcpfuzz.engine.soak.workers import run_workers
 
         return run_workers(config, soak_options, workers, emit)
-    from mcpfuzz.engine.soak import Soak
+    from mcpfuzz.engine.soak.soak import Soak
 
     return anyio.run(Soak(config, soak_options, emit).execute)
 
@@ -127,8 +127,8 @@ def _soak(config: RunConfig, soak_options: Any, workers: int, options: dict[str,
 def _resume_from(path: Path, config: RunConfig, seed: int | None, workers: int) -> Checkpoint:
     """The checkpoint to go on from, checked against this soak's server and seed (exit 2 when it does not fit)."""
     from mcpfuzz.corpus.redact import Redactor
-    from mcpfuzz.engine.checkpoint import CheckpointError, read_checkpoint
-    from mcpfuzz.engine.workers import worker_checkpoint
+    from mcpfuzz.engine.soak.checkpoint import CheckpointError, read_checkpoint
+    from mcpfuzz.engine.soak.workers import worker_checkpoint
 
     try:
         checkpoint = read_checkpoint(path)

@@ -8,7 +8,7 @@ from pathlib import Path
 from mcpfuzz.corpus.store import CorpusError, CorpusStore
 from mcpfuzz.engine.events import Finding
 from mcpfuzz.engine.judge import FindingSet
-from mcpfuzz.engine.session import HarnessError, Session, SessionOptions
+from mcpfuzz.engine.session.session import HarnessError, Session, SessionOptions
 from mcpfuzz.engine.transcripts import Replayable, ServerTarget, from_transcript
 from mcpfuzz.jsonrpc.case_json import CaseFormatError
 from mcpfuzz.jsonrpc.exchange import Exchange

@@ -27,15 +27,15 @@ from mcpfuzz.engine.events import (
     Stats,
     ToolsPlanned,
 )
-from mcpfuzz.engine.frame_fuzz import FRAME_SHARE, FrameFuzz, FrameFuzzOptions, simplest_target
 from mcpfuzz.engine.judge import FindingSet, observed_finding, received_lines
-from mcpfuzz.engine.monitor import Monitor, MonitorOptions
-from mcpfuzz.engine.pileup import check_session_pileup
-from mcpfuzz.engine.probe import ProbeResult, probe
+from mcpfuzz.engine.monitor.monitor import Monitor, MonitorOptions
+from mcpfuzz.engine.monitor.pileup import check_session_pileup
+from mcpfuzz.engine.phases.call_phases import PhaseStopped, ToolPhaseOptions, ToolPhases
+from mcpfuzz.engine.phases.frame_fuzz import FRAME_SHARE, FrameFuzz, FrameFuzzOptions, simplest_target
+from mcpfuzz.engine.phases.probe import ProbeResult, probe
+from mcpfuzz.engine.phases.targets import ToolPlan, plan_tools
 from mcpfuzz.engine.replay import load_replayables
-from mcpfuzz.engine.session import HarnessError, Session, SessionOptions
-from mcpfuzz.engine.tool_phases import PhaseStopped, ToolPhaseOptions, ToolPhases
-from mcpfuzz.engine.tool_targets import ToolPlan, plan_tools
+from mcpfuzz.engine.session.session import HarnessError, Session, SessionOptions
 from mcpfuzz.engine.transcripts import save_findings
 from mcpfuzz.jsonrpc.case_json import case_from_json, case_to_json
 from mcpfuzz.jsonrpc.exchange import Exchange

@@ -21,7 +21,7 @@ _KIB, _MIB = 1024, 1024 * 1024  # binary sizes, as memory-growth reports them
 
 
 class SessionPileupFailure(Failure):
-    """`session-leak` seen in memory: refused requests pile up server-side state (`mcpfuzz.engine.pileup`).
+    """`session-leak` seen in memory: refused requests pile up server-side state (`mcpfuzz.engine.monitor.pileup`).
 
     Not registered: the registry holds one check per oracle id, and this one is judged on a series of
     memory samples by the engine, not on one exchange; it shares the id so that `--exclude-oracles

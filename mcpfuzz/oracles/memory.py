@@ -31,7 +31,7 @@ MAX_POINTS = 240  # Theil-Sen and Mann-Kendall are O(n^2): a long soak is thinne
 
 
 class RssPoint(Protocol):
-    """One sample of a series (`mcpfuzz.engine.resources.Sample` is one)."""
+    """One sample of a series (`mcpfuzz.engine.monitor.resources.Sample` is one)."""
 
     @property
     def t(self) -> float: ...

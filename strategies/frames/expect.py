@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from mcpfuzz.strategies.frame_context import INT64, FrameContext, anything
-from mcpfuzz.strategies.frame_read import depth, has_duplicates, lax_values, strict_value
-from mcpfuzz.strategies.frame_request import expect_object
+from mcpfuzz.strategies.frames.context import INT64, FrameContext, anything
+from mcpfuzz.strategies.frames.read import depth, has_duplicates, lax_values, strict_value
+from mcpfuzz.strategies.frames.request import expect_object
 
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.expectation import Expectation

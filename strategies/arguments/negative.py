@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from hypothesis import strategies as st
-from mcpfuzz.strategies.argument_call import NEGATIVE, ArgumentCall
-from mcpfuzz.strategies.argument_sites import MISSING, Path, Site, delete_at, get_at, set_at, show
-from mcpfuzz.strategies.schema_values import ArgumentSchema
+from mcpfuzz.strategies.arguments.call import NEGATIVE, ArgumentCall
+from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema
+from mcpfuzz.strategies.arguments.sites import MISSING, Path, Site, delete_at, get_at, set_at, show
 
 from mcpfuzz.jsonrpc.ids import json_type
 

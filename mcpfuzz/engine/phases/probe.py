@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpfuzz.engine.errors import UnusableServer
-from mcpfuzz.engine.session import Session
+from mcpfuzz.engine.session.session import Session
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.frame import Case

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from hypothesis import strategies as st
-from mcpfuzz.strategies.argument_sites import MISSING, get_at, set_at
+from mcpfuzz.strategies.arguments.sites import MISSING, get_at, set_at
 
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 

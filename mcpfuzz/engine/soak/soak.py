@@ -11,21 +11,21 @@ from pathlib import Path
 import anyio
 
 from mcpfuzz.corpus.redact import Redactor
-from mcpfuzz.engine.behaviour import behaviour
-from mcpfuzz.engine.checkpoint import Checkpoint, write_checkpoint
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import CheckpointSaved, EventSink, Finding, Notice, PhaseStarted, RunFinished
-from mcpfuzz.engine.frame_fuzz import FrameFuzz
 from mcpfuzz.engine.judge import FindingKey
-from mcpfuzz.engine.monitor import MonitorOptions, release_free_memory
+from mcpfuzz.engine.monitor.monitor import MonitorOptions, release_free_memory
+from mcpfuzz.engine.phases.call_phases import PhaseStopped, ToolPhases
+from mcpfuzz.engine.phases.frame_fuzz import FrameFuzz
+from mcpfuzz.engine.phases.targets import ToolPlan
 from mcpfuzz.engine.runner import Run
-from mcpfuzz.engine.scheduler import Scheduler
-from mcpfuzz.engine.session import Session
-from mcpfuzz.engine.tool_phases import PhaseStopped, ToolPhases
-from mcpfuzz.engine.tool_targets import ToolPlan
-from mcpfuzz.engine.tracking import BoundedDict
+from mcpfuzz.engine.session.session import Session
+from mcpfuzz.engine.session.tracking import BoundedDict
+from mcpfuzz.engine.soak.behaviour import behaviour
+from mcpfuzz.engine.soak.checkpoint import Checkpoint, write_checkpoint
+from mcpfuzz.engine.soak.scheduler import Scheduler
 from mcpfuzz.jsonrpc.exchange import Exchange
-from mcpfuzz.strategies.frame_mutations import FAMILIES
+from mcpfuzz.strategies.frames.mutations import FAMILIES
 
 MIN_SLICE = 1.0  # a slice shorter than this is not worth starting a search for
 SEEN_LIMIT = 200_000  # behaviour signatures remembered (a soak must stay flat in memory)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import strategies as st
-from mcpfuzz.strategies.frame_read import BOM
+from mcpfuzz.strategies.frames.read import BOM
 
 MAX_FRAME = 1 << 20  # huge whitespace stays within 1 MiB
 WHITESPACE_SIZES = (1, 2, 16, 255, 4096, 65_536, MAX_FRAME)

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from mcpfuzz.strategies.argument_call import NEGATIVE, POSITIVE, ArgumentCall
-from mcpfuzz.strategies.frame_context import INT64, UNKNOWN_PREFIX, FrameContext, anything, quiet_invalid
-from mcpfuzz.strategies.tool_calls import call_expectation
+from mcpfuzz.strategies.arguments.call import NEGATIVE, POSITIVE, ArgumentCall
+from mcpfuzz.strategies.arguments.tool_calls import call_expectation
+from mcpfuzz.strategies.frames.context import INT64, UNKNOWN_PREFIX, FrameContext, anything, quiet_invalid
 
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.expectation import Expectation

@@ -12,7 +12,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from mcpfuzz.engine.checkpoint import Checkpoint, read_checkpoint
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import (
     CheckpointSaved,
@@ -28,7 +27,8 @@ from mcpfuzz.engine.events import (
     ToolsPlanned,
 )
 from mcpfuzz.engine.judge import FindingSet
-from mcpfuzz.engine.soak import SoakOptions
+from mcpfuzz.engine.soak.checkpoint import Checkpoint, read_checkpoint
+from mcpfuzz.engine.soak.soak import SoakOptions
 
 POLL = 0.5  # seconds between two looks at the event queue and the workers
 PR_SET_PDEATHSIG = 1  # linux/prctl.h: the signal a process gets when its parent dies
@@ -91,7 +91,7 @@ def _worker_main(config: RunConfig, options: SoakOptions, index: int, events: An
     """A worker process: one soak, every event worth telling sent to the parent (nothing printed)."""
     import anyio
 
-    from mcpfuzz.engine.soak import Soak
+    from mcpfuzz.engine.soak.soak import Soak
 
     stop_when_orphaned(parent)
 

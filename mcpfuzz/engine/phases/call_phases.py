@@ -13,20 +13,20 @@ from typing import Any
 import anyio.from_thread
 from hypothesis import strategies as st
 
-from mcpfuzz.engine.hypothesis_bridge import check_deadline, run_given
 from mcpfuzz.engine.judge import FindingKey
-from mcpfuzz.engine.session import HarnessError, Session
-from mcpfuzz.engine.tool_targets import ToolTarget
+from mcpfuzz.engine.phases.hypothesis_bridge import check_deadline, run_given
+from mcpfuzz.engine.phases.targets import ToolTarget
+from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Failure
-from mcpfuzz.strategies.argument_call import POSITIVE, ArgumentCall
-from mcpfuzz.strategies.coverage import coverage_calls
-from mcpfuzz.strategies.edges import edge_arguments
-from mcpfuzz.strategies.harvest import harvest, substitute, takes_ids
+from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
+from mcpfuzz.strategies.arguments.coverage import coverage_calls
+from mcpfuzz.strategies.arguments.edges import edge_arguments
+from mcpfuzz.strategies.arguments.harvest import harvest, substitute, takes_ids
+from mcpfuzz.strategies.arguments.negative import negative_arguments
+from mcpfuzz.strategies.arguments.tool_calls import TOOL_FAMILY, tool_call_case
 from mcpfuzz.strategies.messages import FrameBuilder
-from mcpfuzz.strategies.negative import negative_arguments
-from mcpfuzz.strategies.tool_calls import TOOL_FAMILY, tool_call_case
 from mcpfuzz.transport.errors import ServerStartError
 
 # Tool-call ids live far above the catalogue's (100+) and the harness's (10000+).

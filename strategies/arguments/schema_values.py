@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 from hypothesis_jsonschema import _from_schema as _hjs
 from hypothesis_jsonschema import from_schema
-from mcpfuzz.strategies.argument_sites import MISSING, Path, Site, delete_at, get_at, object_paths, set_at, sites
-from mcpfuzz.strategies.formats import CUSTOM_FORMATS
-from mcpfuzz.strategies.schema_prep import PreparedSchema, SchemaProblem, all_required, prepare
+from mcpfuzz.strategies.arguments.formats import CUSTOM_FORMATS
+from mcpfuzz.strategies.arguments.schema_prep import PreparedSchema, SchemaProblem, all_required, prepare
+from mcpfuzz.strategies.arguments.sites import MISSING, Path, Site, delete_at, get_at, object_paths, set_at, sites
 from mcpfuzz.strategies.short_repr import short_repr
 
 # Below this share of accepted draws, a schema is reported as one mcpfuzz cannot fuzz well.

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import strategies as st
-from mcpfuzz.strategies.frame_bytes import byte_edits
-from mcpfuzz.strategies.frame_context import UNKNOWN_PREFIX, FrameContext
-from mcpfuzz.strategies.frame_draft import FRESH, FrameDraft, Message
-from mcpfuzz.strategies.frame_edits import Drop, Duplicate, Nest, Reorder, Respond, Retype, SetParam
+from mcpfuzz.strategies.frames.bytes import byte_edits
+from mcpfuzz.strategies.frames.context import UNKNOWN_PREFIX, FrameContext
+from mcpfuzz.strategies.frames.draft import FRESH, FrameDraft, Message
+from mcpfuzz.strategies.frames.edits import Drop, Duplicate, Nest, Reorder, Respond, Retype, SetParam
 from mcpfuzz.strategies.messages import FrameBuilder
 
 from mcpfuzz.jsonrpc.ids import ABSENT

@@ -13,8 +13,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from mcpfuzz.engine.resources import ResourceSampler, Sample
-from mcpfuzz.engine.session import Session
+from mcpfuzz.engine.monitor.resources import ResourceSampler, Sample
+from mcpfuzz.engine.session.session import Session
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.frame import Case

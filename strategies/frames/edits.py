@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mcpfuzz.strategies.frame_draft import Message
+from mcpfuzz.strategies.frames.draft import Message
 
 from mcpfuzz.jsonrpc.ids import ABSENT, show_id
 

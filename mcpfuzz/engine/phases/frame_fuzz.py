@@ -13,19 +13,19 @@ from typing import Any
 import anyio.from_thread
 from hypothesis import reject
 
-from mcpfuzz.engine.hypothesis_bridge import OutOfTime, run_given
 from mcpfuzz.engine.judge import FindingKey
-from mcpfuzz.engine.session import HarnessError, Session
-from mcpfuzz.engine.tool_phases import Judge, PhaseStopped, to_raise
-from mcpfuzz.engine.tool_targets import ToolTarget
+from mcpfuzz.engine.phases.call_phases import Judge, PhaseStopped, to_raise
+from mcpfuzz.engine.phases.hypothesis_bridge import OutOfTime, run_given
+from mcpfuzz.engine.phases.targets import ToolTarget
+from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.jsonrpc.encode import dumps
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Failure
-from mcpfuzz.strategies.frame_context import FrameContext
-from mcpfuzz.strategies.frame_draft import FrameDraft
-from mcpfuzz.strategies.frame_mutations import FAMILIES, frame_drafts
+from mcpfuzz.strategies.frames.context import FrameContext
+from mcpfuzz.strategies.frames.draft import FrameDraft
+from mcpfuzz.strategies.frames.mutations import FAMILIES, frame_drafts
 from mcpfuzz.transport.errors import ServerStartError
 
 # Fresh ids of frames: far above the harness's (10000+) and the tool calls' (2**32+), below 2**53.

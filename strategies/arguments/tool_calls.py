@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcpfuzz.strategies.argument_call import NEGATIVE, ArgumentCall
+from mcpfuzz.strategies.arguments.call import NEGATIVE, ArgumentCall
 from mcpfuzz.strategies.messages import FrameBuilder
 
 from mcpfuzz.jsonrpc import expectation as ex

@@ -9,7 +9,7 @@ from typing import Any
 from jsonschema import Draft4Validator, Draft6Validator, Draft7Validator, Draft201909Validator, Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
-from mcpfuzz.strategies.formats import format_checker
+from mcpfuzz.strategies.arguments.formats import format_checker
 
 # A recursive $ref is unrolled this many times, then cut (drawn values stay finite).
 RECURSION_DEPTH = 3

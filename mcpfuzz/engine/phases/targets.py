@@ -6,8 +6,8 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
-from mcpfuzz.strategies.schema_prep import SchemaProblem
-from mcpfuzz.strategies.schema_values import ArgumentSchema
+from mcpfuzz.strategies.arguments.schema_prep import SchemaProblem
+from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema
 
 # MCP server/tools annotations: hints, but the only ones that say a call may do harm.
 RISKY_HINTS = ("destructiveHint", "openWorldHint")

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from mcpfuzz.strategies.frame_context import FrameContext
-from mcpfuzz.strategies.frame_expect import expect_frame
+from mcpfuzz.strategies.frames.context import FrameContext
+from mcpfuzz.strategies.frames.expect import expect_frame
 
 from mcpfuzz.jsonrpc.encode import dumps
 from mcpfuzz.jsonrpc.frame import Case

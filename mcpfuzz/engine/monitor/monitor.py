@@ -15,8 +15,8 @@ from typing import Any
 
 import psutil
 
-from mcpfuzz.engine.resources import ResourceSampler, Sample
-from mcpfuzz.engine.session import HarnessError, Session
+from mcpfuzz.engine.monitor.resources import ResourceSampler, Sample
+from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.oracles.base import Failure, Severity
 from mcpfuzz.oracles.memory import MemoryGrowthFailure, judge_growth
 from mcpfuzz.oracles.process import NoHangFailure

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import strategies as st
-from mcpfuzz.strategies.argument_call import POSITIVE, ArgumentCall, nesting_depth
-from mcpfuzz.strategies.argument_sites import MISSING, Site, get_at, set_at
+from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall, nesting_depth
+from mcpfuzz.strategies.arguments.sites import MISSING, Site, get_at, set_at
 from mcpfuzz.strategies.short_repr import short_repr
 
 MAX_FUZZ_DEPTH = 64

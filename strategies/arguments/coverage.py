@@ -8,11 +8,11 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from mcpfuzz.strategies.argument_call import POSITIVE, ArgumentCall
-from mcpfuzz.strategies.argument_sites import MISSING, Site, get_at, set_at, show
-from mcpfuzz.strategies.edges import edge_calls
-from mcpfuzz.strategies.negative import negative_calls
-from mcpfuzz.strategies.schema_values import ArgumentSchema
+from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
+from mcpfuzz.strategies.arguments.edges import edge_calls
+from mcpfuzz.strategies.arguments.negative import negative_calls
+from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema
+from mcpfuzz.strategies.arguments.sites import MISSING, Site, get_at, set_at, show
 
 # Pairs of enum values are tried exhaustively while there are at most this many of them.
 MAX_ENUM_PAIRS = 64

@@ -12,7 +12,7 @@ from typing import Any, BinaryIO
 import anyio
 import anyio.abc
 
-from mcpfuzz.engine.tracking import BoundedDict
+from mcpfuzz.engine.session.tracking import BoundedDict
 from mcpfuzz.jsonrpc.encode import dumps, error_response, request, response, with_meta
 from mcpfuzz.jsonrpc.exchange import (
     ID_CURRENT,

@@ -1,0 +1,1 @@
+"""Watching the server over many requests: resource samples, liveness pings, session pile-up."""

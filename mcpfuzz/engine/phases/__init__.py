@@ -1,0 +1,1 @@
+"""Searches and phases: the probe, Hypothesis searches over frames and call targets, coverage, stateful."""

@@ -1,0 +1,1 @@
+"""Long runs: slices over targets, the scheduler, checkpoints and worker processes."""
