@@ -30,7 +30,8 @@ def _config(target: Target, phases: tuple[str, ...], budget: float, exclude: tup
     """A run without corpus or replay (repetitions must not replay each other), every oracle on."""
     where = {"command": [], "http": HttpTarget(target)} if isinstance(target, str) else {"command": target}
     return RunConfig(**where, seed=1, budget=budget, timeout=5, oracles=tuple(all_oracles()),
-                     phases=phases, exclude_tools=exclude, corpus=None, replay_corpus=False)
+                     phases=phases, exclude_targets=tuple(f"tool/{name}" for name in exclude), corpus=None,
+                     replay_corpus=False)
 
 
 def _checked(finished: RunFinished, what: str) -> RunFinished:

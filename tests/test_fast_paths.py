@@ -113,8 +113,9 @@ def test_hypothesis_caches_stay_out_of_the_working_directory(tmp_path: Path) -> 
     env.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
     script = textwrap.dedent("""
         import hypothesis.configuration
-        from mcpfuzz.engine.phases.hypothesis_bridge import hypothesis_home
+        from mcpfuzz.engine.phases.hypothesis_bridge import prepare_hypothesis
         from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema, draw_examples
+        prepare_hypothesis()
         draw_examples(ArgumentSchema({"type": "object", "properties": {"s": {"type": "string"}}}).positive, 5, 1)
         print(hypothesis.configuration.storage_directory("x").path.parent)
     """)
@@ -125,6 +126,20 @@ def test_hypothesis_caches_stay_out_of_the_working_directory(tmp_path: Path) -> 
     assert not (work / ".hypothesis").exists()
     assert {path.name for path in home.glob("unicode_data/*/*")} == {f"{name}.json.gz" for name in UNICODE_TABLES}
     assert hypothesis_home() is not None
+
+
+def test_importing_the_engine_starts_no_process(tmp_path: Path) -> None:
+    """The Unicode tables are built when a run first needs them, not as a side effect of an import."""
+    script = textwrap.dedent("""
+        import subprocess
+        def refuse(*args, **kwargs):
+            raise AssertionError(f"a process was started at import: {args}")
+        subprocess.run = refuse
+        import mcpfuzz.engine.runner, mcpfuzz.engine.soak.soak, mcpfuzz.engine.phases.hypothesis_bridge
+    """)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "empty-cache")}
+    env.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
+    subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120, check=True)
 
 
 def test_hypothesis_storage_directory_wins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -140,7 +140,8 @@ def fuzz_run(command: list[str], *, examples: int, version: str | None = None, t
     """Probe and fuzz only, counted (--max-examples) rather than timed, so the budget never cuts it short."""
     config = RunConfig(command=command, seed=SEED, timeout=timeout, grace=0.05, budget=150,
                        oracles=tuple(all_oracles()), protocol_version=version, phases=FUZZ_ONLY, corpus=corpus,
-                       max_examples=examples, exclude_tools=exclude_tools)
+                       max_examples=examples,
+                       exclude_targets=tuple(f"tool/{name}" for name in exclude_tools))
     started = time.monotonic()
     record = FuzzRun(None)  # type: ignore[arg-type]
 

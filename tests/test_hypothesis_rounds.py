@@ -13,8 +13,7 @@ from hypothesis import reject
 from hypothesis import strategies as st
 
 from mcpfuzz.engine.config import RunConfig
-from mcpfuzz.engine.phases import call_phases as tool_phases
-from mcpfuzz.engine.phases import hypothesis_bridge
+from mcpfuzz.engine.phases import hypothesis_bridge, search
 from mcpfuzz.engine.phases.hypothesis_bridge import ROUND_EXAMPLES, GivenOutcome, run_given
 from mcpfuzz.engine.runner import run
 from mcpfuzz.oracles.base import all_oracles
@@ -53,11 +52,12 @@ def test_a_long_tool_search_goes_on_round_after_round_and_mcpfuzz_stays_small(mo
     """
     monkeypatch.setattr(hypothesis_bridge, "ROUND_EXAMPLES", int(os.environ.get("ROUNDS_OF", "100")))
     rounds: list[int] = []
-    original = tool_phases.ToolPhases._seed
+    original = search.derive_seed
 
-    def seed(self: tool_phases.ToolPhases, name: str, round_number: int) -> int:
-        rounds.append(round_number)
-        return original(self, name, round_number)
+    def seed(run_seed: int, name: str, round_number: int, *parts: object) -> int:
+        if name == "search":
+            rounds.append(round_number)
+        return original(run_seed, name, round_number, *parts)
 
     rss: list[float] = []
     calls = 0
@@ -70,11 +70,12 @@ def test_a_long_tool_search_goes_on_round_after_round_and_mcpfuzz_stays_small(mo
             if calls % 200 == 0:
                 rss.append(own.memory_info().rss / 2**20)
 
-    monkeypatch.setattr(tool_phases.ToolPhases, "_seed", seed)
+    monkeypatch.setattr(search, "derive_seed", seed)
     config = RunConfig(command=[sys.executable, str(SERVERS_DIR / "tool_server.py")], seed=3, budget=20,
                        oracles=tuple(all_oracles()), phases=("probe", "fuzz"), corpus=None,
-                       exclude_tools=("create_item", "get_item", "delete_item", "schedule", "tree_sum",
-                                      "measure"))  # search alone; purge_all and fetch_page are skipped
+                       exclude_targets=tuple(f"tool/{name}" for name in (
+                           "create_item", "get_item", "delete_item", "schedule", "tree_sum", "measure")))
+    # the tool "search" alone; purge_all and fetch_page are skipped
     finished = anyio.run(run, config, emit)
     assert not finished.error, finished.error
     assert max(rounds) >= 3, (rounds, calls)

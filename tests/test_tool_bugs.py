@@ -76,23 +76,24 @@ def test_clean_tool_server_in_the_legacy_era_too() -> None:
 def test_destructive_and_open_world_tools_are_skipped_unless_included() -> None:
     """purge_all and fetch_page kill the server if called: skipped by default, listed with the reason."""
     from mcpfuzz.engine.config import RunConfig
-    from mcpfuzz.engine.events import ToolsPlanned
+    from mcpfuzz.engine.events import TargetsPlanned
     from mcpfuzz.engine.runner import run
     from mcpfuzz.oracles.base import all_oracles
 
     def planned(include: tuple[str, ...], exclude: tuple[str, ...] = ()):  # noqa: ANN202
         events: list = []
         config = RunConfig(command=fixture_command(server=TOOL_SERVER), seed=1, timeout=1.0, budget=6,
-                           oracles=tuple(all_oracles()), phases=("probe", "coverage"), include_tools=include,
-                           exclude_tools=exclude)
+                           oracles=tuple(all_oracles()), phases=("probe", "coverage"),
+                           include_targets=tuple(f"tool/{name}" for name in include),
+                           exclude_targets=tuple(f"tool/{name}" for name in exclude))
         finished = anyio.run(run, config, events.append)
-        return next(e for e in events if isinstance(e, ToolsPlanned)), finished
+        return next(e for e in events if isinstance(e, TargetsPlanned)), finished
 
     plan, finished = planned(())
     skipped = dict(plan.skipped)
-    assert "destructiveHint" in skipped["purge_all"] and "openWorldHint" in skipped["fetch_page"]
-    assert "purge_all" not in plan.fuzzed and "fetch_page" not in plan.fuzzed
+    assert "destructiveHint" in skipped["tool/purge_all"] and "openWorldHint" in skipped["tool/fetch_page"]
+    assert "tool/purge_all" not in plan.fuzzed and "tool/fetch_page" not in plan.fuzzed
     assert finished.findings == ()
     plan, finished = planned(("purge_all",), ("search", "measure"))
-    assert "purge_all" in plan.fuzzed and dict(plan.skipped)["search"] == "--exclude-tool"
+    assert "tool/purge_all" in plan.fuzzed and dict(plan.skipped)["tool/search"] == "--exclude-tool"
     assert any(f.oracle == "no-crash" and f.tool == "purge_all" for f in finished.findings)

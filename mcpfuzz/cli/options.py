@@ -74,6 +74,10 @@ SERVER_OPTIONS = [
               help="Call this tool even if it is annotated destructiveHint or openWorldHint (repeatable)."),
     click.option("--exclude-tool", "exclude_tools", multiple=True, metavar="NAME",
               help="Never call this tool (repeatable)."),
+    click.option("--include-target", "include_targets", multiple=True, metavar="KIND/NAME",
+              help="Call this target (e.g. tool/delete_item) even if it is annotated as risky (repeatable)."),
+    click.option("--exclude-target", "exclude_targets", multiple=True, metavar="KIND/NAME",
+              help="Never call this target, e.g. tool/fetch_page (repeatable)."),
     click.option("--strict-types", is_flag=True, default=False,
               help="Also send type changes lax servers may coerce (\"5\" for 5, 1.5 for an integer, null)."),
     click.option("--corpus", "corpus_dir", type=click.Path(file_okay=False), default="corpus", show_default=True,
@@ -117,8 +121,9 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
     http = http_target(command, options["header_lines"], options["launch"], options["transport"])
     if http is not None:
         command = []
-    include_tools, exclude_tools = options["include_tools"], options["exclude_tools"]
-    both = sorted(set(include_tools) & set(exclude_tools))
+    include = target_labels(options["include_tools"], options["include_targets"], "--include-target")
+    exclude = target_labels(options["exclude_tools"], options["exclude_targets"], "--exclude-target")
+    both = sorted(set(include) & set(exclude))
     if both:
         raise click.BadParameter(f"{', '.join(both)} is both included and excluded; keep one of the two.",
                                  param_hint="--include-tool/--exclude-tool")
@@ -138,8 +143,8 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
         command=command, seed=secrets.randbelow(2**32) if seed is None else seed, budget=budget,
         timeout=options["timeout"], grace=options["grace"], oracles=tuple(selected),
         fail_on=Severity.parse(options["fail_on"]), protocol_version=options["protocol_version"],
-        phases=("probe", *phase_names), max_line=options["max_line"], env=env, include_tools=include_tools,
-        exclude_tools=exclude_tools, strict_types=options["strict_types"], corpus=check_corpus(options["corpus_dir"]),
+        phases=("probe", *phase_names), max_line=options["max_line"], env=env, include_targets=include,
+        exclude_targets=exclude, strict_types=options["strict_types"], corpus=check_corpus(options["corpus_dir"]),
         replay_corpus=not options["no_replay"], log_frames=Path(log_frames) if log_frames else None,
         max_examples=options["max_examples"], http=http)
 
@@ -234,6 +239,19 @@ def parse_headers(lines: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
             raise click.BadParameter(f"{line!r} is not 'Name: value'.", param_hint="--header")
         headers.append((name.strip(), value.strip()))
     return tuple(headers)
+
+
+def target_labels(tools: tuple[str, ...], labels: tuple[str, ...], option: str) -> tuple[str, ...]:
+    """`--include-tool NAME` as `tool/NAME`, with the `--include-target KIND/NAME` labels checked."""
+    from mcpfuzz.jsonrpc.target_kind import TargetKind
+
+    kinds = [kind.value for kind in TargetKind]
+    for label in labels:
+        kind, slash, name = label.partition("/")
+        if not slash or not name or kind not in kinds:
+            raise click.BadParameter(f"{label!r} is not KIND/NAME with a kind of {', '.join(kinds)}; "
+                                     "e.g. tool/delete_item", param_hint=option)
+    return (*(TargetKind.TOOL.label(name) for name in tools), *labels)
 
 
 def check_corpus(folder: str) -> object:

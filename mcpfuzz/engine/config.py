@@ -9,7 +9,7 @@ from mcpfuzz.oracles.base import Severity
 from mcpfuzz.transport.http_target import HttpTarget
 
 PHASES = ("probe", "catalogue", "lifecycle", "coverage", "fuzz", "stateful")
-TOOL_PHASES = ("coverage", "fuzz", "stateful")
+CALL_PHASES = ("coverage", "fuzz", "stateful")  # the phases that call targets with drawn params
 
 
 @dataclass
@@ -27,8 +27,9 @@ class RunConfig:
     phases: tuple[str, ...] = PHASES
     max_line: int = 8 * 1024 * 1024
     env: dict[str, str] = field(default_factory=dict)
-    include_tools: tuple[str, ...] = ()
-    exclude_tools: tuple[str, ...] = ()
+    # Targets by label (`tool/NAME`): a risky one is called only when included; an excluded one never.
+    include_targets: tuple[str, ...] = ()
+    exclude_targets: tuple[str, ...] = ()
     strict_types: bool = False
     corpus: Path | None = None
     replay_corpus: bool = True

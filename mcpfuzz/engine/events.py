@@ -80,8 +80,8 @@ class ProbeDone:
 
 
 @dataclass(frozen=True)
-class ToolsPlanned:
-    """Which tools the tool phases call, and which they skip and why."""
+class TargetsPlanned:
+    """Which targets the call phases call, and which they skip and why, by label (`tool/NAME`)."""
 
     fuzzed: tuple[str, ...]
     skipped: tuple[tuple[str, str], ...]

@@ -6,10 +6,14 @@ from dataclasses import replace
 
 from mcpfuzz.engine.events import Finding
 from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.oracles.base import Failure, run_checks
 
 MAX_LISTED_TARGETS = 6
 FindingKey = tuple[str, str, str]
+# One failure an oracle raised on an exchange, its key, and the finding when it is new to the run.
+Verdict = tuple[Failure, FindingKey, "Finding | None"]
 
 
 def _size(frames: list[bytes] | tuple[bytes, ...]) -> int:
@@ -30,13 +34,18 @@ def received_lines(exchange: Exchange, limit: int = 6) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def to_finding(failure: Failure, exchange: Exchange, tool: str | None = None) -> Finding:
+def tool_of(case: Case) -> str | None:
+    """The tool a case calls (the JSON report's `tool` field): a call of a tool target has its name as id."""
+    return case.id if case.family == TargetKind.TOOL.value else None
+
+
+def to_finding(failure: Failure, exchange: Exchange) -> Finding:
     """A finding with its reproduction frames."""
     case = exchange.case
     return Finding(
         oracle=failure.oracle, severity=failure.severity, title=failure.title, message=failure.message,
         target=case.target, case_title=case.title, expected=case.expect.describe(),
-        frames=tuple(exchange.frames), received=received_lines(exchange), key=failure.key, tool=tool,
+        frames=tuple(exchange.frames), received=received_lines(exchange), key=failure.key, tool=tool_of(case),
         stderr_tail=exchange.crash.stderr_tail if exchange.crash else "", case=case, era=exchange.era.value,
         protocol_version=exchange.protocol_version, server_wide=failure.server_wide)
 
@@ -72,20 +81,20 @@ class FindingSet:
         """What makes two failures the same bug: oracle, target (unless server-wide) and the failure's key."""
         return failure.oracle, "*" if failure.server_wide else exchange.case.target, failure.key
 
-    def add(self, failure: Failure, exchange: Exchange, tool: str | None = None) -> Finding | None:
+    def add(self, failure: Failure, exchange: Exchange) -> Finding | None:
         """Record a failure; return the finding when it is new (a smaller repeat becomes the reproducer)."""
         target = exchange.case.target
         key = self.key_of(failure, exchange)
         known = self._by_key.get(key)
         if known is not None:
             if target == known.target and _size(exchange.frames) < _size(known.frames):
-                self._by_key[key] = to_finding(failure, exchange, tool)
+                self._by_key[key] = to_finding(failure, exchange)
             elif target != known.target:
                 also = self._also.setdefault(key, [])
                 if target not in also:
                     also.append(target)
             return None
-        finding = to_finding(failure, exchange, tool)
+        finding = to_finding(failure, exchange)
         self._by_key[key] = finding
         return finding
 
@@ -116,14 +125,13 @@ class FindingSet:
         """Every finding with its key, as recorded (for checkpoints and merging workers)."""
         return list(self._by_key.items())
 
-    def judge(self, exchange: Exchange, oracles: tuple[str, ...], tool: str | None = None) -> list[Finding]:
+    def judge(self, exchange: Exchange, oracles: tuple[str, ...]) -> list[Finding]:
         """Run the oracles on an exchange and keep the new findings."""
-        return [finding for _, _, finding in self.judge_all(exchange, oracles, tool) if finding is not None]
+        return [finding for _, _, finding in self.judge_all(exchange, oracles) if finding is not None]
 
-    def judge_all(self, exchange: Exchange, oracles: tuple[str, ...], tool: str | None = None
-                  ) -> list[tuple[Failure, FindingKey, Finding | None]]:
+    def judge_all(self, exchange: Exchange, oracles: tuple[str, ...]) -> list[Verdict]:
         """Every failure on an exchange with its key, and the finding when it is new."""
-        return [(failure, self.key_of(failure, exchange), self.add(failure, exchange, tool))
+        return [(failure, self.key_of(failure, exchange), self.add(failure, exchange))
                 for failure in run_checks(exchange, oracles)]
 
     def mark(self, finding: Finding, reproducible: bool) -> None:

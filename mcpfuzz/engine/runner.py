@@ -11,7 +11,7 @@ import anyio
 
 from mcpfuzz.corpus.redact import Redactor
 from mcpfuzz.corpus.store import CorpusError, CorpusStore
-from mcpfuzz.engine.config import TOOL_PHASES, RunConfig
+from mcpfuzz.engine.config import CALL_PHASES, RunConfig
 from mcpfuzz.engine.errors import UnusableServer
 from mcpfuzz.engine.events import (
     CaseDone,
@@ -25,15 +25,17 @@ from mcpfuzz.engine.events import (
     RunStarted,
     ServerRestarted,
     Stats,
-    ToolsPlanned,
+    TargetsPlanned,
 )
 from mcpfuzz.engine.judge import FindingSet, observed_finding, received_lines
 from mcpfuzz.engine.monitor.monitor import Monitor, MonitorOptions
 from mcpfuzz.engine.monitor.pileup import check_session_pileup
-from mcpfuzz.engine.phases.call_phases import PhaseStopped, ToolPhaseOptions, ToolPhases
-from mcpfuzz.engine.phases.frame_fuzz import FRAME_SHARE, FrameFuzz, FrameFuzzOptions, simplest_target
+from mcpfuzz.engine.phases.call_phases import CallPhases
+from mcpfuzz.engine.phases.frame_fuzz import FRAME_SHARE, FrameFuzz, simplest_tool
+from mcpfuzz.engine.phases.hypothesis_bridge import prepare_hypothesis
 from mcpfuzz.engine.phases.probe import ProbeResult, probe
-from mcpfuzz.engine.phases.targets import ToolPlan, plan_tools
+from mcpfuzz.engine.phases.search import PhaseStopped, SearchOptions, Verdict
+from mcpfuzz.engine.phases.targets import Selection, TargetPlan, plan_targets
 from mcpfuzz.engine.replay import load_replayables
 from mcpfuzz.engine.session.session import HarnessError, Session, SessionOptions
 from mcpfuzz.engine.transcripts import save_findings
@@ -173,8 +175,7 @@ class Run:
                 continue
             finally:
                 session.era, session.version = era, version
-            tool = replayable.case.expect.extra.get("tool")
-            judged = self._judge("regression", exchange, tool if isinstance(tool, str) else None)
+            judged = self._judge("regression", exchange)
             if not any(failure.oracle == replayable.oracle for failure, _, _ in judged):
                 self._store.mark(replayable.path, status="fixed")
                 self.emit(Notice(f"corpus: {replayable.path.name} is fixed", level="info"))
@@ -199,7 +200,7 @@ class Run:
                 break
             finally:
                 session.era, session.version = era, version
-            again = FindingSet().judge(exchange, (finding.oracle,), finding.tool)
+            again = FindingSet().judge(exchange, (finding.oracle,))
             self.findings.mark(finding, bool(again))
             if not again:
                 self.emit(Notice(f"{finding.oracle} on {finding.target} did not fail again on a fresh server: "
@@ -218,8 +219,8 @@ class Run:
     async def _phases(self, session: Session) -> None:
         context = await self._probe(session)
         await self._protocol_phases(session, context)
-        if any(phase in self.config.phases for phase in TOOL_PHASES):
-            await self._tool_phases(session)
+        if any(phase in self.config.phases for phase in CALL_PHASES):
+            await self._call_phases(session)
 
     async def _probe(self, session: Session) -> CatalogueContext:
         """Negotiate the era, list the tools, judge what the probe saw; the context the catalogue is built in."""
@@ -248,27 +249,27 @@ class Run:
         if "lifecycle" in config.phases:
             await self._run_cases(session, "lifecycle", lifecycle(self.probe.era))
 
-    async def _fuzzers(self, session: Session) -> tuple[ToolPlan, FrameFuzz, ToolPhases]:
-        """The tools to call (safety hints applied) and the two searches that fuzz frames and tools."""
+    async def _fuzzers(self, session: Session) -> tuple[TargetPlan, FrameFuzz, CallPhases]:
+        """The targets to call (safety hints applied) and the two searches: frames, and calls of targets."""
         config = self.config
         assert self.probe is not None
+        await anyio.to_thread.run_sync(prepare_hypothesis)
         plan = await anyio.to_thread.run_sync(partial(
-            plan_tools, self.probe.tools, include=config.include_tools, exclude=config.exclude_tools,
+            plan_targets, self.probe.declared, Selection(config.include_targets, config.exclude_targets),
             seed=config.seed))
-        self.emit(ToolsPlanned(tuple(t.name for t in plan.targets), tuple(plan.skipped)))
+        self.emit(TargetsPlanned(tuple(t.label for t in plan.targets), tuple(plan.skipped)))
         for warning in plan.warnings:
             self.emit(Notice(warning))
-        frames = FrameFuzz(session, self._judge, FrameFuzzOptions(
-            config.seed, config.database_root, config.server_label, config.max_examples), simplest_target(plan.targets),
-            tools_listed="tools" in self.probe.capabilities)
-        phases = ToolPhases(session, plan.targets, self._judge, ToolPhaseOptions(
-            config.seed, config.strict_types, config.database_root, config.server_label, config.max_examples))
+        options = SearchOptions(config.seed, config.database_root, config.server_label, config.max_examples)
+        frames = FrameFuzz(session, self._judge, options, simplest_tool(plan.targets),
+                           tools_listed="tools" in self.probe.capabilities)
+        phases = CallPhases(session, plan.targets, self._judge, options, strict_types=config.strict_types)
         return plan, frames, phases
 
-    async def _tool_phases(self, session: Session) -> None:
+    async def _call_phases(self, session: Session) -> None:
         """Coverage, fuzz and stateful calls: up to 30% of the time left, then 60% / 40% of the rest.
 
-        The fuzz phase starts with random frames: a quarter of its time, or all of it without a tool to fuzz.
+        The fuzz phase starts with random frames: a quarter of its time, or all of it without a target to call.
         """
         config = self.config
         plan, frames, phases = await self._fuzzers(session)
@@ -286,13 +287,13 @@ class Run:
                                      "to run them all"))
             if "fuzz" in config.phases:
                 share = 0.6 if "stateful" in config.phases else 1.0
-                self.emit(PhaseStarted("fuzz", None, f"random frames, then {len(plan.targets)} tools, about "
+                self.emit(PhaseStarted("fuzz", None, f"random frames, then {_count_of(plan)}, about "
                                        f"{self._left() * share:.0f}s"))
                 end = self._share(share)
                 await frames.fuzz(time.monotonic() + (end - time.monotonic()) * FRAME_SHARE)
                 await phases.fuzz(end)
             if "stateful" in config.phases:
-                self.emit(PhaseStarted("stateful", None, f"call sequences across {len(plan.targets)} tools, about "
+                self.emit(PhaseStarted("stateful", None, f"call sequences across {_count_of(plan)}, about "
                                        f"{self._left():.0f}s"))
                 await phases.stateful(self._share(1.0))
         except PhaseStopped as error:
@@ -306,7 +307,7 @@ class Run:
         self.emit(Notice(f"the server could not be brought back after a failure ({error}); {what} stopped early",
                          level="error"))
 
-    def _count(self, frames: FrameFuzz, phases: ToolPhases) -> None:
+    def _count(self, frames: FrameFuzz, phases: CallPhases) -> None:
         """The fuzzers' counters into the run's stats."""
         self.stats.tool_calls = phases.calls
         self.stats.frame_cases = frames.examples
@@ -353,16 +354,24 @@ class Run:
                 self.emit(ServerRestarted("restarted after the previous case"))
             self._judge(phase, exchange)
 
-    def _judge(self, phase: str, exchange: Exchange, tool: str | None = None) -> list:
+    def _judge(self, phase: str, exchange: Exchange) -> list[Verdict]:
         """Run the oracles, emit new findings; return every failure with its key (Hypothesis shrinks on them)."""
         self.stats.cases += 1
         self.stats.phases[phase] = self.stats.phases.get(phase, 0) + 1
-        judged = self.findings.judge_all(exchange, self.config.oracles, tool)
+        judged = self.findings.judge_all(exchange, self.config.oracles)
         new = tuple(finding for _, _, finding in judged if finding is not None)
         for finding in new:
             self.emit(FindingFound(finding))
         self.emit(CaseDone(phase, exchange, new))
         return judged
+
+
+def _count_of(plan: TargetPlan) -> str:
+    """How many targets of each kind, in words: "3 tools"."""
+    counts: dict[str, int] = {}
+    for target in plan.targets:
+        counts[target.kind.value] = counts.get(target.kind.value, 0) + 1
+    return ", ".join(f"{count} {kind}s" for kind, count in counts.items())
 
 
 def _first_tool(tools: list[dict]) -> str | None:

@@ -43,10 +43,10 @@ def server_from_json(data: dict[str, Any]) -> ServerTarget:
     """The server a transcript names (an empty command when it names none)."""
     url = data.get("url")
     if isinstance(url, str):
-        launch = data.get("launch") if isinstance(data.get("launch"), list) else []
+        launch = _list(data.get("launch"))
         transport = data.get("transport") if data.get("transport") in TRANSPORTS else "auto"
         return HttpTarget(url, launch=tuple(str(part) for part in launch), transport=str(transport))
-    command = data.get("command") if isinstance(data.get("command"), list) else []
+    command = _list(data.get("command"))
     return [str(part) for part in command]
 
 
@@ -98,11 +98,19 @@ def from_transcript(path: Path, data: dict) -> Replayable:
         raise CaseFormatError("the transcript has no frames")
     frames = [frame_from_json(frame) for frame in raw_frames]
     case = case_from_json(data.get("case"), frames)
-    protocol = data.get("protocol") if isinstance(data.get("protocol"), dict) else {}
+    protocol = _dict(data.get("protocol"))
     try:
         era = Era(protocol.get("era") or "legacy")
     except ValueError:
         raise CaseFormatError(f"unknown protocol era {protocol.get('era')!r}") from None
-    server = data.get("server") if isinstance(data.get("server"), dict) else {}
+    server = _dict(data.get("server"))
     return Replayable(path, case, era, str(protocol.get("version") or ""), str(data.get("oracle")),
                       str(data.get("key", "")), server_from_json(server), str(data.get("message", "")))
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}

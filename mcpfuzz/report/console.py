@@ -21,7 +21,7 @@ from mcpfuzz.engine.events import (
     ProbeDone,
     RunFinished,
     RunStarted,
-    ToolsPlanned,
+    TargetsPlanned,
 )
 from mcpfuzz.oracles.base import Severity
 from mcpfuzz.report.reproduce import reproduction
@@ -61,11 +61,16 @@ class ConsoleReporter:
         self.console.print(f"probe: [bold]{event.era}[/] era, protocol {event.protocol_version}, "
                            f"server {escape(name)}, {len(event.tools)} tools" + (f": {escape(tools)}" if tools else ""))
 
-    def _on_ToolsPlanned(self, event: ToolsPlanned) -> None:
-        self.console.print(f"tools: {len(event.fuzzed)} to call" + (f": {escape(', '.join(event.fuzzed[:10]))}"
-                                                                     if event.fuzzed else ""))
-        for name, reason in event.skipped:
-            self.console.print(f"  skipped {escape(name)}: {escape(reason)}", style="yellow")
+    def _on_TargetsPlanned(self, event: TargetsPlanned) -> None:
+        kinds = {label.partition("/")[0] for label in (*event.fuzzed, *(label for label, _ in event.skipped))}
+        for kind in sorted(kinds or {"tool"}):
+            names = [label.partition("/")[2] for label in event.fuzzed if label.partition("/")[0] == kind]
+            self.console.print(f"{kind}s: {len(names)} to call" + (f": {escape(', '.join(names[:10]))}"
+                                                                   if names else ""))
+            for label, reason in event.skipped:
+                if label.partition("/")[0] == kind:
+                    self.console.print(f"  skipped {escape(label.partition('/')[2])}: {escape(reason)}",
+                                       style="yellow")
 
     def _on_PhaseStarted(self, event: PhaseStarted) -> None:
         self._stop_progress()

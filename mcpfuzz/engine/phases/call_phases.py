@@ -1,21 +1,18 @@
-"""Phases 3-5: coverage, fuzz and stateful calls of every selected tool, each call judged."""
+"""Phases 3-5: coverage, fuzz and stateful calls of every selected call target, each call judged."""
 
 from __future__ import annotations
 
-import hashlib
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import anyio.from_thread
 from hypothesis import strategies as st
 
 from mcpfuzz.engine.judge import FindingKey
-from mcpfuzz.engine.phases.hypothesis_bridge import check_deadline, run_given
-from mcpfuzz.engine.phases.targets import ToolTarget
+from mcpfuzz.engine.phases.hypothesis_bridge import check_deadline
+from mcpfuzz.engine.phases.search import Judge, PhaseStopped, SearchOptions, Verdict, search, to_raise
+from mcpfuzz.engine.phases.targets import CallTarget
 from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.versions import Era
@@ -25,66 +22,50 @@ from mcpfuzz.strategies.arguments.coverage import coverage_calls
 from mcpfuzz.strategies.arguments.edges import edge_arguments
 from mcpfuzz.strategies.arguments.harvest import harvest, substitute, takes_ids
 from mcpfuzz.strategies.arguments.negative import negative_arguments
-from mcpfuzz.strategies.arguments.tool_calls import TOOL_FAMILY, tool_call_case
 from mcpfuzz.strategies.messages import FrameBuilder
 from mcpfuzz.transport.errors import ServerStartError
 
-# Tool-call ids live far above the catalogue's (100+) and the harness's (10000+).
-TOOL_FIRST_ID = 2**32
+# Call ids live far above the catalogue's (100+) and the harness's (10000+).
+CALL_FIRST_ID = 2**32
 MAX_SEQUENCE = 6
 # Calls per Hypothesis example in the fuzz phase. Hypothesis spends about 1 ms on each example besides
 # the draw (its engine, mutator and data tree); a list of calls pays it once for several. Measured on
 # the clean test server: 2.6x the calls/s for a small schema, 1.4x for a 30-property one, and failures
 # still shrink to one call (Hypothesis deletes the list's other elements first).
 BATCH = 8
-# Judge callback of the run: (phase, exchange, tool) -> [(failure, key, new finding or None)].
-Judge = Callable[[str, Exchange, str], list]
+STATEFUL = "stateful"  # the name of the call-sequence search (its seeds, a soak's target list)
 
 
-class PhaseStopped(Exception):
-    """The server could not be brought back; the tool phases end early."""
+class CallPhases:
+    """Calls targets on the session and hands every exchange to the run's judge."""
 
-
-@dataclass
-class ToolPhaseOptions:
-    """What the tool phases need from the run's configuration."""
-
-    seed: int
-    strict_types: bool
-    database_root: Path | None
-    server_label: str
-    max_examples: int | None = None
-
-
-class ToolPhases:
-    """Calls tools on the session and hands every exchange to the run's judge."""
-
-    def __init__(self, session: Session, targets: list[ToolTarget], judge: Judge, options: ToolPhaseOptions) -> None:
+    def __init__(self, session: Session, targets: list[CallTarget], judge: Judge, options: SearchOptions, *,
+                 strict_types: bool = False) -> None:
         self.session = session
         self.targets = targets
         self.judge = judge
         self.options = options
-        self.builder = FrameBuilder(session.era or Era.LEGACY, session.version, next_id=TOOL_FIRST_ID)
+        self.strict_types = strict_types
+        self.builder = FrameBuilder(session.era or Era.LEGACY, session.version, next_id=CALL_FIRST_ID)
         self.calls = 0
-        self.epoch = 0  # a soak's slice number: each slice of the same tool starts from another seed
         self._consumers = [target for target in targets if takes_ids(target.schema)]
-        self._planned: list[tuple[ToolTarget, ArgumentCall]] | None = None
+        self._planned: list[tuple[CallTarget, ArgumentCall]] | None = None
 
-    async def call(self, phase: str, target: ToolTarget, call: ArgumentCall, *, family: str = TOOL_FAMILY,
-                   history: tuple[bytes, ...] = ()) -> tuple[Exchange, list]:
-        """One tools/call on a ready server, judged."""
-        case = tool_call_case(self.builder, target.tool, call, family=family, history=history)
+    async def call(self, phase: str, target: CallTarget, call: ArgumentCall, *,
+                   history: tuple[bytes, ...] = ()) -> tuple[Exchange, list[Verdict]]:
+        """One call of a target on a ready server, judged."""
+        case = target.case(self.builder, call, history=history)
         try:
             exchange = await self.session.run_case(case)
         except (HarnessError, ServerStartError) as error:
             raise PhaseStopped(str(error)) from None
         self.calls += 1
-        return exchange, self.judge(phase, exchange, target.name)
+        return exchange, self.judge(phase, exchange)
 
     # -- coverage ------------------------------------------------------------------------------
 
     async def coverage(self, deadline: float) -> int:
-        """Every tool's deterministic calls, in order; returns how many were skipped for lack of time."""
+        """Every target's deterministic calls, in order; returns how many were skipped for lack of time."""
         planned = self._coverage_plan()
         for index, (target, call) in enumerate(planned):
             if time.monotonic() >= deadline:
@@ -96,29 +77,27 @@ class ToolPhases:
         """How many coverage calls there are (for the progress bar)."""
         return len(self._coverage_plan())
 
-    def _coverage_plan(self) -> list[tuple[ToolTarget, ArgumentCall]]:
-        """Every tool's coverage calls, computed once (each is validated against its schema)."""
+    def _coverage_plan(self) -> list[tuple[CallTarget, ArgumentCall]]:
+        """Every target's coverage calls, computed once (each is validated against its schema)."""
         if self._planned is None:
             self._planned = [(t, c) for t in self.targets for c in coverage_calls(
-                t.schema, t.plain, t.populated, strict_types=self.options.strict_types)]
+                t.schema, t.plain, t.populated, strict_types=self.strict_types)]
         return self._planned
 
     # -- fuzz ----------------------------------------------------------------------------------
 
     async def fuzz(self, deadline: float) -> None:
-        """One Hypothesis search per tool; the remaining time is shared fairly among the tools left."""
+        """One Hypothesis search per target; the remaining time is shared fairly among the targets left."""
         for index, target in enumerate(self.targets):
             now = time.monotonic()
             if now >= deadline:
                 return
-            tool_deadline = now + (deadline - now) / (len(self.targets) - index)
-            await self.fuzz_tool(target, tool_deadline)
+            await self.fuzz_target(target, now + (deadline - now) / (len(self.targets) - index))
 
-    def _strategy(self, target: ToolTarget) -> st.SearchStrategy[ArgumentCall]:
+    def _strategy(self, target: CallTarget) -> st.SearchStrategy[ArgumentCall]:
         schema = target.schema
         valid = schema.positive.map(lambda arguments: ArgumentCall(POSITIVE, arguments, "valid arguments"))
-        strategies = [valid, negative_arguments(schema, strict_types=self.options.strict_types),
-                      edge_arguments(schema)]
+        strategies = [valid, negative_arguments(schema, strict_types=self.strict_types), edge_arguments(schema)]
         # The schema's own boundaries (bounds exactly, each enum value) as draws of their own: otherwise
         # hitting them depends on the constants Hypothesis happens to collect from loaded modules.
         boundaries = [call for planned, call in self._coverage_plan() if planned is target]
@@ -126,24 +105,17 @@ class ToolPhases:
             strategies.append(st.sampled_from(boundaries))
         return st.one_of(strategies)
 
-    async def fuzz_tool(self, target: ToolTarget, deadline: float) -> None:
-        """One tool's search until the deadline; after a failure is shrunk, a new round searches on."""
-        strategy = st.lists(self._strategy(target), min_size=1, max_size=BATCH)
-        database = self._database(target)
-        round_number = 0
-        while time.monotonic() < deadline:
-            pursued: set[FindingKey] = set()
+    async def fuzz_target(self, target: CallTarget, deadline: float, *, epoch: int = 0) -> None:
+        """One target's search until the deadline (`epoch`: a soak's slice number, so slices differ)."""
 
-            def body(calls: list[ArgumentCall], pursued: set[FindingKey] = pursued) -> Failure | None:
-                return anyio.from_thread.run(self._call_batch, target, calls, pursued, deadline)
+        def body(calls: list[ArgumentCall], pursued: set[FindingKey]) -> Failure | None:
+            return anyio.from_thread.run(self._call_batch, target, calls, pursued, deadline)
 
-            outcome = await run_given(strategy, body, seed=self._seed(target.name, round_number),
-                                      deadline=deadline, database=database, **self._limit())
-            if not outcome.go_on:
-                return  # out of time, or Hypothesis has nothing new to try
-            round_number += 1
+        await search(st.lists(self._strategy(target), min_size=1, max_size=BATCH), body, options=self.options,
+                     name=target.seed_name, deadline=deadline, epoch=epoch,
+                     database=target.database(self.options.database_root, self.options.server_label))
 
-    async def _call_batch(self, target: ToolTarget, calls: list[ArgumentCall], pursued: set[FindingKey],
+    async def _call_batch(self, target: CallTarget, calls: list[ArgumentCall], pursued: set[FindingKey],
                           deadline: float) -> Failure | None:
         """One example's calls in order, in one hop to the event loop; the first failure ends it."""
         for call in calls:
@@ -157,20 +129,13 @@ class ToolPhases:
 
     # -- stateful ------------------------------------------------------------------------------
 
-    async def stateful(self, deadline: float) -> None:
-        """Sequences of calls across tools that reuse strings earlier results returned (ids above all)."""
-        round_number = 0
-        while time.monotonic() < deadline:
-            pursued: set[FindingKey] = set()
+    async def stateful(self, deadline: float, *, epoch: int = 0) -> None:
+        """Sequences of calls across targets that reuse strings earlier results returned (ids above all)."""
 
-            def body(data: Any, pursued: set[FindingKey] = pursued) -> Failure | None:
-                return self._sequence(data, deadline, pursued)
+        def body(data: Any, pursued: set[FindingKey]) -> Failure | None:
+            return self._sequence(data, deadline, pursued)
 
-            outcome = await run_given(st.data(), body, seed=self._seed("stateful", round_number),
-                                      deadline=deadline, database=None, **self._limit())
-            if not outcome.go_on:
-                return
-            round_number += 1
+        await search(st.data(), body, options=self.options, name=STATEFUL, deadline=deadline, epoch=epoch)
 
     def _sequence(self, data: Any, deadline: float, pursued: set[FindingKey]) -> Failure | None:
         """One sequence (runs in the Hypothesis thread; calls go through the event loop)."""
@@ -179,7 +144,7 @@ class ToolPhases:
         process = self.session.process
         for step in range(data.draw(st.integers(2, MAX_SEQUENCE), label="steps")):
             check_deadline(deadline)
-            # Once results have given ids back, favour the tools that take ids (3 times in 4).
+            # Once results have given ids back, favour the targets that take ids (3 times in 4).
             feed = pool and self._consumers and data.draw(st.integers(0, 3), label="feed") > 0
             target = data.draw(st.sampled_from(self._consumers if feed else self.targets), label="tool")
             arguments = data.draw(target.schema.positive, label="arguments")
@@ -195,28 +160,3 @@ class ToolPhases:
             history.append(exchange.case.data)
             pool = harvest(exchange, pool)
         return None
-
-    # -- helpers -------------------------------------------------------------------------------
-
-    def _limit(self) -> dict[str, int]:
-        """--max-examples caps each search by count (runs that must send the same frames every time)."""
-        return {"max_examples": self.options.max_examples} if self.options.max_examples else {}
-
-    def _seed(self, name: str, round_number: int) -> int:
-        text = f"{self.options.seed}|{name}|{round_number}" + (f"|{self.epoch}" if self.epoch else "")
-        return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
-
-    def _database(self, target: ToolTarget) -> Path | None:
-        root = self.options.database_root
-        return root / target.digest(self.options.server_label) if root is not None else None
-
-
-def to_raise(judged: list, pursued: set[FindingKey]) -> Failure | None:
-    """The failure Hypothesis should shrink: one first seen in this search (known ones are left alone)."""
-    chosen = None
-    for failure, key, finding in judged:
-        if finding is not None:
-            pursued.add(key)
-        if key in pursued and chosen is None:
-            chosen = failure
-    return chosen

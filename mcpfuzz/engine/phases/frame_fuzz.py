@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,13 +12,14 @@ import anyio.from_thread
 from hypothesis import reject
 
 from mcpfuzz.engine.judge import FindingKey
-from mcpfuzz.engine.phases.call_phases import Judge, PhaseStopped, to_raise
-from mcpfuzz.engine.phases.hypothesis_bridge import OutOfTime, run_given
-from mcpfuzz.engine.phases.targets import ToolTarget
+from mcpfuzz.engine.phases.hypothesis_bridge import OutOfTime
+from mcpfuzz.engine.phases.search import Judge, PhaseStopped, SearchOptions, Verdict, database_key, search, to_raise
+from mcpfuzz.engine.phases.targets import CallTarget
 from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.jsonrpc.encode import dumps
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Failure
 from mcpfuzz.strategies.frames.context import FrameContext
@@ -34,28 +33,18 @@ FRAME_SHARE = 0.25  # of the fuzz phase, when there are tools to fuzz too
 USED_LIMIT = 20_000  # explicit ids remembered per process; past it the next case gets a fresh process
 
 
-@dataclass
-class FrameFuzzOptions:
-    """What the frame search needs from the run's configuration."""
-
-    seed: int
-    database_root: Path | None
-    server_label: str
-    max_examples: int | None = None
-
-
-def frame_context(session: Session, target: ToolTarget | None, tools_listed: bool = True) -> FrameContext:
+def frame_context(session: Session, target: CallTarget | None, tools_listed: bool = True) -> FrameContext:
     """The era of the session, and the tool (with its simplest valid arguments) that tools/call frames call."""
     era = session.era or Era.LEGACY
     if target is None or not target.plain:
         return FrameContext(era, session.version, tools_listed=tools_listed)
-    return FrameContext(era, session.version, target.tool, target.plain[0], target.schema.is_valid({}),
+    return FrameContext(era, session.version, target.declaration, target.plain[0], target.schema.is_valid({}),
                         frozenset({target.name}), tools_listed)
 
 
-def simplest_target(targets: list[ToolTarget]) -> ToolTarget | None:
+def simplest_tool(targets: list[CallTarget]) -> CallTarget | None:
     """The tool whose simplest valid call is shortest (the plainest tools/call to mutate)."""
-    usable = [t for t in targets if t.plain]
+    usable = [t for t in targets if t.kind is TargetKind.TOOL and t.plain]
     return min(usable, key=lambda t: len(dumps(t.plain[0])) + len(t.name), default=None)
 
 
@@ -77,7 +66,7 @@ def reuse_keys(value: Any) -> set[str]:
 class FrameFuzz:
     """Searches each frame family in turn; every example is one case on the session, judged by the run."""
 
-    def __init__(self, session: Session, judge: Judge, options: FrameFuzzOptions, tool: ToolTarget | None = None,
+    def __init__(self, session: Session, judge: Judge, options: SearchOptions, tool: CallTarget | None = None,
                  *, tools_listed: bool = True) -> None:
         self.session = session
         self.judge = judge
@@ -85,7 +74,6 @@ class FrameFuzz:
         # tools/list is a valid request only where the server advertises tools (the probe's rule too).
         self.context = frame_context(session, tool, tools_listed)
         self.examples = 0
-        self.epoch = 0  # a soak's slice number: each slice of the same family starts from another seed
         self._next_id = FRAME_FIRST_ID
         self._origin = -1  # the process the search starts on (set by fuzz): other phases sent ids on it
         self._tracked = -1  # the process `_used` describes
@@ -102,38 +90,33 @@ class FrameFuzz:
                 return
             await self.fuzz_family(family, now + (deadline - now) / (len(FAMILIES) - index))
 
-    async def fuzz_family(self, family: str, deadline: float) -> None:
-        """One family's search until the deadline; as in the tool search, a shrunk failure starts a new round."""
-        strategy = frame_drafts(self.context, family)
-        limit = {"max_examples": self.options.max_examples} if self.options.max_examples else {}
-        round_number = 0
-        while time.monotonic() < deadline:
-            pursued: set[FindingKey] = set()
+    async def fuzz_family(self, family: str, deadline: float, *, epoch: int = 0) -> None:
+        """One family's search until the deadline (`epoch`: a soak's slice number, so slices differ)."""
 
-            def body(draft: FrameDraft, pursued: set[FindingKey] = pursued) -> Failure | None:
-                try:
-                    case = draft.case(self.context, self._fresh_id)  # drawing and reading stay in this thread
-                    judged = anyio.from_thread.run(self._send, case, draft.explicit_ids, bool(pursued))
-                except Exception as error:  # a bug of ours: Hypothesis must not shrink it as the server's
-                    self._internal = f"frames/{family}: {type(error).__name__}: {error} (frame: {draft.title()})"
-                    raise OutOfTime from None
-                if self._stopped is not None:
-                    raise OutOfTime  # ends the run without shrinking; the family loop reports it
-                if judged is None:
-                    reject()  # its ids were used on this process; another draw will do
-                return to_raise(judged, pursued)
-
-            outcome = await run_given(strategy, body, seed=self._seed(family, round_number), deadline=deadline,
-                                      database=self._database(family), **limit)
-            if self._internal is not None:
-                raise RuntimeError(f"mcpfuzz bug in the random frames, please report it: {self._internal}")
+        def body(draft: FrameDraft, pursued: set[FindingKey]) -> Failure | None:
+            try:
+                case = draft.case(self.context, self._fresh_id)  # drawing and reading stay in this thread
+                judged = anyio.from_thread.run(self._send, case, draft.explicit_ids, bool(pursued))
+            except Exception as error:  # a bug of ours: Hypothesis must not shrink it as the server's
+                self._internal = f"frames/{family}: {type(error).__name__}: {error} (frame: {draft.title()})"
+                raise OutOfTime from None
             if self._stopped is not None:
-                raise PhaseStopped(self._stopped)
-            if not outcome.go_on:
-                return
-            round_number += 1
+                raise OutOfTime  # ends the run without shrinking; after_round reports it
+            if judged is None:
+                reject()  # its ids were used on this process; another draw will do
+            return to_raise(judged, pursued)
 
-    async def _send(self, case: Case, explicit: tuple[Any, ...], shrinking: bool) -> list | None:
+        await search(frame_drafts(self.context, family), body, options=self.options, name=f"frames/{family}",
+                     deadline=deadline, epoch=epoch, database=self._database(family), after_round=self._after_round)
+
+    def _after_round(self) -> None:
+        """A bug of ours or a lost server ends the search with its own error."""
+        if self._internal is not None:
+            raise RuntimeError(f"mcpfuzz bug in the random frames, please report it: {self._internal}")
+        if self._stopped is not None:
+            raise PhaseStopped(self._stopped)
+
+    async def _send(self, case: Case, explicit: tuple[Any, ...], shrinking: bool) -> list[Verdict] | None:
         """Run one case, judged; None when it would repeat an id on this process while still generating."""
         keys = {key for value in explicit for key in reuse_keys(value)}
         reuse = self._reuse(keys)
@@ -150,7 +133,7 @@ class FrameFuzz:
             return []
         self._note_ids(keys, exchange)
         self.examples += 1
-        return self.judge("fuzz", exchange, None)
+        return self.judge("fuzz", exchange)
 
     def _reuse(self, keys: set[str]) -> str:
         """MCP ids are unique per session: a repeated one may rightly be refused, and its answers count twice."""
@@ -181,14 +164,9 @@ class FrameFuzz:
         self._next_id += 1
         return self._next_id
 
-    def _seed(self, family: str, round_number: int) -> int:
-        text = f"{self.options.seed}|frames/{family}|{round_number}" + (f"|{self.epoch}" if self.epoch else "")
-        return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
-
     def _database(self, family: str) -> Path | None:
         """Server + "frames" + family + protocol version: the key of the family's example database."""
         root = self.options.database_root
         if root is None:
             return None
-        text = json.dumps([self.options.server_label, "frames", family, self.context.version])
-        return root / hashlib.sha256(text.encode()).hexdigest()[:16]
+        return root / database_key(self.options.server_label, "frames", family, self.context.version)

@@ -83,8 +83,22 @@ def build_unicode_tables(home: Path | None) -> bool:
     return all((folder / f"{name}.json.gz").exists() for name in UNICODE_TABLES)
 
 
-# Before any draw: every engine path that draws imports this module first.
-build_unicode_tables(use_hypothesis_home())
+# Before any strategy is imported: hypothesis-jsonschema touches Hypothesis' storage at import, which
+# would otherwise settle on ./.hypothesis. Only a path is set here; nothing is built or started.
+use_hypothesis_home()
+_prepared = False
+
+
+def prepare_hypothesis() -> None:
+    """Before the first draw of a process: Hypothesis' home chosen and its Unicode tables built (once).
+
+    Called by the run before it plans targets (the first draws), never at import: importing the engine
+    starts no process.
+    """
+    global _prepared
+    if not _prepared:
+        build_unicode_tables(use_hypothesis_home())
+        _prepared = True
 
 
 class OutOfTime(BaseException):

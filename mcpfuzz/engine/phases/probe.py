@@ -1,4 +1,4 @@
-"""Phase 1: start the server, find its era, handshake, list its tools."""
+"""Phase 1: start the server, find its era, handshake, list what it declares (tools, and every other target kind)."""
 
 from __future__ import annotations
 
@@ -6,15 +6,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpfuzz.engine.errors import UnusableServer
+from mcpfuzz.engine.phases.targets import TargetType, target_types
 from mcpfuzz.engine.session.session import Session
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.incoming import Incoming
+from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, LATEST_MODERN, MODERN_VERSIONS, Era, era_of
 from mcpfuzz.strategies.lifecycle import discover_first, initialize_case
 
-MAX_TOOL_PAGES = 100
+MAX_LIST_PAGES = 100
 
 
 @dataclass
@@ -25,9 +27,14 @@ class ProbeResult:
     version: str
     capabilities: dict = field(default_factory=dict)
     server_info: dict = field(default_factory=dict)
-    tools: list[dict] = field(default_factory=list)
+    declared: dict[TargetKind, list[dict]] = field(default_factory=dict)  # each kind's listed declarations
     exchanges: list[Exchange] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def tools(self) -> list[dict]:
+        """The tools the server listed."""
+        return self.declared.get(TargetKind.TOOL, [])
 
 
 def _answer(exchange: Exchange) -> Incoming | None:
@@ -70,7 +77,9 @@ async def probe(session: Session, forced_version: str | None) -> ProbeResult:
             await session.ensure_ready()
     else:
         await _legacy_handshake(session, result, forced_version, discover_failed=forced_version is None)
-    result.tools = await _list_tools(session, result)
+    for target_type in target_types().values():
+        if target_type.capability in result.capabilities:
+            result.declared[target_type.kind] = await _list_declared(session, result, target_type)
     return result
 
 
@@ -110,34 +119,34 @@ async def _legacy_handshake(session: Session, result: ProbeResult, forced_versio
     session.ready = True
 
 
-async def _list_tools(session: Session, result: ProbeResult) -> list[dict]:
-    """tools/list, every page, each judged (a cursor loop or a failing page ends the listing with a note)."""
-    if "tools" not in result.capabilities:
-        return []
-    tools: list[dict] = []
+async def _list_declared(session: Session, result: ProbeResult, target_type: TargetType) -> list[dict]:
+    """The kind's list method (tools/list, ...), every page, each judged (a cursor loop or a failing page ends
+    the listing with a note)."""
+    method, key = target_type.list_method, target_type.list_key
+    declared: list[dict] = []
     cursor: str | None = None
     seen: set[str] = set()
-    for page_number in range(MAX_TOOL_PAGES):
+    for page_number in range(MAX_LIST_PAGES):
         rid = session.next_id()
-        case = Case("tools-list" if page_number == 0 else f"tools-list-page-{page_number + 1}", "probe",
-                    "tools/list", session.message("tools/list", {"cursor": cursor} if cursor else {}, rid),
-                    ex.result(rid, "tools/list"), patient=True)
+        case_id = method.replace("/", "-") + ("" if page_number == 0 else f"-page-{page_number + 1}")
+        case = Case(case_id, "probe", method, session.message(method, {"cursor": cursor} if cursor else {}, rid),
+                    ex.result(rid, method), patient=True)
         exchange = await session.run_case(case)
         result.exchanges.append(exchange)
         reply = _answer(exchange)
         if reply is None:
-            result.notes.append("tools/list got no answer; fuzzing without tools")
+            result.notes.append(f"{method} got no answer; fuzzing without {key}")
             break
         page = reply.message.get("result") if reply.is_result else None
         if not isinstance(page, dict):
-            result.notes.append(f"tools/list was refused: {reply.text(160)}")
+            result.notes.append(f"{method} was refused: {reply.text(160)}")
             break
-        tools += [t for t in page.get("tools") or [] if isinstance(t, dict)]
+        declared += [item for item in page.get(key) or [] if isinstance(item, dict)]
         cursor = page.get("nextCursor")
         if not isinstance(cursor, str) or not cursor:
             break
         if cursor in seen:
-            result.notes.append(f"tools/list returned the cursor {cursor!r} twice; stopped paging")
+            result.notes.append(f"{method} returned the cursor {cursor!r} twice; stopped paging")
             break
         seen.add(cursor)
-    return tools
+    return declared

@@ -1,93 +1,195 @@
-"""Which tools get fuzzed: safety annotations, --include-tool/--exclude-tool, and schemas we can draw from."""
+"""Call targets: what mcpfuzz calls with drawn params, how each kind is declared, and which ones are called."""
 
 from __future__ import annotations
 
-import hashlib
-import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
 
+from mcpfuzz.engine.phases.search import database_key
+from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.target_kind import TargetKind
+from mcpfuzz.strategies.arguments.call import ArgumentCall
 from mcpfuzz.strategies.arguments.schema_prep import SchemaProblem
 from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema
+from mcpfuzz.strategies.messages import FrameBuilder
 
-# MCP server/tools annotations: hints, but the only ones that say a call may do harm.
-RISKY_HINTS = ("destructiveHint", "openWorldHint")
+
+class Safety(str, Enum):
+    """What calling a target may do, from the server's own hints."""
+
+    READ_ONLY = "read-only"
+    UNKNOWN = "unknown"  # no hint either way: called (most servers annotate nothing)
+    DESTRUCTIVE = "destructive"
+    OPEN_WORLD = "open-world"
+
+    @property
+    def risky(self) -> bool:
+        """Skipped unless the user names the target: it may destroy data or reach the network."""
+        return self in (Safety.DESTRUCTIVE, Safety.OPEN_WORLD)
+
+
+# The frame for one call of a target: (builder, target, drawn call, case family, history) -> Case.
+CaseMaker = Callable[[FrameBuilder, "CallTarget", ArgumentCall, str, tuple[bytes, ...]], Case]
+
+
+@dataclass(frozen=True)
+class TargetType:
+    """How one kind of target is declared by a server and called: the registration of a kind."""
+
+    kind: TargetKind
+    method: str  # the JSON-RPC method that calls it
+    capability: str  # the server capability that declares the kind
+    list_method: str  # where the server lists its declarations (every page is read)
+    list_key: str  # the result member holding the declarations
+    result_oracle: str  # the oracle that judges a successful result beyond the envelope
+    schema: Callable[[dict], object]  # the JSON Schema its params are drawn from, taken from a declaration
+    safety: Callable[[dict], Safety]
+    make_case: CaseMaker
+    option: str  # the command-line option that names one ("--include-tool"), for messages
+
+
+TARGET_TYPES: dict[TargetKind, TargetType] = {}
+
+
+def target_types() -> dict[TargetKind, TargetType]:
+    """Every registered kind, with the built-in ones imported."""
+    from mcpfuzz.engine.phases import target_kinds  # noqa: F401  (registers on import)
+
+    return TARGET_TYPES
+
+
+def register_target_type(target_type: TargetType) -> TargetType:
+    """Make a kind of target known to the probe, the planner and every phase."""
+    if target_type.kind in TARGET_TYPES:
+        raise ValueError(f"target kind {target_type.kind.value!r} registered twice")
+    TARGET_TYPES[target_type.kind] = target_type
+    return target_type
 
 
 @dataclass
-class ToolTarget:
-    """A tool mcpfuzz will call, with its argument schema and a few valid values drawn up front."""
+class CallTarget:
+    """One target mcpfuzz calls: its declaration, the schema its params are drawn from, valid values drawn up front."""
 
-    tool: dict
+    type: TargetType
+    name: str
+    declaration: dict
     schema: ArgumentSchema
     plain: list[dict]
     populated: list[dict]
+    safety: Safety = Safety.UNKNOWN
 
     @property
-    def name(self) -> str:
-        """The tool's name."""
-        return self.tool["name"]
+    def kind(self) -> TargetKind:
+        """The target's kind."""
+        return self.type.kind
 
-    def digest(self, server: str) -> str:
-        """Server + tool + schema: the key of this tool's Hypothesis example database."""
-        text = json.dumps([server, self.name, self.tool.get("inputSchema")], sort_keys=True, default=str)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+    @property
+    def label(self) -> str:
+        """The target's name in reports, the soak scheduler and corpus file names: `tool/NAME`."""
+        return self.kind.label(self.name)
+
+    @property
+    def seed_name(self) -> str:
+        """What names this target's searches in their seeds: a tool's bare name, as in earlier versions."""
+        return self.name if self.kind is TargetKind.TOOL else self.label
+
+    @property
+    def tool(self) -> str | None:
+        """The tool's name for a tool target (the JSON report's `tool` field), else None."""
+        return self.name if self.kind is TargetKind.TOOL else None
+
+    def case(self, builder: FrameBuilder, call: ArgumentCall, *, family: str | None = None,
+             history: tuple[bytes, ...] = ()) -> Case:
+        """The frame that calls this target with `call`'s params, and its expectation."""
+        return self.type.make_case(builder, self, call, family or self.kind.value, history)
+
+    def database(self, root: Path | None, server: str) -> Path | None:
+        """Server + target + schema: this target's Hypothesis example database (None without a corpus)."""
+        if root is None:
+            return None
+        # A tool keeps the key of earlier versions (its name, not its label), so its saved examples still count.
+        return root / database_key(server, self.seed_name, self.type.schema(self.declaration))
 
 
 @dataclass
-class ToolPlan:
-    """The tools to fuzz and the ones skipped, each with its reason."""
+class TargetPlan:
+    """The targets to call and the ones skipped (by label), each with its reason."""
 
-    targets: list[ToolTarget] = field(default_factory=list)
+    targets: list[CallTarget] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
+    def of_kind(self, kind: TargetKind) -> list[CallTarget]:
+        """The targets of one kind, in order."""
+        return [target for target in self.targets if target.kind is kind]
 
-def skip_reason(tool: dict, include: tuple[str, ...], exclude: tuple[str, ...]) -> str | None:
-    """Why a tool is not called, or None. Only an explicit `true` hint skips (most servers annotate nothing)."""
-    name = tool.get("name")
+
+@dataclass(frozen=True)
+class Selection:
+    """`--include-target`/`--exclude-target` labels (`--include-tool NAME` is `tool/NAME`)."""
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+
+def skip_reason(target_type: TargetType, declaration: dict, selection: Selection) -> str | None:
+    """Why a declared target is not called, or None. Only an explicit `true` risk hint skips."""
+    name = declaration.get("name")
     if not isinstance(name, str):
         return "it has no string name"
-    if name in exclude:
-        return "--exclude-tool"
-    if name in include:
+    label = target_type.kind.label(name)
+    if label in selection.exclude:
+        return target_type.option.replace("include", "exclude")
+    if label in selection.include:
         return None
-    annotations = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
-    for hint in RISKY_HINTS:
-        if annotations.get(hint) is True:
-            return f"annotated {hint}: true (name it with --include-tool to call it)"
+    safety = target_type.safety(declaration)
+    if safety.risky:
+        hint = "destructiveHint" if safety is Safety.DESTRUCTIVE else "openWorldHint"
+        return f"annotated {hint}: true (name it with {target_type.option} to call it)"
     return None
 
 
-def plan_tools(tools: list[dict], *, include: tuple[str, ...], exclude: tuple[str, ...], seed: int) -> ToolPlan:
-    """Select the tools and prepare their schemas (CPU work: run it off the event loop)."""
-    plan = ToolPlan()
-    listed = {tool.get("name") for tool in tools}
-    for option, names in (("--include-tool", include), ("--exclude-tool", exclude)):
-        for name in names:
-            if name not in listed:
-                plan.warnings.append(f"{option} {name!r} names no tool of this server; its tools are "
-                                     f"{', '.join(sorted(str(n) for n in listed)) or '(none)'}")
+def plan_targets(declared: dict[TargetKind, list[dict]], selection: Selection, *, seed: int) -> TargetPlan:
+    """Select the targets and prepare their schemas (CPU work: run it off the event loop)."""
+    plan = TargetPlan()
+    for kind, declarations in declared.items():
+        _plan_kind(plan, target_types()[kind], declarations, selection, seed)
+    return plan
+
+
+def _plan_kind(plan: TargetPlan, target_type: TargetType, declarations: list[dict], selection: Selection,
+               seed: int) -> None:
+    kind, prefix = target_type.kind, f"{target_type.kind.value}/"
+    listed = {str(declaration.get("name")) for declaration in declarations}
+    for option, labels in ((target_type.option, selection.include),
+                           (target_type.option.replace("include", "exclude"), selection.exclude)):
+        for label in labels:
+            if label.startswith(prefix) and label.removeprefix(prefix) not in listed:
+                plan.warnings.append(f"{option} {label.removeprefix(prefix)!r} names no {kind.value} of this "
+                                     f"server; its {kind.value}s are {', '.join(sorted(listed)) or '(none)'}")
     seen: set[str] = set()
-    for tool in tools:
-        reason = skip_reason(tool, include, exclude)
-        name = str(tool.get("name"))
+    for declaration in declarations:
+        reason = skip_reason(target_type, declaration, selection)
+        name = str(declaration.get("name"))
         if reason is None and name in seen:
             reason = "listed twice; the first listing is fuzzed"
         if reason is not None:
-            plan.skipped.append((name, reason))
+            plan.skipped.append((prefix + name, reason))
             continue
         seen.add(name)
-        schema = tool.get("inputSchema")
+        schema = target_type.schema(declaration)
         if not isinstance(schema, dict):
-            plan.skipped.append((name, "it has no object inputSchema"))
+            plan.skipped.append((prefix + name, "it has no object inputSchema"))
             continue
         try:
             arguments = ArgumentSchema(schema)
             plain, populated = arguments.preflight(seed)
         except SchemaProblem as problem:
-            plan.skipped.append((name, f"cannot draw arguments: `{problem.keyword}`"))
-            plan.warnings.append(f"tool {name!r}: {problem.message} (keyword `{problem.keyword}`); tip: "
+            plan.skipped.append((prefix + name, f"cannot draw arguments: `{problem.keyword}`"))
+            plan.warnings.append(f"{kind.value} {name!r}: {problem.message} (keyword `{problem.keyword}`); tip: "
                                  f"{problem.tip}")
             continue
-        plan.targets.append(ToolTarget(tool, arguments, plain, populated))
-    return plan
+        plan.targets.append(CallTarget(target_type, name, declaration, arguments, plain, populated,
+                                       target_type.safety(declaration)))

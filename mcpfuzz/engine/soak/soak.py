@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import time
 from dataclasses import dataclass, replace
 from itertools import zip_longest
@@ -12,12 +11,13 @@ import anyio
 
 from mcpfuzz.corpus.redact import Redactor
 from mcpfuzz.engine.config import RunConfig
-from mcpfuzz.engine.events import CheckpointSaved, EventSink, Finding, Notice, PhaseStarted, RunFinished
+from mcpfuzz.engine.events import CheckpointSaved, EventSink, Finding, Notice, PhaseStarted, RunFinished, Stats
 from mcpfuzz.engine.judge import FindingKey
 from mcpfuzz.engine.monitor.monitor import MonitorOptions, release_free_memory
-from mcpfuzz.engine.phases.call_phases import PhaseStopped, ToolPhases
+from mcpfuzz.engine.phases.call_phases import STATEFUL, CallPhases
 from mcpfuzz.engine.phases.frame_fuzz import FrameFuzz
-from mcpfuzz.engine.phases.targets import ToolPlan
+from mcpfuzz.engine.phases.search import PhaseStopped, Verdict, derive_seed
+from mcpfuzz.engine.phases.targets import CallTarget, TargetPlan
 from mcpfuzz.engine.runner import Run
 from mcpfuzz.engine.session.session import Session
 from mcpfuzz.engine.session.tracking import BoundedDict
@@ -67,7 +67,7 @@ class Soak(Run):
         self._novel = 0
         self._target = ""
         self._started = 0.0
-        self._fuzzers_running: tuple[FrameFuzz, ToolPhases] | None = None  # their counters go into checkpoints
+        self._fuzzers_running: tuple[FrameFuzz, CallPhases] | None = None  # their counters go into checkpoints
         self._redactor = Redactor(config.secrets)
         if resume is not None:
             for key, finding in resume.findings:
@@ -88,10 +88,12 @@ class Soak(Run):
         return MonitorOptions(sample_every=self.config.sample_every, ping_every=self.options.ping_every,
                               ping_timeout=self.config.timeout)
 
-    def _finished(self, findings: tuple[Finding, ...], corpus_paths: dict[str, str]) -> RunFinished:
+    def _finished(self, findings: tuple[Finding, ...], corpus_paths: dict[str, str],
+                  stats: Stats | None = None) -> RunFinished:
         """Counters of earlier sessions added in; findings the corpus already held marked as known."""
         resume = self.options.resume
-        stats = replace(self.stats, phases=dict(self.stats.phases))
+        base = stats or self.stats
+        stats = replace(base, phases=dict(base.phases))
         if resume is not None:
             stats.add(resume.stats)
         scheduler = self.scheduler
@@ -105,8 +107,8 @@ class Soak(Run):
         marked = tuple(replace(f, known=True) if f.fingerprint in known else f for f in findings)
         return super()._finished(marked, corpus_paths, stats)
 
-    def _judge(self, phase: str, exchange: Exchange, tool: str | None = None) -> list:
-        judged = super()._judge(phase, exchange, tool)
+    def _judge(self, phase: str, exchange: Exchange) -> list[Verdict]:
+        judged = super()._judge(phase, exchange)
         if phase == "regression":
             # What the saved transcripts still show was found before, even if the probe saw it first here.
             self._known.update(key for _, key, _ in judged)
@@ -149,24 +151,24 @@ class Soak(Run):
 
     # -- slices ----------------------------------------------------------------------------------
 
-    def _targets(self, plan: ToolPlan) -> list[str]:
-        """Frame families and tools (and call sequences), this worker's share of them."""
+    def _targets(self, plan: TargetPlan) -> list[str]:
+        """Frame families and call targets (and call sequences), this worker's share of them."""
         if "fuzz" not in self.config.phases:
             return []
-        tools = [f"tool/{target.name}" for target in plan.targets]
+        calls = [target.label for target in plan.targets]
         frames = [f"frames/{family}" for family in FAMILIES]
-        # Tools and frame families alternate, so that the first round (every target once) touches both early.
-        names = [name for pair in zip_longest(tools, frames) for name in pair if name is not None]
+        # Targets and frame families alternate, so that the first round (every target once) touches both early.
+        names = [name for pair in zip_longest(calls, frames) for name in pair if name is not None]
         if plan.targets and "stateful" in self.config.phases:
-            names.append("stateful")
+            names.append(STATEFUL)
         index, count = self.options.shard
         # More workers than targets: every worker takes all of them (their slice seeds still differ).
         return names[index::count] or names
 
-    async def _loop(self, plan: ToolPlan, frames: FrameFuzz, phases: ToolPhases) -> None:
+    async def _loop(self, plan: TargetPlan, frames: FrameFuzz, phases: CallPhases) -> None:
         """Slice after slice until the duration is up or enough new findings are in."""
         assert self.scheduler is not None
-        tools = {f"tool/{target.name}": target for target in plan.targets}
+        targets: dict[str, CallTarget] = {target.label: target for target in plan.targets}
         index, count = self.options.shard
         while True:
             now = time.monotonic()
@@ -181,17 +183,16 @@ class Soak(Run):
             name = self.scheduler.pick()
             # Slice seeds never repeat: not after --resume (the counter goes on), not across workers (strided).
             epoch = self.slices * count + index + 1
-            frames.epoch = phases.epoch = epoch
             cases, novel, found = self.stats.cases, self._novel, self._new_findings()
             self._target = name
             try:
                 if name.startswith("frames/"):
                     frames.mark_origin()  # the slices before sent their own ids on this process
-                    await frames.fuzz_family(name.removeprefix("frames/"), end)
-                elif name == "stateful":
-                    await phases.stateful(end)
+                    await frames.fuzz_family(name.removeprefix("frames/"), end, epoch=epoch)
+                elif name == STATEFUL:
+                    await phases.stateful(end, epoch=epoch)
                 else:
-                    await phases.fuzz_tool(tools[name], end)
+                    await phases.fuzz_target(targets[name], end, epoch=epoch)
             finally:
                 self._target = ""
             self.slices += 1
@@ -205,8 +206,7 @@ class Soak(Run):
         return limit is not None and self._new_findings() >= limit
 
     def _seed(self, name: str) -> int:
-        text = f"{self.config.seed}|soak|{name}|{self.options.shard[0]}|{self.slices}"
-        return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+        return derive_seed(self.config.seed, "soak", name, self.options.shard[0], self.slices)
 
     # -- checkpoints -----------------------------------------------------------------------------
 

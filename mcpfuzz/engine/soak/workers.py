@@ -24,7 +24,7 @@ from mcpfuzz.engine.events import (
     RunFinished,
     RunStarted,
     Stats,
-    ToolsPlanned,
+    TargetsPlanned,
 )
 from mcpfuzz.engine.judge import FindingSet
 from mcpfuzz.engine.soak.checkpoint import Checkpoint, read_checkpoint
@@ -34,7 +34,7 @@ POLL = 0.5  # seconds between two looks at the event queue and the workers
 PR_SET_PDEATHSIG = 1  # linux/prctl.h: the signal a process gets when its parent dies
 STOP_WAIT = 30.0  # after SIGTERM/Ctrl-C, how long workers get to shrink, save and report
 # The lead worker (0) tells the whole story; the others only what is theirs to tell.
-LEAD_ONLY = (RunStarted, ProbeDone, ToolsPlanned, PhaseStarted)
+LEAD_ONLY = (RunStarted, ProbeDone, TargetsPlanned, PhaseStarted)
 RELAYED = (FindingFound, Notice, CheckpointSaved, RunFinished, *LEAD_ONLY)
 
 

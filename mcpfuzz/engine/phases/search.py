@@ -1,0 +1,98 @@
+"""One search loop for every Hypothesis search (frame families, call targets, call sequences).
+
+A search is a series of rounds until its deadline: each round is one `@given` run with a seed of
+its own (`derive_seed`), and a round that shrank a failure is followed by another that searches on.
+The body of a search runs one example against the server and returns the failure Hypothesis should
+shrink toward (`to_raise`), or None.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from hypothesis import strategies as st
+
+from mcpfuzz.engine.judge import FindingKey, Verdict
+from mcpfuzz.engine.phases.hypothesis_bridge import run_given
+from mcpfuzz.oracles.base import Failure
+
+if TYPE_CHECKING:
+    from mcpfuzz.jsonrpc.exchange import Exchange
+
+T = TypeVar("T")
+# The run's judge: (phase, exchange) -> every verdict.
+Judge = Callable[[str, "Exchange"], list[Verdict]]
+# The body of a search: one example against the server, given the keys this round pursues.
+Body = Callable[[T, set[FindingKey]], "Failure | None"]
+
+
+class PhaseStopped(Exception):
+    """The server could not be brought back; the search phases end early."""
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """What every search needs from the run's configuration."""
+
+    seed: int
+    database_root: Path | None
+    server_label: str
+    max_examples: int | None = None
+
+
+def derive_seed(seed: int, *parts: object) -> int:
+    """A 64-bit seed for one round of one search, from the run's seed and what names the round.
+
+    The text joined with `|` is the contract: a run with the same seed and options draws the same
+    inputs, so runs of earlier versions (and their corpora) are reproduced exactly.
+    """
+    text = "|".join(str(part) for part in (seed, *parts))
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+
+
+def database_key(*parts: object) -> str:
+    """A short stable hash of what identifies a search's example database (server, target, schema)."""
+    text = json.dumps(list(parts), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def to_raise(judged: Sequence[Verdict], pursued: set[FindingKey]) -> Failure | None:
+    """The failure Hypothesis should shrink: one first seen in this search (known ones are left alone)."""
+    chosen = None
+    for failure, key, finding in judged:
+        if finding is not None:
+            pursued.add(key)
+        if key in pursued and chosen is None:
+            chosen = failure
+    return chosen
+
+
+async def search(strategy: st.SearchStrategy[T], body: Body[T], *, options: SearchOptions, name: str,
+                 deadline: float, epoch: int = 0, database: Path | None = None,
+                 after_round: Callable[[], None] | None = None) -> None:
+    """Rounds of `strategy` through `body` until the deadline, the space is exhausted, or --max-examples.
+
+    `name` and `epoch` (a soak's slice number, 0 outside a soak) pick each round's seed, so no two
+    slices of one target repeat their inputs. `after_round` may raise to end the search (a lost server).
+    """
+    limit = {"max_examples": options.max_examples} if options.max_examples else {}
+    round_number = 0
+    while time.monotonic() < deadline:
+        pursued: set[FindingKey] = set()
+
+        def one(value: Any, pursued: set[FindingKey] = pursued) -> Failure | None:
+            return body(value, pursued)
+
+        seed = derive_seed(options.seed, name, round_number, *((epoch,) if epoch else ()))
+        outcome = await run_given(strategy, one, seed=seed, deadline=deadline, database=database, **limit)
+        if after_round is not None:
+            after_round()
+        if not outcome.go_on:
+            return  # out of time, or Hypothesis has nothing new to try
+        round_number += 1
