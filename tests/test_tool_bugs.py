@@ -40,8 +40,20 @@ def test_tool_bug_is_caught_by_its_oracle_only(bug: str) -> None:
 
 
 def test_fuzz_phase_alone_finds_a_boundary_crash_and_shrinks_it() -> None:
-    """Without the coverage phase, Hypothesis finds limit == 10 and keeps the smallest call that crashes."""
-    finished = _tool_run("crash-at-maximum", phases=("fuzz",), budget=25)
+    """Without the coverage phase, Hypothesis finds limit == 10 and keeps the smallest call that crashes.
+
+    Counted, not timed (--max-examples, the search tool alone): on a loaded machine a timed share of
+    the budget may hold too few calls.
+    """
+    from mcpfuzz.engine.config import RunConfig
+    from mcpfuzz.engine.runner import run
+    from mcpfuzz.oracles.base import all_oracles
+
+    others = ("create_item", "get_item", "delete_item", "schedule", "tree_sum", "measure")
+    config = RunConfig(command=fixture_command("crash-at-maximum", server=TOOL_SERVER), seed=1, timeout=1.0,
+                       budget=240, oracles=tuple(all_oracles()), phases=("probe", "fuzz"), max_examples=300,
+                       exclude_targets=tuple(f"tool/{name}" for name in others))
+    finished = anyio.run(run, config, lambda event: None)
     crashes = [f for f in finished.findings if f.oracle == "no-crash"]
     assert crashes and {f.oracle for f in finished.findings} == {"no-crash"}
     assert b'"limit":10' in crashes[0].frames[-1]

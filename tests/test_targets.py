@@ -1,0 +1,113 @@
+"""Call targets and the one search loop: selection by label and safety, registrations, seeds and databases."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from hypothesis import strategies as st
+
+from mcpfuzz.engine.phases.search import SearchOptions, database_key, derive_seed, search
+from mcpfuzz.engine.phases.targets import (
+    Safety,
+    Selection,
+    TargetType,
+    plan_targets,
+    register_target_type,
+    target_types,
+)
+from mcpfuzz.jsonrpc.target_kind import TargetKind
+from tests.conftest import MCP_SERVER, run_cli
+
+SCHEMA = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 0, "maximum": 5}}, "required": ["n"]}
+
+
+def _tool(name: str, **annotations: bool) -> dict:
+    tool: dict = {"name": name, "inputSchema": SCHEMA}
+    if annotations:
+        tool["annotations"] = annotations
+    return tool
+
+
+def test_targets_are_named_by_kind_and_risky_ones_wait_to_be_named() -> None:
+    declared = {TargetKind.TOOL: [_tool("read", readOnlyHint=True), _tool("wipe", destructiveHint=True),
+                                  _tool("fetch", openWorldHint=True), _tool("plain")]}
+    plan = plan_targets(declared, Selection(), seed=1)
+    assert [t.label for t in plan.targets] == ["tool/read", "tool/plain"]
+    assert [t.safety for t in plan.targets] == [Safety.READ_ONLY, Safety.UNKNOWN]
+    skipped = dict(plan.skipped)
+    assert "destructiveHint" in skipped["tool/wipe"] and "--include-tool" in skipped["tool/wipe"]
+    assert "openWorldHint" in skipped["tool/fetch"]
+
+    plan = plan_targets(declared, Selection(include=("tool/wipe",), exclude=("tool/plain",)), seed=1)
+    assert [t.label for t in plan.targets] == ["tool/read", "tool/wipe"]
+    assert dict(plan.skipped)["tool/plain"] == "--exclude-tool"
+
+
+def test_a_label_that_names_no_target_is_a_warning_that_lists_the_real_ones() -> None:
+    plan = plan_targets({TargetKind.TOOL: [_tool("plain")]}, Selection(include=("tool/nope",)), seed=1)
+    assert plan.warnings == ["--include-tool 'nope' names no tool of this server; its tools are plain"]
+
+
+def test_a_tool_target_keeps_the_names_earlier_versions_used_for_seeds_and_databases(tmp_path: Path) -> None:
+    target = plan_targets({TargetKind.TOOL: [_tool("plain")]}, Selection(), seed=1).targets[0]
+    assert (target.label, target.seed_name, target.tool) == ("tool/plain", "plain", "plain")
+    # The recipes runs and corpora of earlier versions rely on: the same seed sends the same frames.
+    assert derive_seed(7, "plain", 0) == int.from_bytes(hashlib.sha256(b"7|plain|0").digest()[:8], "big")
+    assert derive_seed(7, "plain", 2, 5) == int.from_bytes(hashlib.sha256(b"7|plain|2|5").digest()[:8], "big")
+    text = json.dumps(["srv", "plain", SCHEMA], sort_keys=True, default=str)
+    assert target.database(tmp_path, "srv") == tmp_path / hashlib.sha256(text.encode()).hexdigest()[:16]
+    assert database_key("srv", "plain", SCHEMA) == hashlib.sha256(text.encode()).hexdigest()[:16]
+    assert target.database(None, "srv") is None
+
+
+def test_a_kind_registers_once() -> None:
+    tools = target_types()[TargetKind.TOOL]
+    assert (tools.method, tools.list_method, tools.result_oracle) == ("tools/call", "tools/list", "output-schema")
+    with pytest.raises(ValueError, match="registered twice"):
+        register_target_type(TargetType(**{**tools.__dict__}))
+
+
+def test_the_search_loop_goes_round_after_round_with_new_seeds_until_its_deadline(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A round that ended (here: capped) is followed by another with the next round's seed; the epoch is part of it."""
+    from mcpfuzz.engine.phases import hypothesis_bridge
+    from mcpfuzz.engine.phases import search as search_module
+
+    monkeypatch.setattr(hypothesis_bridge, "ROUND_EXAMPLES", 5)
+    seeds: list[tuple] = []
+    original = search_module.derive_seed
+
+    def recording(seed: int, *parts: object) -> int:
+        seeds.append(parts)
+        return original(seed, *parts)
+
+    monkeypatch.setattr(search_module, "derive_seed", recording)
+    seen: list[int] = []
+
+    async def main() -> None:
+        deadline = time.monotonic() + 120
+        options = SearchOptions(seed=3, database_root=None, server_label="x")
+
+        def body(value: int, pursued: set) -> None:
+            seen.append(value)
+            if len(seen) >= 12:
+                raise hypothesis_bridge.OutOfTime  # ends the search as a spent deadline does
+            return None
+
+        await search(st.integers(), body, options=options, name="demo", deadline=deadline, epoch=4)
+
+    anyio.run(main)
+    assert seeds[:3] == [("demo", 0, 4), ("demo", 1, 4), ("demo", 2, 4)]
+    assert len(seen) == 12
+
+
+def test_include_target_must_be_kind_slash_name() -> None:
+    result = run_cli(["run", "--include-target", "delete_item", "--", "python", str(MCP_SERVER)])
+    assert result.returncode == 2
+    assert "'delete_item' is not KIND/NAME with a kind of tool" in result.stderr
+    assert "Traceback" not in result.stderr
