@@ -12,7 +12,8 @@ from mcpfuzz.engine.events import Finding
 from mcpfuzz.jsonrpc.case_json import CaseFormatError, case_from_json, case_to_json, frame_from_json, frame_to_json
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.versions import Era
-from mcpfuzz.transport.http_target import TRANSPORTS, HttpTarget
+from mcpfuzz.transport.base import TRANSPORT_CHOICES, transport_choice
+from mcpfuzz.transport.http_target import HttpTarget
 
 ServerTarget = list[str] | HttpTarget
 
@@ -34,7 +35,7 @@ class Replayable:
 def server_to_json(server: ServerTarget, redactor: Redactor) -> dict[str, Any]:
     """The server of a transcript: its command, or its URL (header values never leave the machine)."""
     if isinstance(server, HttpTarget):
-        return {"url": redactor.text(server.url), "transport": server.transport,
+        return {"url": redactor.text(server.url), "transport": server.transport_choice,
                 "launch": redactor.argv(server.launch), "headers": [name for name, _ in server.headers]}
     return {"command": redactor.argv(server)}
 
@@ -43,10 +44,13 @@ def server_from_json(data: dict[str, Any]) -> ServerTarget:
     """The server a transcript names (an empty command when it names none)."""
     url = data.get("url")
     if isinstance(url, str):
-        launch = data.get("launch") if isinstance(data.get("launch"), list) else []
-        transport = data.get("transport") if data.get("transport") in TRANSPORTS else "auto"
-        return HttpTarget(url, launch=tuple(str(part) for part in launch), transport=str(transport))
-    command = data.get("command") if isinstance(data.get("command"), list) else []
+        launch = data.get("launch")
+        launch = launch if isinstance(launch, list) else []
+        choice = data.get("transport")
+        transport = transport_choice(choice) if choice in TRANSPORT_CHOICES else None
+        return HttpTarget(url, launch=tuple(str(part) for part in launch), transport=transport)
+    command = data.get("command")
+    command = command if isinstance(command, list) else []
     return [str(part) for part in command]
 
 
@@ -98,11 +102,13 @@ def from_transcript(path: Path, data: dict) -> Replayable:
         raise CaseFormatError("the transcript has no frames")
     frames = [frame_from_json(frame) for frame in raw_frames]
     case = case_from_json(data.get("case"), frames)
-    protocol = data.get("protocol") if isinstance(data.get("protocol"), dict) else {}
+    protocol = data.get("protocol")
+    protocol = protocol if isinstance(protocol, dict) else {}
     try:
         era = Era(protocol.get("era") or "legacy")
     except ValueError:
         raise CaseFormatError(f"unknown protocol era {protocol.get('era')!r}") from None
-    server = data.get("server") if isinstance(data.get("server"), dict) else {}
+    server = data.get("server")
+    server = server if isinstance(server, dict) else {}
     return Replayable(path, case, era, str(protocol.get("version") or ""), str(data.get("oracle")),
                       str(data.get("key", "")), server_from_json(server), str(data.get("message", "")))
