@@ -8,11 +8,12 @@ from mcpfuzz.jsonrpc.transport_kind import TransportKind
 from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions, ServerConnection
 from mcpfuzz.transport.http_target import HttpTarget, detect_transport
 from mcpfuzz.transport.legacy_sse import LegacySseServer
+from mcpfuzz.transport.memory import MemoryServer, MemoryTarget
 from mcpfuzz.transport.stdio import StdioServer, inherited_env
 from mcpfuzz.transport.streamable_http import StreamableHttpServer
 
-# A server under test: a command to run (stdio) or an HTTP endpoint.
-ServerTarget = Sequence[str] | HttpTarget
+# A server under test: a command to run (stdio), an HTTP endpoint, or a Python handler in this process.
+ServerTarget = Sequence[str] | HttpTarget | MemoryTarget
 
 UrlOpener = Callable[[HttpTarget, ConnectionCallbacks, ConnectionOptions], ServerConnection]
 
@@ -29,6 +30,8 @@ async def open_connection(target: ServerTarget, callbacks: ConnectionCallbacks,
 
     A URL with `{port}` gets a free port here, kept by the connection across restarts.
     """
+    if isinstance(target, MemoryTarget):
+        return MemoryServer(target, callbacks, options)
     if isinstance(target, HttpTarget):
         bound = target.on_free_port()
         kind = await detect_transport(bound, options.timeout)
