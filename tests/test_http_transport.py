@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from mcpfuzz.transport.base import TransportKind
 from mcpfuzz.transport.http_target import HttpTarget
 from tests.conftest import run_cli
 from tests.engine_runs import run_engine
@@ -16,7 +17,7 @@ from tests.http_servers import HTTP_SERVER, free_port, start_http_server, start_
 LEGACY = "2025-11-25"
 
 
-def _findings(url: str, *, version: str | None = None, transport: str = "auto",
+def _findings(url: str, *, version: str | None = None, transport: TransportKind | None = None,
               phases: tuple[str, ...] = ("probe", "catalogue", "lifecycle"), budget: float = 60.0) -> list:
     finished = run_engine([], http=HttpTarget(url, transport=transport), protocol_version=version, phases=phases,
                           budget=budget)

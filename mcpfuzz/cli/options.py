@@ -9,7 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from mcpfuzz.transport.base import AUTO, TRANSPORT_CHOICES
+
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from mcpfuzz.engine.config import RunConfig
     from mcpfuzz.engine.events import RunFinished
     from mcpfuzz.transport.http_target import HttpTarget
@@ -99,7 +103,7 @@ SERVER_OPTIONS = [
     click.option("--launch", default=None, metavar="'CMD'",
               help="HTTP: start the server with this shell-quoted command, restart it after crashes, watch it; "
                    "{port} here and in the URL: a free port."),
-    click.option("--transport", type=click.Choice(["auto", "http", "sse"]), default="auto", show_default=True,
+    click.option("--transport", type=click.Choice(TRANSPORT_CHOICES), default=AUTO, show_default=True,
               help="HTTP: streamable HTTP, legacy HTTP+SSE (2024-11-05), or detect from the URL's answers."),
 ]
 
@@ -189,18 +193,20 @@ def exit_status(config: RunConfig, finished: RunFinished) -> int:
     return EXIT_ERROR if finished.error else EXIT_CLEAN
 
 
-def http_target(server: list[str], header_lines: tuple[str, ...], launch: str | None, transport: str) -> object:
+def http_target(server: list[str], header_lines: tuple[str, ...], launch: str | None,
+                transport: str) -> HttpTarget | None:
     """The HTTP target when SERVER is one URL; the HTTP-only options are refused for stdio servers."""
     import shlex
     from urllib.parse import urlsplit
 
+    from mcpfuzz.transport.base import transport_choice
     from mcpfuzz.transport.http_target import HttpTarget, is_url
 
     if not (len(server) == 1 and is_url(server[0])):
         if any(is_url(part) for part in server[:1]):
             raise click.UsageError("give either one URL or a command after `--`, not both")
         used = [name for name, value in (("--header", header_lines), ("--launch", launch),
-                                         ("--transport", transport != "auto")) if value]
+                                         ("--transport", transport != AUTO)) if value]
         if used:
             raise click.UsageError(f"{', '.join(used)} only applies to an HTTP URL; this server is a stdio command")
         return None
@@ -211,7 +217,7 @@ def http_target(server: list[str], header_lines: tuple[str, ...], launch: str | 
     url = server[0]
     if not urlsplit(url).hostname:
         raise click.BadParameter(f"{url!r} has no host; e.g. http://127.0.0.1:8000/mcp", param_hint="URL")
-    target = HttpTarget(url, parse_headers(header_lines), argv, transport)
+    target = HttpTarget(url, parse_headers(header_lines), argv, transport_choice(transport))
     check_port_placeholder(target)
     return target
 
@@ -254,7 +260,7 @@ def target_labels(tools: tuple[str, ...], labels: tuple[str, ...], option: str) 
     return (*(TargetKind.TOOL.label(name) for name in tools), *labels)
 
 
-def check_corpus(folder: str) -> object:
+def check_corpus(folder: str) -> Path:
     """The corpus folder, refused early (exit 2) when it cannot be used."""
     from pathlib import Path
 

@@ -9,10 +9,11 @@ from mcpfuzz.engine.events import CaseDone, EventSink, RunFinished
 from mcpfuzz.engine.runner import run
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, ID_EARLIER, Exchange
 from mcpfuzz.jsonrpc.ids import show_id
+from mcpfuzz.strategies.http_cases import FAMILY as HTTP_FAMILY
 
 COMPARED_PHASES = ("probe", "catalogue", "lifecycle")
 # HTTP-only cases have no stdio counterpart; they are compared only between two HTTP servers.
-TRANSPORT_FAMILIES = ("http",)
+TRANSPORT_FAMILIES = (HTTP_FAMILY,)
 
 
 @dataclass(frozen=True)

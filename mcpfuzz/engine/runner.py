@@ -48,6 +48,7 @@ from mcpfuzz.strategies.catalogue import CatalogueContext, catalogue
 from mcpfuzz.strategies.http_cases import http_cases
 from mcpfuzz.strategies.lifecycle import lifecycle
 from mcpfuzz.strategies.messages import FrameBuilder
+from mcpfuzz.transport.base import TransportKind
 from mcpfuzz.transport.errors import ServerStartError
 
 # Time kept at the end of a run to re-run each finding on a fresh server, and how many are re-run.
@@ -327,11 +328,10 @@ class Run:
 
     def _http_cases(self, session: Session, context: CatalogueContext) -> list[Case]:
         """The HTTP family, over streamable HTTP only (legacy HTTP+SSE has no status-level rules to check)."""
-        if session.transport != "http":
+        if session.transport is not TransportKind.STREAMABLE_HTTP:
             return []
         builder = FrameBuilder(context.era, context.version, next_id=HTTP_FIRST_ID)
-        return list(http_cases(builder, tool=context.tool, has_session=bool(getattr(session.server, "session_id",
-                                                                                      None))))
+        return list(http_cases(builder, tool=context.tool, has_session=bool(session.server.session_id)))
 
     def _left(self) -> float:
         return max(0.0, self._deadline - time.monotonic())

@@ -12,7 +12,8 @@ from mcpfuzz.engine.events import Finding
 from mcpfuzz.jsonrpc.case_json import CaseFormatError, case_from_json, case_to_json, frame_from_json, frame_to_json
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.versions import Era
-from mcpfuzz.transport.http_target import TRANSPORTS, HttpTarget
+from mcpfuzz.transport.base import TRANSPORT_CHOICES, transport_choice
+from mcpfuzz.transport.http_target import HttpTarget
 
 ServerTarget = list[str] | HttpTarget
 
@@ -34,7 +35,7 @@ class Replayable:
 def server_to_json(server: ServerTarget, redactor: Redactor) -> dict[str, Any]:
     """The server of a transcript: its command, or its URL (header values never leave the machine)."""
     if isinstance(server, HttpTarget):
-        return {"url": redactor.text(server.url), "transport": server.transport,
+        return {"url": redactor.text(server.url), "transport": server.transport_choice,
                 "launch": redactor.argv(server.launch), "headers": [name for name, _ in server.headers]}
     return {"command": redactor.argv(server)}
 
@@ -44,8 +45,9 @@ def server_from_json(data: dict[str, Any]) -> ServerTarget:
     url = data.get("url")
     if isinstance(url, str):
         launch = _list(data.get("launch"))
-        transport = data.get("transport") if data.get("transport") in TRANSPORTS else "auto"
-        return HttpTarget(url, launch=tuple(str(part) for part in launch), transport=str(transport))
+        choice = data.get("transport")
+        transport = transport_choice(choice) if choice in TRANSPORT_CHOICES else None
+        return HttpTarget(url, launch=tuple(str(part) for part in launch), transport=transport)
     command = _list(data.get("command"))
     return [str(part) for part in command]
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from mcpfuzz.jsonrpc.transport_kind import TransportKind
 
 BODY_SNIPPET = 2048
 
@@ -12,13 +14,12 @@ class HttpReply:
     """Filled in by the HTTP transport while the response arrives; `done` once it has ended."""
 
     method: str = "POST"
-    transport: str = "http"  # "http" (streamable) or "sse" (legacy HTTP+SSE, where answers use the stream)
+    transport: TransportKind = TransportKind.STREAMABLE_HTTP  # or LEGACY_SSE, where answers use the stream
     status: int | None = None
     content_type: str = ""
     session_id: str | None = None  # an Mcp-Session-Id header on the response
     session_live: bool | None = None  # a refusal's session id, tried once: does it name a real session?
     sent_session_id: str | None = None  # the Mcp-Session-Id the request carried
-    request_headers: dict[str, str] = field(default_factory=dict)
     body: bytes = b""  # the start of a body that was not fed to the JSON-RPC reader (errors, text)
     body_size: int = 0
     messages: int = 0  # JSON-RPC messages read from the body or its SSE events

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.http_reply import HttpReply
+from mcpfuzz.jsonrpc.transport_kind import TransportKind
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 
 if TYPE_CHECKING:
@@ -52,7 +53,8 @@ def pileup_message(refused: int, growth: Growth) -> str:
 def _streamable(exchange: Exchange) -> HttpReply | None:
     """The POST's reply on streamable HTTP, once it has a status (legacy SSE answers 202 to everything)."""
     http = exchange.http
-    if http is None or http.transport != "http" or http.status is None or exchange.crash is not None:
+    if http is None or http.transport is not TransportKind.STREAMABLE_HTTP or http.status is None \
+            or exchange.crash is not None:
         return None
     return http
 

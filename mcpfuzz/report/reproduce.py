@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
+from mcpfuzz.transport.base import TransportKind
 from mcpfuzz.transport.http_headers import ACCEPT_BOTH, mcp_headers, parse_body
 from mcpfuzz.transport.http_target import HttpTarget
 
@@ -77,7 +78,7 @@ def curl_reproduction(target: HttpTarget, frames: Sequence[bytes]) -> tuple[str,
     if target.picks_port:
         notes.append("start the server with a free port in place of {port} in its launch command, and put that "
                      "port in the URLs below")
-    if target.transport == "sse":
+    if target.transport is TransportKind.LEGACY_SSE:
         notes.append("legacy HTTP+SSE: answers arrive on the GET stream; open it first with "
                      f"`curl -N {shlex.quote(target.url)}` and POST to the endpoint its first event names")
     steps: list[str] = []

@@ -4,38 +4,47 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 import anyio
 import anyio.abc
 import httpx
 
 from mcpfuzz.jsonrpc.exchange import ProcessEnd
+from mcpfuzz.jsonrpc.http_reply import HttpReply
+from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions
+from mcpfuzz.transport.http_target import HttpTarget
 from mcpfuzz.transport.launched import LaunchedServer
-from mcpfuzz.transport.line_reader import LineSink
-from mcpfuzz.transport.stdio import ExitSink, StderrTail
+from mcpfuzz.transport.stderr_tail import StderrTail
+from mcpfuzz.transport.stdio import inherited_env
+
+Http = TypeVar("Http", bound="HttpConnection")
 
 
 class HttpConnection:
     """A URL, the headers sent with every request, and the process behind it when mcpfuzz launched it."""
 
-    def __init__(self, url: str, *, on_line: LineSink, on_exit: ExitSink, headers: Mapping[str, str] | None = None,
-                 launch: Sequence[str] | None = None, env: dict[str, str] | None = None, timeout: float = 5.0,
-                 max_line: int = 8 * 1024 * 1024) -> None:
-        self.url = url
-        self.argv = list(launch or [])
-        self._on_line = on_line
-        self._on_exit = on_exit
-        self._headers = dict(headers or {})
-        self.timeout = timeout
-        self._max_line = max_line
-        self._launched = LaunchedServer(launch, url, on_exit=self._process_exit, env=env) if launch else None
+    # Every frame is a request of its own: there is no single write to put a frame and its barrier in.
+    joins_writes = False
+
+    def __init__(self, target: HttpTarget, callbacks: ConnectionCallbacks, options: ConnectionOptions) -> None:
+        self.url = target.url
+        self.argv = list(target.launch)
+        self._on_line = callbacks.on_line
+        self._on_exit = callbacks.on_exit
+        self._headers = dict(target.headers)
+        self.timeout = options.timeout
+        self._max_line = options.max_line
+        self._launched = (LaunchedServer(target.launch, self.url, on_exit=self._process_exit,
+                                         env=inherited_env(options.env)) if target.launch else None)
         self._client: httpx.AsyncClient | None = None
         self._group: anyio.abc.TaskGroup | None = None
         self.starts = 0
         self.end: ProcessEnd | None = None
+        self.session_id: str | None = None
         self._no_stderr = StderrTail(1)
 
-    async def __aenter__(self) -> HttpConnection:
+    async def __aenter__(self: Http) -> Http:
         # Redirects are not followed: a 3xx is the server's answer and must be judged, not chased.
         self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, connect=self.timeout),
                                          follow_redirects=False, trust_env=False)
@@ -79,6 +88,15 @@ class HttpConnection:
     def alive(self) -> bool:
         """Whether the server can be talked to (each transport decides)."""
         raise NotImplementedError
+
+    async def send(self, data: bytes, extra_headers: Mapping[str, str | None] | None = None) -> HttpReply:
+        """POST one frame (each transport decides where, and where its answer comes)."""
+        raise NotImplementedError
+
+    async def send_many(self, frames: Sequence[bytes]) -> None:
+        """POST the frames one after the other (each waits for its response's headers, keeping their order)."""
+        for frame in frames:
+            await self.send(frame)
 
     async def wait_exit(self, timeout: float = math.inf) -> bool:
         """Wait for the launched process to end; without one, dead means unreachable."""

@@ -4,22 +4,18 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
 import httpx
 
+from mcpfuzz.jsonrpc.transport_kind import TransportKind
+from mcpfuzz.transport.base import AUTO
 from mcpfuzz.transport.http_headers import ACCEPT_BOTH, META_VERSION_KEY
-from mcpfuzz.transport.legacy_sse import LegacySseServer
-from mcpfuzz.transport.line_reader import LineSink
-from mcpfuzz.transport.stdio import ExitSink
-from mcpfuzz.transport.streamable_http import StreamableHttpServer
 
-TRANSPORTS = ("auto", "http", "sse")
 # In the URL and the --launch command: a free port on 127.0.0.1, chosen for each server mcpfuzz starts.
 PORT_PLACEHOLDER = "{port}"
-STREAMABLE, LEGACY_SSE = "http", "sse"
+STREAMABLE, LEGACY_SSE = TransportKind.STREAMABLE_HTTP, TransportKind.LEGACY_SSE
 MODERN_ERROR_CODES = {-32601, -32020, -32021, -32022, -32004}
 
 
@@ -30,7 +26,12 @@ class HttpTarget:
     url: str
     headers: tuple[tuple[str, str], ...] = ()
     launch: tuple[str, ...] = ()
-    transport: str = "auto"
+    transport: TransportKind | None = None  # None: detected from the URL's answers
+
+    @property
+    def transport_choice(self) -> str:
+        """The transport as --transport spells it ("auto" when it is detected)."""
+        return self.transport.value if self.transport is not None else AUTO
 
     @property
     def label(self) -> str:
@@ -66,14 +67,14 @@ def is_url(text: str) -> bool:
     return text.startswith(("http://", "https://"))
 
 
-async def detect_transport(target: HttpTarget, timeout: float) -> str:
+async def detect_transport(target: HttpTarget, timeout: float) -> TransportKind:
     """Which transport a URL speaks, as the spec's backward-compatibility section tells clients to find out.
 
     POST a request first: any answer other than 400/404/405, or one carrying a modern JSON-RPC error
     (unsupported version, unknown method, header mismatch), means streamable HTTP; otherwise a GET
     that opens an SSE stream means legacy HTTP+SSE.
     """
-    if target.transport != "auto":
+    if target.transport is not None:
         return target.transport
     if target.launch:
         # Probing would need the server running before the session starts it: go by the URL's path.
@@ -108,12 +109,3 @@ def _modern_error(response: httpx.Response) -> bool:
     error = answer.get("error") if isinstance(answer, dict) else None
     return isinstance(error, dict) and error.get("code") in MODERN_ERROR_CODES
 
-
-def open_http(target: HttpTarget, kind: str, *, on_line: LineSink, on_exit: ExitSink, on_change: Callable[[], None],
-              env: dict[str, str] | None, timeout: float, max_line: int) -> StreamableHttpServer | LegacySseServer:
-    """The transport object for `kind` ("http" or "sse")."""
-    common = {"headers": dict(target.headers), "launch": target.launch or None, "env": env, "timeout": timeout,
-              "max_line": max_line}
-    if kind == LEGACY_SSE:
-        return LegacySseServer(target.url, on_line=on_line, on_exit=on_exit, **common)
-    return StreamableHttpServer(target.url, on_line=on_line, on_exit=on_exit, on_change=on_change, **common)

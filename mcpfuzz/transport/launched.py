@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import math
-import socket
 import time
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 import anyio
 
+from mcpfuzz.transport.base import ExitSink
 from mcpfuzz.transport.errors import ServerStartError
-from mcpfuzz.transport.stdio import ExitSink, StderrTail, StdioServer
+from mcpfuzz.transport.stderr_tail import StderrTail
+from mcpfuzz.transport.stdio import StdioServer
 
 START_POLL = 0.05
 
@@ -84,9 +85,3 @@ class LaunchedServer:
         """Wait for the process to end."""
         return await self.process.wait_exit(timeout)
 
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago (for tests and examples)."""
-    with socket.socket() as probe_socket:
-        probe_socket.bind(("127.0.0.1", 0))
-        return probe_socket.getsockname()[1]

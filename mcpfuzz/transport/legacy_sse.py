@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Mapping
-from typing import Any
 from urllib.parse import urljoin
 
 import anyio
@@ -14,9 +13,12 @@ import httpx
 
 from mcpfuzz.jsonrpc.exchange import ProcessEnd
 from mcpfuzz.jsonrpc.http_reply import BODY_SNIPPET, HttpReply
+from mcpfuzz.jsonrpc.transport_kind import TransportKind
+from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions
 from mcpfuzz.transport.errors import ConnectionClosed, ServerStartError
 from mcpfuzz.transport.http_connection import HttpConnection
 from mcpfuzz.transport.http_headers import SESSION_HEADER, set_header
+from mcpfuzz.transport.http_target import HttpTarget
 from mcpfuzz.transport.sse import SseParser
 
 
@@ -38,15 +40,14 @@ def endpoint_of(data: str, sse_url: str) -> tuple[str, str | None]:
 class LegacySseServer(HttpConnection):
     """A 2024-11-05 server: answers arrive in order on the SSE stream, so barriers work as on stdio."""
 
+    kind = TransportKind.LEGACY_SSE
     needs_barrier = True
     replies_on_request = False
-    busy = False
 
-    def __init__(self, url: str, **options: Any) -> None:
-        super().__init__(url, **options)
+    def __init__(self, target: HttpTarget, callbacks: ConnectionCallbacks, options: ConnectionOptions) -> None:
+        super().__init__(target, callbacks, options)
         self._stream_scope: anyio.CancelScope | None = None
         self.endpoint: str | None = None
-        self.session_id: str | None = None
         self._open = False
 
     async def _close(self) -> None:
@@ -88,7 +89,7 @@ class LegacySseServer(HttpConnection):
             headers[SESSION_HEADER] = self.session_id
         for name, value in (extra_headers or {}).items():
             set_header(headers, name, value)
-        reply = HttpReply(transport="sse", request_headers=headers, sent_session_id=self.session_id)
+        reply = HttpReply(transport=TransportKind.LEGACY_SSE, sent_session_id=self.session_id)
         try:
             response = await self._client.post(self.endpoint, content=data, headers=headers)
         except httpx.HTTPError as error:

@@ -7,41 +7,23 @@ import contextlib
 import math
 import os
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 
 import anyio
 import anyio.abc
 
 from mcpfuzz.jsonrpc.exchange import ProcessEnd
+from mcpfuzz.jsonrpc.transport_kind import TransportKind
 from mcpfuzz.transport import process_groups
+from mcpfuzz.transport.base import ExitSink
 from mcpfuzz.transport.errors import ConnectionClosed, ServerStartError, WriteTimeout
 from mcpfuzz.transport.line_reader import LineSink, LineSplitter
-
-ExitSink = Callable[[ProcessEnd], None]
+from mcpfuzz.transport.stderr_tail import StderrTail
 
 READ_CHUNK = 256 * 1024
 # After the process exits, its last stdout lines may still be in the pipe; a grandchild that
 # holds the pipe open must not keep us waiting, so the drain is bounded.
 DRAIN_AFTER_EXIT = 0.5
-
-
-class StderrTail:
-    """The last bytes a server wrote to stderr (bounded: servers may log without end)."""
-
-    def __init__(self, limit: int) -> None:
-        self._limit = limit
-        self._data = bytearray()
-
-    def add(self, chunk: bytes) -> None:
-        """Append, dropping the oldest bytes past the limit."""
-        self._data += chunk
-        if len(self._data) > self._limit:
-            del self._data[: len(self._data) - self._limit]
-
-    def text(self, lines: int = 20) -> str:
-        """The last few lines as text."""
-        decoded = self._data.decode("utf-8", "replace").rstrip()
-        return "\n".join(decoded.splitlines()[-lines:])
 
 
 class StdioServer:
@@ -117,16 +99,22 @@ class StdioServer:
         self.starts += 1
         self._group.start_soon(self._watch, process, self._exited)
 
+    kind = TransportKind.STDIO
     # A line-based stream: answers arrive in order, so a barrier request proves earlier frames were handled.
     needs_barrier = True
     replies_on_request = False
-    busy = False
+    joins_writes = True
+    session_id: str | None = None
 
-    async def send(self, data: bytes, extra_headers: object = None) -> None:
+    async def send(self, data: bytes, extra_headers: Mapping[str, str | None] | None = None) -> None:
         """Send one frame: the bytes and the newline that ends it on stdio."""
-        await self.write(data + b"\n")
+        await self._write(data + b"\n")
 
-    async def write(self, data: bytes) -> None:
+    async def send_many(self, frames: Sequence[bytes]) -> None:
+        """Several frames in one write, in order: one wake-up of the server, one write deadline."""
+        await self._write(b"".join(frame + b"\n" for frame in frames))
+
+    async def _write(self, data: bytes) -> None:
         """Write bytes to the server's stdin; a server that stops reading cannot block us forever."""
         process = self._process
         if process is None or process.stdin is None or not self.alive:
@@ -172,12 +160,6 @@ class StdioServer:
             if not self._exited.is_set():
                 self.end = ProcessEnd(returncode, self.stderr.text())
                 self._exited.set()
-
-    async def close_input(self) -> None:
-        """Close the server's stdin (EOF): a polite request to exit."""
-        if self._process is not None and self._process.stdin is not None:
-            with contextlib.suppress(anyio.BrokenResourceError, OSError):
-                await self._process.stdin.aclose()
 
     async def _watch(self, process: anyio.abc.Process, exited: anyio.Event) -> None:
         """Pump stdout and stderr of one process; record its end once."""

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
 
 import anyio
 import anyio.abc
@@ -12,6 +11,8 @@ import httpx
 
 from mcpfuzz.jsonrpc.exchange import ProcessEnd
 from mcpfuzz.jsonrpc.http_reply import BODY_SNIPPET, HttpReply
+from mcpfuzz.jsonrpc.transport_kind import TransportKind
+from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions
 from mcpfuzz.transport.errors import ConnectionClosed, ServerStartError
 from mcpfuzz.transport.http_connection import HttpConnection
 from mcpfuzz.transport.http_headers import (
@@ -23,6 +24,7 @@ from mcpfuzz.transport.http_headers import (
     parse_body,
     set_header,
 )
+from mcpfuzz.transport.http_target import HttpTarget
 from mcpfuzz.transport.launched import host_port, port_open
 from mcpfuzz.transport.sse import SseParser
 
@@ -33,17 +35,16 @@ SESSION_PROBE = b'{"jsonrpc":"2.0","id":"mcpfuzz-session-probe","method":"ping"}
 class StreamableHttpServer(HttpConnection):
     """One MCP endpoint URL, optionally a process behind it; "restart" means a new session (or process)."""
 
+    kind = TransportKind.STREAMABLE_HTTP
     # The end of a POST's response settles its frame: no barrier request is needed to know it was handled.
     needs_barrier = False
     replies_on_request = True
 
-    def __init__(self, url: str, *, on_change: Callable[[], None], **options: Any) -> None:
-        super().__init__(url, **options)
-        self._on_change = on_change
+    def __init__(self, target: HttpTarget, callbacks: ConnectionCallbacks, options: ConnectionOptions) -> None:
+        super().__init__(target, callbacks, options)
+        self._on_change = callbacks.on_change
         self._scopes: set[anyio.CancelScope] = set()
-        self.session_id: str | None = None
         self.version: str | None = None
-        self.in_flight = 0
         self._started = False
         self._dead = False
         self._generation = 0
@@ -58,11 +59,6 @@ class StreamableHttpServer(HttpConnection):
     def alive(self) -> bool:
         """True while the endpoint answers (and the launched process, if any, runs)."""
         return self._started and not self._dead and self.launched_alive
-
-    @property
-    def busy(self) -> bool:
-        """True while a POST has not been fully answered."""
-        return self.in_flight > 0
 
     async def start(self) -> None:
         """A fresh session: end the old one, (re)start the process if launched, check the endpoint."""
@@ -100,10 +96,9 @@ class StreamableHttpServer(HttpConnection):
             headers[SESSION_HEADER] = self.session_id
         for name, value in (extra_headers or {}).items():
             set_header(headers, name, value)
-        reply = HttpReply(request_headers=headers, sent_session_id=get_header(headers, SESSION_HEADER))
+        reply = HttpReply(sent_session_id=get_header(headers, SESSION_HEADER))
         is_initialize = isinstance(message, dict) and message.get("method") == "initialize"
         headers_in = anyio.Event()
-        self.in_flight += 1
         assert self._group is not None
         self._group.start_soon(self._post, data, headers, reply, is_initialize, headers_in, self._generation)
         # Waiting for the status keeps the server's processing order the order of our frames.
@@ -135,7 +130,6 @@ class StreamableHttpServer(HttpConnection):
         finally:
             self._scopes.discard(scope)
             reply.done = True
-            self.in_flight -= 1
             headers_in.set()
             self._on_change()
 
@@ -243,7 +237,6 @@ class StreamableHttpServer(HttpConnection):
             self._dead = True
             self.end = ProcessEnd(None, "")
             self._on_exit(self.end)
-
 
 
 def _describe(error: httpx.HTTPError) -> str:

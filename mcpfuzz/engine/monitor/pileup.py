@@ -24,6 +24,7 @@ from mcpfuzz.oracles.http import SessionPileupFailure
 from mcpfuzz.oracles.memory import KIB, MIB, Growth, GrowthLimits, judge_growth
 from mcpfuzz.strategies.http_cases import FAMILY, UNKNOWN_SESSION
 from mcpfuzz.strategies.messages import FrameBuilder
+from mcpfuzz.transport.base import TransportKind
 
 # Far above the catalogue's ids (from 100) and the harness's (from 10000): a late answer to a refusal
 # is never taken for an answer to anything else.
@@ -112,7 +113,7 @@ async def check_session_pileup(session: Session, *, burst: int = 300, deadline: 
     Kinds of refusal the server accepts are dropped from the rotation; with none left, it stops.
     Raises what `Session.run_case` raises when the server cannot be brought back.
     """
-    if session.transport != "http" or session.server.pid is None:
+    if session.transport is not TransportKind.STREAMABLE_HTTP or session.server.pid is None:
         return None
     started = time.monotonic()
     builder = FrameBuilder(session.era or Era.LEGACY, session.version, next_id=FIRST_ID)

@@ -1,0 +1,212 @@
+"""What came back for the open case: arrivals tagged by id, counted, and waited for until the case is settled."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from mcpfuzz.engine.session.tracking import BoundedDict
+from mcpfuzz.jsonrpc.exchange import (
+    ID_CURRENT,
+    ID_EARLIER,
+    ID_MISSING,
+    ID_NULL,
+    ID_UNKNOWN,
+    Arrival,
+    Exchange,
+)
+from mcpfuzz.jsonrpc.expectation import Expectation
+from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.http_reply import HttpReply
+from mcpfuzz.jsonrpc.ids import ABSENT, IdKey, id_key
+from mcpfuzz.jsonrpc.incoming import REQUEST, RESPONSE, Incoming
+
+
+@dataclass
+class Pending:
+    """A request of the harness itself (barrier, handshake) waiting for its reply."""
+
+    reply: Incoming | None = None
+
+
+# Stands in for a harness request once its reply was handed over: a second answer is still recognised
+# as a repeat, and the reply itself (a tools/list result can be megabytes) is not kept for the session.
+_ANSWERED: Any = object()
+
+
+@dataclass
+class Window:
+    """The case currently open: arrivals are attributed to it."""
+
+    exchange: Exchange
+    ids: frozenset[IdKey]
+    started: float
+
+
+class Collector:
+    """Tags every message from the server by how its id relates to what was sent, and waits for answers.
+
+    Harness requests get their reply handed over; everything else lands in the open window's exchange.
+    The id books cover the current server only (`forget` on a restart) and stay bounded.
+    """
+
+    def __init__(self, alive: Callable[[], bool]) -> None:
+        self._alive = alive
+        self._pending: BoundedDict[IdKey, Pending | Any] = BoundedDict()  # or _ANSWERED
+        self._sent: BoundedDict[IdKey, int] = BoundedDict()
+        self._answered: BoundedDict[IdKey, int] = BoundedDict()
+        self._window: Window | None = None
+        # Set by the next line, exit or HTTP change; created only when someone waits (see `wake`).
+        self._changed: anyio.Event | None = None
+
+    def forget(self) -> None:
+        """A new server: no id sent to the old one can be answered by it."""
+        self._pending.clear()
+        self._sent.clear()
+        self._answered.clear()
+
+    def expect_reply(self, rid: int) -> Pending:
+        """Register a harness request: its reply goes to the returned Pending, not to the window."""
+        pending = Pending()
+        self._pending[id_key(rid)] = pending
+        return pending
+
+    def open(self, exchange: Exchange) -> Window:
+        """Attribute arrivals to this case from now on; its ids count as sent."""
+        ids = case_ids(exchange.case.expect)
+        for key in ids:
+            self._sent[key] = self._sent.get(key, 0) + 1
+        self._window = Window(exchange, ids, time.monotonic())
+        return self._window
+
+    def close(self) -> None:
+        """No case is open: arrivals are routed (and counted) but kept nowhere."""
+        self._window = None
+
+    # -- arrivals --------------------------------------------------------------------------------
+
+    def route(self, incoming: Incoming) -> None:
+        """One message from the server: a harness reply, or an arrival of the open case (tagged)."""
+        window = self._window
+        if incoming.kind == REQUEST:
+            if window is not None:
+                window.exchange.server_requests.append(incoming)
+            return
+        tag, count = "", 0
+        if incoming.kind == RESPONSE:
+            rid = incoming.id
+            if rid is ABSENT:
+                tag = ID_MISSING
+            elif rid is None:
+                tag = ID_NULL
+            else:
+                key = id_key(rid)
+                count = self._answered.get(key, 0) + 1
+                self._answered[key] = count
+                pending = self._pending.get(key)
+                if pending is not None and pending is not _ANSWERED and pending.reply is None:
+                    pending.reply = incoming  # the waiter holds `pending`; the collector forgets the reply
+                    self._pending[key] = _ANSWERED
+                    return
+                if pending is not None:
+                    tag = ID_EARLIER  # a second answer to a harness request
+                elif window is not None and key in window.ids:
+                    tag = ID_CURRENT
+                elif key in self._sent:
+                    tag = ID_EARLIER
+                else:
+                    tag = ID_UNKNOWN
+        if window is not None:
+            window.exchange.arrivals.append(
+                Arrival(incoming, time.monotonic() - window.started, tag, count))
+
+    def wake(self) -> None:
+        """Something happened (a line, an exit, an HTTP response ended): waiters check again."""
+        # Waiters take the event and wait with no checkpoint in between: no waiter, nothing to set.
+        changed, self._changed = self._changed, None
+        if changed is not None:
+            changed.set()
+
+    async def _next_change(self) -> None:
+        """Until the next line, process exit or HTTP change (the caller holds the timeout)."""
+        if self._changed is None:
+            self._changed = anyio.Event()
+        await self._changed.wait()
+
+    # -- waiting ---------------------------------------------------------------------------------
+
+    async def wait_reply(self, pending: Pending, timeout: float, http: HttpReply | None = None) -> None:
+        """Until the reply comes, the server dies, the timeout passes, or (HTTP) the POST ended without it."""
+        with anyio.move_on_after(timeout):
+            while pending.reply is None and self._alive() and not (http is not None and http.done):
+                await self._next_change()
+
+    async def wait_settled(self, http: HttpReply, timeout: float) -> None:
+        """Until the HTTP response has ended, the server dies, or the timeout passes."""
+        with anyio.move_on_after(timeout):
+            while not http.done and self._alive():
+                await self._next_change()
+
+    async def collect(self, window: Window, barrier: Pending | None, case: Case, *, http: HttpReply | None,
+                      timeout: float, grace: float) -> None:
+        """Wait for the case's answer and the barrier; after the barrier, only a short grace.
+
+        With `http` (a response that settles its frame), the end of that response stands in for the barrier.
+        """
+        deadline = window.started + timeout
+        grace_until: float | None = None
+        while self._alive():
+            # One cancel scope per wait, not per wake-up: its deadline moves in when the grace starts,
+            # and when it fires the checks run once more (they end the wait).
+            with anyio.CancelScope() as scope:
+                while self._alive():
+                    done = satisfied(case.expect, window.exchange)
+                    now = time.monotonic()
+                    if http is not None:
+                        # Over streamable HTTP the end of the POST's response is the end of the frame's answer;
+                        # the grace is for messages on the session's GET stream.
+                        if http.done:
+                            grace_until = grace_until or now + grace
+                            if done or now >= grace_until:
+                                return
+                    else:
+                        barrier_done = barrier is None or barrier.reply is not None
+                        if done and barrier_done:
+                            return
+                        if barrier_done and not case.patient:
+                            grace_until = grace_until or now + grace
+                            if now >= grace_until:
+                                return
+                    if now >= deadline:
+                        window.exchange.timed_out = True
+                        return
+                    until = min(deadline, grace_until or deadline)
+                    scope.deadline = anyio.current_time() + (until - now)
+                    await self._next_change()
+
+
+def case_ids(expect: Expectation) -> frozenset[IdKey]:
+    """The ids whose answers belong to the case (its own, or those of its batch)."""
+    ids = set()
+    if expect.id is not ABSENT and expect.id is not None:
+        ids.add(id_key(expect.id))
+    ids.update(id_key(i) for i in expect.batch_ids)
+    return frozenset(ids)
+
+
+def satisfied(expect: Expectation, exchange: Exchange) -> bool:
+    """True once every reply the case is due has arrived."""
+    if not expect.reply:
+        return True
+    responses = [a for a in exchange.arrivals if a.incoming.kind == RESPONSE]
+    if expect.batch_ids and expect.well_formed:
+        answered = {id_key(a.incoming.id) for a in responses if a.id_tag == ID_CURRENT}
+        return all(id_key(i) in answered for i in expect.batch_ids)
+    if expect.id_recoverable:
+        return any(a.id_tag in (ID_CURRENT, ID_UNKNOWN) or (expect.null_id_ok and a.id_tag == ID_NULL)
+                   for a in responses)
+    return any(a.id_tag != ID_EARLIER for a in responses)

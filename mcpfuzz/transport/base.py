@@ -1,0 +1,117 @@
+"""The contract between the session and a server connection, whatever carries the frames."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+from mcpfuzz.jsonrpc.exchange import ProcessEnd
+from mcpfuzz.jsonrpc.http_reply import HttpReply
+from mcpfuzz.jsonrpc.transport_kind import TransportKind
+from mcpfuzz.transport.line_reader import LineSink
+from mcpfuzz.transport.stderr_tail import StderrTail
+
+__all__ = ["AUTO", "TRANSPORT_CHOICES", "ConnectionCallbacks", "ConnectionOptions", "ExitSink", "LineSink",
+           "ServerConnection", "StderrTail", "TransportKind", "transport_choice"]
+
+ExitSink = Callable[[ProcessEnd], None]
+Connection = TypeVar("Connection", bound="ServerConnection")
+
+# What a user may ask of an HTTP target with --transport (and what a transcript records): a kind, or detection.
+AUTO = "auto"
+TRANSPORT_CHOICES = (AUTO, TransportKind.STREAMABLE_HTTP.value, TransportKind.LEGACY_SSE.value)
+
+
+def transport_choice(text: str) -> TransportKind | None:
+    """A --transport value as a kind; None for "auto" (detect from the URL's answers)."""
+    return None if text == AUTO else TransportKind(text)
+
+
+@dataclass(frozen=True)
+class ConnectionCallbacks:
+    """How a connection tells its owner what happened; all are called on the event loop, none may block."""
+
+    on_line: LineSink  # one message from the server: its bytes (capped) and its full size
+    on_exit: ExitSink  # the server process ended (or, without a process, became unreachable)
+    on_change: Callable[[], None]  # something else a waiter may care about (an HTTP response ended)
+
+
+@dataclass(frozen=True)
+class ConnectionOptions:
+    """Limits every connection honours."""
+
+    timeout: float = 5.0  # HTTP: a request's whole response; also the start of a session
+    max_line: int = 8 * 1024 * 1024
+    write_timeout: float = 5.0  # stdio: a server that stops reading its input
+    env: dict[str, str] | None = None  # the environment of a process mcpfuzz starts (None: ours)
+
+
+class ServerConnection(Protocol):
+    """A server the session can start, write frames to, hear from (through its callbacks) and kill.
+
+    Enter it as an async context manager first; leaving it kills whatever it started.
+    """
+
+    @property
+    def kind(self) -> TransportKind:
+        """What carries the frames."""
+
+    @property
+    def needs_barrier(self) -> bool:
+        """True when answers arrive in order on one stream, so a barrier request settles earlier frames."""
+
+    @property
+    def replies_on_request(self) -> bool:
+        """True when the end of a frame's own response settles it (streamable HTTP): no barrier is needed."""
+
+    @property
+    def joins_writes(self) -> bool:
+        """True when a frame and its barrier may go out in one `send_many` (one wake-up of the server)."""
+
+    @property
+    def alive(self) -> bool:
+        """True while the server can be talked to."""
+
+    @property
+    def pid(self) -> int | None:
+        """The server process' pid when mcpfuzz started one (its resources can then be sampled)."""
+
+    @property
+    def starts(self) -> int:
+        """How many times `start` succeeded."""
+
+    @property
+    def end(self) -> ProcessEnd | None:
+        """How the current server ended, once it has."""
+
+    @property
+    def stderr(self) -> StderrTail:
+        """The tail of the server's log (empty when mcpfuzz did not start a process)."""
+
+    @property
+    def session_id(self) -> str | None:
+        """The HTTP session the server handed out (Mcp-Session-Id), where there is one."""
+
+    async def __aenter__(self: Connection) -> Connection: ...
+
+    async def __aexit__(self, *exc_info: object) -> bool | None: ...
+
+    async def start(self) -> None:
+        """A fresh server (process, session or stream); ServerStartError when it cannot be had."""
+
+    async def kill(self) -> None:
+        """End the current server at once; its pending answers are dropped."""
+
+    async def send(self, data: bytes, extra_headers: Mapping[str, str | None] | None = None) -> HttpReply | None:
+        """Send one frame; over HTTP, what its request got (filled in as the response arrives).
+
+        `extra_headers` (HTTP only) override or, with None, remove a header. TransportError on failure.
+        """
+
+    async def send_many(self, frames: Sequence[bytes]) -> None:
+        """Send frames in order, in one write where the transport has writes (see `joins_writes`)."""
+
+    async def wait_exit(self, timeout: float = math.inf) -> bool:
+        """Wait until the current server has ended; True when it did within `timeout`."""
