@@ -111,7 +111,7 @@ def _boundary_values(site: Site, base: dict, populated: list[dict]) -> Iterator[
     spec = site.schema
     integer = "integer" in site.types and "number" not in site.types
     for rule in ("minimum", "maximum"):
-        bound = spec.get(rule)
+        bound: Any = spec.get(rule)
         if _is_number(bound):
             yield f"{rule} {show(bound)} exactly", int(bound) if integer and float(bound).is_integer() else bound
     for rule, direction in (("exclusiveMinimum", math.inf), ("exclusiveMaximum", -math.inf)):

@@ -136,7 +136,7 @@ def _numeric_breaks(spec: dict, spread: int) -> Iterator[tuple[str, Any, str]]:
         return int(value) if integer and float(value).is_integer() else value
 
     for rule, sign in (("minimum", -1), ("maximum", 1)):
-        bound = spec.get(rule)
+        bound: Any = spec.get(rule)
         if _is_number(bound):
             new = fit(bound + sign * step)
             yield rule, new, f"{rule} {show(bound)}, sent {show(new)}"
@@ -145,9 +145,9 @@ def _numeric_breaks(spec: dict, spread: int) -> Iterator[tuple[str, Any, str]]:
         if _is_number(bound):
             new = fit(bound + sign * (step - 1) if spread > 1 else bound)
             yield rule, new, f"{rule} {show(bound)}, sent {show(new)}"
-    multiple = spec.get("multipleOf")
+    multiple: Any = spec.get("multipleOf")
     if _is_number(multiple) and multiple > 0:
-        low = spec.get("minimum", 0) if _is_number(spec.get("minimum")) else 0
+        low: Any = spec.get("minimum", 0) if _is_number(spec.get("minimum")) else 0
         start = math.ceil(low / multiple) * multiple
         new = fit(start + (1 if integer and multiple > 1 else multiple / 2))
         yield "multipleOf", new, f"multipleOf {show(multiple)}, sent {show(new)}"

@@ -63,7 +63,7 @@ def dialect_of(schema: Any) -> str:
 
 def validator_for(schema: Any) -> Validator:
     """A validator of the schema's own dialect, with format checks (SchemaProblem when the schema is invalid)."""
-    cls = DIALECTS[dialect_of(schema)]
+    cls: Any = DIALECTS[dialect_of(schema)]
     try:
         cls.check_schema(schema)
     except SchemaError as error:

@@ -9,7 +9,7 @@ import warnings
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from functools import cached_property
-from typing import Any
+from typing import Any, cast
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
@@ -152,7 +152,8 @@ class ArgumentSchema:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # hypothesis-jsonschema warns when formats are overridden
             try:
-                base = from_schema(generation, custom_formats=CUSTOM_FORMATS)
+                # An object schema (prepared so): every value drawn is a dict.
+                base = cast("st.SearchStrategy[dict]", from_schema(generation, custom_formats=CUSTOM_FORMATS))
             except (HypothesisException, ValueError, TypeError, RecursionError) as error:
                 raise SchemaProblem(_keyword_in(str(error)), f"no generator for this schema: {error}"[:300],
                                     "simplify the schema (a plain object of typed properties draws best)"

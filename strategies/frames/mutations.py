@@ -20,16 +20,16 @@ from mcpfuzz.jsonrpc.ids import ABSENT
 
 KEYS = ("jsonrpc", "method", "params", "id")
 ORDER = ("jsonrpc", "id", "method", "params")
-JSONRPC_VALUES = ("1.0", 2.0, None, "", "2", "2.0 ", 2, True, {}, [])
-METHOD_VALUES = (5, None, "", True, [], {})
-PARAMS_VALUES = ({}, "x", [], [1], None, 5, True)
-NAME_VALUES = (ABSENT, 5, None, "", "mcpfuzz-no-such-tool", [])
-ARGUMENT_VALUES = (ABSENT, "x", None, [], 5, True, {})
+JSONRPC_VALUES: tuple[Any, ...] = ("1.0", 2.0, None, "", "2", "2.0 ", 2, True, {}, [])
+METHOD_VALUES: tuple[Any, ...] = (5, None, "", True, [], {})
+PARAMS_VALUES: tuple[Any, ...] = ({}, "x", [], [1], None, 5, True)
+NAME_VALUES: tuple[Any, ...] = (ABSENT, 5, None, "", "mcpfuzz-no-such-tool", [])
+ARGUMENT_VALUES: tuple[Any, ...] = (ABSENT, "x", None, [], 5, True, {})
 # Ids stay clear of the catalogue's (100+), the harness's (10000+), the tool calls' (2**32+) and the
 # fresh ids of frames (2**40+).
 BIG_IDS = (2**53 + 1, -(2**53 + 1), 2**63 - 1, -(2**63), 2**63, 2**64)
-INVALID_IDS = (None, 1.5, True, False, {}, [], -0.5, {"a": 1}, [1])
-SCALARS = (1, "x", None, True, [], {})
+INVALID_IDS: tuple[Any, ...] = (None, 1.5, True, False, {}, [], -0.5, {"a": 1}, [1])
+SCALARS: tuple[Any, ...] = (1, "x", None, True, [], {})
 NEST_LIMIT = 256  # the catalogue's size/nested-256
 
 
