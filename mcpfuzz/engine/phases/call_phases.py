@@ -13,6 +13,7 @@ from typing import Any
 import anyio.from_thread
 from hypothesis import strategies as st
 
+from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.judge import FindingKey
 from mcpfuzz.engine.phases.hypothesis_bridge import check_deadline, run_given
 from mcpfuzz.engine.phases.targets import ToolTarget
@@ -38,7 +39,7 @@ MAX_SEQUENCE = 6
 # still shrink to one call (Hypothesis deletes the list's other elements first).
 BATCH = 8
 # Judge callback of the run: (phase, exchange, tool) -> [(failure, key, new finding or None)].
-Judge = Callable[[str, Exchange, str], list]
+Judge = Callable[[PhaseName, Exchange, str | None], list]
 
 
 class PhaseStopped(Exception):
@@ -70,7 +71,7 @@ class ToolPhases:
         self._consumers = [target for target in targets if takes_ids(target.schema)]
         self._planned: list[tuple[ToolTarget, ArgumentCall]] | None = None
 
-    async def call(self, phase: str, target: ToolTarget, call: ArgumentCall, *, family: str = TOOL_FAMILY,
+    async def call(self, phase: PhaseName, target: ToolTarget, call: ArgumentCall, *, family: str = TOOL_FAMILY,
                    history: tuple[bytes, ...] = ()) -> tuple[Exchange, list]:
         """One tools/call on a ready server, judged."""
         case = tool_call_case(self.builder, target.tool, call, family=family, history=history)
@@ -89,7 +90,7 @@ class ToolPhases:
         for index, (target, call) in enumerate(planned):
             if time.monotonic() >= deadline:
                 return len(planned) - index
-            await self.call("coverage", target, call)
+            await self.call(PhaseName.COVERAGE, target, call)
         return 0
 
     def coverage_size(self) -> int:
@@ -149,7 +150,7 @@ class ToolPhases:
         for call in calls:
             if time.monotonic() >= deadline:
                 return None
-            _, judged = await self.call("fuzz", target, call)
+            _, judged = await self.call(PhaseName.FUZZ, target, call)
             failure = to_raise(judged, pursued)
             if failure is not None:
                 return failure
@@ -186,7 +187,7 @@ class ToolPhases:
             arguments = substitute(target.schema, arguments, pool, data)
             call = ArgumentCall(POSITIVE, arguments, f"step {step + 1} of a sequence")
             exchange, judged = anyio.from_thread.run(
-                partial(self.call, "stateful", target, call, history=tuple(history)))
+                partial(self.call, PhaseName.STATEFUL, target, call, history=tuple(history)))
             failure = to_raise(judged, pursued)
             if failure is not None:
                 return failure

@@ -13,6 +13,7 @@ from typing import Any
 import anyio.from_thread
 from hypothesis import reject
 
+from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.judge import FindingKey
 from mcpfuzz.engine.phases.call_phases import Judge, PhaseStopped, to_raise
 from mcpfuzz.engine.phases.hypothesis_bridge import OutOfTime, run_given
@@ -150,7 +151,7 @@ class FrameFuzz:
             return []
         self._note_ids(keys, exchange)
         self.examples += 1
-        return self.judge("fuzz", exchange, None)
+        return self.judge(PhaseName.FUZZ, exchange, None)
 
     def _reuse(self, keys: set[str]) -> str:
         """MCP ids are unique per session: a repeated one may rightly be refused, and its answers count twice."""
