@@ -215,7 +215,7 @@ class Stats:
 
 @dataclass(frozen=True)
 class RunFinished(Event):
-    """The run is over (complete, out of budget, or interrupted)."""
+    """The run is over: complete, or cut short for the `stopped` reason; what it found either way."""
 
     stats: Stats
     findings: tuple[Finding, ...]
