@@ -102,7 +102,8 @@ class Soak(Run):
                   stats: Stats | None = None) -> RunFinished:
         """Counters of earlier sessions added in; findings the corpus already held marked as known."""
         resume = self.options.resume
-        stats = replace(stats or self.stats, phases=dict((stats or self.stats).phases))
+        base = stats or self.stats
+        stats = replace(base, phases=dict(base.phases))
         if resume is not None:
             stats.add(resume.stats)
         scheduler = self.scheduler
