@@ -17,8 +17,8 @@ from mcpfuzz.cli.options import (
     parse_env,
     parse_headers,
     server_options,
-    write_reports,
 )
+from mcpfuzz.cli.reporting import Reporting
 from mcpfuzz.cli.soak import soak
 
 if TYPE_CHECKING:
@@ -49,13 +49,14 @@ def run(server: tuple[str, ...], budget: float, compare_with: str | None, **opti
     import anyio
 
     from mcpfuzz.engine.runner import run as run_engine
-    from mcpfuzz.report.console import ConsoleReporter
 
     if compare_with is not None:
+        if options["events_path"]:
+            raise click.UsageError("--events streams one run; --compare runs two (leave one of them out)")
         _compare(config, compare_with)
-    reporter = ConsoleReporter(config)
-    finished = anyio.run(run_engine, config, reporter)
-    write_reports(config, finished, options)
+    reporting = Reporting(config, options)
+    finished = reporting.run(lambda sink: anyio.run(run_engine, config, sink))
+    reporting.exit_on_problem()
     sys.exit(exit_status(config, finished))
 
 

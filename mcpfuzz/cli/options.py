@@ -1,9 +1,8 @@
-"""What `run` and `soak` share: the server and report options, their checks, the config, the report files."""
+"""What `run` and `soak` share: the server and report options, their checks, the config."""
 
 from __future__ import annotations
 
 import difflib
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +65,9 @@ SERVER_OPTIONS = [
               metavar="PATH", help="Write a SARIF 2.1.0 report here (for GitHub code scanning)."),
     click.option("--summary-md", "summary_path", type=click.Path(dir_okay=False, writable=True), default=None,
               metavar="PATH", help="Write a Markdown summary here (e.g. \"$GITHUB_STEP_SUMMARY\")."),
+    click.option("--events", "events_path", type=click.Path(dir_okay=False, writable=True, allow_dash=True),
+              default=None, metavar="PATH",
+              help="Stream every event as one JSON object per line to PATH (`-`: stdout, the console then on stderr)."),
     click.option("--oracles", default=None, metavar="IDS", help="Run only these oracles (comma-separated ids)."),
     click.option("--exclude-oracles", default=None, metavar="IDS", help="Skip these oracles (comma-separated ids)."),
     click.option("--fail-on", type=click.Choice(SEVERITIES), default="medium", show_default=True,
@@ -139,6 +141,7 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
     from pathlib import Path
 
     from mcpfuzz.engine.config import RunConfig
+    from mcpfuzz.engine.events import PhaseName
     from mcpfuzz.oracles.base import Severity
 
     seed = options["seed"]
@@ -147,43 +150,10 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
         command=command, seed=secrets.randbelow(2**32) if seed is None else seed, budget=budget,
         timeout=options["timeout"], grace=options["grace"], oracles=tuple(selected),
         fail_on=Severity.parse(options["fail_on"]), protocol_version=options["protocol_version"],
-        phases=("probe", *phase_names), max_line=options["max_line"], env=env, include_targets=include,
-        exclude_targets=exclude, strict_types=options["strict_types"], corpus=check_corpus(options["corpus_dir"]),
-        replay_corpus=not options["no_replay"], log_frames=Path(log_frames) if log_frames else None,
-        max_examples=options["max_examples"], http=http)
-
-
-def write_reports(config: RunConfig, finished: RunFinished, options: dict[str, Any]) -> None:
-    """The JSON, JUnit, SARIF and Markdown files asked for (exit 2 when one cannot be written)."""
-    problem = try_write_reports(config, finished, options)
-    if problem:
-        click.echo(f"error: {problem}", err=True)
-        sys.exit(EXIT_ERROR)
-
-
-def try_write_reports(config: RunConfig, finished: RunFinished, options: dict[str, Any]) -> str:
-    """Write every report asked for; what could not be written, or "" (a soak's checkpoints go on regardless)."""
-    from pathlib import Path
-
-    from mcpfuzz.report.json_report import report_json, write_report_data
-    from mcpfuzz.report.junit import write_junit
-    from mcpfuzz.report.sarif import write_sarif
-    from mcpfuzz.report.summary_md import write_summary
-
-    report = report_json(config, finished)
-    oracles = config.oracles
-    writers = (("JSON report", options["json_path"], lambda p: write_report_data(p, report)),
-               ("JUnit XML report", options["junit_path"], lambda p: write_junit(p, report, oracles)),
-               ("SARIF report", options["sarif_path"], lambda p: write_sarif(p, report, oracles)),
-               ("Markdown summary", options["summary_path"], lambda p: write_summary(p, report)))
-    for what, path, write in writers:
-        if not path:
-            continue
-        try:
-            write(Path(path))
-        except OSError as error:
-            return f"cannot write the {what} to {path}: {error.strerror}"
-    return ""
+        phases=(PhaseName.PROBE, *map(PhaseName, phase_names)), max_line=options["max_line"], env=env,
+        include_targets=include, exclude_targets=exclude, strict_types=options["strict_types"],
+        corpus=check_corpus(options["corpus_dir"]), replay_corpus=not options["no_replay"],
+        log_frames=Path(log_frames) if log_frames else None, max_examples=options["max_examples"], http=http)
 
 
 def exit_status(config: RunConfig, finished: RunFinished) -> int:

@@ -9,11 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from mcpfuzz.cli.options import EXIT_ERROR, build_config, exit_status, server_options, try_write_reports
+from mcpfuzz.cli.options import build_config, exit_status, server_options
+from mcpfuzz.cli.reporting import Reporting
 
 if TYPE_CHECKING:
     from mcpfuzz.engine.config import RunConfig
+    from mcpfuzz.engine.events import EventSink, RunFinished
     from mcpfuzz.engine.soak.checkpoint import Checkpoint
+    from mcpfuzz.engine.soak.soak import SoakOptions
 
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)([smhd]))")
@@ -88,40 +91,24 @@ def soak(server: tuple[str, ...], duration: str, max_findings: int | None, check
     soak_options = SoakOptions(duration=total, max_findings=max_findings, checkpoint=path,
                                checkpoint_every=checkpoint_every, ping_every=ping_every,
                                slice_seconds=slice_seconds, resume=earlier)
-    finished = _soak(config, soak_options, workers, options)
-    problem = try_write_reports(config, finished, options)
-    if problem:
-        click.echo(f"error: {problem}", err=True)
-        sys.exit(EXIT_ERROR)
+    reporting = Reporting(config, options)
+    finished = reporting.run(lambda sink: _soak(config, soak_options, workers, sink))
+    reporting.exit_on_problem()
     click.echo(f"checkpoint: {path} (mcpfuzz soak --resume --duration LONGER to go on)", err=True)
     sys.exit(exit_status(config, finished))
 
 
-def _soak(config: RunConfig, soak_options: Any, workers: int, options: dict[str, Any]) -> Any:
-    """Run the soak in this process, or in `workers` processes; reports are rewritten at every checkpoint."""
+def _soak(config: RunConfig, soak_options: SoakOptions, workers: int, sink: EventSink) -> RunFinished:
+    """Run the soak in this process, or in `workers` processes whose events are relayed to `sink`."""
     import anyio
-
-    from mcpfuzz.engine.events import CheckpointSaved
-    from mcpfuzz.report.console import ConsoleReporter
-
-    reporter = ConsoleReporter(config)
-    failed_writes: list[str] = []
-
-    def emit(event: Any) -> None:
-        reporter(event)
-        if isinstance(event, CheckpointSaved):
-            problem = try_write_reports(config, event.finished, options)
-            if problem and problem not in failed_writes:
-                failed_writes.append(problem)
-                click.echo(f"warning: {problem}", err=True)
 
     if workers > 1:
         from mcpfuzz.engine.soak.workers import run_workers
 
-        return run_workers(config, soak_options, workers, emit)
+        return run_workers(config, soak_options, workers, sink)
     from mcpfuzz.engine.soak.soak import Soak
 
-    return anyio.run(Soak(config, soak_options, emit).execute)
+    return anyio.run(Soak(config, soak_options, sink).execute)
 
 
 def _resume_from(path: Path, config: RunConfig, seed: int | None, workers: int) -> Checkpoint:

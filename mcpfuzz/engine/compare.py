@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from mcpfuzz.engine.config import RunConfig
-from mcpfuzz.engine.events import CaseDone, EventSink, RunFinished
+from mcpfuzz.engine.events import CaseDone, Event, EventSink, PhaseName, RunFinished
 from mcpfuzz.engine.runner import run
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, ID_EARLIER, Exchange
 from mcpfuzz.jsonrpc.ids import show_id
 from mcpfuzz.strategies.http_cases import FAMILY as HTTP_FAMILY
 
-COMPARED_PHASES = ("probe", "catalogue", "lifecycle")
+COMPARED_PHASES = (PhaseName.PROBE, PhaseName.CATALOGUE, PhaseName.LIFECYCLE)
 # HTTP-only cases have no stdio counterpart; they are compared only between two HTTP servers.
 TRANSPORT_FAMILIES = (HTTP_FAMILY,)
 
@@ -62,7 +62,7 @@ def outcome_of(exchange: Exchange) -> str:
 async def _outcomes(config: RunConfig, emit: EventSink) -> tuple[RunFinished, dict[str, tuple[str, bytes, str]]]:
     outcomes: dict[str, tuple[str, bytes, str]] = {}
 
-    def collect(event: object) -> None:
+    def collect(event: Event) -> None:
         if isinstance(event, CaseDone) and event.phase in COMPARED_PHASES[1:]:
             case = event.exchange.case
             outcomes[case.target] = (case.title, case.data, outcome_of(event.exchange))

@@ -5,11 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.oracles.base import Severity
 from mcpfuzz.transport.http_target import HttpTarget
 
-PHASES = ("probe", "catalogue", "lifecycle", "coverage", "fuzz", "stateful")
-CALL_PHASES = ("coverage", "fuzz", "stateful")  # the phases that call targets with drawn params
+PHASES = (PhaseName.PROBE, PhaseName.CATALOGUE, PhaseName.LIFECYCLE, PhaseName.COVERAGE, PhaseName.FUZZ,
+          PhaseName.STATEFUL)
+# The phases that call targets with drawn params.
+CALL_PHASES = (PhaseName.COVERAGE, PhaseName.FUZZ, PhaseName.STATEFUL)
 
 
 @dataclass

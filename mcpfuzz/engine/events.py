@@ -1,14 +1,66 @@
-"""The event stream of a run: the engine emits, reporters listen."""
+"""The event stream of a run: typed events the engine emits to an `EventSink`, and the names they share."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.oracles.base import Severity
+
+
+class _Name(str, Enum):
+    """A name that is its own string: reports, checkpoints and worker messages hold the plain value."""
+
+    def __str__(self) -> str:
+        # Python 3.11 formats a mixed-in enum as `Class.MEMBER`; console lines and f-strings want the value.
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+class PhaseName(_Name):
+    """The phases of a run, as `PhaseStarted`, `CaseDone` and `stats.phases` name them."""
+
+    PROBE = "probe"
+    REGRESSION = "regression"  # the corpus replayed before the catalogue
+    CATALOGUE = "catalogue"
+    LIFECYCLE = "lifecycle"
+    COVERAGE = "coverage"
+    FUZZ = "fuzz"
+    STATEFUL = "stateful"
+    SOAK = "soak"  # a soak's slices after its once-only phases
+
+
+class StopReason(_Name):
+    """Why a run ended before its work was done; `NONE` (the empty string, false) when it was not cut short."""
+
+    NONE = ""
+    BUDGET = "budget"
+    INTERRUPTED = "interrupted"  # SIGINT or SIGTERM
+    SERVER_UNRECOVERABLE = "server-unrecoverable"
+    MAX_FINDINGS = "max-findings"  # soak --max-findings
+
+    @classmethod
+    def parse(cls, text: str) -> StopReason:
+        """A reason read back from a file (a checkpoint); one this version does not know counts as interrupted."""
+        try:
+            return cls(text)
+        except ValueError:
+            return cls.INTERRUPTED
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something the engine tells its listeners; `timestamp` is the wall clock (seconds since the epoch)."""
+
+    # kw_only keeps the subclasses' own fields positional; compare=False: the same event at two times is equal.
+    timestamp: float = field(default_factory=time.time, kw_only=True, compare=False)
 
 
 @dataclass(frozen=True)
@@ -49,7 +101,7 @@ class Finding:
 
 
 @dataclass(frozen=True)
-class RunStarted:
+class RunStarted(Event):
     """The run begins."""
 
     server: str
@@ -60,16 +112,16 @@ class RunStarted:
 
 
 @dataclass(frozen=True)
-class PhaseStarted:
+class PhaseStarted(Event):
     """A phase begins, with the number of cases it will run when known."""
 
-    name: str
+    name: PhaseName
     total: int | None = None
     detail: str = ""
 
 
 @dataclass(frozen=True)
-class ProbeDone:
+class ProbeDone(Event):
     """What the probe learned about the server."""
 
     era: str
@@ -80,7 +132,7 @@ class ProbeDone:
 
 
 @dataclass(frozen=True)
-class TargetsPlanned:
+class TargetsPlanned(Event):
     """Which targets the call phases call, and which they skip and why, by label (`tool/NAME`)."""
 
     fuzzed: tuple[str, ...]
@@ -88,30 +140,30 @@ class TargetsPlanned:
 
 
 @dataclass(frozen=True)
-class CaseDone:
+class CaseDone(Event):
     """One case was run and judged."""
 
-    phase: str
+    phase: PhaseName
     exchange: Exchange
     findings: tuple[Finding, ...]
 
 
 @dataclass(frozen=True)
-class FindingFound:
+class FindingFound(Event):
     """A new distinct finding."""
 
     finding: Finding
 
 
 @dataclass(frozen=True)
-class ServerRestarted:
+class ServerRestarted(Event):
     """The server was started again (after a crash or a hang)."""
 
     reason: str
 
 
 @dataclass(frozen=True)
-class Notice:
+class Notice(Event):
     """A warning or remark for the person running mcpfuzz."""
 
     message: str
@@ -162,25 +214,24 @@ class Stats:
 
 
 @dataclass(frozen=True)
-class RunFinished:
-    """The run is over (complete, out of budget, or interrupted)."""
+class RunFinished(Event):
+    """The run is over: complete, or cut short for the `stopped` reason; what it found either way."""
 
     stats: Stats
     findings: tuple[Finding, ...]
     protocol_version: str | None
     era: str | None
-    stopped: str = ""  # "", "budget", "interrupted"
+    stopped: StopReason = StopReason.NONE
     error: str = ""
     corpus_paths: dict[str, str] = field(default_factory=dict)  # fingerprint -> transcript path
 
 
 @dataclass(frozen=True)
-class CheckpointSaved:
+class CheckpointSaved(Event):
     """A soak wrote its checkpoint; `finished` is the report so far (reporters may write it out)."""
 
     path: str
     finished: RunFinished
 
 
-Event = Any
 EventSink = Callable[[Event], None]

@@ -19,12 +19,14 @@ from mcpfuzz.engine.events import (
     Finding,
     FindingFound,
     Notice,
+    PhaseName,
     PhaseStarted,
     ProbeDone,
     RunFinished,
     RunStarted,
     ServerRestarted,
     Stats,
+    StopReason,
     TargetsPlanned,
 )
 from mcpfuzz.engine.judge import FindingSet, observed_finding, received_lines
@@ -68,7 +70,7 @@ class Run:
         self.findings = FindingSet()
         self.stats = Stats()
         self.probe: ProbeResult | None = None
-        self.stopped = ""
+        self.stopped = StopReason.NONE
         self.error = ""
         self._session: Session | None = None
         self.monitor: Monitor | None = None
@@ -110,7 +112,7 @@ class Run:
                         "\nserver stderr was empty"
                     self.error = error.message + tail + (f"\ntip: {error.tip}" if error.tip else "")
             if budget_scope.cancelled_caught:
-                self.stopped = self.stopped or "budget"
+                self.stopped = self.stopped or StopReason.BUDGET
                 self.emit(Notice(f"the budget of {config.budget:g}s ran out; the report is partial"))
             group.cancel_scope.cancel()
         if self._session is not None:
@@ -165,7 +167,7 @@ class Run:
             self.emit(Notice(f"corpus: {outcome.path.name} skipped: {outcome.reason}"))
         if not replayables:
             return
-        self.emit(PhaseStarted("regression", len(replayables)))
+        self.emit(PhaseStarted(PhaseName.REGRESSION, len(replayables)))
         era, version = session.era, session.version
         for replayable in replayables:
             session.era, session.version = replayable.era, replayable.version or version
@@ -176,7 +178,7 @@ class Run:
                 continue
             finally:
                 session.era, session.version = era, version
-            judged = self._judge("regression", exchange)
+            judged = self._judge(PhaseName.REGRESSION, exchange)
             if not any(failure.oracle == replayable.oracle for failure, _, _ in judged):
                 self._store.mark(replayable.path, status="fixed")
                 self.emit(Notice(f"corpus: {replayable.path.name} is fixed", level="info"))
@@ -211,7 +213,7 @@ class Run:
     async def _watch_signals(self, scope: anyio.CancelScope) -> None:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async for received in signals:
-                self.stopped = "interrupted"
+                self.stopped = StopReason.INTERRUPTED
                 self.emit(Notice(f"{signal.Signals(received).name} received: stopping, writing the partial "
                                  "report"))
                 scope.cancel()
@@ -226,14 +228,14 @@ class Run:
     async def _probe(self, session: Session) -> CatalogueContext:
         """Negotiate the era, list the tools, judge what the probe saw; the context the catalogue is built in."""
         config = self.config
-        self.emit(PhaseStarted("probe"))
+        self.emit(PhaseStarted(PhaseName.PROBE))
         self.probe = await probe(session, config.protocol_version)
         self.emit(ProbeDone(self.probe.era.value, self.probe.version, self.probe.server_info,
                             self.probe.capabilities, tuple(t.get("name", "?") for t in self.probe.tools)))
         for note in self.probe.notes:
             self.emit(Notice(note))
         for exchange in self.probe.exchanges:
-            self._judge("probe", exchange)
+            self._judge(PhaseName.PROBE, exchange)
         return CatalogueContext(self.probe.era, self.probe.version, _first_tool(self.probe.tools),
                                 self.probe.capabilities)
 
@@ -243,12 +245,13 @@ class Run:
         assert self.probe is not None
         if self._store is not None and config.replay_corpus:
             await self._regression(session)
-        if "catalogue" in config.phases:
-            await self._run_cases(session, "catalogue", [*catalogue(context), *self._http_cases(session, context)])
+        if PhaseName.CATALOGUE in config.phases:
+            await self._run_cases(session, PhaseName.CATALOGUE,
+                                  [*catalogue(context), *self._http_cases(session, context)])
             if "session-leak" in config.oracles:
                 await self._session_pileup(session)
-        if "lifecycle" in config.phases:
-            await self._run_cases(session, "lifecycle", lifecycle(self.probe.era))
+        if PhaseName.LIFECYCLE in config.phases:
+            await self._run_cases(session, PhaseName.LIFECYCLE, lifecycle(self.probe.era))
 
     async def _fuzzers(self, session: Session) -> tuple[TargetPlan, FrameFuzz, CallPhases]:
         """The targets to call (safety hints applied) and the two searches: frames, and calls of targets."""
@@ -276,25 +279,26 @@ class Run:
         plan, frames, phases = await self._fuzzers(session)
         try:
             if not plan.targets:
-                if "fuzz" in config.phases:
-                    self.emit(PhaseStarted("fuzz", None, f"random frames (no tool to fuzz), about {self._left():.0f}s"))
+                if PhaseName.FUZZ in config.phases:
+                    self.emit(PhaseStarted(PhaseName.FUZZ, None,
+                                           f"random frames (no tool to fuzz), about {self._left():.0f}s"))
                     await frames.fuzz(self._share(1.0))
                 return
-            if "coverage" in config.phases:
-                self.emit(PhaseStarted("coverage", phases.coverage_size()))
+            if PhaseName.COVERAGE in config.phases:
+                self.emit(PhaseStarted(PhaseName.COVERAGE, phases.coverage_size()))
                 left_out = await phases.coverage(self._share(0.3))
                 if left_out:
                     self.emit(Notice(f"coverage: {left_out} calls left out to keep time for fuzzing; raise --budget "
                                      "to run them all"))
-            if "fuzz" in config.phases:
-                share = 0.6 if "stateful" in config.phases else 1.0
-                self.emit(PhaseStarted("fuzz", None, f"random frames, then {_count_of(plan)}, about "
+            if PhaseName.FUZZ in config.phases:
+                share = 0.6 if PhaseName.STATEFUL in config.phases else 1.0
+                self.emit(PhaseStarted(PhaseName.FUZZ, None, f"random frames, then {_count_of(plan)}, about "
                                        f"{self._left() * share:.0f}s"))
                 end = self._share(share)
                 await frames.fuzz(time.monotonic() + (end - time.monotonic()) * FRAME_SHARE)
                 await phases.fuzz(end)
-            if "stateful" in config.phases:
-                self.emit(PhaseStarted("stateful", None, f"call sequences across {_count_of(plan)}, about "
+            if PhaseName.STATEFUL in config.phases:
+                self.emit(PhaseStarted(PhaseName.STATEFUL, None, f"call sequences across {_count_of(plan)}, about "
                                        f"{self._left():.0f}s"))
                 await phases.stateful(self._share(1.0))
         except PhaseStopped as error:
@@ -304,7 +308,7 @@ class Run:
 
     def _server_lost(self, error: Exception, what: str) -> None:
         """The server could not be brought back: say so, and stop `what` early."""
-        self.stopped = "server-unrecoverable"
+        self.stopped = StopReason.SERVER_UNRECOVERABLE
         self.emit(Notice(f"the server could not be brought back after a failure ({error}); {what} stopped early",
                          level="error"))
 
@@ -340,7 +344,7 @@ class Run:
         """A deadline `fraction` of the way from now to the end of the budget."""
         return time.monotonic() + self._left() * fraction
 
-    async def _run_cases(self, session: Session, phase: str, cases: Iterable[Case]) -> None:
+    async def _run_cases(self, session: Session, phase: PhaseName, cases: Iterable[Case]) -> None:
         cases = list(cases)
         self.emit(PhaseStarted(phase, len(cases)))
         for case in cases:
@@ -354,7 +358,7 @@ class Run:
                 self.emit(ServerRestarted("restarted after the previous case"))
             self._judge(phase, exchange)
 
-    def _judge(self, phase: str, exchange: Exchange) -> list[Verdict]:
+    def _judge(self, phase: PhaseName, exchange: Exchange) -> list[Verdict]:
         """Run the oracles, emit new findings; return every failure with its key (Hypothesis shrinks on them)."""
         self.stats.cases += 1
         self.stats.phases[phase] = self.stats.phases.get(phase, 0) + 1

@@ -7,7 +7,7 @@ from collections import Counter
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import (
@@ -31,7 +31,7 @@ SEVERITY_STYLE = {Severity.CRITICAL: "bold red", Severity.HIGH: "red", Severity.
 
 
 class ConsoleReporter:
-    """Listens to the event stream and writes to the terminal (stderr for progress, stdout for results)."""
+    """The event handler that writes the run for a person: live progress, findings, the summary (stdout by default)."""
 
     def __init__(self, config: RunConfig, console: Console | None = None, *, verbose: bool = False) -> None:
         self.config = config
@@ -39,13 +39,21 @@ class ConsoleReporter:
         self.console = console or Console(highlight=False, soft_wrap=True)
         self.verbose = verbose
         self._progress: Progress | None = None
-        self._task = None
+        self._task: TaskID | None = None
         self._live = self.console.is_terminal
 
-    def __call__(self, event: Event) -> None:
+    def start(self) -> None:
+        """Nothing is printed before RunStarted."""
+
+    def handle(self, event: Event) -> None:
+        """Print what the event tells (by its type: `_on_<EventName>`); other events print nothing."""
         handler = getattr(self, "_on_" + type(event).__name__, None)
         if handler is not None:
             handler(event)
+
+    def finish(self) -> None:
+        """Leave the terminal clean when the run ends early (a progress bar still drawn)."""
+        self._stop_progress()
 
     def _on_RunStarted(self, event: RunStarted) -> None:
         from mcpfuzz import __version__

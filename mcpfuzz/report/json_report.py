@@ -1,4 +1,4 @@
-"""The JSON report of the contract in DESIGN.md (version 1)."""
+"""The JSON report, version 1 (README.md's "JSON report" is its contract: fields are only ever added)."""
 
 from __future__ import annotations
 
@@ -85,11 +85,6 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def write_report(path: Path, config: RunConfig, finished: RunFinished) -> None:
-    """Write the JSON report atomically."""
-    write_report_data(path, report_json(config, finished))
 
 
 def write_report_data(path: Path, report: dict) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import anyio.from_thread
 from hypothesis import strategies as st
 
+from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.judge import FindingKey
 from mcpfuzz.engine.phases.hypothesis_bridge import check_deadline
 from mcpfuzz.engine.phases.search import Judge, PhaseStopped, SearchOptions, Verdict, search, to_raise
@@ -51,7 +52,7 @@ class CallPhases:
         self._consumers = [target for target in targets if takes_ids(target.schema)]
         self._planned: list[tuple[CallTarget, ArgumentCall]] | None = None
 
-    async def call(self, phase: str, target: CallTarget, call: ArgumentCall, *,
+    async def call(self, phase: PhaseName, target: CallTarget, call: ArgumentCall, *,
                    history: tuple[bytes, ...] = ()) -> tuple[Exchange, list[Verdict]]:
         """One call of a target on a ready server, judged."""
         case = target.case(self.builder, call, history=history)
@@ -70,7 +71,7 @@ class CallPhases:
         for index, (target, call) in enumerate(planned):
             if time.monotonic() >= deadline:
                 return len(planned) - index
-            await self.call("coverage", target, call)
+            await self.call(PhaseName.COVERAGE, target, call)
         return 0
 
     def coverage_size(self) -> int:
@@ -121,7 +122,7 @@ class CallPhases:
         for call in calls:
             if time.monotonic() >= deadline:
                 return None
-            _, judged = await self.call("fuzz", target, call)
+            _, judged = await self.call(PhaseName.FUZZ, target, call)
             failure = to_raise(judged, pursued)
             if failure is not None:
                 return failure
@@ -151,7 +152,7 @@ class CallPhases:
             arguments = substitute(target.schema, arguments, pool, data)
             call = ArgumentCall(POSITIVE, arguments, f"step {step + 1} of a sequence")
             exchange, judged = anyio.from_thread.run(
-                partial(self.call, "stateful", target, call, history=tuple(history)))
+                partial(self.call, PhaseName.STATEFUL, target, call, history=tuple(history)))
             failure = to_raise(judged, pursued)
             if failure is not None:
                 return failure

@@ -11,6 +11,7 @@ from typing import Any
 import anyio.from_thread
 from hypothesis import reject
 
+from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.judge import FindingKey
 from mcpfuzz.engine.phases.hypothesis_bridge import OutOfTime
 from mcpfuzz.engine.phases.search import Judge, PhaseStopped, SearchOptions, Verdict, database_key, search, to_raise
@@ -133,7 +134,7 @@ class FrameFuzz:
             return []
         self._note_ids(keys, exchange)
         self.examples += 1
-        return self.judge("fuzz", exchange)
+        return self.judge(PhaseName.FUZZ, exchange)
 
     def _reuse(self, keys: set[str]) -> str:
         """MCP ids are unique per session: a repeated one may rightly be refused, and its answers count twice."""

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from hypothesis import strategies as st
 
+from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.judge import FindingKey, Verdict
 from mcpfuzz.engine.phases.hypothesis_bridge import run_given
 from mcpfuzz.oracles.base import Failure
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 # The run's judge: (phase, exchange) -> every verdict.
-Judge = Callable[[str, "Exchange"], list[Verdict]]
+Judge = Callable[[PhaseName, "Exchange"], list[Verdict]]
 # The body of a search: one example against the server, given the keys this round pursues.
 Body = Callable[[T, set[FindingKey]], "Failure | None"]
 

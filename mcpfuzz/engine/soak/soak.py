@@ -11,7 +11,17 @@ import anyio
 
 from mcpfuzz.corpus.redact import Redactor
 from mcpfuzz.engine.config import RunConfig
-from mcpfuzz.engine.events import CheckpointSaved, EventSink, Finding, Notice, PhaseStarted, RunFinished, Stats
+from mcpfuzz.engine.events import (
+    CheckpointSaved,
+    EventSink,
+    Finding,
+    Notice,
+    PhaseName,
+    PhaseStarted,
+    RunFinished,
+    Stats,
+    StopReason,
+)
 from mcpfuzz.engine.judge import FindingKey
 from mcpfuzz.engine.monitor.monitor import MonitorOptions, release_free_memory
 from mcpfuzz.engine.phases.call_phases import STATEFUL, CallPhases
@@ -79,9 +89,9 @@ class Soak(Run):
         """Soak, then write the last checkpoint (also after SIGTERM: the run stops cleanly first)."""
         self._started = time.monotonic()
         finished = await super().execute()
-        # Silently: the summary is printed, and the caller writes the final reports itself.
-        self._write_checkpoint(finished, complete=finished.stopped in ("", "max-findings") and not finished.error,
-                               announce=False)
+        # Silently: the summary is printed and the final reports written on RunFinished already.
+        complete = finished.stopped in (StopReason.NONE, StopReason.MAX_FINDINGS) and not finished.error
+        self._write_checkpoint(finished, complete=complete, announce=False)
         return finished
 
     def _monitor_options(self) -> MonitorOptions:
@@ -107,9 +117,9 @@ class Soak(Run):
         marked = tuple(replace(f, known=True) if f.fingerprint in known else f for f in findings)
         return super()._finished(marked, corpus_paths, stats)
 
-    def _judge(self, phase: str, exchange: Exchange) -> list[Verdict]:
+    def _judge(self, phase: PhaseName, exchange: Exchange) -> list[Verdict]:
         judged = super()._judge(phase, exchange)
-        if phase == "regression":
+        if phase == PhaseName.REGRESSION:
             # What the saved transcripts still show was found before, even if the probe saw it first here.
             self._known.update(key for _, key, _ in judged)
         signature = behaviour(self._target or phase, exchange)
@@ -125,9 +135,9 @@ class Soak(Run):
             await self._protocol_phases(session, context)  # the corpus, catalogue and lifecycle: once per soak
         plan, frames, phases = await self._fuzzers(session)
         self._fuzzers_running = (frames, phases)
-        if lead and self.options.resume is None and "coverage" in self.config.phases and plan.targets:
+        if lead and self.options.resume is None and PhaseName.COVERAGE in self.config.phases and plan.targets:
             # The schema's boundaries and enum values, once: deterministic calls that find a lot quickly.
-            self.emit(PhaseStarted("coverage", phases.coverage_size()))
+            self.emit(PhaseStarted(PhaseName.COVERAGE, phases.coverage_size()))
             await phases.coverage(time.monotonic() + max(0.0, self._deadline - time.monotonic()) * COVERAGE_SHARE)
         names = self._targets(plan)
         if not names:
@@ -136,8 +146,8 @@ class Soak(Run):
         resume = self.options.resume
         self.scheduler = Scheduler(names, self._seed("scheduler"), resume.scores if resume is not None else None)
         left = max(0.0, self._deadline - time.monotonic())
-        self.emit(PhaseStarted("soak", None, f"{len(names)} targets in slices of {self.options.slice_length:g}s, "
-                                             f"about {left:.0f}s"))
+        self.emit(PhaseStarted(PhaseName.SOAK, None, f"{len(names)} targets in slices of "
+                                                     f"{self.options.slice_length:g}s, about {left:.0f}s"))
         async with anyio.create_task_group() as group:
             if self.options.checkpoint is not None:
                 group.start_soon(self._checkpoint_loop)
@@ -153,13 +163,13 @@ class Soak(Run):
 
     def _targets(self, plan: TargetPlan) -> list[str]:
         """Frame families and call targets (and call sequences), this worker's share of them."""
-        if "fuzz" not in self.config.phases:
+        if PhaseName.FUZZ not in self.config.phases:
             return []
         calls = [target.label for target in plan.targets]
         frames = [f"frames/{family}" for family in FAMILIES]
         # Targets and frame families alternate, so that the first round (every target once) touches both early.
         names = [name for pair in zip_longest(calls, frames) for name in pair if name is not None]
-        if plan.targets and "stateful" in self.config.phases:
+        if plan.targets and PhaseName.STATEFUL in self.config.phases:
             names.append(STATEFUL)
         index, count = self.options.shard
         # More workers than targets: every worker takes all of them (their slice seeds still differ).
@@ -173,7 +183,7 @@ class Soak(Run):
         while True:
             now = time.monotonic()
             if self._max_reached():
-                self.stopped = "max-findings"
+                self.stopped = StopReason.MAX_FINDINGS
                 self.emit(Notice(f"{self.options.max_findings} new findings: stopping as --max-findings asks",
                                  level="info"))
                 return

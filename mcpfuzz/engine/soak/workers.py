@@ -15,6 +15,7 @@ from typing import Any
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import (
     CheckpointSaved,
+    Event,
     EventSink,
     Finding,
     FindingFound,
@@ -24,6 +25,7 @@ from mcpfuzz.engine.events import (
     RunFinished,
     RunStarted,
     Stats,
+    StopReason,
     TargetsPlanned,
 )
 from mcpfuzz.engine.judge import FindingSet
@@ -43,7 +45,7 @@ class _Message:
     """What a worker sends the parent: its index and one event."""
 
     worker: int
-    event: Any
+    event: Event
 
 
 def worker_checkpoint(path: Path, index: int) -> Path:
@@ -95,7 +97,7 @@ def _worker_main(config: RunConfig, options: SoakOptions, index: int, events: An
 
     stop_when_orphaned(parent)
 
-    def emit(event: Any) -> None:
+    def emit(event: Event) -> None:
         if not isinstance(event, RELAYED) or (isinstance(event, LEAD_ONLY) and index != 0):
             return
         if os.getppid() != parent:
@@ -207,8 +209,8 @@ class _Merger:
              "resources": o.stats.resources} for w, o in sorted(self.latest.items())]}
         chosen = tuple(findings.all())
         paths = {f.fingerprint: corpus[f.fingerprint] for f in chosen if f.fingerprint in corpus}
-        stopped = "max-findings" if self.max_reached else next((o.stopped for o in self.latest.values()
-                                                                  if o.stopped), "")
+        stopped = StopReason.MAX_FINDINGS if self.max_reached else next((o.stopped for o in self.latest.values()
+                                                                         if o.stopped), StopReason.NONE)
         errors = [f"worker {w}: {o.error}" for w, o in sorted(self.latest.items()) if o.error]
         return RunFinished(stats, chosen, lead.protocol_version if lead else None, lead.era if lead else None,
                            stopped, "\n".join(errors) if len(errors) == len(self.latest) else "", paths)
@@ -237,7 +239,7 @@ class _Merger:
         stats = Stats()
         stats.add(checkpoint.stats)
         self.latest[index] = RunFinished(stats, tuple(f for _, f in checkpoint.findings), None, None,
-                                         checkpoint.stopped or "interrupted")
+                                         StopReason.parse(checkpoint.stopped or StopReason.INTERRUPTED))
 
 
 def _drop_duplicate_transcripts(outcomes: Any, merged: RunFinished, before: set[Path]) -> None:

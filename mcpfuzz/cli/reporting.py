@@ -1,0 +1,62 @@
+"""The handlers `run` and `soak` report through, built from their options, and the run driven through them."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from mcpfuzz.cli.options import EXIT_ERROR
+
+if TYPE_CHECKING:
+    from mcpfuzz.engine.config import RunConfig
+    from mcpfuzz.engine.events import EventSink, RunFinished
+    from mcpfuzz.report.event_log import EventLog
+    from mcpfuzz.report.files import ReportFiles
+    from mcpfuzz.report.handlers import FanOut
+
+
+class Reporting:
+    """The console, the report files asked for and the `--events` stream, fed by one fan-out sink."""
+
+    def __init__(self, config: RunConfig, options: dict[str, Any]) -> None:
+        from rich.console import Console
+
+        from mcpfuzz.report.console import ConsoleReporter
+        from mcpfuzz.report.event_log import STDOUT, EventLog
+        from mcpfuzz.report.files import ReportFiles, ReportPaths
+        from mcpfuzz.report.handlers import EventHandler, FanOut
+
+        events_path = options["events_path"]
+        # `--events -` keeps stdout for the stream alone: the console moves to stderr.
+        console = Console(highlight=False, soft_wrap=True, stderr=True) if events_path == STDOUT else None
+        self.files: ReportFiles = ReportFiles(config, ReportPaths(
+            options["json_path"], options["junit_path"], options["sarif_path"], options["summary_path"]),
+            warn=lambda problem: click.echo(f"warning: {problem}", err=True))
+        self.log: EventLog | None = EventLog(config, events_path) if events_path else None
+        handlers: list[EventHandler] = [ConsoleReporter(config, console), self.files]
+        if self.log is not None:
+            handlers.append(self.log)
+        self.sink: FanOut = FanOut(handlers)
+
+    def run(self, engine: Callable[[EventSink], RunFinished]) -> RunFinished:
+        """Start the handlers (exit 2 when the event stream cannot be opened), run, finish them whatever happens."""
+        try:
+            self.sink.start()
+        except OSError as error:
+            path = self.log.path if self.log is not None else "?"
+            click.echo(f"error: cannot write the event stream to {path}: {error.strerror or error}", err=True)
+            sys.exit(EXIT_ERROR)
+        try:
+            return engine(self.sink)
+        finally:
+            self.sink.finish()
+
+    def exit_on_problem(self) -> None:
+        """Exit 2 when a report or the event stream could not be written."""
+        problem = self.files.problem or (self.log.problem if self.log is not None else "")
+        if problem:
+            click.echo(f"error: {problem}", err=True)
+            sys.exit(EXIT_ERROR)
