@@ -59,8 +59,7 @@ def load_replayables(paths: list[Path]) -> tuple[list[Replayable], list[ReplayOu
 
 def judge_replay(replayable: Replayable, exchange: Exchange, oracles: tuple[str, ...]) -> tuple[str, list[Finding]]:
     """FAILED when the transcript's oracle fires again on the replayed exchange, else FIXED."""
-    tool = replayable.case.expect.extra.get("tool")
-    findings = FindingSet().judge(exchange, oracles, tool if isinstance(tool, str) else None)
+    findings = FindingSet().judge(exchange, oracles, replayable.case.expect.tool)
     same = [f for f in findings if f.oracle == replayable.oracle]
     return (FAILED if same else FIXED), findings
 

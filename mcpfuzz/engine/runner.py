@@ -173,8 +173,7 @@ class Run:
                 continue
             finally:
                 session.era, session.version = era, version
-            tool = replayable.case.expect.extra.get("tool")
-            judged = self._judge("regression", exchange, tool if isinstance(tool, str) else None)
+            judged = self._judge("regression", exchange, replayable.case.expect.tool)
             if not any(failure.oracle == replayable.oracle for failure, _, _ in judged):
                 self._store.mark(replayable.path, status="fixed")
                 self.emit(Notice(f"corpus: {replayable.path.name} is fixed", level="info"))

@@ -19,7 +19,7 @@ def parse_error(exchange: Exchange) -> Iterator[Failure]:
     """JSON-RPC 2.0 section 5.1: -32700 with id null. Silence is what the official SDKs do (low)."""
     expect = exchange.case.expect
     if expect.judge == "parse-error":
-        if expect.extra.get("lenient"):
+        if expect.lenient:
             # Frames a parser may accept (BOM, invalid UTF-8 inside a string): an answer carrying
             # the id is fine; a null-id answer must be -32700.
             for arrival in case_answers(exchange):
@@ -44,7 +44,7 @@ def invalid_request(exchange: Exchange) -> Iterator[Failure]:
     """JSON-RPC 2.0 section 5: -32600 with the id when readable, null otherwise."""
     expect = exchange.case.expect
     if expect.judge == "invalid-request":
-        if expect.id_recoverable and not expect.extra.get("quiet_ok"):
+        if expect.id_recoverable and not expect.quiet_ok:
             silence = None  # the default: high, the id was readable
         else:
             silence = (Severity.LOW, "no reply to an invalid request (its id is unreadable, so no client "
@@ -69,7 +69,7 @@ def invalid_params(exchange: Exchange) -> Iterator[Failure]:
     expect = exchange.case.expect
     if expect.judge == "invalid-params":
         yield from judge_answers(exchange, "invalid-params", InvalidParamsFailure, None)
-        if expect.extra.get("is_error_result_ok"):
+        if expect.is_error_result_ok:
             # SEP-1303 (2025-11-25): bad tool arguments may come back as a result, but only one
             # that says it failed.
             for arrival in case_answers(exchange):

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.expectation import HttpRule
 from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 
@@ -64,13 +65,13 @@ def http_status(exchange: Exchange) -> Iterator[Failure]:
     if http is None:
         return
     expect = exchange.case.expect
-    wanted = expect.extra.get("http_status")
+    rule = expect.http
     if http.status >= 500:
         yield HttpStatusFailure(Severity.MEDIUM, f"answered HTTP {http.status}: the server failed on this frame",
                                 "5xx", server_wide=True)
-    elif wanted is not None:
+    elif rule is not None:
         if expect.judge == "http-status":
-            yield from _wanted_status(exchange, http, wanted)
+            yield from _wanted_status(exchange, http, rule)
     elif not expect.reply and expect.judge == "notification-silent" and not http.refused:
         if http.status != 202 or http.body_size:
             body = f" with a {http.body_size}-byte body" if http.body_size else ""
@@ -87,14 +88,14 @@ def http_status(exchange: Exchange) -> Iterator[Failure]:
                                 server_wide=True)
 
 
-def _wanted_status(exchange: Exchange, http: HttpReply, wanted: list) -> Iterator[Failure]:
+def _wanted_status(exchange: Exchange, http: HttpReply, rule: HttpRule) -> Iterator[Failure]:
     expect = exchange.case.expect
-    severity = Severity.parse(str(expect.extra.get("http_severity", "medium")))
+    severity, wanted = Severity.parse(rule.severity), rule.statuses
     if http.status not in wanted:
         yield HttpStatusFailure(severity, f"answered HTTP {http.status}; expected {'/'.join(map(str, wanted))}: "
                                 f"{expect.note}", f"{exchange.case.id}:{http.status}")
         return
-    codes = expect.extra.get("codes")
+    codes = rule.codes
     if codes:
         errors = [a.incoming.error_code for a in exchange.responses() if a.incoming.is_error]
         if not any(code in codes for code in errors):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -22,8 +22,8 @@ OutputSchemaFailure = failure_class("output-schema", "structuredContent breaks t
 @register(ValidInputAcceptedFailure)
 def valid_input_accepted(exchange: Exchange) -> Iterator[Failure]:
     """A call whose arguments the tool's own inputSchema accepts must not be refused as invalid params."""
-    extra = exchange.case.expect.extra
-    if extra.get("arguments") != "positive" or extra.get("unicode_unsafe"):
+    call = exchange.case.expect.tool_call
+    if call is None or not call.valid or call.unicode_unsafe:
         return
     for arrival in case_answers(exchange):
         if arrival.incoming.is_error and arrival.incoming.error_code == INVALID_PARAMS:
@@ -37,8 +37,9 @@ def valid_input_accepted(exchange: Exchange) -> Iterator[Failure]:
 @register(OutputSchemaFailure)
 def output_schema(exchange: Exchange) -> Iterator[Failure]:
     """MCP 2025-06-18 server/tools: a tool with an outputSchema returns conforming structuredContent."""
-    schema = exchange.case.expect.extra.get("output_schema")
-    if not isinstance(schema, dict):
+    call = exchange.case.expect.tool_call
+    schema = call.output_schema if call is not None else None
+    if schema is None:
         return
     for arrival in exchange.responses():
         message = arrival.incoming.message
@@ -69,7 +70,7 @@ def _validator(schema_text: str) -> Any:
     return cls(schema)
 
 
-def _first_problem(schema: dict, value: Any) -> tuple[str, str, str] | None:
+def _first_problem(schema: Mapping[str, Any], value: Any) -> tuple[str, str, str] | None:
     validator = _validator(json.dumps(schema, sort_keys=True))
     if validator is None:
         return None
