@@ -11,16 +11,17 @@ from mcpfuzz.jsonrpc.expectation import (
     METHOD_NOT_FOUND,
     PARSE_ERROR,
 )
-from mcpfuzz.jsonrpc.ids import ABSENT, show_id
+from mcpfuzz.jsonrpc.ids import show_id
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 
 HEADER_MISMATCH = -32020
 
 # Which oracle owns the misuse of each standard code on a request that deserved a result.
 CODE_OWNERS = {
-    PARSE_ERROR: "parse-error",
-    INVALID_REQUEST: "invalid-request",
-    METHOD_NOT_FOUND: "method-not-found",
-    INVALID_PARAMS: "invalid-params",
+    PARSE_ERROR: OracleId.PARSE_ERROR,
+    INVALID_REQUEST: OracleId.INVALID_REQUEST,
+    METHOD_NOT_FOUND: OracleId.METHOD_NOT_FOUND,
+    INVALID_PARAMS: OracleId.INVALID_PARAMS,
 }
 
 
@@ -46,12 +47,7 @@ def describe_reply(arrival: Arrival) -> str:
     return f"a malformed response (id {rid})"
 
 
-def sent_id(exchange: Exchange) -> Any:
-    """The id the case's frame carried, or ABSENT."""
-    return exchange.case.expect.id if exchange.case.expect.id_recoverable else ABSENT
-
-
-def judge_answers(exchange: Exchange, oracle_id: str, failure: type, silence: Any) -> list:
+def judge_answers(exchange: Exchange, oracle_id: OracleId, failure: type, silence: Any) -> list:
     """Judge the answers of a case owned by `oracle_id`: wrong code, wrong kind, id null vs id.
 
     `silence` is (severity, message) for no reply; by default silence is high when the id was
@@ -109,7 +105,7 @@ def _modern_http(exchange: Exchange) -> bool:
     return exchange.era.value == "modern"
 
 
-def misused_code(exchange: Exchange, oracle_id: str, failure: type) -> list:
+def misused_code(exchange: Exchange, oracle_id: OracleId, failure: type) -> list:
     """A request that deserved a result was rejected with the code this oracle owns."""
     from mcpfuzz.oracles.base import Severity
 

@@ -12,14 +12,15 @@ from jsonschema.exceptions import SchemaError
 
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.expectation import INVALID_PARAMS
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.oracles.answers import case_answers
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 
-ValidInputAcceptedFailure = failure_class("valid-input-accepted", "Schema-valid tool arguments rejected")
-OutputSchemaFailure = failure_class("output-schema", "structuredContent breaks the tool's outputSchema")
+ValidInputAcceptedFailure = failure_class(OracleId.VALID_INPUT_ACCEPTED, "Schema-valid tool arguments rejected")
+OutputSchemaFailure = failure_class(OracleId.OUTPUT_SCHEMA, "structuredContent breaks the tool's outputSchema")
 
 
-@register(ValidInputAcceptedFailure)
+@register(ValidInputAcceptedFailure, Severity.MEDIUM)
 def valid_input_accepted(exchange: Exchange) -> Iterator[Failure]:
     """A call whose arguments the tool's own inputSchema accepts must not be refused as invalid params."""
     call = exchange.case.expect.tool_call
@@ -34,7 +35,7 @@ def valid_input_accepted(exchange: Exchange) -> Iterator[Failure]:
             return
 
 
-@register(OutputSchemaFailure)
+@register(OutputSchemaFailure, Severity.MEDIUM)
 def output_schema(exchange: Exchange) -> Iterator[Failure]:
     """MCP 2025-06-18 server/tools: a tool with an outputSchema returns conforming structuredContent."""
     call = exchange.case.expect.tool_call

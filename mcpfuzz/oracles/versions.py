@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import (
     MODERN_VERSIONS,
     UNSUPPORTED_VERSION_CODE,
@@ -13,10 +14,11 @@ from mcpfuzz.jsonrpc.versions import (
 from mcpfuzz.oracles.answers import case_answers
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 
-VersionNegotiationFailure = failure_class("version-negotiation", "Protocol version not negotiated as the spec requires")
+VersionNegotiationFailure = failure_class(OracleId.VERSION_NEGOTIATION,
+                                          "Protocol version not negotiated as the spec requires")
 
 
-@register(VersionNegotiationFailure)
+@register(VersionNegotiationFailure, Severity.MEDIUM)
 def version_negotiation(exchange: Exchange) -> Iterator[Failure]:
     """Modern: -32022 with data.supported; legacy: initialize answers a version the server supports."""
     check = exchange.case.expect.versions
