@@ -113,8 +113,8 @@ def id_family(b: FrameBuilder, ctx: CatalogueContext) -> Iterator[Case]:
                Expectation(judge=OracleId.NO_HANG, id=big, result_ok=True, error_ok=True, null_id_ok=True,
                            well_formed=True, method=method))
     yield Case("null", "id", "id null", b.frame(method, id=None), ex.invalid_request(None))
-    for name, value in (("fraction", 1.5), ("true", True), ("object", {}), ("array", [])):
-        yield Case(name, "id", f"id {_short(value)}", b.frame(method, id=value), _quiet_invalid(value))
+    for name, invalid in (("fraction", 1.5), ("true", True), ("object", {}), ("array", [])):
+        yield Case(name, "id", f"id {_short(invalid)}", b.frame(method, id=invalid), _quiet_invalid(invalid))
 
 
 def params_family(b: FrameBuilder, ctx: CatalogueContext) -> Iterator[Case]:

@@ -13,6 +13,7 @@ from mcpfuzz.jsonrpc.expectation import (
 )
 from mcpfuzz.jsonrpc.ids import show_id
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.oracles.base import Failure, Severity
 
 HEADER_MISMATCH = -32020
 
@@ -47,14 +48,12 @@ def describe_reply(arrival: Arrival) -> str:
     return f"a malformed response (id {rid})"
 
 
-def judge_answers(exchange: Exchange, oracle_id: OracleId, failure: type, silence: Any) -> list:
-    """Judge the answers of a case owned by `oracle_id`: wrong code, wrong kind, id null vs id.
+def judge_answers(exchange: Exchange, failure: type[Failure], silence: Any) -> list[Failure]:
+    """Judge the answers of a case the `failure` class's oracle owns: wrong code, wrong kind, an id where null is due.
 
     `silence` is (severity, message) for no reply; by default silence is high when the id was
     readable (a client waits forever) and nothing otherwise. Valid requests are `no-hang`'s.
     """
-    from mcpfuzz.oracles.base import Severity
-
     expect = exchange.case.expect
     found = []
     answers = case_answers(exchange)
@@ -91,10 +90,6 @@ def judge_answers(exchange: Exchange, oracle_id: OracleId, failure: type, silenc
                                      f"answered {wanted} with id {show_id(incoming.id)}; the id could not be "
                                      "read from this frame, so it must be null (JSON-RPC 2.0 section 5)",
                                      "id-not-null", server_wide=True))
-            elif expect.id_recoverable and arrival.id_tag == ID_NULL and not expect.null_id_ok:
-                found.append(failure(Severity.MEDIUM,
-                                     f"answered {wanted} with id null although the request id "
-                                     f"{show_id(expect.id)} was readable", "id-lost", server_wide=True))
         elif incoming.is_result and not expect.result_ok:
             found.append(failure(Severity.MEDIUM, f"answered with a result; expected {expect.describe()}",
                                  "result", server_wide=True))
@@ -105,10 +100,8 @@ def _modern_http(exchange: Exchange) -> bool:
     return exchange.era.value == "modern"
 
 
-def misused_code(exchange: Exchange, oracle_id: OracleId, failure: type) -> list:
+def misused_code(exchange: Exchange, oracle_id: OracleId, failure: type[Failure]) -> list[Failure]:
     """A request that deserved a result was rejected with the code this oracle owns."""
-    from mcpfuzz.oracles.base import Severity
-
     expect = exchange.case.expect
     if expect.error_ok or not expect.result_ok:
         return []

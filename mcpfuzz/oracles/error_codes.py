@@ -33,7 +33,7 @@ def parse_error(exchange: Exchange) -> Iterator[Failure]:
                 yield ParseErrorFailure(Severity.LOW, "no reply (neither -32700 nor an answer)", "silent-low",
                                         server_wide=True)
             return
-        yield from judge_answers(exchange, OracleId.PARSE_ERROR, ParseErrorFailure, (
+        yield from judge_answers(exchange, ParseErrorFailure, (
             Severity.LOW, "no reply to unparseable input (the official SDKs stay silent on stdio by design; "
             "JSON-RPC 2.0 asks for -32700 with id null)"))
         return
@@ -50,7 +50,7 @@ def invalid_request(exchange: Exchange) -> Iterator[Failure]:
         else:
             silence = (Severity.LOW, "no reply to an invalid request (its id is unreadable, so no client "
                        "can wait for it; JSON-RPC 2.0 asks for -32600 with id null)")
-        yield from judge_answers(exchange, OracleId.INVALID_REQUEST, InvalidRequestFailure, silence)
+        yield from judge_answers(exchange, InvalidRequestFailure, silence)
         return
     yield from misused_code(exchange, OracleId.INVALID_REQUEST, InvalidRequestFailure)
 
@@ -59,7 +59,7 @@ def invalid_request(exchange: Exchange) -> Iterator[Failure]:
 def method_not_found(exchange: Exchange) -> Iterator[Failure]:
     """JSON-RPC 2.0 section 5.1: an unknown method gets -32601 (silence is `no-hang`'s)."""
     if exchange.case.expect.judge == OracleId.METHOD_NOT_FOUND:
-        yield from judge_answers(exchange, OracleId.METHOD_NOT_FOUND, MethodNotFoundFailure, None)
+        yield from judge_answers(exchange, MethodNotFoundFailure, None)
         return
     yield from misused_code(exchange, OracleId.METHOD_NOT_FOUND, MethodNotFoundFailure)
 
@@ -69,7 +69,7 @@ def invalid_params(exchange: Exchange) -> Iterator[Failure]:
     """Bad params for a known method get -32602 (or an isError result for tool arguments)."""
     expect = exchange.case.expect
     if expect.judge == OracleId.INVALID_PARAMS:
-        yield from judge_answers(exchange, OracleId.INVALID_PARAMS, InvalidParamsFailure, None)
+        yield from judge_answers(exchange, InvalidParamsFailure, None)
         if expect.is_error_result_ok:
             # SEP-1303 (2025-11-25): bad tool arguments may come back as a result, but only one
             # that says it failed.

@@ -32,7 +32,8 @@ def information_uri() -> str | None:
         label, _, url = entry.partition(",")
         if label.strip().lower() in ("homepage", "home", "repository", "source", "documentation"):
             return url.strip()
-    return meta.get("Home-page") or None
+    home = meta.get_all("Home-page")
+    return home[0] if home else None
 
 
 def level_of(severity: str) -> str:

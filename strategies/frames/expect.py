@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from mcpfuzz.strategies.frames.context import INT64, FrameContext, anything
-from mcpfuzz.strategies.frames.read import depth, has_duplicates, lax_values, strict_value
+from mcpfuzz.strategies.frames.read import JsonObject, depth, has_duplicates, lax_values, strict_value
 from mcpfuzz.strategies.frames.request import expect_object
 
 from mcpfuzz.jsonrpc import expectation as ex
@@ -50,7 +50,8 @@ def expect_value(value: Any, ctx: FrameContext) -> Expectation:
 
 def _either_reading(values: list[Any], ctx: FrameContext, ids: tuple[Any, ...]) -> Expectation:
     """A frame strict readers refuse (-32700, id null) and lenient ones read: both answers are fine."""
-    if all(isinstance(v, dict) and "method" in v and "id" not in v.conflicting and _readable(v.get("id"))
+    # The lax reader decodes every object as a JsonObject, which remembers its repeated keys.
+    if all(isinstance(v, JsonObject) and "method" in v and "id" not in v.conflicting and _readable(v.get("id"))
            for v in values):
         found = tuple(v["id"] for v in values)
         if len({repr(i) for i in found}) == len(found):

@@ -96,6 +96,7 @@ def _request(message: dict, rid: Any, ctx: FrameContext) -> Expectation:
     codes = _codes(message, ctx)
     if _envelope_codes(message):
         return Expectation(judge=OracleId.INVALID_REQUEST, id=rid, codes=frozenset() if any_code else codes)
+    assert isinstance(method, str)  # (a method that is not a string is an envelope defect, handled above)
     known = method in ctx.methods
     if not known and not method.startswith(UNKNOWN_PREFIX):
         return anything(f"method {method!r} is not one mcpfuzz knows", (rid,))
