@@ -1,1 +1,1 @@
-"""Generation only: the frame catalogue, lifecycle cases and (later) Hypothesis strategies. No I/O."""
+"""Generation only: the frame catalogue, lifecycle and HTTP cases, random frames, tool arguments. No I/O."""

@@ -8,9 +8,10 @@ from mcpfuzz.strategies.messages import FrameBuilder
 
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.encode import dumps
-from mcpfuzz.jsonrpc.expectation import Expectation
+from mcpfuzz.jsonrpc.expectation import Expectation, VersionCheck
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.ids import ABSENT
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import BATCH_VERSION, META_CAPABILITIES_KEY, META_VERSION_KEY, Era
 
 BOM = b"\xef\xbb\xbf"
@@ -34,8 +35,8 @@ class CatalogueContext:
 
 def _quiet_invalid(id: object) -> Expectation:
     """An MCP-invalid id (null, fraction, boolean, object): -32600, echoed or null; silence is low."""
-    return Expectation(judge="invalid-request", id=id, id_recoverable=True, null_id_ok=True,
-                       codes=frozenset({ex.INVALID_REQUEST}), extra={"quiet_ok": True})
+    return Expectation(judge=OracleId.INVALID_REQUEST, id=id, id_recoverable=True, null_id_ok=True,
+                       codes=frozenset({ex.INVALID_REQUEST}), quiet_ok=True)
 
 
 def parse_family(b: FrameBuilder, ctx: CatalogueContext) -> Iterator[Case]:
@@ -52,18 +53,18 @@ def parse_family(b: FrameBuilder, ctx: CatalogueContext) -> Iterator[Case]:
     bad_string_id = b.fresh_id()
     bad_string = b.frame(method, {"note": "X"}, bad_string_id).replace(b'"X"', b'"\xc3\x28"')
     yield Case("invalid-utf8-in-string", "parse", "invalid UTF-8 inside a string value", bad_string,
-               Expectation(judge="parse-error", id=bad_string_id, codes=frozenset({ex.PARSE_ERROR}),
-                           result_ok=True, null_id_ok=True, extra={"lenient": True}))
+               Expectation(judge=OracleId.PARSE_ERROR, id=bad_string_id, codes=frozenset({ex.PARSE_ERROR}),
+                           result_ok=True, null_id_ok=True, lenient=True))
     bom_id = b.fresh_id()
     yield Case("utf8-bom", "parse", "a UTF-8 byte order mark before a valid request",
                BOM + b.frame(method, id=bom_id),
-               Expectation(judge="parse-error", id=bom_id, codes=frozenset({ex.PARSE_ERROR}), result_ok=True,
-                           null_id_ok=True, extra={"lenient": True}))
+               Expectation(judge=OracleId.PARSE_ERROR, id=bom_id, codes=frozenset({ex.PARSE_ERROR}), result_ok=True,
+                           null_id_ok=True, lenient=True))
     first, second = b.fresh_id(), b.fresh_id()
     yield Case("two-on-one-line", "parse", "two requests on one line",
                b.frame(method, id=first) + b.frame(method, id=second),
-               Expectation(judge="parse-error", id=first, codes=frozenset({ex.PARSE_ERROR}), result_ok=True,
-                           null_id_ok=True, batch_ids=(first, second), extra={"lenient": True}))
+               Expectation(judge=OracleId.PARSE_ERROR, id=first, codes=frozenset({ex.PARSE_ERROR}), result_ok=True,
+                           null_id_ok=True, batch_ids=(first, second), lenient=True))
 
 
 def envelope_family(b: FrameBuilder, ctx: CatalogueContext) -> Iterator[Case]:
@@ -92,10 +93,10 @@ def _batches(b: FrameBuilder, ctx: CatalogueContext) -> Iterator[Case]:
     method = b.barrier_method
     batch = b"[" + b.frame(method, id=first) + b"," + b.frame(method, id=second) + b"]"
     if ctx.version == BATCH_VERSION:
-        expect = Expectation(judge="no-hang", id=first, batch_ids=(first, second), result_ok=True,
+        expect = Expectation(judge=OracleId.NO_HANG, id=first, batch_ids=(first, second), result_ok=True,
                              error_ok=False, well_formed=True, method=method)
     else:
-        expect = Expectation(judge="invalid-request", id=None, id_recoverable=False, batch_ids=(first, second),
+        expect = Expectation(judge=OracleId.INVALID_REQUEST, id=None, id_recoverable=False, batch_ids=(first, second),
                              codes=frozenset({ex.INVALID_REQUEST}), result_ok=True,
                              note=f"batches exist only in protocol {BATCH_VERSION}")
     yield Case("batch", "envelope", "a batch of two valid requests", batch, expect)
@@ -109,11 +110,11 @@ def id_family(b: FrameBuilder, ctx: CatalogueContext) -> Iterator[Case]:
         yield Case(name, "id", f"id {_short(value)}", b.frame(method, id=value), ex.result(value, method))
     big = 2**63
     yield Case("2-63", "id", "id 2**63 (beyond 64-bit signed)", b.frame(method, id=big),
-               Expectation(judge="no-hang", id=big, result_ok=True, error_ok=True, null_id_ok=True,
+               Expectation(judge=OracleId.NO_HANG, id=big, result_ok=True, error_ok=True, null_id_ok=True,
                            well_formed=True, method=method))
     yield Case("null", "id", "id null", b.frame(method, id=None), ex.invalid_request(None))
-    for name, value in (("fraction", 1.5), ("true", True), ("object", {}), ("array", [])):
-        yield Case(name, "id", f"id {_short(value)}", b.frame(method, id=value), _quiet_invalid(value))
+    for name, invalid in (("fraction", 1.5), ("true", True), ("object", {}), ("array", [])):
+        yield Case(name, "id", f"id {_short(invalid)}", b.frame(method, id=invalid), _quiet_invalid(invalid))
 
 
 def params_family(b: FrameBuilder, ctx: CatalogueContext) -> Iterator[Case]:
@@ -133,9 +134,9 @@ def params_family(b: FrameBuilder, ctx: CatalogueContext) -> Iterator[Case]:
         rid = b.fresh_id()
         yield Case("call-arguments-string", "params", "tools/call with arguments that are a string",
                    b.frame("tools/call", {"name": ctx.tool, "arguments": "x"}, rid),
-                   Expectation(judge="invalid-params", id=rid, codes=frozenset({ex.INVALID_PARAMS}),
+                   Expectation(judge=OracleId.INVALID_PARAMS, id=rid, codes=frozenset({ex.INVALID_PARAMS}),
                                result_ok=True, method="tools/call",
-                               extra={"is_error_result_ok": True}))
+                               is_error_result_ok=True))
 
 
 def method_family(b: FrameBuilder, ctx: CatalogueContext) -> Iterator[Case]:
@@ -163,11 +164,11 @@ def notification_family(b: FrameBuilder, ctx: CatalogueContext) -> Iterator[Case
                b.frame("notifications/cancelled", {"requestId": 987654, "reason": "mcpfuzz"}), ex.no_reply())
     yield Case("response-result", "notification", "a response object sent to the server",
                dumps({"jsonrpc": "2.0", "id": 987655, "result": {}}),
-               Expectation(judge="notification-silent", reply=False, id_recoverable=False,
+               Expectation(judge=OracleId.NOTIFICATION_SILENT, reply=False, id_recoverable=False,
                            note="a response object sent to the server"))
     yield Case("response-error", "notification", "an error response sent to the server",
                dumps({"jsonrpc": "2.0", "id": 987656, "error": {"code": -1, "message": "x"}}),
-               Expectation(judge="notification-silent", reply=False, id_recoverable=False,
+               Expectation(judge=OracleId.NOTIFICATION_SILENT, reply=False, id_recoverable=False,
                            note="an error response sent to the server"))
 
 
@@ -198,13 +199,13 @@ def modern_family(b: FrameBuilder, ctx: CatalogueContext) -> Iterator[Case]:
     rid = b.fresh_id()
     yield Case("meta-not-object", "modern", "_meta that is a string",
                dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/list", "params": {"_meta": "x"}}),
-               Expectation(judge="invalid-params", id=rid))
+               Expectation(judge=OracleId.INVALID_PARAMS, id=rid))
     rid = b.fresh_id()
     meta = {META_VERSION_KEY: UNSUPPORTED_VERSION, META_CAPABILITIES_KEY: {}}
     yield Case("unsupported-version", "modern", f"protocol version {UNSUPPORTED_VERSION} in _meta",
                dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/list", "params": {"_meta": meta}}),
-               Expectation(judge="version-negotiation", id=rid, result_ok=True, well_formed=True,
-                           extra={"unsupported_version": UNSUPPORTED_VERSION}))
+               Expectation(judge=OracleId.VERSION_NEGOTIATION, id=rid, result_ok=True, well_formed=True,
+                           versions=VersionCheck(unsupported=UNSUPPORTED_VERSION)))
 
 
 FAMILIES: dict[str, Family] = {

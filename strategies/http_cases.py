@@ -6,9 +6,10 @@ from collections.abc import Iterator
 
 from mcpfuzz.strategies.messages import FrameBuilder, initialize_params
 
-from mcpfuzz.jsonrpc.expectation import Expectation
+from mcpfuzz.jsonrpc.expectation import Expectation, HttpRule, SeverityName
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.ids import ABSENT
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import Era
 
 FAMILY = "http"
@@ -18,14 +19,13 @@ UNKNOWN_SESSION = "mcpfuzz-unknown-session-0000"
 HEADER_MISMATCH = -32020
 
 
-def _status(judge: str, statuses: tuple[int, ...], severity: str, why: str, rid: object, **more: object
-            ) -> Expectation:
+def _status(judge: OracleId, statuses: tuple[int, ...], severity: SeverityName, why: str, rid: object,
+            codes: tuple[int, ...] = ()) -> Expectation:
     """An HTTP-level expectation: the allowed statuses, how bad another one is, and the rule it rests on.
 
     `id` is the frame's id, for error bodies to carry; JSON-RPC oracles do not judge these cases.
     """
-    return Expectation(judge=judge, reply=False, note=why, id=rid,
-                       extra={"http_status": list(statuses), "http_severity": severity, **more})
+    return Expectation(judge=judge, reply=False, note=why, id=rid, http=HttpRule(statuses, severity, codes))
 
 
 def http_cases(b: FrameBuilder, *, tool: str | None, has_session: bool) -> Iterator[Case]:
@@ -34,7 +34,7 @@ def http_cases(b: FrameBuilder, *, tool: str | None, has_session: bool) -> Itera
     rid = b.fresh_id()
     yield Case("origin-foreign", FAMILY, f"{method} with a foreign Origin header",
                b.frame(method, {} if b.era is Era.MODERN else ABSENT, rid),
-               _status("origin-check", (403,), "medium", "servers MUST refuse an invalid Origin with 403 "
+               _status(OracleId.ORIGIN_CHECK, (403,), "medium", "servers MUST refuse an invalid Origin with 403 "
                        "(DNS rebinding protection)", rid), http_headers=(("Origin", FOREIGN_ORIGIN),))
     if b.era is Era.LEGACY:
         yield from _legacy_cases(b, has_session)
@@ -45,19 +45,19 @@ def http_cases(b: FrameBuilder, *, tool: str | None, has_session: bool) -> Itera
 def _legacy_cases(b: FrameBuilder, has_session: bool) -> Iterator[Case]:
     yield Case("initialize-bad-accept", FAMILY, "initialize refused for its Accept header",
                b.frame("initialize", initialize_params(b.version), b.fresh_id()),
-               Expectation(judge="session-leak", reply=False, note="a refused request must not open a session"),
+               Expectation(judge=OracleId.SESSION_LEAK, reply=False, note="a refused request must not open a session"),
                fresh=True, era=Era.LEGACY, http_headers=(("Accept", "text/plain"),))
     if not has_session:
         return
     rid = b.fresh_id()
     yield Case("session-unknown", FAMILY, "ping with an Mcp-Session-Id the server never issued",
                b.frame("ping", ABSENT, rid),
-               _status("http-status", (404,), "medium", "a request with an unknown or ended session id MUST get "
+               _status(OracleId.HTTP_STATUS, (404,), "medium", "a request with an unknown or ended session id MUST get "
                        "404", rid), http_headers=(("Mcp-Session-Id", UNKNOWN_SESSION),))
     rid = b.fresh_id()
     yield Case("session-missing", FAMILY, "ping without the Mcp-Session-Id of the session",
                b.frame("ping", ABSENT, rid),
-               _status("http-status", (400,), "low", "a server that requires a session SHOULD answer a request "
+               _status(OracleId.HTTP_STATUS, (400,), "low", "a server that requires a session SHOULD answer a request "
                        "without one with 400", rid), http_headers=(("Mcp-Session-Id", None),))
 
 
@@ -73,16 +73,17 @@ def _modern_cases(b: FrameBuilder, tool: str | None) -> Iterator[Case]:
     for case_id, title, header, rule in mismatches:
         rid = b.fresh_id()
         yield Case(case_id, FAMILY, title, b.frame("server/discover", {}, rid),
-                   _status("http-status", (400,), "medium", rule, rid, codes=[HEADER_MISMATCH]), http_headers=(header,))
+                   _status(OracleId.HTTP_STATUS, (400,), "medium", rule, rid, codes=(HEADER_MISMATCH,)),
+                   http_headers=(header,))
     if tool is not None:
         rid = b.fresh_id()
         yield Case("header-name-mismatch", FAMILY, f"tools/call of {tool} with Mcp-Name naming another tool",
                    b.frame("tools/call", {"name": tool, "arguments": {}}, rid),
-                   _status("http-status", (400,), "medium", why, rid, codes=[HEADER_MISMATCH]),
+                   _status(OracleId.HTTP_STATUS, (400,), "medium", why, rid, codes=(HEADER_MISMATCH,)),
                    http_headers=(("Mcp-Name", "mcpfuzz-other-tool"),))
     rid = b.fresh_id()
     yield Case("session-stale", FAMILY, "server/discover carrying a stale Mcp-Session-Id",
                b.frame("server/discover", {}, rid),
-               _status("http-status", (200,), "low", "2026-07-28 has no sessions: a stateless server should ignore "
-                       "a leftover session id, not refuse the request", rid),
+               _status(OracleId.HTTP_STATUS, (200,), "low", "2026-07-28 has no sessions: a stateless server should "
+                       "ignore a leftover session id, not refuse the request", rid),
                http_headers=(("Mcp-Session-Id", UNKNOWN_SESSION),))

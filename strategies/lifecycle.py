@@ -6,8 +6,9 @@ from mcpfuzz.strategies.messages import FrameBuilder, initialize_params
 
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.encode import dumps
-from mcpfuzz.jsonrpc.expectation import Expectation
+from mcpfuzz.jsonrpc.expectation import Expectation, VersionCheck
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, Era
 
 UNKNOWN_VERSION = "1999-01-01"
@@ -24,8 +25,8 @@ def discover_first(version: str, rid: int) -> Case:
 def initialize_case(version: str, rid: int, *, discover_failed: bool) -> Case:
     """The legacy handshake request, judged (the probe sends it)."""
     builder = FrameBuilder(Era.LEGACY, LATEST_LEGACY)
-    expect = Expectation(judge="no-hang", id=rid, result_ok=True, error_ok=False, well_formed=True,
-                         method="initialize", extra={"discover_failed": True} if discover_failed else {})
+    expect = Expectation(judge=OracleId.NO_HANG, id=rid, result_ok=True, error_ok=False, well_formed=True,
+                         method="initialize", versions=VersionCheck(discover_failed=True) if discover_failed else None)
     return Case("initialize", "probe", "initialize", builder.frame("initialize", initialize_params(version), rid),
                 expect, patient=True, era=Era.LEGACY)
 
@@ -48,16 +49,16 @@ def lifecycle(era: Era) -> list[Case]:
     rid = b.fresh_id()
     cases.append(Case("initialize-unknown-version", "lifecycle", f"initialize asking for {UNKNOWN_VERSION}",
                       b.frame("initialize", initialize_params(UNKNOWN_VERSION), rid),
-                      Expectation(judge="version-negotiation", id=rid, result_ok=True, error_ok=True,
+                      Expectation(judge=OracleId.VERSION_NEGOTIATION, id=rid, result_ok=True, error_ok=True,
                                   well_formed=True, method="initialize",
-                                  extra={"initialize_version": UNKNOWN_VERSION,
-                                         "refusal_ok": era is Era.MODERN}), fresh=True, era=Era.LEGACY))
+                                  versions=VersionCheck(initialize=UNKNOWN_VERSION, refusal_ok=era is Era.MODERN)),
+                      fresh=True, era=Era.LEGACY))
     rid = b.fresh_id()
     no_params = dumps({"jsonrpc": "2.0", "id": rid, "method": "initialize"})
     if era is Era.LEGACY:
         expect = ex.invalid_params(rid, also=frozenset({ex.INVALID_REQUEST}))
     else:
-        expect = Expectation(judge="invalid-params", id=rid,
+        expect = Expectation(judge=OracleId.INVALID_PARAMS, id=rid,
                              note="a modern server may refuse initialize with any error")
     cases.append(Case("initialize-without-params", "lifecycle", "initialize without params", no_params, expect,
                       fresh=True, era=Era.LEGACY))

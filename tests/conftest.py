@@ -14,6 +14,8 @@ from pathlib import Path
 
 import psutil
 
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SERVERS_DIR = REPO_ROOT / "tests" / "servers"
 MCP_SERVER = SERVERS_DIR / "mcp_server.py"
@@ -21,12 +23,7 @@ HOSTILE = SERVERS_DIR / "hostile.py"
 CLI = [sys.executable, "-m", "mcpfuzz.cli"]
 EXAMPLE_COMMAND = [sys.executable, "-m", "mcpfuzz.example"]
 
-ORACLE_IDS = (
-    "parse-error", "invalid-request", "method-not-found", "invalid-params", "id-preserved", "single-response",
-    "notification-silent", "no-crash", "no-hang", "stdout-clean", "response-schema", "version-negotiation",
-    "valid-input-accepted", "output-schema", "no-internal-leak", "memory-growth", "http-status", "session-leak",
-    "origin-check",
-)
+ORACLE_IDS = tuple(oracle_id.value for oracle_id in OracleId)
 SEVERITIES = ("low", "medium", "high", "critical")
 # Variables that would switch rich's colour or terminal detection on or off behind a test's back.
 TERMINAL_VARIABLES = ("FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLUMNS", "TERM")

@@ -29,7 +29,7 @@ import pytest
 
 from mcpfuzz.engine.monitor.resources import ResourceSampler, Sample
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, modern_meta
-from mcpfuzz.oracles.base import Severity, all_oracles, run_checks
+from mcpfuzz.oracles.base import Scope, Severity, all_oracles, run_checks
 from mcpfuzz.oracles.memory import (
     DEFAULT_LIMITS,
     KIB,
@@ -187,9 +187,10 @@ def test_a_long_series_is_thinned_and_still_judged() -> None:
 
 
 def test_the_oracle_is_registered_and_silent_on_single_exchanges() -> None:
-    """`mcpfuzz oracles` lists it; a leak is judged on the series, so run_checks yields nothing."""
+    """Registered as a run-level oracle: a leak is judged on the series, so run_checks yields nothing."""
     oracle = all_oracles()["memory-growth"]
     assert oracle.failure is MemoryGrowthFailure
+    assert (oracle.scope, oracle.check, oracle.severity) == (Scope.RUN, None, Severity.HIGH)
     growth = judge_growth(series(leak(100 * KIB)))
     assert growth is not None
     failure = MemoryGrowthFailure(growth)

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import fields
 from typing import Any
 
-from mcpfuzz.jsonrpc.expectation import Expectation
+from mcpfuzz.jsonrpc.expectation import Expectation, HttpRule, ToolCallCheck, VersionCheck
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.versions import Era
 
 _ABSENT_MARK = {"$absent": True}
+# How `extra.arguments` names valid and invalid tool arguments (the strategies' `ArgumentCall.kind`).
+POSITIVE, NEGATIVE = "positive", "negative"
 
 
 class CaseFormatError(ValueError):
@@ -46,31 +47,93 @@ def _unvalue(value: Any) -> Any:
 
 
 def expectation_to_json(expect: Expectation) -> dict:
-    """Every field of an expectation, JSON-ready."""
-    out: dict[str, Any] = {}
-    for item in fields(Expectation):
-        value = getattr(expect, item.name)
-        if item.name == "codes":
-            value = sorted(value)
-        elif item.name == "batch_ids":
-            value = [_value(v) for v in value]
-        out[item.name] = _value(value)
-    return out
+    """Every field of an expectation, JSON-ready, in the transcript's shape (the oracles' parts in `extra`)."""
+    return {
+        "judge": expect.judge.value, "reply": expect.reply, "id": _value(expect.id),
+        "id_recoverable": expect.id_recoverable, "codes": sorted(expect.codes), "error_ok": expect.error_ok,
+        "result_ok": expect.result_ok, "null_id_ok": expect.null_id_ok, "well_formed": expect.well_formed,
+        "method": expect.method, "batch_ids": [_value(v) for v in expect.batch_ids],
+        # Never set any more, still written: transcripts keep the shape earlier versions wrote and read.
+        "batch_replies_ok": False,
+        "note": expect.note, "extra": _extra_to_json(expect),
+    }
+
+
+def _extra_to_json(expect: Expectation) -> dict[str, Any]:
+    """The oracle-specific parts as the free `extra` dict of earlier transcripts, key for key and in order."""
+    extra: dict[str, Any] = {}
+    call = expect.tool_call
+    if call is not None:
+        extra.update(tool=call.tool, arguments=POSITIVE if call.valid else NEGATIVE, rule=call.rule,
+                     output_schema=None if call.output_schema is None else dict(call.output_schema))
+    if expect.lenient:
+        extra["lenient"] = True
+    if call is not None and call.unicode_unsafe:
+        extra["unicode_unsafe"] = True
+    if expect.is_error_result_ok:
+        extra["is_error_result_ok"] = True
+    if expect.quiet_ok:
+        extra["quiet_ok"] = True
+    if expect.http is not None:
+        extra.update(http_status=list(expect.http.statuses), http_severity=expect.http.severity)
+        if expect.http.codes:
+            extra["codes"] = list(expect.http.codes)
+    versions = expect.versions
+    if versions is not None:
+        if versions.initialize is not None:
+            extra.update(initialize_version=versions.initialize, refusal_ok=versions.refusal_ok)
+        if versions.unsupported is not None:
+            extra["unsupported_version"] = versions.unsupported
+        if versions.discover_failed:
+            extra["discover_failed"] = True
+    return extra
 
 
 def expectation_from_json(data: Any) -> Expectation:
-    """The expectation written by `expectation_to_json`."""
+    """The expectation written by `expectation_to_json` (or by an earlier version: unknown members are ignored)."""
     if not isinstance(data, dict) or not isinstance(data.get("judge"), str):
         raise CaseFormatError("the expectation needs at least a string `judge`")
-    known = {item.name for item in fields(Expectation)}
-    values = {name: _unvalue(value) for name, value in data.items() if name in known}
-    values["codes"] = frozenset(values.get("codes") or ())
-    values["batch_ids"] = tuple(_unvalue(v) for v in values.get("batch_ids") or ())
-    values["extra"] = dict(values.get("extra") or {})
+    raw_extra = data.get("extra")
+    extra: dict[str, Any] = raw_extra if isinstance(raw_extra, dict) else {}
+    values = {name: _unvalue(data[name]) for name in _PLAIN if name in data}
     try:
-        return Expectation(**values)
-    except TypeError as error:
+        return Expectation(
+            **values, codes=frozenset(data.get("codes") or ()),
+            batch_ids=tuple(_unvalue(v) for v in data.get("batch_ids") or ()),
+            lenient=bool(extra.get("lenient")), quiet_ok=bool(extra.get("quiet_ok")),
+            is_error_result_ok=bool(extra.get("is_error_result_ok")),
+            http=_http_rule(extra), versions=_version_check(extra), tool_call=_tool_call(extra))
+    except (TypeError, ValueError) as error:
         raise CaseFormatError(f"the expectation cannot be read: {error}") from None
+
+
+# Members copied as they are; `codes`, `batch_ids` and `extra` are converted.
+_PLAIN = ("judge", "reply", "id", "id_recoverable", "error_ok", "result_ok", "null_id_ok", "well_formed", "method",
+          "note")
+
+
+def _http_rule(extra: dict) -> HttpRule | None:
+    if "http_status" not in extra:
+        return None
+    return HttpRule(tuple(extra["http_status"] or ()), extra.get("http_severity", "medium"),
+                    tuple(extra.get("codes") or ()))
+
+
+def _version_check(extra: dict) -> VersionCheck | None:
+    if not {"initialize_version", "unsupported_version", "discover_failed"} & set(extra):
+        return None
+    return VersionCheck(unsupported=extra.get("unsupported_version"), initialize=extra.get("initialize_version"),
+                        refusal_ok=bool(extra.get("refusal_ok")), discover_failed=bool(extra.get("discover_failed")))
+
+
+def _tool_call(extra: dict) -> ToolCallCheck | None:
+    if not {"tool", "arguments", "output_schema"} & set(extra):
+        return None
+    schema = extra.get("output_schema")
+    tool = extra.get("tool")
+    return ToolCallCheck(tool=tool if isinstance(tool, str) else None, valid=extra.get("arguments") == POSITIVE,
+                         rule=str(extra.get("rule") or ""), output_schema=schema if isinstance(schema, dict) else None,
+                         unicode_unsafe=bool(extra.get("unicode_unsafe")))
 
 
 def case_to_json(case: Case) -> dict:
@@ -86,7 +149,8 @@ def case_from_json(data: Any, frames: list[bytes]) -> Case:
     if not isinstance(data, dict) or not frames:
         raise CaseFormatError("a transcript needs a `case` object and at least one frame")
     era = data.get("era")
-    headers = data.get("http_headers") if isinstance(data.get("http_headers"), list) else []
+    raw_headers = data.get("http_headers")
+    headers: list[Any] = raw_headers if isinstance(raw_headers, list) else []
     http_headers = tuple((str(pair[0]), None if pair[1] is None else str(pair[1])) for pair in headers
                          if isinstance(pair, list) and len(pair) == 2)
     try:

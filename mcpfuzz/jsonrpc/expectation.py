@@ -2,29 +2,75 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from mcpfuzz.jsonrpc.ids import ABSENT
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
+
+# A severity by name: the frame model sits below the oracles, so it names their `Severity` rather than import it.
+SeverityName = Literal["low", "medium", "high", "critical"]
+
+
+@dataclass(frozen=True)
+class HttpRule:
+    """Streamable HTTP: the statuses a correct server answers this request with (read by http-status).
+
+    `severity` is how bad another status is (a SHOULD of the spec is low); `codes` are the JSON-RPC
+    error codes the error body must carry, when the rule names one (-32020 HeaderMismatch).
+    """
+
+    statuses: tuple[int, ...]
+    severity: SeverityName = "medium"
+    codes: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class VersionCheck:
+    """What version-negotiation checks on this case's answer besides server/discover's own versions."""
+
+    unsupported: str | None = None  # modern: the request names this unsupported version, so -32022 is due
+    initialize: str | None = None  # legacy: initialize asks for this unsupported version
+    refusal_ok: bool = False  # ... and may be refused outright (a modern-only server)
+    discover_failed: bool = False  # the probe's initialize, after server/discover failed
+
+
+@dataclass(frozen=True)
+class ToolCallCheck:
+    """A `tools/call` of a listed tool (read by valid-input-accepted, output-schema and the corpus replay).
+
+    `valid` says the arguments satisfy the tool's inputSchema; `rule` is the schema keyword
+    invalid arguments break; `unicode_unsafe` marks a lone surrogate, which a parser may refuse.
+    """
+
+    tool: str | None
+    valid: bool
+    rule: str = ""
+    output_schema: Mapping[str, Any] | None = field(default=None, hash=False)
+    unicode_unsafe: bool = False
 
 
 @dataclass(frozen=True)
 class Expectation:
     """The answers a frame may correctly get, and which oracle judges a wrong one.
 
-    `judge` is the oracle id that reports a wrong code or a wrong kind of answer. `id` is the
-    request id the reply must carry (ABSENT when no reply is due, None for id null). `well_formed`
-    says the frame is a valid MCP request, so silence is `no-hang`'s (critical); silence on an
-    invalid request with a readable id is the judge's (high).
+    `judge` is the oracle id that reports a wrong code or a wrong kind of answer (a string that is
+    no oracle id fails here, when the case is built). `id` is the request id the reply must carry
+    (ABSENT when no reply is due, None for id null). `well_formed` says the frame is a valid MCP
+    request, so silence is `no-hang`'s (critical); silence on an invalid request with a readable id
+    is the judge's (high). The flags and parts after `note` say how one oracle reads this case:
+    `lenient` (parse-error: a parser may accept the frame), `quiet_ok` (invalid-request: silence is
+    low although the id was readable), `is_error_result_ok` (invalid-params: an isError result is a
+    correct refusal), `http`, `versions` and `tool_call`.
     """
 
-    judge: str
+    judge: OracleId
     reply: bool = True
     id: Any = ABSENT
     id_recoverable: bool = True
@@ -35,17 +81,29 @@ class Expectation:
     well_formed: bool = False
     method: str | None = None
     batch_ids: tuple[Any, ...] = ()
-    batch_replies_ok: bool = False
     note: str = ""
-    extra: dict = field(default_factory=dict, hash=False, compare=False)
+    lenient: bool = False
+    quiet_ok: bool = False
+    is_error_result_ok: bool = False
+    http: HttpRule | None = None
+    versions: VersionCheck | None = None
+    tool_call: ToolCallCheck | None = None
+
+    def __post_init__(self) -> None:
+        # A typo in a strategy's judge fails as soon as the case is built, not when an oracle looks it up.
+        object.__setattr__(self, "judge", OracleId(self.judge))
+
+    @property
+    def tool(self) -> str | None:
+        """The tool this case calls, when it is a tool call built from the tool's listing."""
+        return self.tool_call.tool if self.tool_call is not None else None
 
     def describe(self) -> str:
         """Say in words what a correct server answers."""
-        statuses = self.extra.get("http_status")
-        if statuses:
-            codes = self.extra.get("codes")
+        if self.http is not None and self.http.statuses:
+            codes = self.http.codes
             error = f" with error {'/'.join(map(str, codes))}" if codes else ""
-            return f"HTTP {'/'.join(map(str, statuses))}{error}"
+            return f"HTTP {'/'.join(map(str, self.http.statuses))}{error}"
         if not self.reply:
             return "no reply"
         parts = []
@@ -69,40 +127,41 @@ def _show(value: Any) -> str:
 
 def parse_error() -> Expectation:
     """JSON-RPC 2.0 section 5.1: invalid JSON gets -32700 with id null."""
-    return Expectation(judge="parse-error", id=None, id_recoverable=False, codes=frozenset({PARSE_ERROR}))
+    return Expectation(judge=OracleId.PARSE_ERROR, id=None, id_recoverable=False, codes=frozenset({PARSE_ERROR}))
 
 
 def invalid_request(id: Any = None, *, null_id_ok: bool = False, codes: frozenset[int] | None = None
                     ) -> Expectation:
     """JSON-RPC 2.0 section 5: an invalid request gets -32600 with its id, or null when unreadable."""
     recoverable = id is not None and id is not ABSENT
-    return Expectation(judge="invalid-request", id=id if recoverable else None, id_recoverable=recoverable,
+    return Expectation(judge=OracleId.INVALID_REQUEST, id=id if recoverable else None, id_recoverable=recoverable,
                        codes=codes or frozenset({INVALID_REQUEST}), null_id_ok=null_id_ok)
 
 
 def method_not_found(id: Any) -> Expectation:
     """JSON-RPC 2.0 section 5.1: an unknown method gets -32601."""
-    return Expectation(judge="method-not-found", id=id, codes=frozenset({METHOD_NOT_FOUND}))
+    return Expectation(judge=OracleId.METHOD_NOT_FOUND, id=id, codes=frozenset({METHOD_NOT_FOUND}))
 
 
 def invalid_params(id: Any, *, also: frozenset[int] = frozenset(), result_ok: bool = False,
                    note: str = "") -> Expectation:
     """Bad params for a known method get -32602 (plus any codes the spec also allows here)."""
-    return Expectation(judge="invalid-params", id=id, codes=frozenset({INVALID_PARAMS}) | also,
+    return Expectation(judge=OracleId.INVALID_PARAMS, id=id, codes=frozenset({INVALID_PARAMS}) | also,
                        result_ok=result_ok, note=note)
 
 
-def result(id: Any, method: str, *, error_ok: bool = False, judge: str = "no-hang") -> Expectation:
+def result(id: Any, method: str, *, error_ok: bool = False, judge: OracleId = OracleId.NO_HANG) -> Expectation:
     """A valid request: a result (of `method`'s shape) with its id."""
     return Expectation(judge=judge, id=id, result_ok=True, error_ok=error_ok, well_formed=True, method=method)
 
 
-def any_answer(id: Any, method: str | None = None, *, judge: str = "no-hang", note: str = "") -> Expectation:
+def any_answer(id: Any, method: str | None = None, *, judge: OracleId = OracleId.NO_HANG,
+               note: str = "") -> Expectation:
     """Any result or error is correct; only silence, a crash or a wrong id is a finding."""
     return Expectation(judge=judge, id=id, result_ok=True, error_ok=True, well_formed=True, method=method,
                        note=note)
 
 
-def no_reply(judge: str = "notification-silent") -> Expectation:
+def no_reply(judge: OracleId = OracleId.NOTIFICATION_SILENT) -> Expectation:
     """Notifications and responses sent to the server get no reply at all."""
     return Expectation(judge=judge, reply=False, id=ABSENT, id_recoverable=False)

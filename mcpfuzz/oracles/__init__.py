@@ -1,1 +1,1 @@
-"""Oracles: pure functions that judge one exchange and raise failures."""
+"""Oracles: pure checks of one exchange (or of a series over the run), each registered once with its metadata."""

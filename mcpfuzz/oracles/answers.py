@@ -11,16 +11,18 @@ from mcpfuzz.jsonrpc.expectation import (
     METHOD_NOT_FOUND,
     PARSE_ERROR,
 )
-from mcpfuzz.jsonrpc.ids import ABSENT, show_id
+from mcpfuzz.jsonrpc.ids import show_id
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.oracles.base import Failure, Severity
 
 HEADER_MISMATCH = -32020
 
 # Which oracle owns the misuse of each standard code on a request that deserved a result.
 CODE_OWNERS = {
-    PARSE_ERROR: "parse-error",
-    INVALID_REQUEST: "invalid-request",
-    METHOD_NOT_FOUND: "method-not-found",
-    INVALID_PARAMS: "invalid-params",
+    PARSE_ERROR: OracleId.PARSE_ERROR,
+    INVALID_REQUEST: OracleId.INVALID_REQUEST,
+    METHOD_NOT_FOUND: OracleId.METHOD_NOT_FOUND,
+    INVALID_PARAMS: OracleId.INVALID_PARAMS,
 }
 
 
@@ -46,19 +48,12 @@ def describe_reply(arrival: Arrival) -> str:
     return f"a malformed response (id {rid})"
 
 
-def sent_id(exchange: Exchange) -> Any:
-    """The id the case's frame carried, or ABSENT."""
-    return exchange.case.expect.id if exchange.case.expect.id_recoverable else ABSENT
-
-
-def judge_answers(exchange: Exchange, oracle_id: str, failure: type, silence: Any) -> list:
-    """Judge the answers of a case owned by `oracle_id`: wrong code, wrong kind, id null vs id.
+def judge_answers(exchange: Exchange, failure: type[Failure], silence: Any) -> list[Failure]:
+    """Judge the answers of a case the `failure` class's oracle owns: wrong code, wrong kind, an id where null is due.
 
     `silence` is (severity, message) for no reply; by default silence is high when the id was
     readable (a client waits forever) and nothing otherwise. Valid requests are `no-hang`'s.
     """
-    from mcpfuzz.oracles.base import Severity
-
     expect = exchange.case.expect
     found = []
     answers = case_answers(exchange)
@@ -95,10 +90,6 @@ def judge_answers(exchange: Exchange, oracle_id: str, failure: type, silence: An
                                      f"answered {wanted} with id {show_id(incoming.id)}; the id could not be "
                                      "read from this frame, so it must be null (JSON-RPC 2.0 section 5)",
                                      "id-not-null", server_wide=True))
-            elif expect.id_recoverable and arrival.id_tag == ID_NULL and not expect.null_id_ok:
-                found.append(failure(Severity.MEDIUM,
-                                     f"answered {wanted} with id null although the request id "
-                                     f"{show_id(expect.id)} was readable", "id-lost", server_wide=True))
         elif incoming.is_result and not expect.result_ok:
             found.append(failure(Severity.MEDIUM, f"answered with a result; expected {expect.describe()}",
                                  "result", server_wide=True))
@@ -109,10 +100,8 @@ def _modern_http(exchange: Exchange) -> bool:
     return exchange.era.value == "modern"
 
 
-def misused_code(exchange: Exchange, oracle_id: str, failure: type) -> list:
+def misused_code(exchange: Exchange, oracle_id: OracleId, failure: type[Failure]) -> list[Failure]:
     """A request that deserved a result was rejected with the code this oracle owns."""
-    from mcpfuzz.oracles.base import Severity
-
     expect = exchange.case.expect
     if expect.error_ok or not expect.result_ok:
         return []

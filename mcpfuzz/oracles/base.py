@@ -1,12 +1,13 @@
-"""Severities, failure classes with identity, and the oracle registry."""
+"""Severities, failure classes with identity, and the oracle registry with each oracle's metadata."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from enum import IntEnum
+from enum import Flag, IntEnum, auto
 
 from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 
 
 class Severity(IntEnum):
@@ -27,7 +28,7 @@ class Severity(IntEnum):
 
 
 class Failure(Exception):
-    """One oracle's verdict on one exchange. Subclassed once per oracle (distinct bugs stay apart)."""
+    """One oracle's verdict on one exchange or on the run. Subclassed once per oracle (distinct bugs stay apart)."""
 
     oracle: str = ""
     title: str = ""
@@ -46,48 +47,88 @@ class Failure(Exception):
 Check = Callable[[Exchange], Iterable[Failure]]
 
 
+class Scope(Flag):
+    """What an oracle judges: one exchange (its check function), or the whole run (a series the engine gathers)."""
+
+    EXCHANGE = auto()
+    RUN = auto()
+
+
 @dataclass(frozen=True)
 class Oracle:
-    """A registered check: its stable id, what it looks for, and its failure class."""
+    """A registered oracle, declared once: every consumer (the checks run, SARIF rules, `mcpfuzz oracles`,
+    the README's table) reads this.
+
+    `severity` is the worst it reports (SARIF's default level); `check` judges one exchange, and is
+    None for an oracle that judges only the run (the engine calls its series function itself).
+    """
 
     id: str
     title: str
+    severity: Severity
+    description: str
+    scope: Scope
     failure: type[Failure]
-    check: Check
+    check: Check | None
 
 
 REGISTRY: dict[str, Oracle] = {}
+_ordered: dict[str, Oracle] = {}  # REGISTRY in OracleId order, rebuilt after a registration
 
 
-def failure_class(oracle_id: str, title: str) -> type[Failure]:
+def failure_class(oracle_id: OracleId, title: str) -> type[Failure]:
     """Make the failure class of an oracle (named after the id, e.g. `ParseErrorFailure`)."""
-    name = "".join(part.capitalize() for part in oracle_id.split("-")) + "Failure"
-    return type(name, (Failure,), {"oracle": oracle_id, "title": title})
+    name = "".join(part.capitalize() for part in oracle_id.value.split("-")) + "Failure"
+    return type(name, (Failure,), {"oracle": oracle_id.value, "title": title})
 
 
-def register(failure: type[Failure]) -> Callable[[Check], Check]:
-    """Register a check function under its failure class's oracle id."""
+def _add(oracle: Oracle) -> None:
+    OracleId(oracle.id)  # an id that is no OracleId fails at import, not when a run looks it up
+    if oracle.id in REGISTRY:
+        raise ValueError(f"oracle {oracle.id!r} registered twice")
+    REGISTRY[oracle.id] = oracle
+    _ordered.clear()
+
+
+def register(failure: type[Failure], severity: Severity, *, scope: Scope = Scope.EXCHANGE
+             ) -> Callable[[Check], Check]:
+    """Register a check of one exchange under its failure class's oracle id; its docstring is the description.
+
+    `scope` adds `Scope.RUN` when the engine also judges the oracle on a series over the run.
+    """
 
     def decorate(check: Check) -> Check:
-        if failure.oracle in REGISTRY:
-            raise ValueError(f"oracle {failure.oracle!r} registered twice")
-        REGISTRY[failure.oracle] = Oracle(failure.oracle, failure.title, failure, check)
+        description = (check.__doc__ or "").strip()
+        if not description:
+            raise ValueError(f"the check of {failure.oracle!r} needs a docstring: it is the oracle's description")
+        _add(Oracle(failure.oracle, failure.title, severity, description, scope | Scope.EXCHANGE, failure, check))
         return check
 
     return decorate
 
 
+def register_run_check(failure: type[Failure], severity: Severity, description: str) -> None:
+    """Register an oracle that judges only the whole run (a series of samples), never one exchange."""
+    _add(Oracle(failure.oracle, failure.title, severity, description, Scope.RUN, failure, None))
+
+
 def all_oracles() -> dict[str, Oracle]:
-    """Every oracle, with the built-in ones imported."""
+    """Every oracle, with the built-in ones imported, in `OracleId` order (whatever imported them first)."""
     from mcpfuzz.oracles import builtin  # noqa: F401  (registers on import)
 
-    return REGISTRY
+    if not _ordered:
+        missing = [oracle_id.value for oracle_id in OracleId if oracle_id.value not in REGISTRY]
+        if missing:
+            raise LookupError(f"oracle ids without a registered oracle: {', '.join(missing)}")
+        _ordered.update((oracle_id.value, REGISTRY[oracle_id.value]) for oracle_id in OracleId)
+    return _ordered
 
 
 def run_checks(exchange: Exchange, selected: Iterable[str]) -> Iterator[Failure]:
     """Run the selected oracles on one exchange. A crash silences all but `no-crash` (one finding)."""
     oracles = all_oracles()
     for oracle_id in selected:
-        if exchange.crash is not None and oracle_id != "no-crash":
+        check = oracles[oracle_id].check
+        if check is None or (exchange.crash is not None and oracle_id != OracleId.NO_CRASH):
             continue
-        yield from oracles[oracle_id].check(exchange)
+        yield from check(exchange)

@@ -5,21 +5,22 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.oracles.answers import case_answers, judge_answers, misused_code
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 
-ParseErrorFailure = failure_class("parse-error", "Unparseable input not answered with -32700 and id null")
-InvalidRequestFailure = failure_class("invalid-request", "Invalid request not answered with -32600")
-MethodNotFoundFailure = failure_class("method-not-found", "Unknown method not answered with -32601")
-InvalidParamsFailure = failure_class("invalid-params", "Bad params not answered with -32602")
+ParseErrorFailure = failure_class(OracleId.PARSE_ERROR, "Unparseable input not answered with -32700 and id null")
+InvalidRequestFailure = failure_class(OracleId.INVALID_REQUEST, "Invalid request not answered with -32600")
+MethodNotFoundFailure = failure_class(OracleId.METHOD_NOT_FOUND, "Unknown method not answered with -32601")
+InvalidParamsFailure = failure_class(OracleId.INVALID_PARAMS, "Bad params not answered with -32602")
 
 
-@register(ParseErrorFailure)
+@register(ParseErrorFailure, Severity.MEDIUM)
 def parse_error(exchange: Exchange) -> Iterator[Failure]:
     """JSON-RPC 2.0 section 5.1: -32700 with id null. Silence is what the official SDKs do (low)."""
     expect = exchange.case.expect
-    if expect.judge == "parse-error":
-        if expect.extra.get("lenient"):
+    if expect.judge == OracleId.PARSE_ERROR:
+        if expect.lenient:
             # Frames a parser may accept (BOM, invalid UTF-8 inside a string): an answer carrying
             # the id is fine; a null-id answer must be -32700.
             for arrival in case_answers(exchange):
@@ -32,44 +33,44 @@ def parse_error(exchange: Exchange) -> Iterator[Failure]:
                 yield ParseErrorFailure(Severity.LOW, "no reply (neither -32700 nor an answer)", "silent-low",
                                         server_wide=True)
             return
-        yield from judge_answers(exchange, "parse-error", ParseErrorFailure, (
+        yield from judge_answers(exchange, ParseErrorFailure, (
             Severity.LOW, "no reply to unparseable input (the official SDKs stay silent on stdio by design; "
             "JSON-RPC 2.0 asks for -32700 with id null)"))
         return
-    yield from misused_code(exchange, "parse-error", ParseErrorFailure)
+    yield from misused_code(exchange, OracleId.PARSE_ERROR, ParseErrorFailure)
 
 
-@register(InvalidRequestFailure)
+@register(InvalidRequestFailure, Severity.HIGH)
 def invalid_request(exchange: Exchange) -> Iterator[Failure]:
     """JSON-RPC 2.0 section 5: -32600 with the id when readable, null otherwise."""
     expect = exchange.case.expect
-    if expect.judge == "invalid-request":
-        if expect.id_recoverable and not expect.extra.get("quiet_ok"):
+    if expect.judge == OracleId.INVALID_REQUEST:
+        if expect.id_recoverable and not expect.quiet_ok:
             silence = None  # the default: high, the id was readable
         else:
             silence = (Severity.LOW, "no reply to an invalid request (its id is unreadable, so no client "
                        "can wait for it; JSON-RPC 2.0 asks for -32600 with id null)")
-        yield from judge_answers(exchange, "invalid-request", InvalidRequestFailure, silence)
+        yield from judge_answers(exchange, InvalidRequestFailure, silence)
         return
-    yield from misused_code(exchange, "invalid-request", InvalidRequestFailure)
+    yield from misused_code(exchange, OracleId.INVALID_REQUEST, InvalidRequestFailure)
 
 
-@register(MethodNotFoundFailure)
+@register(MethodNotFoundFailure, Severity.HIGH)
 def method_not_found(exchange: Exchange) -> Iterator[Failure]:
     """JSON-RPC 2.0 section 5.1: an unknown method gets -32601 (silence is `no-hang`'s)."""
-    if exchange.case.expect.judge == "method-not-found":
-        yield from judge_answers(exchange, "method-not-found", MethodNotFoundFailure, None)
+    if exchange.case.expect.judge == OracleId.METHOD_NOT_FOUND:
+        yield from judge_answers(exchange, MethodNotFoundFailure, None)
         return
-    yield from misused_code(exchange, "method-not-found", MethodNotFoundFailure)
+    yield from misused_code(exchange, OracleId.METHOD_NOT_FOUND, MethodNotFoundFailure)
 
 
-@register(InvalidParamsFailure)
+@register(InvalidParamsFailure, Severity.HIGH)
 def invalid_params(exchange: Exchange) -> Iterator[Failure]:
     """Bad params for a known method get -32602 (or an isError result for tool arguments)."""
     expect = exchange.case.expect
-    if expect.judge == "invalid-params":
-        yield from judge_answers(exchange, "invalid-params", InvalidParamsFailure, None)
-        if expect.extra.get("is_error_result_ok"):
+    if expect.judge == OracleId.INVALID_PARAMS:
+        yield from judge_answers(exchange, InvalidParamsFailure, None)
+        if expect.is_error_result_ok:
             # SEP-1303 (2025-11-25): bad tool arguments may come back as a result, but only one
             # that says it failed.
             for arrival in case_answers(exchange):
@@ -78,4 +79,4 @@ def invalid_params(exchange: Exchange) -> Iterator[Failure]:
                     yield InvalidParamsFailure(Severity.MEDIUM, "invalid arguments were accepted: the result "
                                                "is not marked isError", "accepted")
         return
-    yield from misused_code(exchange, "invalid-params", InvalidParamsFailure)
+    yield from misused_code(exchange, OracleId.INVALID_PARAMS, InvalidParamsFailure)

@@ -3,33 +3,30 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.expectation import HttpRule
 from mcpfuzz.jsonrpc.http_reply import HttpReply
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.transport_kind import TransportKind
-from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
+from mcpfuzz.oracles.base import Failure, Scope, Severity, failure_class, register
+from mcpfuzz.oracles.memory import Growth
 
-if TYPE_CHECKING:
-    # Only the type: importing oracles.memory here would register memory-growth before the HTTP oracles
-    # and reorder `mcpfuzz oracles` and the SARIF rules.
-    from mcpfuzz.oracles.memory import Growth
-
-HttpStatusFailure = failure_class("http-status", "HTTP status breaks the transport rules")
-SessionLeakFailure = failure_class("session-leak", "Refused request created a session")
-OriginCheckFailure = failure_class("origin-check", "Foreign Origin accepted")
+HttpStatusFailure = failure_class(OracleId.HTTP_STATUS, "HTTP status breaks the transport rules")
+SessionLeakFailure = failure_class(OracleId.SESSION_LEAK, "Refused request created a session")
+OriginCheckFailure = failure_class(OracleId.ORIGIN_CHECK, "Foreign Origin accepted")
 _KIB, _MIB = 1024, 1024 * 1024  # binary sizes, as memory-growth reports them
 
 
 class SessionPileupFailure(Failure):
     """`session-leak` seen in memory: refused requests pile up server-side state (`mcpfuzz.engine.monitor.pileup`).
 
-    Not registered: the registry holds one check per oracle id, and this one is judged on a series of
-    memory samples by the engine, not on one exchange; it shares the id so that `--exclude-oracles
+    The run-level part of session-leak (registered with `Scope.RUN` too): judged by the engine on a
+    series of memory samples, not on one exchange; it shares the id so that `--exclude-oracles
     session-leak` and the SARIF rule cover both ways of leaking a session.
     """
 
-    oracle = "session-leak"
+    oracle = OracleId.SESSION_LEAK.value
     title = "Refused requests pile up server-side sessions"
 
     def __init__(self, refused: int, growth: Growth) -> None:
@@ -59,27 +56,27 @@ def _streamable(exchange: Exchange) -> HttpReply | None:
     return http
 
 
-@register(HttpStatusFailure)
+@register(HttpStatusFailure, Severity.MEDIUM)
 def http_status(exchange: Exchange) -> Iterator[Failure]:
     """Streamable HTTP (2025-03-26 on): 202 and no body for notifications, 400 for bad bodies, no 5xx."""
     http = _streamable(exchange)
-    if http is None:
+    if http is None or http.status is None:  # (_streamable returns only replies with a status)
         return
     expect = exchange.case.expect
-    wanted = expect.extra.get("http_status")
+    rule = expect.http
     if http.status >= 500:
         yield HttpStatusFailure(Severity.MEDIUM, f"answered HTTP {http.status}: the server failed on this frame",
                                 "5xx", server_wide=True)
-    elif wanted is not None:
-        if expect.judge == "http-status":
-            yield from _wanted_status(exchange, http, wanted)
-    elif not expect.reply and expect.judge == "notification-silent" and not http.refused:
+    elif rule is not None:
+        if expect.judge == OracleId.HTTP_STATUS:
+            yield from _wanted_status(exchange, http, rule)
+    elif not expect.reply and expect.judge == OracleId.NOTIFICATION_SILENT and not http.refused:
         if http.status != 202 or http.body_size:
             body = f" with a {http.body_size}-byte body" if http.body_size else ""
             yield HttpStatusFailure(Severity.MEDIUM, f"an accepted {expect.note or 'notification'} got HTTP "
                                     f"{http.status}{body}; the spec requires 202 Accepted with no body",
                                     f"notification:{http.status}", server_wide=True)
-    elif expect.judge == "parse-error" and not expect.result_ok and http.status < 400:
+    elif expect.judge == OracleId.PARSE_ERROR and not expect.result_ok and http.status < 400:
         yield HttpStatusFailure(Severity.MEDIUM, f"an unparseable body got HTTP {http.status}; a server that cannot "
                                 "accept a message must answer with an error status such as 400",
                                 f"parse:{http.status}", server_wide=True)
@@ -89,14 +86,14 @@ def http_status(exchange: Exchange) -> Iterator[Failure]:
                                 server_wide=True)
 
 
-def _wanted_status(exchange: Exchange, http: HttpReply, wanted: list) -> Iterator[Failure]:
+def _wanted_status(exchange: Exchange, http: HttpReply, rule: HttpRule) -> Iterator[Failure]:
     expect = exchange.case.expect
-    severity = Severity.parse(str(expect.extra.get("http_severity", "medium")))
+    severity, wanted = Severity.parse(rule.severity), rule.statuses
     if http.status not in wanted:
         yield HttpStatusFailure(severity, f"answered HTTP {http.status}; expected {'/'.join(map(str, wanted))}: "
                                 f"{expect.note}", f"{exchange.case.id}:{http.status}")
         return
-    codes = expect.extra.get("codes")
+    codes = rule.codes
     if codes:
         errors = [a.incoming.error_code for a in exchange.responses() if a.incoming.is_error]
         if not any(code in codes for code in errors):
@@ -105,22 +102,22 @@ def _wanted_status(exchange: Exchange, http: HttpReply, wanted: list) -> Iterato
                                     f"{'/'.join(map(str, codes))}: {expect.note}", f"{exchange.case.id}:code")
 
 
-@register(SessionLeakFailure)
+@register(SessionLeakFailure, Severity.MEDIUM, scope=Scope.EXCHANGE | Scope.RUN)
 def session_leak(exchange: Exchange) -> Iterator[Failure]:
     """A request the server refuses (4xx) must not hand out an Mcp-Session-Id: refusals must cost nothing."""
     http = _streamable(exchange)
     if http is None or not http.refused or not http.session_live:
         return  # an id that answers 404 when used opened nothing (the SDKs hand such ids out)
     yield SessionLeakFailure(Severity.MEDIUM, f"refused with HTTP {http.status} but handed out the session id "
-                             f"{http.session_id[:40]!r}: refused requests can pile up sessions",
+                             f"{(http.session_id or '')[:40]!r}: refused requests can pile up sessions",
                              "refused-session", server_wide=True)
 
 
-@register(OriginCheckFailure)
+@register(OriginCheckFailure, Severity.MEDIUM)
 def origin_check(exchange: Exchange) -> Iterator[Failure]:
     """Streamable HTTP, Security: a request with an invalid Origin MUST be refused with 403 (DNS rebinding)."""
     http = _streamable(exchange)
-    if http is None or exchange.case.expect.judge != "origin-check":
+    if http is None or exchange.case.expect.judge != OracleId.ORIGIN_CHECK:
         return
     if http.status != 403:
         yield OriginCheckFailure(Severity.MEDIUM, f"a request with the foreign Origin "

@@ -6,13 +6,14 @@ from collections.abc import Iterator
 
 from mcpfuzz.jsonrpc.exchange import ID_NULL, ID_UNKNOWN, Exchange
 from mcpfuzz.jsonrpc.ids import ABSENT, json_type, show_id
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 
-IdPreservedFailure = failure_class("id-preserved", "Response id differs from the request id")
-SingleResponseFailure = failure_class("single-response", "Request answered more than once")
+IdPreservedFailure = failure_class(OracleId.ID_PRESERVED, "Response id differs from the request id")
+SingleResponseFailure = failure_class(OracleId.SINGLE_RESPONSE, "Request answered more than once")
 
 
-@register(IdPreservedFailure)
+@register(IdPreservedFailure, Severity.HIGH)
 def id_preserved(exchange: Exchange) -> Iterator[Failure]:
     """A response id equals the request id in value and JSON type, and never names an unsent id."""
     expect = exchange.case.expect
@@ -39,7 +40,7 @@ def _http_refusal_ids(exchange: Exchange) -> Iterator[Failure]:
     The Origin check is exempt: the spec lets its 403 body carry an error without an id.
     """
     expect, http = exchange.case.expect, exchange.http
-    if http is None or not http.refused or "http_status" not in expect.extra or expect.judge == "origin-check":
+    if http is None or not http.refused or expect.http is None or expect.judge == OracleId.ORIGIN_CHECK:
         return
     if expect.id is ABSENT or expect.id is None:
         return
@@ -48,7 +49,7 @@ def _http_refusal_ids(exchange: Exchange) -> Iterator[Failure]:
                                  f"request id {show_id(expect.id)} was readable", "http-null", server_wide=True)
 
 
-@register(SingleResponseFailure)
+@register(SingleResponseFailure, Severity.HIGH)
 def single_response(exchange: Exchange) -> Iterator[Failure]:
     """JSON-RPC 2.0: one response per request; a second one confuses every client."""
     for arrival in exchange.responses():

@@ -8,9 +8,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 
-NoInternalLeakFailure = failure_class("no-internal-leak", "Stack trace or server file path in an error")
+NoInternalLeakFailure = failure_class(OracleId.NO_INTERNAL_LEAK, "Stack trace or server file path in an error")
 
 # (what, pattern). Each pattern is specific to one runtime's trace format, so prose does not match.
 TRACE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -50,7 +51,7 @@ def _as_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-@register(NoInternalLeakFailure)
+@register(NoInternalLeakFailure, Severity.MEDIUM)
 def no_internal_leak(exchange: Exchange) -> Iterator[Failure]:
     """Internals in an error help attackers and confuse models: report traces and source paths (medium)."""
     sent = b"\n".join(exchange.frames).decode("utf-8", "replace")

@@ -17,13 +17,13 @@ reported as one: only a longer run tells them apart. Sizes are binary: KB = 1024
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import median
 from typing import Protocol
 
-from mcpfuzz.jsonrpc.exchange import Exchange
-from mcpfuzz.oracles.base import Failure, Severity, register
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.oracles.base import Failure, Severity, register_run_check
 
 KIB = 1024
 MIB = 1024 * 1024
@@ -99,7 +99,7 @@ class Growth:
 class MemoryGrowthFailure(Failure):
     """A leak, with its figures."""
 
-    oracle = "memory-growth"
+    oracle = OracleId.MEMORY_GROWTH.value
     title = "Server memory keeps growing"
 
     def __init__(self, growth: Growth) -> None:
@@ -171,7 +171,6 @@ def _mb(size: float) -> str:
     return f"{size / MIB:.1f} MB"
 
 
-@register(MemoryGrowthFailure)
-def memory_growth(exchange: Exchange) -> Iterator[Failure]:
-    """Nothing to judge on one exchange: the engine judges the sample series with `judge_growth`."""
-    return iter(())
+# Judged on the series the engine samples (`judge_growth`), never on one exchange.
+register_run_check(MemoryGrowthFailure, Severity.HIGH, "The server's memory (the RSS of its process tree) keeps "
+                   "growing with the number of requests: steadily, significantly and still at the end of the run.")

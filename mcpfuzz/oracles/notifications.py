@@ -6,17 +6,18 @@ from collections.abc import Iterator
 
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.ids import ABSENT
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.oracles.answers import describe_reply
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 
-NotificationSilentFailure = failure_class("notification-silent", "Notification answered with a response")
+NotificationSilentFailure = failure_class(OracleId.NOTIFICATION_SILENT, "Notification answered with a response")
 
 
-@register(NotificationSilentFailure)
+@register(NotificationSilentFailure, Severity.MEDIUM)
 def notification_silent(exchange: Exchange) -> Iterator[Failure]:
     """JSON-RPC 2.0 section 4.1: the server MUST NOT reply to a notification, even with an error."""
     expect = exchange.case.expect
-    if expect.reply or expect.judge != "notification-silent":
+    if expect.reply or expect.judge != OracleId.NOTIFICATION_SILENT:
         return
     replies = [a for a in exchange.responses() if a.id_tag != "earlier"]
     if exchange.http is not None and exchange.http.refused:

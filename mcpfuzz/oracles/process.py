@@ -6,15 +6,16 @@ from collections.abc import Iterator
 
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.incoming import NOISE, OVERSIZED
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.oracles.answers import case_answers
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 
-NoCrashFailure = failure_class("no-crash", "Server process died")
-NoHangFailure = failure_class("no-hang", "Request got no reply")
-StdoutCleanFailure = failure_class("stdout-clean", "Non-JSON-RPC output on stdout")
+NoCrashFailure = failure_class(OracleId.NO_CRASH, "Server process died")
+NoHangFailure = failure_class(OracleId.NO_HANG, "Request got no reply")
+StdoutCleanFailure = failure_class(OracleId.STDOUT_CLEAN, "Non-JSON-RPC output on stdout")
 
 
-@register(NoCrashFailure)
+@register(NoCrashFailure, Severity.CRITICAL)
 def no_crash(exchange: Exchange) -> Iterator[Failure]:
     """The server must survive any input; one finding per crash with exit status and stderr tail."""
     end = exchange.crash
@@ -26,7 +27,7 @@ def no_crash(exchange: Exchange) -> Iterator[Failure]:
                          "crash:" + _last_line_shape(end.stderr_tail))
 
 
-@register(NoHangFailure)
+@register(NoHangFailure, Severity.CRITICAL)
 def no_hang(exchange: Exchange) -> Iterator[Failure]:
     """A valid request gets a reply within --timeout; a barrier tells a dropped request from a stuck server."""
     expect = exchange.case.expect
@@ -51,7 +52,7 @@ def no_hang(exchange: Exchange) -> Iterator[Failure]:
                             f"reply within {exchange.waited:.1f}s", "stuck-after")
 
 
-@register(StdoutCleanFailure)
+@register(StdoutCleanFailure, Severity.HIGH)
 def stdout_clean(exchange: Exchange) -> Iterator[Failure]:
     """MCP stdio transport: the server MUST NOT write anything to stdout that is not an MCP message."""
     for arrival in exchange.arrivals:

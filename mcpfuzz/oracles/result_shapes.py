@@ -6,10 +6,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 
-ResponseSchemaFailure = failure_class("response-schema", "Response breaks the JSON-RPC envelope or MCP shape")
+ResponseSchemaFailure = failure_class(OracleId.RESPONSE_SCHEMA, "Response breaks the JSON-RPC envelope or MCP shape")
 
 RESULT_TYPES = ("complete", "input_required")
 CONTENT_TYPES = ("text", "image", "audio", "resource_link", "resource")
@@ -51,7 +52,7 @@ def _initialize(result: dict, era: Era) -> list[str]:
     if not _is_object(result.get("capabilities")):
         problems.append("`capabilities` is not an object")
     info = result.get("serverInfo")
-    if not _is_object(info):
+    if not isinstance(info, dict):
         problems.append("`serverInfo` is missing or not an object")
     elif not isinstance(info.get("name"), str) or not isinstance(info.get("version"), str):
         problems.append("`serverInfo` needs string `name` and `version`")
@@ -151,7 +152,7 @@ def result_problems(method: str | None, result: Any, era: Era) -> list[str]:
     return problems
 
 
-@register(ResponseSchemaFailure)
+@register(ResponseSchemaFailure, Severity.MEDIUM)
 def response_schema(exchange: Exchange) -> Iterator[Failure]:
     """Every response is a JSON-RPC envelope; results have their method's MCP shape in the era."""
     method = exchange.case.expect.method

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -12,18 +12,19 @@ from jsonschema.exceptions import SchemaError
 
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.expectation import INVALID_PARAMS
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.oracles.answers import case_answers
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 
-ValidInputAcceptedFailure = failure_class("valid-input-accepted", "Schema-valid tool arguments rejected")
-OutputSchemaFailure = failure_class("output-schema", "structuredContent breaks the tool's outputSchema")
+ValidInputAcceptedFailure = failure_class(OracleId.VALID_INPUT_ACCEPTED, "Schema-valid tool arguments rejected")
+OutputSchemaFailure = failure_class(OracleId.OUTPUT_SCHEMA, "structuredContent breaks the tool's outputSchema")
 
 
-@register(ValidInputAcceptedFailure)
+@register(ValidInputAcceptedFailure, Severity.MEDIUM)
 def valid_input_accepted(exchange: Exchange) -> Iterator[Failure]:
     """A call whose arguments the tool's own inputSchema accepts must not be refused as invalid params."""
-    extra = exchange.case.expect.extra
-    if extra.get("arguments") != "positive" or extra.get("unicode_unsafe"):
+    call = exchange.case.expect.tool_call
+    if call is None or not call.valid or call.unicode_unsafe:
         return
     for arrival in case_answers(exchange):
         if arrival.incoming.is_error and arrival.incoming.error_code == INVALID_PARAMS:
@@ -34,11 +35,12 @@ def valid_input_accepted(exchange: Exchange) -> Iterator[Failure]:
             return
 
 
-@register(OutputSchemaFailure)
+@register(OutputSchemaFailure, Severity.MEDIUM)
 def output_schema(exchange: Exchange) -> Iterator[Failure]:
     """MCP 2025-06-18 server/tools: a tool with an outputSchema returns conforming structuredContent."""
-    schema = exchange.case.expect.extra.get("output_schema")
-    if not isinstance(schema, dict):
+    call = exchange.case.expect.tool_call
+    schema = call.output_schema if call is not None else None
+    if schema is None:
         return
     for arrival in exchange.responses():
         message = arrival.incoming.message
@@ -69,7 +71,7 @@ def _validator(schema_text: str) -> Any:
     return cls(schema)
 
 
-def _first_problem(schema: dict, value: Any) -> tuple[str, str, str] | None:
+def _first_problem(schema: Mapping[str, Any], value: Any) -> tuple[str, str, str] | None:
     validator = _validator(json.dumps(schema, sort_keys=True))
     if validator is None:
         return None

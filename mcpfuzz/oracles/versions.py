@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import (
     MODERN_VERSIONS,
     UNSUPPORTED_VERSION_CODE,
@@ -13,21 +14,22 @@ from mcpfuzz.jsonrpc.versions import (
 from mcpfuzz.oracles.answers import case_answers
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 
-VersionNegotiationFailure = failure_class("version-negotiation", "Protocol version not negotiated as the spec requires")
+VersionNegotiationFailure = failure_class(OracleId.VERSION_NEGOTIATION,
+                                          "Protocol version not negotiated as the spec requires")
 
 
-@register(VersionNegotiationFailure)
+@register(VersionNegotiationFailure, Severity.MEDIUM)
 def version_negotiation(exchange: Exchange) -> Iterator[Failure]:
     """Modern: -32022 with data.supported; legacy: initialize answers a version the server supports."""
-    extra = exchange.case.expect.extra
+    check = exchange.case.expect.versions
     answers = [a for a in case_answers(exchange) if a.id_tag == ID_CURRENT]
     for arrival in answers:
         message = arrival.incoming.message
-        if "unsupported_version" in extra:
-            yield from _unsupported_version(arrival.incoming.error_code, message, extra["unsupported_version"])
-        if "initialize_version" in extra:
-            yield from _initialize_version(message, extra["initialize_version"], extra.get("refusal_ok", False))
-        if "discover_failed" in extra and isinstance(message.get("result"), dict):
+        if check is not None and check.unsupported is not None:
+            yield from _unsupported_version(arrival.incoming.error_code, message, check.unsupported)
+        if check is not None and check.initialize is not None:
+            yield from _initialize_version(message, check.initialize, check.refusal_ok)
+        if check is not None and check.discover_failed and isinstance(message.get("result"), dict):
             version = message["result"].get("protocolVersion")
             if version in MODERN_VERSIONS:
                 yield VersionNegotiationFailure(

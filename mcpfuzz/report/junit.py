@@ -103,7 +103,7 @@ def junit_tree(report: dict, oracles: Sequence[str]) -> ET.Element:
     duration = f"{float(report['stats'].get('duration_s', 0.0)):.3f}"
     counts = {"tests": str(len(cases)), "failures": str(failures), "errors": str(errors), "time": duration}
     suite.attrib.update({**counts, "skipped": "0"})
-    root = ET.Element("testsuites", name=SUITE, **counts)
+    root = ET.Element("testsuites", {"name": SUITE, **counts})
     root.append(suite)
     ET.indent(root)
     return root

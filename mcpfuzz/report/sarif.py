@@ -17,30 +17,6 @@ SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schem
 DISTRIBUTION = "mcp-wirefuzz"
 # SARIF result levels; GitHub shows them as error, warning and note alerts.
 LEVELS = {Severity.CRITICAL: "error", Severity.HIGH: "error", Severity.MEDIUM: "warning", Severity.LOW: "note"}
-# The worst severity each oracle reports (README's oracle table): the rule's default level. Every
-# result carries its own level too, so this only matters to viewers that show rules alone.
-DEFAULT_SEVERITY = {
-    "parse-error": Severity.MEDIUM,
-    "invalid-request": Severity.HIGH,
-    "method-not-found": Severity.HIGH,
-    "invalid-params": Severity.HIGH,
-    "valid-input-accepted": Severity.MEDIUM,
-    "id-preserved": Severity.HIGH,
-    "single-response": Severity.HIGH,
-    "notification-silent": Severity.MEDIUM,
-    "no-crash": Severity.CRITICAL,
-    "no-hang": Severity.CRITICAL,
-    "stdout-clean": Severity.HIGH,
-    "response-schema": Severity.MEDIUM,
-    "output-schema": Severity.MEDIUM,
-    "no-internal-leak": Severity.MEDIUM,
-    "memory-growth": Severity.HIGH,
-    "version-negotiation": Severity.MEDIUM,
-    "cancel-respected": Severity.LOW,
-    "session-leak": Severity.MEDIUM,
-    "http-status": Severity.MEDIUM,
-    "origin-check": Severity.MEDIUM,
-}
 FINGERPRINT_KEY = "mcpfuzz/v1"
 
 
@@ -56,7 +32,8 @@ def information_uri() -> str | None:
         label, _, url = entry.partition(",")
         if label.strip().lower() in ("homepage", "home", "repository", "source", "documentation"):
             return url.strip()
-    return meta.get("Home-page") or None
+    home = meta.get_all("Home-page")
+    return home[0] if home else None
 
 
 def level_of(severity: str) -> str:
@@ -73,7 +50,10 @@ def sarif_rule(oracle_id: str) -> dict:
     """One reportingDescriptor per oracle: id, title, what it checks, default level."""
     oracle = all_oracles().get(oracle_id)
     title = oracle.title if oracle else oracle_id
-    checks = (oracle.check.__doc__ or "").strip() if oracle else ""
+    checks = oracle.description if oracle else ""
+    # The worst severity the oracle reports; every result carries its own level too, so this only
+    # matters to viewers that show rules alone.
+    default = oracle.severity if oracle else Severity.MEDIUM
     help_text = (f"{title}. {checks} Each result names its target (a tool or a frame family), points at the "
                  "saved transcript and carries a shell reproduction in its properties; `mcpfuzz replay FILE` "
                  f"re-runs the transcript on a fresh server. `--exclude-oracles {oracle_id}` skips this check.")
@@ -82,7 +62,7 @@ def sarif_rule(oracle_id: str) -> dict:
         "name": rule_name(oracle_id),
         "shortDescription": {"text": title},
         "help": {"text": help_text},
-        "defaultConfiguration": {"level": LEVELS[DEFAULT_SEVERITY.get(oracle_id, Severity.MEDIUM)]},
+        "defaultConfiguration": {"level": LEVELS[default]},
         "properties": {"tags": ["mcp", "json-rpc", "robustness"]},
     }
     if checks:

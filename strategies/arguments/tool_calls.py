@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from mcpfuzz.strategies.arguments.call import NEGATIVE, ArgumentCall
+from dataclasses import replace
+
+from mcpfuzz.strategies.arguments.call import NEGATIVE, POSITIVE, ArgumentCall
 from mcpfuzz.strategies.messages import FrameBuilder
 
 from mcpfuzz.jsonrpc import expectation as ex
-from mcpfuzz.jsonrpc.expectation import Expectation
+from mcpfuzz.jsonrpc.expectation import Expectation, ToolCallCheck
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 
 TOOL_FAMILY = "tool"
 
@@ -19,20 +22,21 @@ def call_expectation(rid: int, call: ArgumentCall, tool: dict) -> Expectation:
     -32602 (valid-input-accepted judges that one). Invalid ones: -32602, or an `isError` result,
     the answer SEP-1303 prefers since 2025-11-25 and many earlier servers already gave.
     """
-    extra = {"tool": tool.get("name"), "arguments": call.kind, "rule": call.rule,
-             "output_schema": tool.get("outputSchema") if isinstance(tool.get("outputSchema"), dict) else None}
+    schema = tool.get("outputSchema")
+    check = ToolCallCheck(tool=tool.get("name"), valid=call.kind == POSITIVE, rule=call.rule,
+                          output_schema=schema if isinstance(schema, dict) else None)
     if call.unicode_unsafe:
         # RFC 8259 section 8.2: a lone surrogate is valid grammar with unpredictable handling. A
         # parser may refuse the frame (-32700, id null) or answer it; silence is parse-error's (low).
-        return Expectation(judge="parse-error", id=rid, codes=frozenset({ex.PARSE_ERROR, ex.INVALID_PARAMS}),
-                           result_ok=True, null_id_ok=True, method="tools/call",
-                           extra={**extra, "lenient": True, "unicode_unsafe": True})
+        return Expectation(judge=OracleId.PARSE_ERROR, id=rid, codes=frozenset({ex.PARSE_ERROR, ex.INVALID_PARAMS}),
+                           result_ok=True, null_id_ok=True, method="tools/call", lenient=True,
+                           tool_call=replace(check, unicode_unsafe=True))
     if call.kind == NEGATIVE:
-        return Expectation(judge="invalid-params", id=rid, codes=frozenset({ex.INVALID_PARAMS}), result_ok=True,
-                           well_formed=True, method="tools/call", note="or an isError result",
-                           extra={**extra, "is_error_result_ok": True})
-    return Expectation(judge="valid-input-accepted", id=rid, result_ok=True, error_ok=True, well_formed=True,
-                       method="tools/call", extra=extra)
+        return Expectation(judge=OracleId.INVALID_PARAMS, id=rid, codes=frozenset({ex.INVALID_PARAMS}),
+                           result_ok=True, well_formed=True, method="tools/call", note="or an isError result",
+                           is_error_result_ok=True, tool_call=check)
+    return Expectation(judge=OracleId.VALID_INPUT_ACCEPTED, id=rid, result_ok=True, error_ok=True, well_formed=True,
+                       method="tools/call", tool_call=check)
 
 
 def tool_call_case(builder: FrameBuilder, tool: dict, call: ArgumentCall, *, family: str = TOOL_FAMILY,

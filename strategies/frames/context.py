@@ -8,6 +8,7 @@ from typing import Any
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.ids import ABSENT
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import Era
 
 UNKNOWN_PREFIX = "mcpfuzz/"  # every unknown method we send starts with it, so none is real
@@ -43,10 +44,10 @@ def anything(note: str, ids: tuple[Any, ...] = ()) -> Expectation:
 
     `ids` are the ids the frame carried, so that a late answer to them is not blamed on the next case.
     """
-    return Expectation(judge="no-hang", reply=False, id=ABSENT, id_recoverable=False, batch_ids=ids, note=note)
+    return Expectation(judge=OracleId.NO_HANG, reply=False, id=ABSENT, id_recoverable=False, batch_ids=ids, note=note)
 
 
 def quiet_invalid(id: Any) -> Expectation:
     """An MCP-invalid id (fraction, boolean, object, array): -32600, echoed or null; silence is low."""
-    return Expectation(judge="invalid-request", id=id, id_recoverable=True, null_id_ok=True,
-                       codes=frozenset({ex.INVALID_REQUEST}), extra={"quiet_ok": True})
+    return Expectation(judge=OracleId.INVALID_REQUEST, id=id, id_recoverable=True, null_id_ok=True,
+                       codes=frozenset({ex.INVALID_REQUEST}), quiet_ok=True)

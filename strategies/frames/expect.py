@@ -11,12 +11,13 @@ from dataclasses import replace
 from typing import Any
 
 from mcpfuzz.strategies.frames.context import INT64, FrameContext, anything
-from mcpfuzz.strategies.frames.read import depth, has_duplicates, lax_values, strict_value
+from mcpfuzz.strategies.frames.read import JsonObject, depth, has_duplicates, lax_values, strict_value
 from mcpfuzz.strategies.frames.request import expect_object
 
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.ids import is_valid_mcp_id
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import BATCH_VERSION
 
 BIG_FRAME = 64 * 1024  # RFC 8259 section 9: a reader may limit the size of texts
@@ -49,18 +50,19 @@ def expect_value(value: Any, ctx: FrameContext) -> Expectation:
 
 def _either_reading(values: list[Any], ctx: FrameContext, ids: tuple[Any, ...]) -> Expectation:
     """A frame strict readers refuse (-32700, id null) and lenient ones read: both answers are fine."""
-    if all(isinstance(v, dict) and "method" in v and "id" not in v.conflicting and _readable(v.get("id"))
+    # The lax reader decodes every object as a JsonObject, which remembers its repeated keys.
+    if all(isinstance(v, JsonObject) and "method" in v and "id" not in v.conflicting and _readable(v.get("id"))
            for v in values):
         found = tuple(v["id"] for v in values)
         if len({repr(i) for i in found}) == len(found):
             # As the catalogue's parse/utf8-bom and parse/two-on-one-line.
-            return Expectation(judge="parse-error", id=found[0], codes=frozenset({ex.PARSE_ERROR}), result_ok=True,
-                               null_id_ok=True, batch_ids=found if len(found) > 1 else (),
-                               extra={"lenient": True})
+            return Expectation(judge=OracleId.PARSE_ERROR, id=found[0], codes=frozenset({ex.PARSE_ERROR}),
+                               result_ok=True, null_id_ok=True, batch_ids=found if len(found) > 1 else (),
+                               lenient=True)
     if len(values) == 1 and not has_duplicates(values[0]):
         inner = expect_value(values[0], ctx)
         if inner.reply and not inner.id_recoverable and inner.codes and not inner.batch_ids:
-            return Expectation(judge="parse-error", id=None, id_recoverable=False, result_ok=inner.result_ok,
+            return Expectation(judge=OracleId.PARSE_ERROR, id=None, id_recoverable=False, result_ok=inner.result_ok,
                                codes=inner.codes | {ex.PARSE_ERROR})
     return anything("readers may differ on this frame (a BOM, bad bytes, duplicate keys or two texts)", ids)
 
@@ -81,7 +83,7 @@ def _loosen(expect: Expectation, data: bytes, values: list[Any], ids: tuple[Any,
     """RFC 8259 section 9: past a size or depth limit a reader may refuse the text (with id null)."""
     if len(data) <= BIG_FRAME and max((depth(v) for v in values), default=0) <= DEEP:
         return expect
-    if not expect.reply or expect.extra.get("lenient"):
+    if not expect.reply or expect.lenient:
         return anything("a reader may refuse a frame this big or this deep", ids)
     return replace(expect, codes=frozenset(), error_ok=True, null_id_ok=True,
                    note="a frame this big or this deep may be refused")
@@ -103,11 +105,11 @@ def _array(items: list, ctx: FrameContext) -> Expectation:
             return anything(f"an array: invalid before {BATCH_VERSION}, but a lenient server may serve it", ids)
         codes = frozenset({ex.INVALID_REQUEST}).union(*(e.codes for e in refused))
         # A server that still serves batches answers each element: accepted, as in the catalogue.
-        return Expectation(judge="invalid-request", id=None, id_recoverable=False, batch_ids=ids, codes=codes,
+        return Expectation(judge=OracleId.INVALID_REQUEST, id=None, id_recoverable=False, batch_ids=ids, codes=codes,
                            result_ok=True, note=f"batches exist only in protocol {BATCH_VERSION}")
     methods = {e.method for e in inner}
     if all(e.well_formed and not e.error_ok and not e.null_id_ok for e in inner) and len(methods) == 1:
-        return Expectation(judge="no-hang", id=ids[0], batch_ids=ids, result_ok=True, error_ok=False,
+        return Expectation(judge=OracleId.NO_HANG, id=ids[0], batch_ids=ids, result_ok=True, error_ok=False,
                            well_formed=True, method=methods.pop())
     if len(items) == 1:
         return inner[0]  # a batch of one is judged as its element (the session unpacks the reply array)

@@ -16,6 +16,7 @@ from mcpfuzz.strategies.frames.context import INT64, UNKNOWN_PREFIX, FrameContex
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.ids import ABSENT, is_valid_mcp_id
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import Era
 
 ENVELOPE = frozenset({"jsonrpc", "id", "method", "params"})
@@ -50,7 +51,7 @@ def _response(message: dict) -> Expectation:
     """A response sent to the server: never answered (catalogue notification/response-*)."""
     outcome = "result" if "result" in message else "error"
     if set(message) == {"jsonrpc", "id", outcome} and message["jsonrpc"] == "2.0" and is_valid_mcp_id(message["id"]):
-        return Expectation(judge="notification-silent", reply=False, id_recoverable=False,
+        return Expectation(judge=OracleId.NOTIFICATION_SILENT, reply=False, id_recoverable=False,
                            note=f"a{'n' if outcome == 'error' else ''} {outcome} response sent to the server")
     return anything("a malformed response object", (message.get("id"),) if message.get("id") is not None else ())
 
@@ -94,16 +95,18 @@ def _request(message: dict, rid: Any, ctx: FrameContext) -> Expectation:
     any_code = _meta_missing(message, ctx)
     codes = _codes(message, ctx)
     if _envelope_codes(message):
-        return Expectation(judge="invalid-request", id=rid, codes=frozenset() if any_code else codes)
+        return Expectation(judge=OracleId.INVALID_REQUEST, id=rid, codes=frozenset() if any_code else codes)
+    assert isinstance(method, str)  # (a method that is not a string is an envelope defect, handled above)
     known = method in ctx.methods
     if not known and not method.startswith(UNKNOWN_PREFIX):
         return anything(f"method {method!r} is not one mcpfuzz knows", (rid,))
     if params is not ABSENT and not isinstance(params, dict):
         # MCP params are objects (catalogue params/*), checked with the envelope by most servers. One
         # that ignores the params of ping or tools/list still answers rightly; not so for tools/call.
-        return Expectation(judge="invalid-params", id=rid, result_ok=known and method != "tools/call", codes=codes)
+        return Expectation(judge=OracleId.INVALID_PARAMS, id=rid, result_ok=known and method != "tools/call",
+                           codes=codes)
     if not known:
-        return Expectation(judge="method-not-found", id=rid, codes=frozenset() if any_code else codes)
+        return Expectation(judge=OracleId.METHOD_NOT_FOUND, id=rid, codes=frozenset() if any_code else codes)
     if method == "tools/call":
         return _call(params if isinstance(params, dict) else {}, rid, ctx, any_code)
     if any_code:
@@ -120,20 +123,20 @@ def _call(params: dict, rid: Any, ctx: FrameContext, any_code: bool) -> Expectat
     name, arguments = params.get("name", ABSENT), params.get("arguments", ABSENT)
     if not isinstance(name, str) or name not in ctx.tool_names:
         codes = frozenset() if any_code else frozenset({ex.INVALID_PARAMS})
-        return Expectation(judge="invalid-params", id=rid, codes=codes, method="tools/call")
+        return Expectation(judge=OracleId.INVALID_PARAMS, id=rid, codes=codes, method="tools/call")
     if name != ctx.tool["name"] or any_code or set(params) - {"name", "arguments", "_meta"}:
-        return Expectation(judge="invalid-params", id=rid, result_ok=True, method="tools/call",
+        return Expectation(judge=OracleId.INVALID_PARAMS, id=rid, result_ok=True, method="tools/call",
                            note="any answer with its id")
     if arguments is ABSENT or arguments is None or arguments == {}:
         if not ctx.empty_arguments_valid:
             return call_expectation(rid, ArgumentCall(NEGATIVE, {}, "no arguments", "required"), ctx.tool)
         if arguments is None:  # null may be read as no arguments, or refused as not an object
-            return ex.any_answer(rid, "tools/call", judge="valid-input-accepted")
+            return ex.any_answer(rid, "tools/call", judge=OracleId.VALID_INPUT_ACCEPTED)
         return call_expectation(rid, ArgumentCall(POSITIVE, {}, "no arguments"), ctx.tool)
     if not isinstance(arguments, dict):
         # The catalogue's params/call-arguments-string: -32602, or an isError result (SEP-1303).
-        return Expectation(judge="invalid-params", id=rid, codes=frozenset({ex.INVALID_PARAMS}), result_ok=True,
-                           method="tools/call", extra={"is_error_result_ok": True})
+        return Expectation(judge=OracleId.INVALID_PARAMS, id=rid, codes=frozenset({ex.INVALID_PARAMS}), result_ok=True,
+                           method="tools/call", is_error_result_ok=True)
     if arguments == ctx.arguments:
         return call_expectation(rid, ArgumentCall(POSITIVE, arguments, "the simplest valid arguments"), ctx.tool)
     return anything("arguments mcpfuzz did not check against the schema", (rid,))

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from mcpfuzz.engine.monitor.resources import ResourceSampler, Sample
 from mcpfuzz.engine.session.session import Session
 from mcpfuzz.jsonrpc.exchange import Exchange
-from mcpfuzz.jsonrpc.expectation import Expectation
+from mcpfuzz.jsonrpc.expectation import Expectation, HttpRule
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.ids import ABSENT
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.http import SessionPileupFailure
 from mcpfuzz.oracles.memory import KIB, MIB, Growth, GrowthLimits, judge_growth
@@ -152,9 +153,9 @@ def _case(builder: FrameBuilder, refusal: Refusal) -> Case:
         title = f"{method} refused for {refusal.title}"
     else:
         rid, data, title = None, refusal.body, f"refused for {refusal.title}"  # JSON-RPC 2.0 5.1: id null
-    expect = Expectation(judge="session-leak", reply=False, id=rid,
+    expect = Expectation(judge=OracleId.SESSION_LEAK, reply=False, id=rid,
                          note=f"{refusal.title} is refused; a refused request must not create a session",
-                         extra={"http_status": list(refusal.statuses), "http_severity": "medium"})
+                         http=HttpRule(refusal.statuses, "medium"))
     return Case(f"pileup-{refusal.id}", FAMILY, title, data, expect, http_headers=refusal.headers)
 
 

@@ -1,0 +1,98 @@
+"""Transcripts keep their JSON shape: what earlier versions wrote reads back into the typed expectation and
+is written again key for key, so existing corpora replay."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mcpfuzz.strategies import catalogue, http_cases, lifecycle
+from mcpfuzz.strategies.arguments.call import NEGATIVE, POSITIVE, ArgumentCall
+from mcpfuzz.strategies.arguments.tool_calls import tool_call_case
+from mcpfuzz.strategies.messages import FrameBuilder
+
+from mcpfuzz.jsonrpc.case_json import CaseFormatError, case_from_json, case_to_json, expectation_from_json
+from mcpfuzz.jsonrpc.expectation import HttpRule, ToolCallCheck, VersionCheck
+from mcpfuzz.jsonrpc.ids import ABSENT
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, MODERN_VERSIONS, Era
+
+SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}}
+
+# Expectations as transcripts written before the expectation was typed hold them (the `extra` dict),
+# one per kind of oracle-specific part.
+OLD_FORMAT = [
+    {"judge": "parse-error", "reply": True, "id": 111, "id_recoverable": True, "codes": [-32700, -32602],
+     "error_ok": True, "result_ok": True, "null_id_ok": True, "well_formed": False, "method": "tools/call",
+     "batch_ids": [], "batch_replies_ok": False, "note": "",
+     "extra": {"tool": "echo", "arguments": "positive", "rule": "", "output_schema": SCHEMA, "lenient": True,
+               "unicode_unsafe": True}},
+    {"judge": "invalid-params", "reply": True, "id": 9, "id_recoverable": True, "codes": [-32602],
+     "error_ok": True, "result_ok": True, "null_id_ok": False, "well_formed": True, "method": "tools/call",
+     "batch_ids": [], "batch_replies_ok": False, "note": "or an isError result",
+     "extra": {"tool": "echo", "arguments": "negative", "rule": "type", "output_schema": None,
+               "is_error_result_ok": True}},
+    {"judge": "http-status", "reply": False, "id": 102, "id_recoverable": True, "codes": [], "error_ok": True,
+     "result_ok": False, "null_id_ok": False, "well_formed": False, "method": None, "batch_ids": [],
+     "batch_replies_ok": False, "note": "a header that disagrees with the body MUST get 400 with error -32020",
+     "extra": {"http_status": [400], "http_severity": "medium", "codes": [-32020]}},
+    {"judge": "version-negotiation", "reply": True, "id": 504, "id_recoverable": True, "codes": [],
+     "error_ok": True, "result_ok": True, "null_id_ok": False, "well_formed": True, "method": "initialize",
+     "batch_ids": [], "batch_replies_ok": False, "note": "",
+     "extra": {"initialize_version": "1999-01-01", "refusal_ok": False}},
+    {"judge": "invalid-request", "reply": True, "id": {"$absent": True}, "id_recoverable": False, "codes": [-32600],
+     "error_ok": True, "result_ok": False, "null_id_ok": True, "well_formed": False, "method": None,
+     "batch_ids": [1, {"$absent": True}], "batch_replies_ok": False, "note": "", "extra": {"quiet_ok": True}},
+]
+
+
+@pytest.mark.parametrize("old", OLD_FORMAT, ids=lambda e: e["judge"])
+def test_an_old_transcript_round_trips(old: dict) -> None:
+    """Read and written again, an earlier transcript's case is the same JSON, member order included."""
+    data = {"id": "x", "family": "tool", "title": "t", "fresh": True, "patient": False, "era": None,
+            "expect": old, "http_headers": []}
+    again = case_to_json(case_from_json(data, [b"{}"]))
+    assert json.dumps(again) == json.dumps(data)
+
+
+def test_old_extra_becomes_typed_parts() -> None:
+    """Each `extra` key lands in the part its oracle reads."""
+    call, bad, http, version, quiet = (expectation_from_json(old) for old in OLD_FORMAT)
+    assert call.judge is OracleId.PARSE_ERROR and call.lenient and call.tool == "echo"
+    assert call.tool_call == ToolCallCheck("echo", valid=True, output_schema=SCHEMA, unicode_unsafe=True)
+    assert bad.is_error_result_ok and bad.tool_call == ToolCallCheck("echo", valid=False, rule="type")
+    assert http.http == HttpRule((400,), "medium", (-32020,)) and http.describe() == "HTTP 400 with error -32020"
+    assert version.versions == VersionCheck(initialize="1999-01-01", refusal_ok=False)
+    assert quiet.quiet_ok and quiet.id is ABSENT and quiet.batch_ids == (1, ABSENT)
+
+
+def test_an_unknown_judge_is_a_format_error() -> None:
+    """A transcript naming no oracle cannot be replayed; it says so instead of raising elsewhere."""
+    with pytest.raises(CaseFormatError):
+        expectation_from_json({**OLD_FORMAT[0], "judge": "no-such-oracle"})
+
+
+def built_cases() -> list:
+    """Every deterministic case the strategies build, in both eras."""
+    cases = []
+    tool = {"name": "echo", "inputSchema": {"type": "object"}, "outputSchema": SCHEMA}
+    for era, version in ((Era.LEGACY, LATEST_LEGACY), (Era.MODERN, sorted(MODERN_VERSIONS)[-1])):
+        cases += catalogue.catalogue(catalogue.CatalogueContext(era, version, tool="echo"))
+        cases += lifecycle.lifecycle(era)
+        builder = FrameBuilder(era, version)
+        cases += http_cases.http_cases(builder, tool="echo", has_session=True)
+        for call in (ArgumentCall(POSITIVE, {"a": 1}, "valid"), ArgumentCall(NEGATIVE, {"a": "x"}, "bad", "type"),
+                     ArgumentCall(POSITIVE, {"a": "\ud800"}, "a lone surrogate")):
+            cases.append(tool_call_case(builder, tool, call))
+    cases.append(lifecycle.initialize_case(LATEST_LEGACY, 1, discover_failed=True))
+    return cases
+
+
+def test_every_built_case_round_trips() -> None:
+    """What the strategies build is written and read back to the same JSON and the same expectation."""
+    for case in built_cases():
+        data = case_to_json(case)
+        frames = [*case.setup, case.data]
+        back = case_from_json(json.loads(json.dumps(data)), frames)
+        assert case_to_json(back)["expect"] == data["expect"], case.target
+        assert back.expect == case.expect, case.target

@@ -1,0 +1,352 @@
+"""Every oracle's rules on hand-built exchanges: which answers make it fire, at which severity, and which
+leave it silent. No server, no subprocess: each case is a few microseconds.
+
+Run-level oracles are tested on their series functions (`judge_growth`, the pile-up's limits).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from mcpfuzz.engine.monitor.pileup import PILEUP_LIMITS
+from mcpfuzz.jsonrpc import expectation as ex
+from mcpfuzz.jsonrpc.exchange import (
+    ID_CURRENT,
+    ID_EARLIER,
+    ID_MISSING,
+    ID_NULL,
+    ID_UNKNOWN,
+    Arrival,
+    Exchange,
+    ProcessEnd,
+)
+from mcpfuzz.jsonrpc.expectation import Expectation, HttpRule, ToolCallCheck, VersionCheck
+from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.http_reply import HttpReply
+from mcpfuzz.jsonrpc.ids import ABSENT, id_key
+from mcpfuzz.jsonrpc.incoming import RESPONSE, classify, split_batch
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, LATEST_MODERN, Era
+from mcpfuzz.oracles.base import Scope, Severity, all_oracles, run_checks
+from mcpfuzz.oracles.http import SessionPileupFailure
+from mcpfuzz.oracles.memory import KIB, MIB, MemoryGrowthFailure, judge_growth
+
+LOW, MEDIUM, HIGH, CRITICAL = Severity.LOW, Severity.MEDIUM, Severity.HIGH, Severity.CRITICAL
+SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+
+def exchange(expect: Expectation, *replies: Any, frame: bytes = b'{"jsonrpc":"2.0"}', era: Era = Era.LEGACY,
+             barrier: bool | None = True, earlier: Sequence[Any] = (), http: HttpReply | None = None,
+             crash: ProcessEnd | None = None, write_error: str | None = None) -> Exchange:
+    """The exchange a session records when the server writes `replies` (dicts, or raw bytes) to this case.
+
+    Ids are tagged as the session tags them: this case's id (and batch ids), an `earlier` one, null,
+    missing, or never sent; each id's answers are counted.
+    """
+    case = Case("pure", "test", "a hand-built case", frame, expect)
+    current = {id_key(i) for i in (expect.id, *expect.batch_ids) if i is not ABSENT and i is not None}
+    sent = {id_key(i) for i in earlier}
+    counts: dict[Any, int] = {}
+    arrivals = []
+    for reply in replies:
+        line = reply if isinstance(reply, bytes) else json.dumps(reply).encode()
+        for incoming in split_batch(classify(line)):
+            tag, count = "", 0
+            if incoming.kind == RESPONSE:
+                rid = incoming.id
+                if rid is ABSENT:
+                    tag = ID_MISSING
+                elif rid is None:
+                    tag = ID_NULL
+                else:
+                    key = id_key(rid)
+                    counts[key] = count = counts.get(key, 0) + 1
+                    tag = ID_CURRENT if key in current else ID_EARLIER if key in sent else ID_UNKNOWN
+            arrivals.append(Arrival(incoming, 0.01, tag, count))
+    version = LATEST_MODERN if era is Era.MODERN else LATEST_LEGACY
+    return Exchange(case, era, version, frames=[frame], arrivals=arrivals, barrier_answered=barrier, waited=0.5,
+                    crash=crash, write_error=write_error, http=http)
+
+
+def result(rid: Any, value: Any = None) -> dict:
+    """A result response."""
+    return {"jsonrpc": "2.0", "id": rid, "result": {} if value is None else value}
+
+
+def error(rid: Any, code: int, message: str = "nope", **more: Any) -> dict:
+    """An error response."""
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message, **more}}
+
+
+def http(status: int, **more: Any) -> HttpReply:
+    """A finished streamable HTTP reply."""
+    return HttpReply(status=status, content_type="application/json", done=True, **more)
+
+
+def tool_call(rid: int, *, valid: bool = True, schema: dict | None = None, unicode_unsafe: bool = False
+              ) -> Expectation:
+    """A tools/call of `echo` with valid arguments (judged by valid-input-accepted) or invalid ones."""
+    check = ToolCallCheck("echo", valid=valid, output_schema=schema, unicode_unsafe=unicode_unsafe)
+    if valid:
+        return Expectation(judge=OracleId.VALID_INPUT_ACCEPTED, id=rid, result_ok=True, error_ok=True,
+                           well_formed=True, method="tools/call", tool_call=check)
+    return Expectation(judge=OracleId.INVALID_PARAMS, id=rid, codes=frozenset({ex.INVALID_PARAMS}), result_ok=True,
+                       well_formed=True, method="tools/call", is_error_result_ok=True, tool_call=check)
+
+
+def call_result(structured: Any = ABSENT, *, is_error: bool = False) -> dict:
+    """A tools/call result with text content, and structuredContent when given."""
+    value: dict = {"content": [{"type": "text", "text": "ok"}], "isError": is_error}
+    if structured is not ABSENT:
+        value["structuredContent"] = structured
+    return value
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule of one oracle: on this exchange it reports these severities (none: it stays silent)."""
+
+    oracle: OracleId
+    exchange: Exchange
+    severities: tuple[Severity, ...]
+
+
+P = OracleId
+RULES: dict[str, Rule] = {
+    # parse-error: JSON-RPC 2.0 section 5.1, -32700 with id null.
+    "parse-error answered right": Rule(P.PARSE_ERROR, exchange(ex.parse_error(), error(None, -32700)), ()),
+    "parse-error wrong code": Rule(P.PARSE_ERROR, exchange(ex.parse_error(), error(None, -32600)), (MEDIUM,)),
+    "parse-error silence is low": Rule(P.PARSE_ERROR, exchange(ex.parse_error()), (LOW,)),
+    "parse-error silence on a stuck server": Rule(P.PARSE_ERROR, exchange(ex.parse_error(), barrier=False), ()),
+    "parse-error lenient answer with the id": Rule(P.PARSE_ERROR, exchange(Expectation(
+        judge=P.PARSE_ERROR, id=7, codes=frozenset({ex.PARSE_ERROR}), result_ok=True, null_id_ok=True, lenient=True),
+        result(7)), ()),
+    "parse-error lenient null-id error not -32700": Rule(P.PARSE_ERROR, exchange(Expectation(
+        judge=P.PARSE_ERROR, id=7, codes=frozenset({ex.PARSE_ERROR}), result_ok=True, null_id_ok=True, lenient=True),
+        error(None, -32600)), (MEDIUM,)),
+    "parse-error code misused on a valid request": Rule(P.PARSE_ERROR, exchange(ex.result(5, "ping"),
+                                                                                error(5, -32700)), (MEDIUM,)),
+    # invalid-request: section 5, -32600 with the id when readable.
+    "invalid-request answered right": Rule(P.INVALID_REQUEST, exchange(ex.invalid_request(3), error(3, -32600)), ()),
+    "invalid-request silent with a readable id": Rule(P.INVALID_REQUEST, exchange(ex.invalid_request(3)), (HIGH,)),
+    "invalid-request silent, quiet_ok": Rule(P.INVALID_REQUEST, exchange(Expectation(
+        judge=P.INVALID_REQUEST, id=3, null_id_ok=True, codes=frozenset({ex.INVALID_REQUEST}), quiet_ok=True)), (LOW,)),
+    "invalid-request silent, id unreadable": Rule(P.INVALID_REQUEST, exchange(ex.invalid_request(None)), (LOW,)),
+    # An error with id null answers no readable id: to a client the request went unanswered.
+    "invalid-request id lost": Rule(P.INVALID_REQUEST, exchange(ex.invalid_request(3), error(None, -32600)),
+                                    (HIGH,)),
+    "invalid-request id null allowed": Rule(P.INVALID_REQUEST, exchange(ex.invalid_request(3, null_id_ok=True),
+                                                                        error(None, -32600)), ()),
+    "invalid-request unreadable id answered with one": Rule(P.INVALID_REQUEST, exchange(
+        ex.invalid_request(None), error(9, -32600)), (MEDIUM,)),
+    "invalid-request HTTP refusal without the error": Rule(P.INVALID_REQUEST, exchange(
+        ex.invalid_request(3), http=http(400)), (MEDIUM,)),
+    # method-not-found: -32601.
+    "method-not-found answered right": Rule(P.METHOD_NOT_FOUND, exchange(ex.method_not_found(4), error(4, -32601)),
+                                            ()),
+    "method-not-found wrong code": Rule(P.METHOD_NOT_FOUND, exchange(ex.method_not_found(4), error(4, -32600)),
+                                        (MEDIUM,)),
+    "method-not-found a result": Rule(P.METHOD_NOT_FOUND, exchange(ex.method_not_found(4), result(4)), (MEDIUM,)),
+    "method-not-found silence": Rule(P.METHOD_NOT_FOUND, exchange(ex.method_not_found(4)), (HIGH,)),
+    # invalid-params: -32602, or (tool arguments, SEP-1303) an isError result.
+    "invalid-params answered right": Rule(P.INVALID_PARAMS, exchange(ex.invalid_params(5), error(5, -32602)), ()),
+    "invalid-params wrong code": Rule(P.INVALID_PARAMS, exchange(ex.invalid_params(5), error(5, -32603)), (MEDIUM,)),
+    "invalid-params isError result": Rule(P.INVALID_PARAMS, exchange(tool_call(5, valid=False),
+                                                                     result(5, call_result(is_error=True))), ()),
+    "invalid-params accepted": Rule(P.INVALID_PARAMS, exchange(tool_call(5, valid=False), result(5, call_result())),
+                                    (MEDIUM,)),
+    # http-status: streamable HTTP status rules.
+    "http-status 5xx": Rule(P.HTTP_STATUS, exchange(ex.result(1, "ping"), result(1), http=http(500)), (MEDIUM,)),
+    "http-status 202 for a notification": Rule(P.HTTP_STATUS, exchange(ex.no_reply(), http=http(202)), ()),
+    "http-status 200 for a notification": Rule(P.HTTP_STATUS, exchange(ex.no_reply(), http=http(200)), (MEDIUM,)),
+    "http-status 2xx for a bad body": Rule(P.HTTP_STATUS, exchange(ex.parse_error(), http=http(200)), (MEDIUM,)),
+    "http-status wanted status": Rule(P.HTTP_STATUS, exchange(Expectation(
+        judge=P.HTTP_STATUS, reply=False, id=2, http=HttpRule((404,))), error(2, -32600), http=http(404)), ()),
+    "http-status other status, a SHOULD": Rule(P.HTTP_STATUS, exchange(Expectation(
+        judge=P.HTTP_STATUS, reply=False, id=2, http=HttpRule((400,), "low")), result(2), http=http(200)), (LOW,)),
+    "http-status right status, wrong code": Rule(P.HTTP_STATUS, exchange(Expectation(
+        judge=P.HTTP_STATUS, reply=False, id=2, http=HttpRule((400,), "medium", (-32020,))), error(2, -32600),
+        http=http(400)), (MEDIUM,)),
+    "http-status not over legacy SSE": Rule(P.HTTP_STATUS, exchange(ex.no_reply(), http=HttpReply(
+        transport="sse", status=200, done=True)), ()),
+    # session-leak: a refusal must not open a session.
+    "session-leak refusal opened a session": Rule(P.SESSION_LEAK, exchange(ex.result(1, "initialize"), http=http(
+        400, session_id="s-1", session_live=True)), (MEDIUM,)),
+    "session-leak id that opens nothing": Rule(P.SESSION_LEAK, exchange(ex.result(1, "initialize"), http=http(
+        400, session_id="s-1", session_live=False)), ()),
+    # origin-check: a foreign Origin gets 403.
+    "origin-check accepted": Rule(P.ORIGIN_CHECK, exchange(Expectation(
+        judge=P.ORIGIN_CHECK, reply=False, id=1, http=HttpRule((403,))), result(1), http=http(200)), (MEDIUM,)),
+    "origin-check refused": Rule(P.ORIGIN_CHECK, exchange(Expectation(
+        judge=P.ORIGIN_CHECK, reply=False, id=1, http=HttpRule((403,))), http=http(403)), ()),
+    # id-preserved: same value, same JSON type.
+    "id-preserved same id": Rule(P.ID_PRESERVED, exchange(ex.result(1, "ping"), result(1)), ()),
+    "id-preserved type changed": Rule(P.ID_PRESERVED, exchange(ex.result(1, "ping"), result("1")), (HIGH,)),
+    "id-preserved an unsent id": Rule(P.ID_PRESERVED, exchange(ex.invalid_request(None), error(77, -32600)), (HIGH,)),
+    "id-preserved late answer to an earlier id": Rule(P.ID_PRESERVED, exchange(ex.result(2, "ping"), result(1),
+                                                                              result(2), earlier=[1]), ()),
+    "id-preserved HTTP refusal with id null": Rule(P.ID_PRESERVED, exchange(Expectation(
+        judge=P.HTTP_STATUS, reply=False, id=2, http=HttpRule((400,))), error(None, -32600), http=http(400)),
+        (MEDIUM,)),
+    "id-preserved Origin refusal may drop the id": Rule(P.ID_PRESERVED, exchange(Expectation(
+        judge=P.ORIGIN_CHECK, reply=False, id=2, http=HttpRule((403,))), error(None, -32600), http=http(403)), ()),
+    # single-response: one answer per request.
+    "single-response once": Rule(P.SINGLE_RESPONSE, exchange(ex.result(1, "ping"), result(1)), ()),
+    "single-response twice": Rule(P.SINGLE_RESPONSE, exchange(ex.result(1, "ping"), result(1), result(1)), (HIGH,)),
+    # no-internal-leak: no traces or source paths in errors.
+    "no-internal-leak a traceback": Rule(P.NO_INTERNAL_LEAK, exchange(ex.invalid_params(5), error(
+        5, -32602, 'Traceback (most recent call last):\n  File "/srv/app/server.py", line 3')), (MEDIUM,)),
+    "no-internal-leak a source path": Rule(P.NO_INTERNAL_LEAK, exchange(ex.invalid_params(5), error(
+        5, -32602, "failed in /srv/app/tools/search.py")), (MEDIUM,)),
+    "no-internal-leak a path the request sent": Rule(P.NO_INTERNAL_LEAK, exchange(ex.invalid_params(5), error(
+        5, -32602, "no file /srv/app/x.py"), frame=b'{"path":"/srv/app/x.py"}'), ()),
+    "no-internal-leak a plain message": Rule(P.NO_INTERNAL_LEAK, exchange(ex.invalid_params(5), error(5, -32602)),
+                                             ()),
+    # notification-silent: section 4.1, no reply to a notification.
+    "notification-silent silence": Rule(P.NOTIFICATION_SILENT, exchange(ex.no_reply()), ()),
+    "notification-silent replied": Rule(P.NOTIFICATION_SILENT, exchange(ex.no_reply(), error(None, -32601)),
+                                        (MEDIUM,)),
+    "notification-silent HTTP refusal may carry an error": Rule(P.NOTIFICATION_SILENT, exchange(
+        ex.no_reply(), error(None, -32600), http=http(400)), ()),
+    # no-crash: the process survives.
+    "no-crash alive": Rule(P.NO_CRASH, exchange(ex.result(1, "ping"), result(1)), ()),
+    "no-crash exited": Rule(P.NO_CRASH, exchange(ex.result(1, "ping"), crash=ProcessEnd(1, "KeyError: 'x'")),
+                            (CRITICAL,)),
+    # no-hang: a valid request gets an answer; the barrier tells dropped from stuck.
+    "no-hang answered": Rule(P.NO_HANG, exchange(ex.result(1, "ping"), result(1)), ()),
+    "no-hang dropped": Rule(P.NO_HANG, exchange(ex.result(1, "ping")), (CRITICAL,)),
+    "no-hang stuck": Rule(P.NO_HANG, exchange(ex.result(1, "ping"), barrier=False), (CRITICAL,)),
+    "no-hang stuck after an invalid frame": Rule(P.NO_HANG, exchange(ex.parse_error(), barrier=False), (CRITICAL,)),
+    "no-hang write failed": Rule(P.NO_HANG, exchange(ex.result(1, "ping"), write_error="broken pipe"), (CRITICAL,)),
+    "no-hang HTTP refusal is an answer": Rule(P.NO_HANG, exchange(ex.result(1, "ping"), http=http(400)), ()),
+    # stdout-clean: only JSON-RPC on stdout.
+    "stdout-clean clean": Rule(P.STDOUT_CLEAN, exchange(ex.result(1, "ping"), result(1)), ()),
+    "stdout-clean a log line": Rule(P.STDOUT_CLEAN, exchange(ex.result(1, "ping"), b"INFO started 12", result(1)),
+                                    (HIGH,)),
+    # response-schema: envelopes and MCP result shapes.
+    "response-schema a good initialize": Rule(P.RESPONSE_SCHEMA, exchange(ex.result(1, "initialize"), result(1, {
+        "protocolVersion": LATEST_LEGACY, "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}})), ()),
+    "response-schema initialize without serverInfo": Rule(P.RESPONSE_SCHEMA, exchange(
+        ex.result(1, "initialize"), result(1, {"protocolVersion": LATEST_LEGACY, "capabilities": {}})), (MEDIUM,)),
+    "response-schema a broken envelope": Rule(P.RESPONSE_SCHEMA, exchange(ex.result(1, "ping"), {"id": 1,
+                                                                                                "result": {}}),
+                                              (MEDIUM,)),
+    "response-schema modern result without resultType": Rule(P.RESPONSE_SCHEMA, exchange(
+        ex.result(1, "ping"), result(1), era=Era.MODERN), (MEDIUM,)),
+    # valid-input-accepted: schema-valid arguments are not refused with -32602.
+    "valid-input-accepted accepted": Rule(P.VALID_INPUT_ACCEPTED, exchange(tool_call(6), result(6, call_result())),
+                                          ()),
+    "valid-input-accepted refused": Rule(P.VALID_INPUT_ACCEPTED, exchange(tool_call(6), error(6, -32602)), (MEDIUM,)),
+    "valid-input-accepted domain error": Rule(P.VALID_INPUT_ACCEPTED, exchange(tool_call(6), error(6, -32000)), ()),
+    "valid-input-accepted lone surrogate": Rule(P.VALID_INPUT_ACCEPTED, exchange(
+        tool_call(6, unicode_unsafe=True), error(6, -32602)), ()),
+    "valid-input-accepted invalid arguments": Rule(P.VALID_INPUT_ACCEPTED, exchange(
+        tool_call(6, valid=False), error(6, -32602)), ()),
+    # output-schema: structuredContent conforms to the outputSchema.
+    "output-schema conforming": Rule(P.OUTPUT_SCHEMA, exchange(tool_call(8, schema=SCHEMA),
+                                                               result(8, call_result({"n": 1}))), ()),
+    "output-schema breaks the schema": Rule(P.OUTPUT_SCHEMA, exchange(tool_call(8, schema=SCHEMA),
+                                                                      result(8, call_result({"n": "x"}))), (MEDIUM,)),
+    "output-schema missing on success": Rule(P.OUTPUT_SCHEMA, exchange(tool_call(8, schema=SCHEMA),
+                                                                       result(8, call_result())), (MEDIUM,)),
+    "output-schema missing on isError": Rule(P.OUTPUT_SCHEMA, exchange(tool_call(8, schema=SCHEMA),
+                                                                       result(8, call_result(is_error=True))), ()),
+    "output-schema no schema": Rule(P.OUTPUT_SCHEMA, exchange(tool_call(8), result(8, call_result({"n": "x"}))), ()),
+    # version-negotiation.
+    "version-negotiation -32022 with data.supported": Rule(P.VERSION_NEGOTIATION, exchange(Expectation(
+        judge=P.VERSION_NEGOTIATION, id=9, versions=VersionCheck(unsupported="2099-01-01")),
+        error(9, -32022, data={"supported": [LATEST_MODERN]})), ()),
+    "version-negotiation served anyway": Rule(P.VERSION_NEGOTIATION, exchange(Expectation(
+        judge=P.VERSION_NEGOTIATION, id=9, versions=VersionCheck(unsupported="2099-01-01")), result(9)), (MEDIUM,)),
+    "version-negotiation the release candidate's code": Rule(P.VERSION_NEGOTIATION, exchange(Expectation(
+        judge=P.VERSION_NEGOTIATION, id=9, versions=VersionCheck(unsupported="2099-01-01")),
+        error(9, -32004, data={"supported": [LATEST_MODERN]})), (LOW,)),
+    "version-negotiation initialize echoes": Rule(P.VERSION_NEGOTIATION, exchange(Expectation(
+        judge=P.VERSION_NEGOTIATION, id=9, versions=VersionCheck(initialize="1999-01-01")),
+        result(9, {"protocolVersion": "1999-01-01"})), (MEDIUM,)),
+    "version-negotiation initialize refused": Rule(P.VERSION_NEGOTIATION, exchange(Expectation(
+        judge=P.VERSION_NEGOTIATION, id=9, versions=VersionCheck(initialize="1999-01-01")), error(9, -32602)),
+        (MEDIUM,)),
+    "version-negotiation refusal allowed": Rule(P.VERSION_NEGOTIATION, exchange(Expectation(
+        judge=P.VERSION_NEGOTIATION, id=9, versions=VersionCheck(initialize="1999-01-01", refusal_ok=True)),
+        error(9, -32602)), ()),
+    "version-negotiation modern without discover": Rule(P.VERSION_NEGOTIATION, exchange(Expectation(
+        judge=P.NO_HANG, id=1, versions=VersionCheck(discover_failed=True)), result(1, {
+            "protocolVersion": LATEST_MODERN})), (MEDIUM,)),
+    "version-negotiation bad supportedVersions": Rule(P.VERSION_NEGOTIATION, exchange(
+        ex.result(1, "server/discover"), result(1, {"supportedVersions": []}), era=Era.MODERN), (MEDIUM,)),
+}
+
+
+def severities(rule: Rule) -> tuple[Severity, ...]:
+    """What the rule's oracle reports on its exchange."""
+    return tuple(failure.severity for failure in run_checks(rule.exchange, [rule.oracle.value]))
+
+
+@pytest.mark.parametrize("name", sorted(RULES))
+def test_oracle_rule(name: str) -> None:
+    """Each rule: the oracle fires at the listed severities, or stays silent."""
+    rule = RULES[name]
+    assert severities(rule) == rule.severities
+
+
+def test_every_exchange_oracle_has_rules_that_fire_and_rules_that_stay_silent() -> None:
+    """No oracle that judges exchanges goes untested, in either direction."""
+    exchange_level = {o.id for o in all_oracles().values() if o.scope & Scope.EXCHANGE}
+    fires = {rule.oracle.value for rule in RULES.values() if rule.severities}
+    silent = {rule.oracle.value for rule in RULES.values() if not rule.severities}
+    assert fires == silent == exchange_level
+
+
+def test_no_oracle_reports_above_its_registered_severity() -> None:
+    """The registered severity is the worst an oracle reports (SARIF's default level, README's table)."""
+    oracles = all_oracles()
+    for name, rule in RULES.items():
+        for failure in run_checks(rule.exchange, list(oracles)):
+            assert failure.severity <= oracles[failure.oracle].severity, (name, failure.oracle, failure.message)
+
+
+def test_a_crash_silences_every_oracle_but_no_crash() -> None:
+    """One finding per crash: the other oracles do not judge what a dying server wrote."""
+    dying = exchange(ex.result(1, "ping"), result("1"), b"noise", crash=ProcessEnd(-9, ""))
+    failures = list(run_checks(dying, list(all_oracles())))
+    assert [(f.oracle, f.severity) for f in failures] == [("no-crash", CRITICAL)]
+    assert "killed by SIGKILL" in failures[0].message and "stderr was empty" in failures[0].message
+
+
+class Sample:
+    """One RSS sample of a series."""
+
+    def __init__(self, t: float, requests: int, rss: float) -> None:
+        self.t, self.requests, self.rss = t, requests, int(rss)
+
+
+def rss_series(per_request: float, *, samples: int = 40, per: int = 50) -> list[Sample]:
+    """`samples` samples, `per` requests apart, the RSS rising by `per_request` bytes a request (a sawtooth added)."""
+    return [Sample(i * 0.5, i * per, 40 * MIB + i * per * per_request + (i % 3) * 64 * KIB) for i in range(samples)]
+
+
+def test_memory_growth_on_its_series() -> None:
+    """memory-growth (run-level): a steady rise is a leak reported high; flat memory is not."""
+    growth = judge_growth(rss_series(100 * KIB))
+    assert growth is not None
+    failure = MemoryGrowthFailure(growth)
+    assert (failure.oracle, failure.severity, failure.server_wide) == ("memory-growth", HIGH, True)
+    assert judge_growth(rss_series(0)) is None
+    assert judge_growth(rss_series(100 * KIB, samples=8)) is None  # too short to judge
+
+
+def test_session_pileup_on_its_series() -> None:
+    """session-leak's run-level part: refusals that pile up memory are reported medium, under session-leak."""
+    growth = judge_growth(rss_series(32 * KIB, samples=60, per=10), PILEUP_LIMITS)
+    assert growth is not None
+    failure = SessionPileupFailure(600, growth)
+    assert (failure.oracle, failure.severity, failure.key) == ("session-leak", MEDIUM, "pileup")
+    assert failure.severity <= all_oracles()["session-leak"].severity
+    assert failure.message.startswith("600 refused requests")
+    assert judge_growth(rss_series(0, samples=60, per=10), PILEUP_LIMITS) is None
