@@ -14,22 +14,14 @@ from typing import Any
 import pytest
 
 from mcpfuzz.engine.monitor.pileup import PILEUP_LIMITS
+from mcpfuzz.engine.session.collector import Collector
 from mcpfuzz.jsonrpc import expectation as ex
-from mcpfuzz.jsonrpc.exchange import (
-    ID_CURRENT,
-    ID_EARLIER,
-    ID_MISSING,
-    ID_NULL,
-    ID_UNKNOWN,
-    Arrival,
-    Exchange,
-    ProcessEnd,
-)
+from mcpfuzz.jsonrpc.exchange import Exchange, ProcessEnd
 from mcpfuzz.jsonrpc.expectation import Expectation, HttpRule, ToolCallCheck, VersionCheck
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.http_reply import HttpReply
-from mcpfuzz.jsonrpc.ids import ABSENT, id_key
-from mcpfuzz.jsonrpc.incoming import RESPONSE, classify, split_batch
+from mcpfuzz.jsonrpc.ids import ABSENT
+from mcpfuzz.jsonrpc.incoming import classify, split_batch
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, LATEST_MODERN, Era
 from mcpfuzz.oracles.base import Scope, Severity, all_oracles, run_checks
@@ -49,28 +41,21 @@ def exchange(expect: Expectation, *replies: Any, frame: bytes = b'{"jsonrpc":"2.
     missing, or never sent; each id's answers are counted.
     """
     case = Case("pure", "test", "a hand-built case", frame, expect)
-    current = {id_key(i) for i in (expect.id, *expect.batch_ids) if i is not ABSENT and i is not None}
-    sent = {id_key(i) for i in earlier}
-    counts: dict[Any, int] = {}
-    arrivals = []
+    version = LATEST_MODERN if era is Era.MODERN else LATEST_LEGACY
+    collector = Collector(alive=lambda: True)  # the session's own tagging and counting
+    for rid in earlier:  # cases sent before on the same server
+        collector.open(Exchange(Case("earlier", "test", "", b"", ex.any_answer(rid)), era, version))
+        collector.close()
+    built = Exchange(case, era, version, frames=[frame], barrier_answered=barrier, waited=0.5, crash=crash,
+                     write_error=write_error, http=http)
+    collector.open(built)
     for reply in replies:
         line = reply if isinstance(reply, bytes) else json.dumps(reply).encode()
         for incoming in split_batch(classify(line)):
-            tag, count = "", 0
-            if incoming.kind == RESPONSE:
-                rid = incoming.id
-                if rid is ABSENT:
-                    tag = ID_MISSING
-                elif rid is None:
-                    tag = ID_NULL
-                else:
-                    key = id_key(rid)
-                    counts[key] = count = counts.get(key, 0) + 1
-                    tag = ID_CURRENT if key in current else ID_EARLIER if key in sent else ID_UNKNOWN
-            arrivals.append(Arrival(incoming, 0.01, tag, count))
-    version = LATEST_MODERN if era is Era.MODERN else LATEST_LEGACY
-    return Exchange(case, era, version, frames=[frame], arrivals=arrivals, barrier_answered=barrier, waited=0.5,
-                    crash=crash, write_error=write_error, http=http)
+            collector.route(incoming)
+    collector.close()
+    return built
+
 
 
 def result(rid: Any, value: Any = None) -> dict:
