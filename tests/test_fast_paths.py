@@ -24,6 +24,7 @@ from mcpfuzz.engine.phases.hypothesis_bridge import UNICODE_TABLES, hypothesis_h
 from mcpfuzz.engine.session.session import Session, SessionOptions
 from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.transport.stdio_target import StdioTarget
 from tests.engine_runs import MCP_SERVER
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -91,7 +92,7 @@ def test_frame_and_barrier_go_out_in_order_and_count_as_two(tmp_path: Path) -> N
     log = tmp_path / "frames.log"
 
     async def main() -> tuple[int, list[bytes], Any]:
-        async with Session([sys.executable, str(MCP_SERVER)], SessionOptions(frame_log=log)) as session:
+        async with Session(StdioTarget((sys.executable, str(MCP_SERVER))), SessionOptions(frame_log=log)) as session:
             await session.ensure_ready()
             before = session.frames_sent
             frame = b'{"jsonrpc":"2.0","id":101,"method":"mcpfuzz/no-such-method"}'

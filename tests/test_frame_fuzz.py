@@ -30,6 +30,7 @@ from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.case_json import expectation_to_json
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Severity, all_oracles
+from mcpfuzz.transport.stdio_target import StdioTarget
 from tests.conftest import EXAMPLE_COMMAND
 from tests.engine_runs import fixture_command
 
@@ -263,7 +264,7 @@ def test_frame_transcripts_replay_failed_on_the_bug_and_fixed_without_it(legacy_
     oracles = tuple(all_oracles())
 
     async def replay_all(command: list[str]) -> set[str]:
-        return {(await replay_one(r, command, options, oracles)).status for r in replayables}
+        return {(await replay_one(r, StdioTarget(tuple(command)), options, oracles)).status for r in replayables}
 
     assert anyio.run(replay_all, fixture_command(*LEGACY_BUGS)) == {FAILED}
     assert anyio.run(replay_all, fixture_command("legacy-only")) == {FIXED}

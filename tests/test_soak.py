@@ -20,6 +20,7 @@ from mcpfuzz.engine.events import Finding
 from mcpfuzz.engine.soak.checkpoint import Checkpoint, CheckpointError, read_checkpoint, write_checkpoint
 from mcpfuzz.engine.soak.scheduler import Scheduler
 from mcpfuzz.oracles.base import Severity
+from mcpfuzz.transport.stdio_target import StdioTarget
 from tests.conftest import CLI, SERVERS_DIR, cli_env, kill_leftovers, leftover_processes, private_copy, run_cli
 
 LEAKY = SERVERS_DIR / "leaky_server.py"
@@ -170,12 +171,12 @@ def test_resume_and_workers_refuse_what_does_not_fit(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "there is no checkpoint there" in missing.stderr
     assert "tip:" in missing.stderr and "Traceback" not in missing.stderr
     path = tmp_path / "corpus" / "soak-checkpoint.json"
-    write_checkpoint(path, Checkpoint(seed=5, server="python other.py", elapsed=10.0), ["python", "other.py"],
-                     Redactor([]))
+    write_checkpoint(path, Checkpoint(seed=5, server="python other.py", elapsed=10.0),
+                     StdioTarget(("python", "other.py")), Redactor([]))
     other = run_cli(["soak", "--resume", "--", *command], cwd=tmp_path)
     assert other.returncode == 2 and "is of another server" in other.stderr
     label = " ".join(command)
-    write_checkpoint(path, Checkpoint(seed=5, server=label, elapsed=100.0), command, Redactor([]))
+    write_checkpoint(path, Checkpoint(seed=5, server=label, elapsed=100.0), StdioTarget(tuple(command)), Redactor([]))
     spent = run_cli(["soak", "--resume", "--duration", "90s", "--", *command], cwd=tmp_path)
     assert spent.returncode == 2 and "already ran 100s" in spent.stderr
     seed = run_cli(["soak", "--resume", "--duration", "1h", "--seed", "6", "--", *command], cwd=tmp_path)
@@ -271,7 +272,7 @@ def test_checkpoint_round_trip_keeps_findings_and_never_holds_secrets(tmp_path: 
     path = tmp_path / "cp.json"
     checkpoint = Checkpoint(seed=3, server="python s.py", slices=7, elapsed=12.5, stats={"cases": 40},
                             scores={"tool/search": 0.5}, findings=[(("no-crash", "tool/search", "crash:x"), finding)])
-    write_checkpoint(path, checkpoint, ["python", "s.py"], Redactor([secret]))
+    write_checkpoint(path, checkpoint, StdioTarget(("python", "s.py")), Redactor([secret]))
     assert secret not in path.read_text()
     back = read_checkpoint(path)
     assert (back.seed, back.slices, back.elapsed, back.stats, back.scores) == (3, 7, 12.5, {"cases": 40},

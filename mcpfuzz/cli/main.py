@@ -97,10 +97,14 @@ def replay(ctx: click.Context, paths: tuple[str, ...], timeout: float, env_pairs
     from mcpfuzz.engine.session.session import SessionOptions
     from mcpfuzz.oracles.base import all_oracles
     from mcpfuzz.report.replay_console import print_outcome
-    from mcpfuzz.transport.http_target import HttpTarget
+    from mcpfuzz.transport.connect import ServerTarget
+    from mcpfuzz.transport.stdio_target import StdioTarget
+    from mcpfuzz.transport.target import ServerKind
 
-    override = ctx.meta.get("server_command") or []
-    http_override = http_target(override, header_lines, None, "auto") if override else None
+    words = ctx.meta.get("server_command") or []
+    given: ServerTarget | None = None
+    if words:
+        given = http_target(words, header_lines, None, "auto") or StdioTarget(tuple(words))
     targets = [Path(p) for p in paths] or [Path("corpus")]
     if not paths and not targets[0].is_dir():
         raise click.UsageError("no transcript given and no ./corpus folder here; name a FILE or DIR to replay")
@@ -113,8 +117,9 @@ def replay(ctx: click.Context, paths: tuple[str, ...], timeout: float, env_pairs
     for outcome in outcomes:
         print_outcome(outcome)
     for replayable in replayables:
-        server = http_override or list(override) or replayable.server
-        if header_lines and isinstance(server, HttpTarget):
+        server = given or replayable.server
+        if header_lines and server is not None and server.kind is ServerKind.URL:
+            # A transcript keeps header names only: the values come from this command line.
             server = replace(server, headers=parse_headers(header_lines))
         outcome = anyio.run(replay_one, replayable, server, options, oracles)
         outcomes.append(outcome)

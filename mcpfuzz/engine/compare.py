@@ -10,6 +10,7 @@ from mcpfuzz.engine.runner import run
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, ID_EARLIER, Exchange
 from mcpfuzz.jsonrpc.ids import show_id
 from mcpfuzz.strategies.http_cases import FAMILY as HTTP_FAMILY
+from mcpfuzz.transport.target import ServerKind
 
 COMPARED_PHASES = (PhaseName.PROBE, PhaseName.CATALOGUE, PhaseName.LIFECYCLE)
 # HTTP-only cases have no stdio counterpart; they are compared only between two HTTP servers.
@@ -81,7 +82,8 @@ async def compare(first: RunConfig, second: RunConfig, emit: EventSink) -> Compa
         # Same era and version on both sides, or every frame would differ for that reason alone.
         second = replace(second, protocol_version=finished_a.protocol_version)
     finished_b, outcomes_b = await _outcomes(second, emit)
-    skip = () if first.http and second.http else TRANSPORT_FAMILIES
+    both_urls = first.target.kind is ServerKind.URL and second.target.kind is ServerKind.URL
+    skip = () if both_urls else TRANSPORT_FAMILIES
     shared = [t for t in outcomes_a if t in outcomes_b and t.split("/")[0] not in skip]
     only_one = sorted((set(outcomes_a) ^ set(outcomes_b)) - {t for t in outcomes_a if t.split("/")[0] in skip}
                       - {t for t in outcomes_b if t.split("/")[0] in skip})

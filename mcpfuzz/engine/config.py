@@ -7,7 +7,9 @@ from pathlib import Path
 
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.oracles.base import Severity
+from mcpfuzz.transport.connect import ServerTarget
 from mcpfuzz.transport.http_target import HttpTarget
+from mcpfuzz.transport.stdio_target import StdioTarget
 
 PHASES = (PhaseName.PROBE, PhaseName.CATALOGUE, PhaseName.LIFECYCLE, PhaseName.COVERAGE, PhaseName.FUZZ,
           PhaseName.STATEFUL)
@@ -42,15 +44,14 @@ class RunConfig:
     sample_every: float = 1.0  # seconds between two resource samples of the server (memory-growth)
 
     @property
-    def target(self) -> list[str] | HttpTarget:
-        """What the session talks to: a stdio command or an HTTP endpoint."""
-        return self.http if self.http is not None else self.command
+    def target(self) -> ServerTarget:
+        """What the session talks to: the HTTP endpoint when there is one, else the stdio command."""
+        return self.http if self.http is not None else StdioTarget(tuple(self.command))
 
     @property
     def secrets(self) -> list[str]:
-        """Values that must never reach a report or the corpus: --env values and --header values."""
-        headers = [value for _, value in self.http.headers] if self.http is not None else []
-        return [*self.env.values(), *headers]
+        """Values that must never reach a report or the corpus: --env values and the target's (--header values)."""
+        return [*self.env.values(), *self.target.secrets]
 
     @property
     def database_root(self) -> Path | None:
@@ -60,8 +61,4 @@ class RunConfig:
     @property
     def server_label(self) -> str:
         """The server as a shell command line, or its URL."""
-        import shlex
-
-        if self.http is not None:
-            return self.http.url
-        return shlex.join(self.command)
+        return self.target.label

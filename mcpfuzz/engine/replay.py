@@ -9,9 +9,10 @@ from mcpfuzz.corpus.store import CorpusError, CorpusStore
 from mcpfuzz.engine.events import Finding
 from mcpfuzz.engine.judge import FindingSet
 from mcpfuzz.engine.session.session import HarnessError, Session, SessionOptions
-from mcpfuzz.engine.transcripts import Replayable, ServerTarget, from_transcript
+from mcpfuzz.engine.transcripts import Replayable, from_transcript
 from mcpfuzz.jsonrpc.case_json import CaseFormatError
 from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.transport.connect import ServerTarget
 from mcpfuzz.transport.errors import ServerStartError, TransportError
 
 FIXED, FAILED, ERROR = "FIXED", "FAILED", "ERROR"
@@ -26,7 +27,7 @@ class ReplayOutcome:
     reason: str = ""
     replayable: Replayable | None = None
     findings: list[Finding] = field(default_factory=list)
-    server: ServerTarget = field(default_factory=list)
+    server: ServerTarget | None = None
 
 
 def load_replayables(paths: list[Path]) -> tuple[list[Replayable], list[ReplayOutcome]]:
@@ -64,10 +65,10 @@ def judge_replay(replayable: Replayable, exchange: Exchange, oracles: tuple[str,
     return (FAILED if same else FIXED), findings
 
 
-async def replay_one(replayable: Replayable, server: ServerTarget, options: SessionOptions,
+async def replay_one(replayable: Replayable, server: ServerTarget | None, options: SessionOptions,
                      oracles: tuple[str, ...]) -> ReplayOutcome:
     """A fresh server, the transcript's frames, the oracles; the server is stopped afterwards."""
-    if not server:
+    if server is None:
         return ReplayOutcome(replayable.path, ERROR, "the transcript names no server command; give one after `--`",
                              replayable)
     try:

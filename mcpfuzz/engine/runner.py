@@ -52,6 +52,7 @@ from mcpfuzz.strategies.lifecycle import lifecycle
 from mcpfuzz.strategies.messages import FrameBuilder
 from mcpfuzz.transport.base import TransportKind
 from mcpfuzz.transport.errors import ServerStartError
+from mcpfuzz.transport.target import ServerKind
 
 # Time kept at the end of a run to re-run each finding on a fresh server, and how many are re-run.
 VERIFY_RESERVE = 5.0
@@ -104,7 +105,8 @@ class Run:
                         await self._phases(session)
                         await self._verify(session)
                 except ServerStartError as error:
-                    tip = "check the URL and that the server listens there" if config.http else \
+                    by_url = config.target.kind is ServerKind.URL
+                    tip = "check the URL and that the server listens there" if by_url else \
                         "check the command after `--`; it runs with mcpfuzz's environment and working directory"
                     self.error = f"{error}\ntip: {tip}"
                 except UnusableServer as error:

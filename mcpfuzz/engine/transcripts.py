@@ -12,10 +12,8 @@ from mcpfuzz.engine.events import Finding
 from mcpfuzz.jsonrpc.case_json import CaseFormatError, case_from_json, case_to_json, frame_from_json, frame_to_json
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.versions import Era
-from mcpfuzz.transport.base import TRANSPORT_CHOICES, transport_choice
-from mcpfuzz.transport.http_target import HttpTarget
-
-ServerTarget = list[str] | HttpTarget
+from mcpfuzz.transport.connect import ServerTarget, target_from_json
+from mcpfuzz.transport.target import TargetDescription
 
 
 @dataclass(frozen=True)
@@ -28,31 +26,11 @@ class Replayable:
     version: str
     oracle: str
     key: str
-    server: ServerTarget
+    server: ServerTarget | None  # None: the transcript names no server
     message: str
 
 
-def server_to_json(server: ServerTarget, redactor: Redactor) -> dict[str, Any]:
-    """The server of a transcript: its command, or its URL (header values never leave the machine)."""
-    if isinstance(server, HttpTarget):
-        return {"url": redactor.text(server.url), "transport": server.transport_choice,
-                "launch": redactor.argv(server.launch), "headers": [name for name, _ in server.headers]}
-    return {"command": redactor.argv(server)}
-
-
-def server_from_json(data: dict[str, Any]) -> ServerTarget:
-    """The server a transcript names (an empty command when it names none)."""
-    url = data.get("url")
-    if isinstance(url, str):
-        launch = _list(data.get("launch"))
-        choice = data.get("transport")
-        transport = transport_choice(choice) if choice in TRANSPORT_CHOICES else None
-        return HttpTarget(url, launch=tuple(str(part) for part in launch), transport=transport)
-    command = _list(data.get("command"))
-    return [str(part) for part in command]
-
-
-def to_transcript(finding: Finding, *, command: ServerTarget, seed: int, redactor: Redactor) -> dict[str, Any]:
+def to_transcript(finding: Finding, *, command: TargetDescription, seed: int, redactor: Redactor) -> dict[str, Any]:
     """A finding as a human-readable transcript; frames keep their exact bytes (known secrets aside)."""
     frames = [frame_to_json(frame) for frame in finding.frames]
     # Frames are ours, but a stateful sequence may reuse a value the server returned: known secrets
@@ -74,14 +52,14 @@ def to_transcript(finding: Finding, *, command: ServerTarget, seed: int, redacto
         "reproducible": finding.reproducible,
         "status": "failing",
         "seed": seed,
-        "server": server_to_json(command, redactor),
+        "server": command.to_json(redactor),
         "protocol": {"era": finding.era, "version": finding.protocol_version},
         "case": case_to_json(finding.case) if finding.case is not None else None,
         "frames": frames,
     }
 
 
-def save_findings(store: CorpusStore, findings: list[Finding], *, command: ServerTarget, seed: int,
+def save_findings(store: CorpusStore, findings: list[Finding], *, command: TargetDescription, seed: int,
                   redactor: Redactor) -> dict[str, str]:
     """Write one transcript per finding (the same failure updates its file); fingerprint -> path."""
     paths = {}
@@ -107,11 +85,7 @@ def from_transcript(path: Path, data: dict) -> Replayable:
         raise CaseFormatError(f"unknown protocol era {protocol.get('era')!r}") from None
     server = _dict(data.get("server"))
     return Replayable(path, case, era, str(protocol.get("version") or ""), str(data.get("oracle")),
-                      str(data.get("key", "")), server_from_json(server), str(data.get("message", "")))
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
+                      str(data.get("key", "")), target_from_json(server), str(data.get("message", "")))
 
 
 def _dict(value: Any) -> dict[str, Any]:

@@ -11,12 +11,13 @@ from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import Finding, RunFinished
 from mcpfuzz.jsonrpc.case_json import frame_to_json
 from mcpfuzz.report.reproduce import reproduction
-from mcpfuzz.transport.http_target import HttpTarget
+from mcpfuzz.transport.connect import ServerTarget
+from mcpfuzz.transport.target import ServerKind
 
 REPORT_VERSION = 1
 
 
-def finding_json(finding: Finding, command: list[str] | HttpTarget, corpus_path: str | None = None) -> dict:
+def finding_json(finding: Finding, command: ServerTarget, corpus_path: str | None = None) -> dict:
     """One finding as the contract shapes it (plus extra fields that help a reader)."""
     if finding.observed:
         reproduce, notes = rerun_command(command), ["seen over many requests, not on one frame: no transcript "
@@ -42,14 +43,14 @@ def finding_json(finding: Finding, command: list[str] | HttpTarget, corpus_path:
     }
 
 
-def rerun_command(command: list[str] | HttpTarget) -> str:
-    """`mcpfuzz run` on the same server (header values left out)."""
+def rerun_command(command: ServerTarget) -> str:
+    """`mcpfuzz run` on the same server (header values left out; a handler in memory is named by its label)."""
     import shlex
 
-    if isinstance(command, HttpTarget):
+    if command.kind is ServerKind.URL:
         launch = f" --launch {shlex.quote(shlex.join(command.launch))}" if command.launch else ""
         return f"mcpfuzz run {shlex.quote(command.url)}{launch}"
-    return f"mcpfuzz run -- {shlex.join(command)}"
+    return f"mcpfuzz run -- {command.label}"
 
 
 def report_json(config: RunConfig, finished: RunFinished) -> dict:

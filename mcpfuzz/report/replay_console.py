@@ -24,7 +24,7 @@ def print_outcome(outcome: ReplayOutcome, console: Console | None = None) -> Non
     console.print(f"[{style}]{outcome.status}[/] {escape(str(outcome.path))}{escape(what)}")
     if outcome.reason:
         console.print(f"   {escape(outcome.reason)}")
-    if outcome.status != FAILED or outcome.replayable is None:
+    if outcome.status != FAILED or outcome.replayable is None or outcome.server is None:
         return
     same = [f for f in outcome.findings if f.oracle == outcome.replayable.oracle]
     for finding in same[:1]:

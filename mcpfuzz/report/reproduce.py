@@ -1,4 +1,4 @@
-"""Copy-pasteable shell reproductions of a finding's frames."""
+"""Copy-pasteable shell reproductions of a finding's frames: a printf pipeline for a command, curl for a URL."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ import shlex
 from collections.abc import Sequence
 
 from mcpfuzz.transport.base import TransportKind
+from mcpfuzz.transport.connect import ServerTarget
 from mcpfuzz.transport.http_headers import ACCEPT_BOTH, mcp_headers, parse_body
 from mcpfuzz.transport.http_target import HttpTarget
+from mcpfuzz.transport.target import ServerKind
 
 # A frame longer than this is not pasted into a terminal; the JSON report has it in full.
 MAX_INLINE_FRAME = 2000
@@ -118,8 +120,10 @@ def _curl(url: str, frame: bytes, headers: dict[str, str], *, capture_session: b
     return command + "; echo"
 
 
-def reproduction(server: Sequence[str] | HttpTarget, frames: Sequence[bytes]) -> tuple[str, list[str]]:
-    """The shell reproduction for a stdio command or an HTTP URL."""
-    if isinstance(server, HttpTarget):
+def reproduction(server: ServerTarget, frames: Sequence[bytes]) -> tuple[str, list[str]]:
+    """The shell reproduction for a stdio command or an HTTP URL (none for a handler in memory)."""
+    if server.kind is ServerKind.URL:
         return curl_reproduction(server, frames)
-    return shell_reproduction(server, frames)
+    if server.kind is ServerKind.COMMAND:
+        return shell_reproduction(server.command, frames)
+    return "", [f"{server.label} is a handler in this process: no shell command can reach it"]

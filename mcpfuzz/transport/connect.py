@@ -1,8 +1,9 @@
-"""The one place that knows every transport: which connection a server target gets."""
+"""The one place that knows every kind of target: which connection it gets, and which one a transcript names."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from mcpfuzz.jsonrpc.transport_kind import TransportKind
 from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions, ServerConnection
@@ -10,10 +11,13 @@ from mcpfuzz.transport.http_target import HttpTarget, detect_transport
 from mcpfuzz.transport.legacy_sse import LegacySseServer
 from mcpfuzz.transport.memory import MemoryServer, MemoryTarget
 from mcpfuzz.transport.stdio import StdioServer, inherited_env
+from mcpfuzz.transport.stdio_target import StdioTarget
 from mcpfuzz.transport.streamable_http import StreamableHttpServer
+from mcpfuzz.transport.target import ServerKind
 
 # A server under test: a command to run (stdio), an HTTP endpoint, or a Python handler in this process.
-ServerTarget = Sequence[str] | HttpTarget | MemoryTarget
+# Each is a TargetDescription; `kind` tells them apart (and narrows this union for mypy).
+ServerTarget = StdioTarget | HttpTarget | MemoryTarget
 
 UrlOpener = Callable[[HttpTarget, ConnectionCallbacks, ConnectionOptions], ServerConnection]
 
@@ -30,11 +34,16 @@ async def open_connection(target: ServerTarget, callbacks: ConnectionCallbacks,
 
     A URL with `{port}` gets a free port here, kept by the connection across restarts.
     """
-    if isinstance(target, MemoryTarget):
+    if target.kind is ServerKind.MEMORY:
         return MemoryServer(target, callbacks, options)
-    if isinstance(target, HttpTarget):
+    if target.kind is ServerKind.URL:
         bound = target.on_free_port()
         kind = await detect_transport(bound, options.timeout)
         return URL_TRANSPORTS[kind](bound, callbacks, options)
-    return StdioServer(target, on_line=callbacks.on_line, on_exit=callbacks.on_exit, max_line=options.max_line,
-                       write_timeout=options.write_timeout, env=inherited_env(options.env))
+    return StdioServer(target.command, on_line=callbacks.on_line, on_exit=callbacks.on_exit,
+                       max_line=options.max_line, write_timeout=options.write_timeout, env=inherited_env(options.env))
+
+
+def target_from_json(data: Mapping[str, Any]) -> ServerTarget | None:
+    """The server a transcript's server block names (a URL or a command); None when it names none."""
+    return HttpTarget.from_json(data) or StdioTarget.from_json(data)

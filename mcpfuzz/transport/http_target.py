@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
 import httpx
 
 from mcpfuzz.jsonrpc.transport_kind import TransportKind
-from mcpfuzz.transport.base import AUTO
+from mcpfuzz.transport.base import AUTO, TRANSPORT_CHOICES, transport_choice
 from mcpfuzz.transport.http_headers import ACCEPT_BOTH, META_VERSION_KEY
+from mcpfuzz.transport.target import Redaction, ServerKind
 
 # In the URL and the --launch command: a free port on 127.0.0.1, chosen for each server mcpfuzz starts.
 PORT_PLACEHOLDER = "{port}"
@@ -27,6 +30,7 @@ class HttpTarget:
     headers: tuple[tuple[str, str], ...] = ()
     launch: tuple[str, ...] = ()
     transport: TransportKind | None = None  # None: detected from the URL's answers
+    kind: ClassVar[Literal[ServerKind.URL]] = ServerKind.URL
 
     @property
     def transport_choice(self) -> str:
@@ -37,6 +41,25 @@ class HttpTarget:
     def label(self) -> str:
         """The URL (the server's name in reports)."""
         return self.url
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The header values (tokens, cookies): only their names are ever written."""
+        return tuple(value for _, value in self.headers)
+
+    def to_json(self, redaction: Redaction) -> dict[str, Any]:
+        """`{"url", "transport", "launch", "headers"}`: the URL and launch redacted, headers by name only."""
+        return {"url": redaction.text(self.url), "transport": self.transport_choice,
+                "launch": redaction.argv(self.launch), "headers": [name for name, _ in self.headers]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> HttpTarget | None:
+        """The URL target of a server block (without header values); None when it names no URL."""
+        url, launch, choice = data.get("url"), data.get("launch"), data.get("transport")
+        if not isinstance(url, str):
+            return None
+        return cls(url, launch=tuple(str(word) for word in launch) if isinstance(launch, list) else (),
+                   transport=transport_choice(choice) if choice in TRANSPORT_CHOICES else None)
 
     @property
     def picks_port(self) -> bool:

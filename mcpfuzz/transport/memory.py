@@ -6,6 +6,7 @@ import math
 import signal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 
 import anyio
 import anyio.abc
@@ -17,6 +18,7 @@ from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions
 from mcpfuzz.transport.errors import ConnectionClosed
 from mcpfuzz.transport.line_reader import LineSplitter
 from mcpfuzz.transport.stderr_tail import StderrTail
+from mcpfuzz.transport.target import Redaction, ServerKind
 
 STDERR_LIMIT = 64 * 1024
 
@@ -40,6 +42,16 @@ class MemoryTarget:
 
     handler: Handler
     label: str = "memory"
+    kind: ClassVar[Literal[ServerKind.MEMORY]] = ServerKind.MEMORY
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """None: nothing of it leaves the process."""
+        return ()
+
+    def to_json(self, redaction: Redaction) -> dict[str, Any]:
+        """`{"memory": label}`: a handler cannot be written down, so such a transcript names no server to replay on."""
+        return {"memory": redaction.text(self.label)}
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,10 @@ from mcpfuzz.corpus.redact import Redactor
 from mcpfuzz.corpus.store import write_json_atomic
 from mcpfuzz.engine.events import Finding
 from mcpfuzz.engine.judge import FindingKey
-from mcpfuzz.engine.transcripts import ServerTarget, server_to_json, to_transcript
+from mcpfuzz.engine.transcripts import to_transcript
 from mcpfuzz.jsonrpc.case_json import CaseFormatError, case_from_json, frame_from_json
 from mcpfuzz.oracles.base import Severity
+from mcpfuzz.transport.target import TargetDescription
 
 KIND = "mcpfuzz-soak-checkpoint"
 FORMAT = 1
@@ -42,7 +43,7 @@ class Checkpoint:
     findings: list[tuple[FindingKey, Finding]] = field(default_factory=list)
 
 
-def finding_to_json(key: FindingKey, finding: Finding, server: ServerTarget, seed: int,
+def finding_to_json(key: FindingKey, finding: Finding, server: TargetDescription, seed: int,
                     redactor: Redactor) -> dict[str, Any]:
     """A finding as its transcript (secrets redacted) plus what the soak needs to merge it again."""
     data = to_transcript(finding, command=server, seed=seed, redactor=redactor)
@@ -70,11 +71,11 @@ def finding_from_json(data: dict[str, Any]) -> tuple[FindingKey, Finding]:
     return (key[0], key[1], key[2]), finding
 
 
-def write_checkpoint(path: Path, checkpoint: Checkpoint, server: ServerTarget, redactor: Redactor) -> None:
+def write_checkpoint(path: Path, checkpoint: Checkpoint, server: TargetDescription, redactor: Redactor) -> None:
     """Write the checkpoint so that a kill at any moment leaves the previous one or this one."""
     data = {
         "kind": KIND, "format": FORMAT, "seed": checkpoint.seed, "server": redactor.text(checkpoint.server),
-        "server_target": server_to_json(server, redactor), "slices": checkpoint.slices,
+        "server_target": server.to_json(redactor), "slices": checkpoint.slices,
         "elapsed_s": round(checkpoint.elapsed, 3), "resumes": checkpoint.resumes, "stopped": checkpoint.stopped,
         "complete": checkpoint.complete, "stats": checkpoint.stats, "scores": checkpoint.scores,
         "findings": [finding_to_json(key, finding, server, checkpoint.seed, redactor)
