@@ -29,6 +29,8 @@ class Reporting:
         from mcpfuzz.report.files import ReportFiles, ReportPaths
         from mcpfuzz.report.handlers import EventHandler, FanOut
 
+        # Handlers see the run as reports may show it; the events reach them redacted by the engine.
+        config = config.public()
         events_path = options["events_path"]
         # `--events -` keeps stdout for the stream alone: the console moves to stderr.
         console = Console(highlight=False, soft_wrap=True, stderr=True) if events_path == STDOUT else None

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from mcpfuzz.corpus.redact import REDACTED, Redactor
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.oracles.base import Severity
 from mcpfuzz.transport.connect import ServerTarget
@@ -52,6 +53,15 @@ class RunConfig:
     def secrets(self) -> list[str]:
         """Values that must never reach a report or the corpus: --env values and the target's (--header values)."""
         return [*self.env.values(), *self.target.secrets]
+
+    def public(self) -> RunConfig:
+        """This configuration as reports may show it: command, URL and launch redacted, secret values hidden."""
+        redactor = Redactor(self.secrets)
+        http = self.http
+        if http is not None:
+            http = replace(http, url=redactor.text(http.url), launch=tuple(redactor.argv(http.launch)),
+                           headers=tuple((name, REDACTED) for name, _ in http.headers))
+        return replace(self, command=redactor.argv(self.command), http=http, env=dict.fromkeys(self.env, REDACTED))
 
     @property
     def database_root(self) -> Path | None:

@@ -38,6 +38,7 @@ from mcpfuzz.engine.phases.hypothesis_bridge import prepare_hypothesis
 from mcpfuzz.engine.phases.probe import ProbeResult, probe
 from mcpfuzz.engine.phases.search import PhaseStopped, SearchOptions, Verdict
 from mcpfuzz.engine.phases.targets import Selection, TargetPlan, plan_targets
+from mcpfuzz.engine.redaction import RedactingSink
 from mcpfuzz.engine.replay import load_replayables
 from mcpfuzz.engine.session.session import HarnessError, Session, SessionOptions
 from mcpfuzz.engine.transcripts import save_findings
@@ -67,7 +68,7 @@ class Run:
 
     def __init__(self, config: RunConfig, emit: EventSink) -> None:
         self.config = config
-        self.emit = emit
+        self.emit: EventSink = RedactingSink(emit, Redactor(config.secrets))
         self.findings = FindingSet()
         self.stats = Stats()
         self.probe: ProbeResult | None = None

@@ -44,8 +44,9 @@ class HttpTarget:
 
     @property
     def secrets(self) -> tuple[str, ...]:
-        """The header values (tokens, cookies): only their names are ever written."""
-        return tuple(value for _, value in self.headers)
+        """The header values (tokens, cookies; only their names are ever written) and a password in the URL."""
+        password = urlsplit(self.url).password
+        return (*(value for _, value in self.headers), *((password,) if password else ()))
 
     def to_json(self, redaction: Redaction) -> dict[str, Any]:
         """`{"url", "transport", "launch", "headers"}`: the URL and launch redacted, headers by name only."""
