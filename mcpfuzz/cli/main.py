@@ -11,6 +11,7 @@ from mcpfuzz.cli.options import (
     EXIT_CLEAN,
     EXIT_ERROR,
     EXIT_FINDINGS,
+    Seconds,
     build_config,
     exit_status,
     http_target,
@@ -33,7 +34,7 @@ def main() -> None:
 
 @main.command(context_settings={"ignore_unknown_options": False})
 @click.argument("server", nargs=-1, type=click.UNPROCESSED, metavar="URL | -- CMD [ARGS]...")
-@click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+@click.option("--budget", type=Seconds(min=0, min_open=True), default=60.0, show_default=True,
               metavar="SECONDS", help="Wall-clock cap for the whole run.")
 @server_options
 @click.option("--compare", "compare_with", default=None, metavar="URL|'CMD'",
@@ -73,7 +74,7 @@ class _CommandAfterDashes(click.Command):
 
 @main.command(cls=_CommandAfterDashes)
 @click.argument("paths", nargs=-1, type=click.Path(exists=True), metavar="[FILE|DIR]...")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=5.0, show_default=True,
+@click.option("--timeout", type=Seconds(min=0, min_open=True), default=5.0, show_default=True,
               metavar="SECONDS", help="How long one request may take before it counts as unanswered.")
 @click.option("--env", "env_pairs", multiple=True, metavar="NAME=VALUE",
               help="Extra environment variable for the server (repeatable).")

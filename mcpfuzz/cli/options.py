@@ -10,6 +10,20 @@ import click
 
 from mcpfuzz.transport.base import AUTO, TRANSPORT_CHOICES
 
+
+class Seconds(click.FloatRange):
+    """A number of seconds within a range; NaN and infinity are refused (no deadline can be computed from them)."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        import math
+
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number of seconds; give e.g. 60 or 2.5", param, ctx)
+        return number
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -55,7 +69,7 @@ def _check_version(ctx: click.Context, param: click.Parameter, value: str | None
 
 SERVER_OPTIONS = [
     click.option("--seed", type=int, default=None, help="Seed for generation (printed in the summary)."),
-    click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=5.0, show_default=True,
+    click.option("--timeout", type=Seconds(min=0, min_open=True), default=5.0, show_default=True,
               metavar="SECONDS", help="How long one request may take before it counts as unanswered."),
     click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), default=None,
               metavar="PATH", help="Write the JSON report here."),
@@ -94,7 +108,7 @@ SERVER_OPTIONS = [
               help="Write every frame sent, one per line, to PATH (same seed and options: same bytes)."),
     click.option("--max-examples", type=click.IntRange(min=1), default=None, metavar="N",
               help="Cap each Hypothesis search at N examples (for runs that must be identical; default: time)."),
-    click.option("--grace", type=click.FloatRange(min=0), default=0.25, show_default=True, metavar="SECONDS",
+    click.option("--grace", type=Seconds(min=0), default=0.25, show_default=True, metavar="SECONDS",
               help="After a later request is answered, how long to still wait for a frame's own reply."),
     click.option("--max-line", type=click.IntRange(min=1024), default=8 * 1024 * 1024, show_default=True,
               metavar="BYTES", help="Longest stdout line parsed; longer lines are reported and skipped."),

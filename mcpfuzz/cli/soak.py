@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from mcpfuzz.cli.options import build_config, exit_status, server_options
+from mcpfuzz.cli.options import Seconds, build_config, exit_status, server_options
 from mcpfuzz.cli.reporting import Reporting
 
 if TYPE_CHECKING:
@@ -34,6 +35,9 @@ def parse_duration(text: str) -> float:
             raise click.BadParameter(f"{text!r} is not a duration; write e.g. 90s, 30m, 2h or 1h30m "
                                      "(a plain number is seconds).", param_hint="--duration") from None
         seconds = sum(float(number) * UNITS[unit] for number, unit in parts)
+    if not math.isfinite(seconds):
+        raise click.BadParameter(f"{text!r} is not a finite duration; write e.g. 90s, 30m or 2h.",
+                                 param_hint="--duration")
     if seconds <= 0:
         raise click.BadParameter("the duration must be above zero.", param_hint="--duration")
     return seconds
@@ -52,13 +56,13 @@ def parse_duration(text: str) -> float:
               help="Go on from the checkpoint: same seed, new inputs, counters and findings carried over.")
 @click.option("--workers", type=click.IntRange(min=1, max=64), default=1, show_default=True, metavar="N",
               help="Soak N server instances in parallel processes (targets and seeds split between them).")
-@click.option("--checkpoint-every", type=click.FloatRange(min=1), default=60.0, show_default=True,
+@click.option("--checkpoint-every", type=Seconds(min=1), default=60.0, show_default=True,
               metavar="SECONDS", help="Seconds between two checkpoints (reports and transcripts are written too).")
-@click.option("--ping-every", type=click.FloatRange(min=0.1), default=5.0, show_default=True, metavar="SECONDS",
+@click.option("--ping-every", type=Seconds(min=0.1), default=5.0, show_default=True, metavar="SECONDS",
               help="Seconds between two liveness pings of the server (sent between cases).")
-@click.option("--sample-every", type=click.FloatRange(min=0.05), default=1.0, show_default=True,
+@click.option("--sample-every", type=Seconds(min=0.05), default=1.0, show_default=True,
               metavar="SECONDS", help="Seconds between two samples of the server's memory and open files.")
-@click.option("--slice", "slice_seconds", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
+@click.option("--slice", "slice_seconds", type=Seconds(min=1), default=None, metavar="SECONDS",
               help="Seconds one target is fuzzed before the next is picked [default: duration/30, 5 to 30].")
 @server_options
 def soak(server: tuple[str, ...], duration: str, max_findings: int | None, checkpoint_path: str | None,

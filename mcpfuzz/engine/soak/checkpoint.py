@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,12 +104,22 @@ def read_checkpoint(path: Path) -> Checkpoint:
                               "it was written by another mcpfuzz version; start without --resume")
     try:
         findings = [finding_from_json(item) for item in data.get("findings") or []]
-        scores = {str(name): float(score) for name, score in (data.get("scores") or {}).items()}
+        scores = {str(name): _count(score, f"score of {name}") for name, score in (data.get("scores") or {}).items()}
         return Checkpoint(
-            seed=int(data["seed"]), server=str(data["server"]), slices=int(data.get("slices", 0)),
-            elapsed=float(data.get("elapsed_s", 0.0)), resumes=int(data.get("resumes", 0)),
+            seed=int(data["seed"]), server=str(data["server"]), slices=int(_count(data.get("slices", 0), "slices")),
+            elapsed=_count(data.get("elapsed_s", 0.0), "elapsed_s"), resumes=int(_count(data.get("resumes", 0),
+                                                                                          "resumes")),
             stopped=str(data.get("stopped") or ""), complete=bool(data.get("complete")),
             stats=dict(data.get("stats") or {}), scores=scores, findings=findings)
     except (KeyError, TypeError, ValueError, CaseFormatError) as error:
         raise CheckpointError(path, f"it is damaged ({type(error).__name__}: {error})",
                               "delete it and start the soak without --resume") from None
+
+
+def _count(value: object, what: str) -> float:
+    """A number a checkpoint holds: finite and not negative (a resumed soak computes its budget from it)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{what} is {value!r}, not a number")
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{what} is {value!r}, not a finite number of at least 0")
+    return float(value)

@@ -1,0 +1,64 @@
+"""Numbers that are not numbers: NaN and infinity on the command line, damaged counters in a checkpoint.
+
+Each is refused at once (exit 2) with what was wrong and what to give instead, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcpfuzz.corpus.redact import Redactor
+from mcpfuzz.engine.soak.checkpoint import Checkpoint, CheckpointError, read_checkpoint, write_checkpoint
+from mcpfuzz.transport.stdio_target import StdioTarget
+from tests.conftest import MCP_SERVER, run_cli
+
+SERVER = [sys.executable, str(MCP_SERVER)]
+
+
+@pytest.mark.parametrize(("args", "option"), [
+    (["run", "--budget", "nan"], "--budget"),
+    (["run", "--timeout", "nan"], "--timeout"),
+    (["run", "--budget", "inf"], "--budget"),
+    (["soak", "--duration", "nan"], "--duration"),
+    (["soak", "--duration", "inf"], "--duration"),
+    (["soak", "--ping-every", "nan"], "--ping-every"),
+])
+def test_a_number_of_seconds_that_is_not_finite_is_refused(args: list[str], option: str) -> None:
+    result = run_cli([*args, "--", *SERVER], timeout=60)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert option in result.stderr and "finite" in result.stderr
+    assert "Traceback" not in result.stderr and "ExceptionGroup" not in result.stderr
+
+
+@pytest.mark.parametrize(("field", "value", "said"), [
+    ("elapsed_s", float("nan"), "elapsed_s is nan"),
+    ("elapsed_s", -100, "elapsed_s is -100"),
+    ("slices", "three", "slices is 'three'"),
+    ("scores", {"tool/x": float("inf")}, "score of tool/x is inf"),
+])
+def test_a_checkpoint_with_a_counter_that_is_not_a_count_is_damaged(tmp_path: Path, field: str, value: object,
+                                                                    said: str) -> None:
+    path = tmp_path / "corpus" / "soak-checkpoint.json"
+    label = " ".join(SERVER)
+    write_checkpoint(path, Checkpoint(seed=5, server=label, elapsed=10.0), StdioTarget(tuple(SERVER)), Redactor([]))
+    data = json.loads(path.read_text())
+    data[field] = value
+    path.write_text(json.dumps(data))  # NaN and Infinity as Python's json writes them
+    with pytest.raises(CheckpointError, match="damaged") as raised:
+        read_checkpoint(path)
+    assert said in str(raised.value)
+    result = run_cli(["soak", "--resume", "--duration", "60s", "--", *SERVER], cwd=tmp_path, timeout=60)
+    assert result.returncode == 2 and "damaged" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_checkpoint_with_null_stats_still_resumes_its_counters(tmp_path: Path) -> None:
+    path = tmp_path / "soak-checkpoint.json"
+    write_checkpoint(path, Checkpoint(seed=5, server="x", elapsed=10.0), StdioTarget(("x",)), Redactor([]))
+    data = json.loads(path.read_text())
+    data["stats"] = None
+    path.write_text(json.dumps(data))
+    assert read_checkpoint(path).stats == {}
