@@ -14,7 +14,7 @@ import pytest
 from mcpfuzz.corpus.redact import Redactor
 from mcpfuzz.engine.soak.checkpoint import Checkpoint, CheckpointError, read_checkpoint, write_checkpoint
 from mcpfuzz.transport.stdio_target import StdioTarget
-from tests.conftest import MCP_SERVER, run_cli
+from tests.conftest import HOSTILE, MCP_SERVER, run_cli
 
 SERVER = [sys.executable, str(MCP_SERVER)]
 
@@ -62,3 +62,29 @@ def test_a_checkpoint_with_null_stats_still_resumes_its_counters(tmp_path: Path)
     data["stats"] = None
     path.write_text(json.dumps(data))
     assert read_checkpoint(path).stats == {}
+
+
+def test_a_schema_bound_beyond_any_double_skips_that_tool_with_a_warning_and_fuzzes_the_rest(tmp_path: Path) -> None:
+    """`"minimum": 10**400` is valid JSON; computing with it overflowed and took the whole run down."""
+    result = run_cli(["run", "--budget", "15", "--phases", "coverage,fuzz", "--json", "report.json", "--",
+                      sys.executable, str(HOSTILE), "huge-bounds"], cwd=tmp_path, timeout=120)
+    assert "Traceback" not in result.stderr and "OverflowError" not in result.stdout + result.stderr
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["error"] is None and report["stats"]["tool_calls"] > 0
+    assert "tool 'huge': `minimum` at /properties/n is a number of 401 digits" in result.stdout
+    assert "skipped huge: cannot draw arguments: `minimum`" in result.stdout
+
+
+def test_an_internal_error_keeps_the_findings_made_before_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug of mcpfuzz's own in a later phase: the run ends with the error said, the earlier findings kept."""
+    from mcpfuzz.engine.phases.call_phases import CallPhases
+    from tests.engine_runs import fixture_command, run_engine
+
+    async def broken(self: CallPhases, deadline: float) -> int:
+        raise ZeroDivisionError("a bug planted by the test")
+
+    monkeypatch.setattr(CallPhases, "coverage", broken)
+    finished = run_engine(fixture_command("crash-batch"), phases=("probe", "catalogue", "coverage"), budget=60)
+    assert "mcpfuzz stopped on an internal error: ZeroDivisionError: a bug planted by the test" in finished.error
+    assert "please report it" in finished.error
+    assert any(f.oracle == "no-crash" for f in finished.findings)

@@ -6,6 +6,7 @@ import signal
 import time
 from collections.abc import Iterable
 from functools import partial
+from pathlib import Path
 
 import anyio
 
@@ -103,7 +104,12 @@ class Run:
                         self._session = session
                         self.monitor = Monitor(session, self._monitor_options(), self._observed)
                         session.before_case = self.monitor
-                        await self._phases(session)
+                        try:
+                            await self._phases(session)
+                        except (ServerStartError, UnusableServer):
+                            raise
+                        except Exception as error:  # a bug of mcpfuzz's own: what was found is still reported
+                            self._internal_error(error)
                         await self._verify(session)
                 except ServerStartError as error:
                     by_url = config.target.kind is ServerKind.URL
@@ -309,6 +315,15 @@ class Run:
         finally:
             self._count(frames, phases)
 
+    def _internal_error(self, error: Exception) -> None:
+        """mcpfuzz itself failed: stop fuzzing, keep and verify the findings so far, say what broke."""
+        import traceback
+
+        where = traceback.extract_tb(error.__traceback__)[-1]
+        self.error = (f"mcpfuzz stopped on an internal error: {type(error).__name__}: {error} (at "
+                      f"{Path(where.filename).name}:{where.lineno}); the findings before it are reported and saved."
+                      "\ntip: this is a bug of mcpfuzz; please report it with the command line and this message")
+
     def _server_lost(self, error: Exception, what: str) -> None:
         """The server could not be brought back: say so, and stop `what` early."""
         self.stopped = StopReason.SERVER_UNRECOVERABLE
@@ -378,7 +393,7 @@ def _count_of(plan: TargetPlan) -> str:
     counts: dict[str, int] = {}
     for target in plan.targets:
         counts[target.kind.value] = counts.get(target.kind.value, 0) + 1
-    return ", ".join(f"{count} {kind}s" for kind, count in counts.items())
+    return ", ".join(f"{count} {kind}{'' if count == 1 else 's'}" for kind, count in counts.items())
 
 
 def _first_tool(tools: list[dict]) -> str | None:

@@ -73,8 +73,35 @@ def validator_for(schema: Any) -> Validator:
     return cls(schema, format_checker=format_checker())
 
 
+# Keywords whose value is a number mcpfuzz computes with (bounds, steps, lengths, counts).
+NUMERIC_KEYWORDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+                              "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"})
+
+
+def check_numbers(node: Any, path: str = "") -> None:
+    """SchemaProblem for a numeric keyword beyond what a double holds (RFC 8259 section 6: not interoperable).
+
+    JSON allows `"minimum": 1e400` written as 400 digits; Python reads it as an exact integer, and every
+    computation with it as a float overflows.
+    """
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in NUMERIC_KEYWORDS and isinstance(value, int) and not isinstance(value, bool):
+                try:
+                    float(value)
+                except OverflowError:
+                    raise SchemaProblem(key, f"`{key}` at {path or '/'} is a number of {len(str(abs(value)))} "
+                                        "digits, beyond what a JSON number holds interoperably",
+                                        f"give `{key}` a value within ±1.7e308 (RFC 8259 section 6)") from None
+            check_numbers(value, f"{path}/{key}")
+    elif isinstance(node, list):
+        for index, item in enumerate(node):
+            check_numbers(item, f"{path}/{index}")
+
+
 def prepare(schema: Any) -> PreparedSchema:
     """Validate the schema and make the generator's copy (refs inlined, 2020-12 keywords translated)."""
+    check_numbers(schema)
     validator = validator_for(schema)
     notes: list[str] = []
     generation = _Inliner(schema, notes).walk(schema, ())

@@ -9,6 +9,8 @@ Usage: ``python tests/servers/hostile.py MODE`` with MODE one of:
 - ``fork-child``: starts ``sleep 300`` in the same process group (writes ``child-pid=N`` to stderr),
   then answers ``initialize``, ``ping`` and ``tools/list`` like a minimal legacy server. The child
   inherits stdout and stderr, so a fuzzer that kills only the parent keeps a pipe open.
+- ``huge-bounds``: a minimal legacy server whose tool ``huge`` has ``"minimum": 10**400`` (400 digits,
+  valid JSON) and whose tool ``plain`` takes one string; every call gets an empty result.
 """
 
 from __future__ import annotations
@@ -68,6 +70,22 @@ def fork_child() -> int:
     child = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL)
     sys.stderr.write(f"child-pid={child.pid}\n")
     sys.stderr.flush()
+    return serve("fork-child", [])
+
+
+HUGE_TOOLS = [
+    {"name": "huge", "inputSchema": {"type": "object", "properties": {"n": {"type": "integer", "minimum": 10**400}}}},
+    {"name": "plain", "inputSchema": {"type": "object", "properties": {"s": {"type": "string"}}}},
+]
+
+
+def huge_bounds() -> int:
+    """A legacy server with a schema bound of 400 digits (valid JSON, beyond any double)."""
+    return serve("huge-bounds", HUGE_TOOLS)
+
+
+def serve(name: str, tools: list[dict[str, Any]]) -> int:
+    """A minimal legacy server: initialize, ping, tools/list and tools/call (an empty result)."""
     for raw in iter(sys.stdin.buffer.readline, b""):
         try:
             msg = json.loads(raw)
@@ -80,12 +98,14 @@ def fork_child() -> int:
         if method == "initialize":
             asked = params.get("protocolVersion") if isinstance(params, dict) else None
             version = asked if asked in LEGACY_VERSIONS else LEGACY_VERSIONS[-1]
-            info = {"name": "fork-child", "version": "1.0"}
+            info = {"name": name, "version": "1.0"}
             reply(msg["id"], {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": info})
         elif method == "ping":
             reply(msg["id"], {})
         elif method == "tools/list":
-            reply(msg["id"], {"tools": []})
+            reply(msg["id"], {"tools": tools})
+        elif method == "tools/call":
+            reply(msg["id"], {"content": []})
         else:
             reply(msg["id"], error={"code": -32601, "message": "method not found"})
     return 0
@@ -97,6 +117,7 @@ MODES = {
     "no-read": no_read,
     "silent": silent,
     "fork-child": fork_child,
+    "huge-bounds": huge_bounds,
 }
 
 
