@@ -38,7 +38,7 @@ from mcpfuzz.engine.phases.frame_fuzz import FRAME_SHARE, FrameFuzz, simplest_to
 from mcpfuzz.engine.phases.hypothesis_bridge import prepare_hypothesis
 from mcpfuzz.engine.phases.probe import ProbeResult, probe
 from mcpfuzz.engine.phases.search import PhaseStopped, SearchOptions, Verdict
-from mcpfuzz.engine.phases.targets import Selection, TargetPlan, plan_targets
+from mcpfuzz.engine.phases.targets import PlanLimits, Selection, TargetPlan, plan_targets
 from mcpfuzz.engine.redaction import RedactingSink
 from mcpfuzz.engine.replay import load_replayables
 from mcpfuzz.engine.session.session import HarnessError, Session, SessionOptions
@@ -62,6 +62,7 @@ MAX_VERIFIED = 50
 # Ids of the HTTP family: above the catalogue's, below the harness's 10000.
 HTTP_FIRST_ID = 900
 PILEUP_SECONDS = 4.0  # at most, for the burst of refused requests (about 1-2 s on the servers measured)
+PLANNING_SHARE = 0.2  # of the time left, at most, to prepare the targets' schemas
 
 
 class Run:
@@ -267,9 +268,12 @@ class Run:
         config = self.config
         assert self.probe is not None
         await anyio.to_thread.run_sync(prepare_hypothesis)
+        # Planning (preflight draws per target) gets at most a fifth of the time left: a server that lists
+        # thousands of tools must still be fuzzed, and Ctrl-C or the budget stops it between two targets.
+        limits = PlanLimits(time.monotonic() + self._left() * PLANNING_SHARE, anyio.from_thread.check_cancelled)
         plan = await anyio.to_thread.run_sync(partial(
             plan_targets, self.probe.declared, Selection(config.include_targets, config.exclude_targets),
-            seed=config.seed))
+            seed=config.seed, limits=limits))
         self.emit(TargetsPlanned(tuple(t.label for t in plan.targets), tuple(plan.skipped)))
         for warning in plan.warnings:
             self.emit(Notice(warning))

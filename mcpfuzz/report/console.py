@@ -30,6 +30,9 @@ SEVERITY_STYLE = {Severity.CRITICAL: "bold red", Severity.HIGH: "red", Severity.
                   Severity.LOW: "cyan"}
 
 
+MAX_SKIPPED_LINES = 20  # a server may list thousands of tools: the header stays readable
+
+
 class ConsoleReporter:
     """The event handler that writes the run for a person: live progress, findings, the summary (stdout by default)."""
 
@@ -75,10 +78,12 @@ class ConsoleReporter:
             names = [label.partition("/")[2] for label in event.fuzzed if label.partition("/")[0] == kind]
             self.console.print(f"{kind}s: {len(names)} to call" + (f": {escape(', '.join(names[:10]))}"
                                                                    if names else ""))
-            for label, reason in event.skipped:
-                if label.partition("/")[0] == kind:
-                    self.console.print(f"  skipped {escape(label.partition('/')[2])}: {escape(reason)}",
-                                       style="yellow")
+            skipped = [(label.partition("/")[2], reason) for label, reason in event.skipped
+                       if label.partition("/")[0] == kind]
+            for name, reason in skipped[:MAX_SKIPPED_LINES]:
+                self.console.print(f"  skipped {escape(name)}: {escape(reason)}", style="yellow")
+            if len(skipped) > MAX_SKIPPED_LINES:
+                self.console.print(f"  ... and {len(skipped) - MAX_SKIPPED_LINES} more skipped", style="yellow")
 
     def _on_PhaseStarted(self, event: PhaseStarted) -> None:
         self._stop_progress()

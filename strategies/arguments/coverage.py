@@ -11,6 +11,7 @@ from typing import Any
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
 from mcpfuzz.strategies.arguments.edges import edge_calls
 from mcpfuzz.strategies.arguments.negative import negative_calls
+from mcpfuzz.strategies.arguments.schema_prep import enum_sample
 from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema
 from mcpfuzz.strategies.arguments.sites import MISSING, Site, get_at, set_at, show
 
@@ -85,7 +86,7 @@ def _enum_values(schema: ArgumentSchema, simplest: dict, full: dict) -> Iterator
     sites = _enum_sites(schema, full)
     for site in sites:
         base = simplest if len(site.path) == 1 or get_at(simplest, site.path[:-1]) is not MISSING else full
-        for value in site.schema["enum"]:
+        for value in enum_sample(site.schema["enum"]):
             yield from _valid(schema, set_at(base, site.path, value), f"{site.pointer} = {show(value)}")
     pairs = [(a, b) for a, b in itertools.combinations(sites, 2)]
     total = sum(len(a.schema["enum"]) * len(b.schema["enum"]) for a, b in pairs)

@@ -99,9 +99,34 @@ def check_numbers(node: Any, path: str = "") -> None:
             check_numbers(item, f"{path}/{index}")
 
 
+# Properties in one schema, at most: Hypothesis draws an object of 600 string properties in under a
+# second and one of 800 in about a minute (its per-example size limit makes it retry and retry).
+MAX_PROPERTIES = 600
+
+
+def check_size(schema: Any) -> None:
+    """SchemaProblem for a schema with more properties than values can be drawn for in reasonable time."""
+    count = 0
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            properties = node.get("properties")
+            if isinstance(properties, dict):
+                count += len(properties)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    if count > MAX_PROPERTIES:
+        raise SchemaProblem("properties", f"the schema has {count} properties; drawing values for more than "
+                            f"{MAX_PROPERTIES} takes minutes per call",
+                            "exclude the tool with --exclude-tool, or give it fewer arguments")
+
+
 def prepare(schema: Any) -> PreparedSchema:
     """Validate the schema and make the generator's copy (refs inlined, 2020-12 keywords translated)."""
     check_numbers(schema)
+    check_size(schema)
     validator = validator_for(schema)
     notes: list[str] = []
     generation = _Inliner(schema, notes).walk(schema, ())
@@ -124,6 +149,23 @@ def resolve_pointer(root: Any, ref: str) -> Any:
             raise SchemaProblem("$ref", f"the reference {ref!r} points nowhere in the schema",
                                 "check the $defs names the tool's inputSchema refers to")
     return node
+
+
+# Enum values the generator and the coverage phase use at most: hypothesis-jsonschema's canonical form
+# costs quadratic time in the enum's length (4,000 integers: 8 s to prepare; 50,000: tens of minutes).
+MAX_ENUM_VALUES = 256
+
+
+def enum_sample(values: list[Any]) -> list[Any]:
+    """All of a short enum; of a long one, the first and last values and an even spread between, in order."""
+    if len(values) <= MAX_ENUM_VALUES:
+        return values
+    head, tail = MAX_ENUM_VALUES // 2, MAX_ENUM_VALUES // 4
+    middle = MAX_ENUM_VALUES - head - tail
+    step = (len(values) - head - tail) / (middle + 1)
+    spread = (head + int(step * (i + 1)) for i in range(middle))
+    picked = [*range(head), *spread, *range(len(values) - tail, len(values))]
+    return [values[index] for index in sorted(set(picked))]
 
 
 class _Inliner:
@@ -156,6 +198,9 @@ class _Inliner:
                 out[key] = [self.walk(item, refs) for item in value]
             elif key in _BY_NAME and isinstance(value, dict) or key == "dependencies" and isinstance(value, dict):
                 out[key] = {name: self.walk(sub, refs) for name, sub in value.items()}
+            elif key == "enum" and isinstance(value, list) and len(value) > MAX_ENUM_VALUES:
+                self._note(f"an `enum` of {len(value)} values is drawn from {MAX_ENUM_VALUES} of them")
+                out[key] = copy.deepcopy(enum_sample(value))
             else:
                 out[key] = copy.deepcopy(value)
         return self._translate(out)

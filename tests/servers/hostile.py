@@ -11,6 +11,8 @@ Usage: ``python tests/servers/hostile.py MODE`` with MODE one of:
   inherits stdout and stderr, so a fuzzer that kills only the parent keeps a pipe open.
 - ``huge-bounds``: a minimal legacy server whose tool ``huge`` has ``"minimum": 10**400`` (400 digits,
   valid JSON) and whose tool ``plain`` takes one string; every call gets an empty result.
+- ``many-tools``: the same server with 10,000 tools; ``huge-enum``: one tool whose integer property
+  has an ``enum`` of 50,000 values; ``many-required``: one tool with 3,000 required properties.
 """
 
 from __future__ import annotations
@@ -79,6 +81,30 @@ HUGE_TOOLS = [
 ]
 
 
+def _tool(name: str, properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    return {"name": name, "inputSchema": schema}
+
+
+def many_tools() -> int:
+    """10,000 small tools: planning them all must not outlast the budget."""
+    return serve("many-tools", [_tool(f"t{i}", {"n": {"type": "integer"}, "s": {"type": "string"}})
+                                for i in range(10_000)])
+
+
+def huge_enum() -> int:
+    """One tool whose only property has an enum of 50,000 integers."""
+    return serve("huge-enum", [_tool("pick", {"n": {"type": "integer", "enum": list(range(50_000))}}, ["n"])])
+
+
+def many_required() -> int:
+    """One tool with 3,000 required string properties."""
+    names = [f"p{i}" for i in range(3_000)]
+    return serve("many-required", [_tool("wide", {name: {"type": "string"} for name in names}, names)])
+
+
 def huge_bounds() -> int:
     """A legacy server with a schema bound of 400 digits (valid JSON, beyond any double)."""
     return serve("huge-bounds", HUGE_TOOLS)
@@ -118,6 +144,9 @@ MODES = {
     "silent": silent,
     "fork-child": fork_child,
     "huge-bounds": huge_bounds,
+    "many-tools": many_tools,
+    "huge-enum": huge_enum,
+    "many-required": many_required,
 }
 
 

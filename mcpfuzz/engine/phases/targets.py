@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -151,16 +153,32 @@ def skip_reason(target_type: TargetType, declaration: dict, selection: Selection
     return None
 
 
-def plan_targets(declared: dict[TargetKind, list[dict]], selection: Selection, *, seed: int) -> TargetPlan:
+@dataclass(frozen=True)
+class PlanLimits:
+    """When planning must stop: a deadline (targets not prepared by then are skipped) and a cancellation check."""
+
+    deadline: float = math.inf
+    check_cancelled: Callable[[], None] = lambda: None
+
+
+def plan_targets(declared: dict[TargetKind, list[dict]], selection: Selection, *, seed: int,
+                 limits: PlanLimits = PlanLimits()) -> TargetPlan:  # noqa: B008 (immutable default)
     """Select the targets and prepare their schemas (CPU work: run it off the event loop)."""
     plan = TargetPlan()
     for kind, declarations in declared.items():
-        _plan_kind(plan, target_types()[kind], declarations, selection, seed)
+        _plan_kind(plan, target_types()[kind], declarations, selection, seed, limits)
+    late = sum(1 for _, reason in plan.skipped if reason == NO_TIME)
+    if late:
+        plan.warnings.append(f"{late} targets were not prepared within the planning share of --budget and are not "
+                             "called; raise --budget, or name fewer with --exclude-target")
     return plan
 
 
+NO_TIME = "not prepared in time"
+
+
 def _plan_kind(plan: TargetPlan, target_type: TargetType, declarations: list[dict], selection: Selection,
-               seed: int) -> None:
+               seed: int, limits: PlanLimits) -> None:
     kind, prefix = target_type.kind, f"{target_type.kind.value}/"
     listed = {str(declaration.get("name")) for declaration in declarations}
     for option, labels in ((target_type.option, selection.include),
@@ -171,8 +189,11 @@ def _plan_kind(plan: TargetPlan, target_type: TargetType, declarations: list[dic
                                      f"server; its {kind.value}s are {', '.join(sorted(listed)) or '(none)'}")
     seen: set[str] = set()
     for declaration in declarations:
+        limits.check_cancelled()  # Ctrl-C, SIGTERM or the budget: stop planning now
         reason = skip_reason(target_type, declaration, selection)
         name = str(declaration.get("name"))
+        if reason is None and time.monotonic() >= limits.deadline:
+            reason = NO_TIME
         if reason is None and name in seen:
             reason = "listed twice; the first listing is fuzzed"
         if reason is not None:

@@ -1,0 +1,75 @@
+"""Servers that declare too much: 10,000 tools, an enum of 50,000 values, 3,000 required properties.
+
+Preparing their schemas once took longer than any budget (and ignored SIGTERM); now planning has a
+share of the budget, stops between two targets when the run is cancelled, and the schemas that cannot
+be drawn from in reasonable time are skipped with a warning.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CLI, HOSTILE, cli_env, kill_leftovers, leftover_processes, run_cli
+
+BUDGET = 15
+# The run's own promise is its budget; the margin is for the report, the server's shutdown and a loaded machine.
+MARGIN = 10
+
+
+@pytest.mark.parametrize(("mode", "called"), [("many-tools", True), ("huge-enum", True), ("many-required", False)])
+def test_a_server_that_declares_too_much_is_fuzzed_within_the_budget(tmp_path: Path, mode: str, called: bool) -> None:
+    started = time.monotonic()
+    result = run_cli(["run", "--budget", str(BUDGET), "--json", "report.json", "--", sys.executable, str(HOSTILE),
+                      mode], cwd=tmp_path, timeout=BUDGET + 60)
+    took = time.monotonic() - started
+    assert took < BUDGET + MARGIN, took
+    assert result.returncode in (0, 1), result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["error"] is None
+    assert (report["stats"]["tool_calls"] > 0) is called
+    if mode == "many-tools":
+        assert "targets were not prepared within the planning share of --budget" in result.stdout
+        assert "more skipped" in result.stdout  # the header lists 20 skipped tools, not 9,970
+    if mode == "many-required":
+        assert "the schema has 3000 properties" in result.stdout
+
+
+def test_sigterm_while_targets_are_prepared_stops_the_run_at_once(tmp_path: Path) -> None:
+    """10,000 tools and a long budget: SIGTERM during planning ends the run with its report, in seconds."""
+    events = tmp_path / "events.ndjson"
+    process = subprocess.Popen([*CLI, "run", "--budget", "600", "--json", "report.json", "--events", str(events),
+                                "--", sys.executable, str(HOSTILE), "many-tools"], cwd=tmp_path, env=cli_env(),
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        lifecycle_done = False
+        while time.monotonic() < deadline and not lifecycle_done:
+            time.sleep(0.2)
+            lines = events.read_text().splitlines() if events.exists() else []
+            done = [json.loads(line) for line in lines if '"CaseDone"' in line]
+            lifecycle_done = sum(1 for event in done if event["phase"] == "lifecycle") == 5
+        assert lifecycle_done, "the lifecycle phase never finished"
+        time.sleep(1.0)  # planning 10,000 tools takes minutes: it is under way now
+        process.send_signal(signal.SIGTERM)
+        stopped_at = time.monotonic()
+        _, stderr = process.communicate(timeout=60)
+        assert time.monotonic() - stopped_at < MARGIN
+    finally:
+        if process.poll() is None:
+            process.kill()
+    survivors = leftover_processes("many-tools")
+    kill_leftovers("many-tools")
+    assert not survivors, survivors
+    kinds = [json.loads(line)["event"] for line in events.read_text().splitlines()]
+    assert "TargetsPlanned" not in kinds and kinds[-1] == "RunFinished"
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["stopped"] == "interrupted"
+    assert "Traceback" not in stderr
