@@ -13,6 +13,8 @@ Usage: ``python tests/servers/hostile.py MODE`` with MODE one of:
   valid JSON) and whose tool ``plain`` takes one string; every call gets an empty result.
 - ``many-tools``: the same server with 10,000 tools; ``huge-enum``: one tool whose integer property
   has an ``enum`` of 50,000 values; ``many-required``: one tool with 3,000 required properties.
+- ``flood-requests``: the same minimal server that, once initialized, sends ``sampling/createMessage``
+  requests to the client as fast as it can write, while answering what it is sent.
 """
 
 from __future__ import annotations
@@ -62,8 +64,9 @@ def reply(rid: Any, result: dict[str, Any] | None = None, error: dict[str, Any] 
         msg["result"] = result
     else:
         msg["error"] = error
-    sys.stdout.write(json.dumps(msg, separators=(",", ":")) + "\n")
-    sys.stdout.flush()
+    with WRITE_LOCK:
+        sys.stdout.write(json.dumps(msg, separators=(",", ":")) + "\n")
+        sys.stdout.flush()
 
 
 def fork_child() -> int:
@@ -110,7 +113,27 @@ def huge_bounds() -> int:
     return serve("huge-bounds", HUGE_TOOLS)
 
 
-def serve(name: str, tools: list[dict[str, Any]]) -> int:
+def flood_requests() -> int:
+    """Once initialized, write server->client requests without pause (from a thread) while serving."""
+    import threading
+
+    def flood() -> None:
+        line = '{"jsonrpc":"2.0","id":"s%d","method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}\n'
+        number = 0
+        while True:
+            number += 1
+            with WRITE_LOCK:
+                sys.stdout.write(line % number)
+                if number % 64 == 0:
+                    sys.stdout.flush()
+
+    return serve("flood-requests", [], on_initialized=lambda: threading.Thread(target=flood, daemon=True).start())
+
+
+WRITE_LOCK = __import__("threading").Lock()
+
+
+def serve(name: str, tools: list[dict[str, Any]], on_initialized: Any = None) -> int:
     """A minimal legacy server: initialize, ping, tools/list and tools/call (an empty result)."""
     for raw in iter(sys.stdin.buffer.readline, b""):
         try:
@@ -118,8 +141,11 @@ def serve(name: str, tools: list[dict[str, Any]]) -> int:
         except ValueError:
             reply(None, error={"code": -32700, "message": "parse error"})
             continue
-        if not isinstance(msg, dict) or "id" not in msg:
-            continue  # notifications and oddities: this mode tests process handling only
+        if isinstance(msg, dict) and msg.get("method") == "notifications/initialized" and on_initialized:
+            on_initialized()
+            on_initialized = None
+        if not isinstance(msg, dict) or "id" not in msg or "method" not in msg:
+            continue  # notifications, answers to our requests and oddities: process handling only
         method, params = msg.get("method"), msg.get("params")
         if method == "initialize":
             asked = params.get("protocolVersion") if isinstance(params, dict) else None
@@ -147,6 +173,7 @@ MODES = {
     "many-tools": many_tools,
     "huge-enum": huge_enum,
     "many-required": many_required,
+    "flood-requests": flood_requests,
 }
 
 

@@ -25,6 +25,8 @@ from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.ids import ABSENT, IdKey, id_key
 from mcpfuzz.jsonrpc.incoming import REQUEST, RESPONSE, Incoming
 
+MAX_SERVER_REQUESTS = 100  # the server's own requests kept per exchange
+
 
 @dataclass
 class Pending:
@@ -94,7 +96,9 @@ class Collector:
         window = self._window
         if incoming.kind == REQUEST:
             if window is not None:
-                window.exchange.server_requests.append(incoming)
+                requests = window.exchange.server_requests
+                if len(requests) < MAX_SERVER_REQUESTS:  # a flooding server must not grow one exchange without end
+                    requests.append(incoming)
             return
         tag, count = "", 0
         if incoming.kind == RESPONSE:

@@ -11,16 +11,23 @@ from mcpfuzz.jsonrpc.expectation import METHOD_NOT_FOUND
 from mcpfuzz.jsonrpc.incoming import Incoming
 from mcpfuzz.transport.errors import TransportError
 
+# Answers waiting to be sent, at most: a server that floods requests faster than it reads its answers
+# gets no answer to the excess (a client may drop what it cannot serve), and mcpfuzz stays bounded.
+MAX_OUTBOX = 1_000
+
 
 class ServerRequests:
     """We declare no client capabilities: ping gets {}, anything else -32601.
 
-    Answers are queued while lines are read and sent by a task (`flush`): the reader never waits on a write.
+    Answers are queued while lines are read and sent by one task at a time (`flush`): the reader never
+    waits on a write, and a flood of requests is neither a flood of tasks nor an unbounded queue.
     """
 
     def __init__(self, send: Callable[[bytes], Awaitable[object]]) -> None:
         self._send = send
         self._outbox: list[bytes] = []
+        self._sending = False
+        self.dropped = 0  # answers never sent because the outbox was full
 
     def answer(self, incoming: Incoming) -> None:
         """Queue the answer to one request of the server."""
@@ -30,19 +37,26 @@ class ServerRequests:
             reply = response(rid, {})
         else:
             reply = error_response(rid, METHOD_NOT_FOUND, "mcpfuzz serves no client capabilities")
+        if len(self._outbox) >= MAX_OUTBOX:
+            self.dropped += 1
+            return
         self._outbox.append(dumps(reply))
 
     def flush(self, group: anyio.abc.TaskGroup) -> None:
-        """Send the queued answers in order, in a task of `group` (a failed write drops the rest)."""
-        if not self._outbox:
-            return
-        frames, self._outbox = self._outbox, []
+        """Send the queued answers in order from one task of `group` (a failed write drops the rest)."""
+        if not self._outbox or self._sending:
+            return  # the running task takes what was queued since
+        self._sending = True
 
         async def send_all() -> None:
-            for frame in frames:
-                try:
-                    await self._send(frame)
-                except TransportError:
-                    return
+            try:
+                while self._outbox:
+                    frames, self._outbox = self._outbox, []
+                    for frame in frames:
+                        await self._send(frame)
+            except TransportError:
+                self._outbox.clear()
+            finally:
+                self._sending = False
 
         group.start_soon(send_all)

@@ -1,8 +1,11 @@
-"""Servers that declare too much: 10,000 tools, an enum of 50,000 values, 3,000 required properties.
+"""Servers that declare or send too much: 10,000 tools, an enum of 50,000 values, 3,000 required
+properties, a flood of requests to the client.
 
-Preparing their schemas once took longer than any budget (and ignored SIGTERM); now planning has a
-share of the budget, stops between two targets when the run is cancelled, and the schemas that cannot
-be drawn from in reasonable time are skipped with a warning.
+Preparing such schemas once took longer than any budget (and ignored SIGTERM), and a flood of server
+requests took mcpfuzz to 700 MB and twice its budget; now planning has a share of the budget and stops
+between two targets when the run is cancelled, schemas that cannot be drawn from in reasonable time
+are skipped with a warning, and the answers to server requests go out from one task through a bounded
+queue.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from tests.conftest import CLI, HOSTILE, cli_env, kill_leftovers, leftover_processes, run_cli
@@ -73,3 +77,28 @@ def test_sigterm_while_targets_are_prepared_stops_the_run_at_once(tmp_path: Path
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["stopped"] == "interrupted"
     assert "Traceback" not in stderr
+
+
+def test_a_flood_of_server_requests_leaves_mcpfuzz_small_and_on_time(tmp_path: Path) -> None:
+    process = subprocess.Popen([*CLI, "run", "--budget", str(BUDGET), "--json", "report.json", "--", sys.executable,
+                                str(HOSTILE), "flood-requests"], cwd=tmp_path, env=cli_env(),
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    started, peak = time.monotonic(), 0
+    watched = psutil.Process(process.pid)
+    try:
+        while process.poll() is None and time.monotonic() - started < BUDGET + 60:
+            try:
+                peak = max(peak, watched.memory_info().rss)
+            except psutil.Error:
+                break
+            time.sleep(0.1)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        kill_leftovers("flood-requests")
+    assert time.monotonic() - started < BUDGET + MARGIN
+    assert peak < 250 * 2**20, f"peak RSS {peak / 2**20:.0f} MB"
+    assert "Traceback" not in stderr
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["error"] is None
