@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from mcpfuzz.engine.session.session import Session, SessionOptions
-from mcpfuzz.jsonrpc.encode import dumps, request, response
+from mcpfuzz.jsonrpc.encode import dumps, error_response, request, response
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, ID_UNKNOWN, Exchange
 from mcpfuzz.jsonrpc.expectation import any_answer, no_reply
 from mcpfuzz.jsonrpc.frame import Case
@@ -168,3 +168,29 @@ def test_a_request_of_the_server_is_recorded_and_answered() -> None:
 ])
 def test_a_handler_may_answer_with_a_reply_a_line_lines_or_nothing(answer: Any, lines: tuple[bytes, ...]) -> None:
     assert tuple(as_reply(answer).lines) == lines
+
+
+def test_initialize_answered_with_another_id_says_which_id_came_back() -> None:
+    """A server that gets the handshake's id wrong is unusable; the error names the id it sent, not a timeout."""
+    from mcpfuzz.engine.errors import UnusableServer
+    from mcpfuzz.engine.phases.probe import probe
+
+    def server(frame: bytes) -> bytes | None:
+        message = json.loads(frame)
+        if message.get("method") == "initialize":
+            return dumps(response(999, {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {}}))
+        if "id" in message:
+            return dumps(error_response(message["id"], -32601, "no such method"))
+        return None
+
+    async def main() -> str:
+        with anyio.fail_after(60):
+            async with Session(MemoryTarget(server), OPTIONS) as session:
+                try:
+                    await probe(session, None)
+                except UnusableServer as error:
+                    return error.message
+        return "no error"
+
+    message = anyio.run(main)
+    assert "was answered with id 999" in message and "initialize (id " in message, message

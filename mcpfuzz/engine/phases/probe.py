@@ -11,6 +11,7 @@ from mcpfuzz.engine.session.session import Session
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.ids import show_id
 from mcpfuzz.jsonrpc.incoming import Incoming
 from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, LATEST_MODERN, MODERN_VERSIONS, Era, era_of
@@ -103,6 +104,12 @@ async def _legacy_handshake(session: Session, result: ProbeResult, forced_versio
         if noise:
             raise _unusable(session, f"the server wrote {noise[0]!r} instead of answering initialize",
                             "is this an MCP server speaking JSON-RPC on stdout? Logs belong on stderr")
+        others = [arrival.incoming for arrival in exchange.responses()]
+        if others:
+            # JSON-RPC 2.0 section 5: a response carries its request's id; say what came back instead.
+            raise _unusable(session, f"initialize (id {show_id(case.expect.id)}) was answered with id "
+                            f"{show_id(others[0].id)}: {others[0].text(160)}",
+                            "the server must answer each request with that request's id")
         raise _unusable(session, f"no answer to initialize within {exchange.waited:.1f}s",
                         "check that the command is an MCP stdio server; raise --timeout for slow starters")
     if not reply.is_result or not isinstance(reply.message.get("result"), dict):
