@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from mcpfuzz.corpus.store import CorpusStore
-from tests.conftest import run_cli
+from tests.conftest import CLI, cli_env, kill_leftovers, private_copy, run_cli
 from tests.engine_runs import MCP_SERVER, SERVERS, run_engine
 
 BUGGY = [sys.executable, str(MCP_SERVER), "--bug", "crash-batch", "--bug", "id-coerce"]
@@ -142,3 +142,30 @@ def test_a_finding_that_does_not_fail_again_is_saved_as_not_reproducible(tmp_pat
     saved = json.loads(Path(finished.corpus_paths[wrong_code[0].fingerprint]).read_text())
     assert saved["reproducible"] is False
     assert "-32600" in " ".join(saved["received"])  # what was observed is kept
+
+
+def test_kill_9_keeps_every_finding_already_made(tmp_path: Path) -> None:
+    """Transcripts are written as findings are made: SIGKILL mid-run leaves them whole, and they replay."""
+
+    server = private_copy(MCP_SERVER, tmp_path)
+    corpus = tmp_path / "corpus"
+    process = subprocess.Popen([*CLI, "run", "--budget", "300", "--timeout", "1", "--corpus", str(corpus), "--",
+                                sys.executable, str(server), "--bug", "crash-batch"], cwd=tmp_path, env=cli_env(),
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not list(corpus.glob("*no-crash*.json")):
+            time.sleep(0.2)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        kill_leftovers(str(server))
+    saved = list(corpus.glob("*no-crash*.json"))
+    assert saved, "no transcript was written before the kill"
+    assert all(json.loads(path.read_text())["seen"] == 1 for path in saved)
+    assert not list(corpus.glob(".tmp-*"))
+    replayed = run_cli(["replay", str(saved[0]), "--timeout", "1", "--", sys.executable, str(MCP_SERVER), "--bug",
+                        "crash-batch"])
+    assert replayed.returncode == 1 and "FAILED" in replayed.stdout, replayed.stdout + replayed.stderr

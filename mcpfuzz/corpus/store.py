@@ -147,8 +147,9 @@ class CorpusStore:
         """Where the manifest lives."""
         return self.root / MANIFEST
 
-    def save(self, transcript: dict) -> tuple[Path, bool]:
-        """Write a transcript under its name; a repeat keeps `created` and counts `seen`. Returns (path, is_new)."""
+    def save(self, transcript: dict, *, count: bool = True) -> tuple[Path, bool]:
+        """Write a transcript under its name; a repeat keeps `created` and counts `seen` (unless `count` is
+        False: the same run writing its finding again). Returns (path, is_new)."""
         missing = [key for key in REQUIRED_KEYS if not isinstance(transcript.get(key), str)]
         if missing:
             raise ValueError(f"a transcript needs text values for {', '.join(missing)}")
@@ -163,7 +164,7 @@ class CorpusStore:
         if previous is not None:
             seen = previous.get("seen")
             data["created"] = previous.get("created") or now
-            data["seen"] = (seen if isinstance(seen, int) and not isinstance(seen, bool) else 1) + 1
+            data["seen"] = (seen if isinstance(seen, int) and not isinstance(seen, bool) else 1) + int(count)
         else:
             # A broken old file is replaced as if it were not there: its counts cannot be trusted.
             data["created"] = now

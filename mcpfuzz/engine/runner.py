@@ -70,7 +70,10 @@ class Run:
 
     def __init__(self, config: RunConfig, emit: EventSink) -> None:
         self.config = config
-        self.emit: EventSink = RedactingSink(emit, Redactor(config.secrets))
+        self._redactor = Redactor(config.secrets)
+        self.emit: EventSink = RedactingSink(emit, self._redactor)
+        self._saved: set[str] = set()  # fingerprints this run has written to the corpus
+        self._corpus_problem = ""
         self.findings = FindingSet()
         self.stats = Stats()
         self.probe: ProbeResult | None = None
@@ -162,9 +165,12 @@ class Run:
             return {}
         try:
             return save_findings(self._store, list(findings), command=self.config.target, seed=self.config.seed,
-                                 redactor=Redactor(self.config.secrets))
+                                 redactor=self._redactor, counted=self._saved)
         except (OSError, CorpusError) as error:
-            self.emit(Notice(f"the corpus could not be written to {self.config.corpus}: {error}", level="error"))
+            text = f"the corpus could not be written to {self.config.corpus}: {error}"
+            if text != self._corpus_problem:  # said once, not at every finding
+                self._corpus_problem = text
+                self.emit(Notice(text, level="error"))
             return {}
 
     async def _regression(self, session: Session) -> None:
@@ -388,6 +394,10 @@ class Run:
         new = tuple(finding for _, _, finding in judged if finding is not None)
         for finding in new:
             self.emit(FindingFound(finding))
+        if new:
+            # Saved as found, so that a kill -9 or the OOM killer loses nothing found so far; the end of
+            # the run rewrites each with its smallest reproducer and the verdict of its re-run.
+            self._save_corpus(new)
         self.emit(CaseDone(phase, exchange, new))
         return judged
 

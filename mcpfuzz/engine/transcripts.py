@@ -60,13 +60,20 @@ def to_transcript(finding: Finding, *, command: TargetDescription, seed: int, re
 
 
 def save_findings(store: CorpusStore, findings: list[Finding], *, command: TargetDescription, seed: int,
-                  redactor: Redactor) -> dict[str, str]:
-    """Write one transcript per finding (the same failure updates its file); fingerprint -> path."""
+                  redactor: Redactor, counted: set[str] | None = None) -> dict[str, str]:
+    """Write one transcript per finding (the same failure updates its file); fingerprint -> path.
+
+    `counted` holds the fingerprints this run has already written: writing one again (a smaller
+    reproducer, the verdict of its re-run) does not count as another run that saw it.
+    """
     paths = {}
     for finding in findings:
         if finding.case is None:
             continue
-        path, _ = store.save(to_transcript(finding, command=command, seed=seed, redactor=redactor))
+        first = counted is None or finding.fingerprint not in counted
+        path, _ = store.save(to_transcript(finding, command=command, seed=seed, redactor=redactor), count=first)
+        if counted is not None:
+            counted.add(finding.fingerprint)
         paths[finding.fingerprint] = str(path)
     return paths
 

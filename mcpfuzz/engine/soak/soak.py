@@ -9,7 +9,6 @@ from pathlib import Path
 
 import anyio
 
-from mcpfuzz.corpus.redact import Redactor
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import (
     CheckpointSaved,
@@ -78,7 +77,6 @@ class Soak(Run):
         self._target = ""
         self._started = 0.0
         self._fuzzers_running: tuple[FrameFuzz, CallPhases] | None = None  # their counters go into checkpoints
-        self._redactor = Redactor(config.secrets)
         if resume is not None:
             for key, finding in resume.findings:
                 self.findings.restore(key, finding)
