@@ -102,3 +102,38 @@ def test_a_flood_of_server_requests_leaves_mcpfuzz_small_and_on_time(tmp_path: P
     assert "Traceback" not in stderr
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["error"] is None
+
+
+def test_an_http_server_that_accepts_and_never_answers_is_unusable_not_clean(tmp_path: Path) -> None:
+    """Before: exit 0 and "INCOMPLETE" after the whole budget, as if nothing were wrong."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    accepted: list[socket.socket] = []
+
+    def accept_forever() -> None:
+        while True:
+            try:
+                accepted.append(listener.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
+    started = time.monotonic()
+    try:
+        result = run_cli(["run", url, "--budget", "8", "--timeout", "2", "--json", "report.json"], cwd=tmp_path,
+                         timeout=60)
+    finally:
+        listener.close()
+        for connection in accepted:
+            connection.close()
+    assert time.monotonic() - started < 8 + MARGIN
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "did not finish the handshake within the budget" in result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["stopped"] == "budget" and "did not finish the handshake" in report["error"]

@@ -127,6 +127,11 @@ class Run:
             if budget_scope.cancelled_caught:
                 self.stopped = self.stopped or StopReason.BUDGET
                 self.emit(Notice(f"the budget of {config.budget:g}s ran out; the report is partial"))
+                if self.probe is None and not self.error:
+                    # Nothing was tested: a server that never finished the handshake is unusable, not clean.
+                    self.error = (f"the server did not finish the handshake within the budget of {config.budget:g}s"
+                                  " (it accepted the input but answered nothing mcpfuzz could use)\ntip: check that "
+                                  "it is an MCP server and answers; raise --budget and --timeout for slow starters")
             group.cancel_scope.cancel()
         if self._session is not None:
             self.stats.frames_sent = self._session.frames_sent
