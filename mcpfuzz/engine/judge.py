@@ -6,8 +6,6 @@ from dataclasses import replace
 
 from mcpfuzz.engine.events import Finding
 from mcpfuzz.jsonrpc.exchange import Exchange
-from mcpfuzz.jsonrpc.frame import Case
-from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.oracles.base import Failure, run_checks
 
 MAX_LISTED_TARGETS = 6
@@ -34,18 +32,13 @@ def received_lines(exchange: Exchange, limit: int = 6) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def tool_of(case: Case) -> str | None:
-    """The tool a case calls (the JSON report's `tool` field): a call of a tool target has its name as id."""
-    return case.id if case.family == TargetKind.TOOL.value else None
-
-
 def to_finding(failure: Failure, exchange: Exchange) -> Finding:
     """A finding with its reproduction frames."""
     case = exchange.case
     return Finding(
         oracle=failure.oracle, severity=failure.severity, title=failure.title, message=failure.message,
         target=case.target, case_title=case.title, expected=case.expect.describe(),
-        frames=tuple(exchange.frames), received=received_lines(exchange), key=failure.key, tool=tool_of(case),
+        frames=tuple(exchange.frames), received=received_lines(exchange), key=failure.key, tool=case.expect.tool,
         stderr_tail=exchange.crash.stderr_tail if exchange.crash else "", case=case, era=exchange.era.value,
         protocol_version=exchange.protocol_version, server_wide=failure.server_wide)
 
