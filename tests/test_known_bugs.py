@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from mcpfuzz.oracles.base import Severity
@@ -30,18 +28,19 @@ EXPECTED = {
     "version-code": {"version-negotiation"},
     "bad-shape": {"response-schema"},
     "no-result-type": {"response-schema"},
+    "id-null-invalid": {"id-preserved"},
+    "drop-deep": {"no-hang"},
+    "drop-big-id": {"no-hang"},
 }
 
 
 @pytest.mark.parametrize("version", [None, "2025-11-25", "2025-03-26", "2024-11-05", "2026-07-28"])
 def test_clean_server_gives_zero_findings(version: str | None) -> None:
     """A spec-correct server gives zero findings of any oracle, in every era and version."""
-    started = time.monotonic()
     finished = run_engine(fixture_command(), protocol_version=version)
     assert not finished.error
     assert [(f.oracle, f.target, f.message) for f in finished.findings] == []
     assert finished.stats.phases["catalogue"] >= 50 and finished.stats.phases["lifecycle"] == 5
-    assert time.monotonic() - started < 10
 
 
 @pytest.mark.parametrize("bug", ["modern-only", "legacy-only"])
@@ -96,13 +95,14 @@ def test_release_candidate_version_code_is_low() -> None:
     assert finding.severity is Severity.LOW and finding.target == "modern/unsupported-version"
 
 
-def test_silence_on_readable_id_is_high_and_on_unreadable_id_low() -> None:
-    """No reply where the id was readable hangs a client (high); where it was not, low."""
+def test_silence_on_readable_id_is_medium_and_on_unreadable_id_low() -> None:
+    """Severity model: a MUST broken only on malformed input is medium (the id was readable, a client waits);
+    silence where no id could be read is low."""
     finished = run_engine(fixture_command("silent-invalid-request"))
     severities = {f.severity for f in finished.findings}
-    assert severities == {Severity.HIGH, Severity.LOW}
-    high = next(f for f in finished.findings if f.severity is Severity.HIGH)
-    assert "was readable" in high.message
+    assert severities == {Severity.MEDIUM, Severity.LOW}
+    medium = next(f for f in finished.findings if f.severity is Severity.MEDIUM)
+    assert "was readable" in medium.message
 
 
 def test_hang_is_told_apart_from_a_stuck_server() -> None:
@@ -127,3 +127,21 @@ def test_crash_on_discover_falls_back_to_legacy() -> None:
     finished = run_engine(fixture_command("crash-discover"))
     assert finished.era == "legacy" and finished.protocol_version == "2025-11-25"
     assert [f.target for f in finished.findings] == ["lifecycle/discover-first"]
+
+
+@pytest.mark.parametrize(("bug", "said"), [("drop-deep", "nested deeper"), ("drop-big-id", "2**53")])
+def test_silence_past_a_reader_limit_is_one_low_finding(bug: str, said: str) -> None:
+    """RFC 8259 lets a reader refuse deep nesting and inexact integers: dropping such frames is one low finding."""
+    finished = run_engine(fixture_command(bug))
+    assert not finished.error, finished.error
+    assert [(f.oracle, f.severity) for f in finished.findings] == [("no-hang", Severity.LOW)], \
+        [(f.oracle, f.target, f.message[:120]) for f in finished.findings]
+    assert "RFC 8259" in finished.findings[0].message and said in finished.findings[0].message
+
+
+def test_an_id_null_answer_is_a_changed_id_not_silence() -> None:
+    """-32600 with id null to a request whose id was readable: id-preserved says what came back, not 'no reply'."""
+    finished = run_engine(fixture_command("id-null-invalid"))
+    assert {(f.oracle, f.severity) for f in finished.findings} == {("id-preserved", Severity.MEDIUM)}
+    (finding,) = finished.findings
+    assert "came back as null" in finding.message and "no reply" not in finding.message

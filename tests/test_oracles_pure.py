@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
@@ -17,7 +17,7 @@ from mcpfuzz.engine.monitor.pileup import PILEUP_LIMITS
 from mcpfuzz.engine.session.collector import Collector
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.exchange import Exchange, ProcessEnd
-from mcpfuzz.jsonrpc.expectation import Expectation, HttpRule, ToolCallCheck, VersionCheck
+from mcpfuzz.jsonrpc.expectation import Expectation, HttpRule, ReaderLimit, ToolCallCheck, VersionCheck
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.ids import ABSENT
@@ -118,13 +118,16 @@ RULES: dict[str, Rule] = {
                                                                                 error(5, -32700)), (MEDIUM,)),
     # invalid-request: section 5, -32600 with the id when readable.
     "invalid-request answered right": Rule(P.INVALID_REQUEST, exchange(ex.invalid_request(3), error(3, -32600)), ()),
-    "invalid-request silent with a readable id": Rule(P.INVALID_REQUEST, exchange(ex.invalid_request(3)), (HIGH,)),
+    # Severity model: a MUST broken only on malformed input is medium, even when a client then waits.
+    "invalid-request silent with a readable id": Rule(P.INVALID_REQUEST, exchange(ex.invalid_request(3)), (MEDIUM,)),
+    "invalid-request silence past a reader limit is no-hang's": Rule(P.INVALID_REQUEST, exchange(replace(
+        ex.invalid_request(3), past_limit=ReaderLimit.NESTING)), ()),
     "invalid-request silent, quiet_ok": Rule(P.INVALID_REQUEST, exchange(Expectation(
         judge=P.INVALID_REQUEST, id=3, null_id_ok=True, codes=frozenset({ex.INVALID_REQUEST}), quiet_ok=True)), (LOW,)),
     "invalid-request silent, id unreadable": Rule(P.INVALID_REQUEST, exchange(ex.invalid_request(None)), (LOW,)),
     # An error with id null answers no readable id: to a client the request went unanswered.
-    "invalid-request id lost": Rule(P.INVALID_REQUEST, exchange(ex.invalid_request(3), error(None, -32600)),
-                                    (HIGH,)),
+    # An answer with id null is an answer (the right code here); id-preserved judges the id.
+    "invalid-request id lost": Rule(P.INVALID_REQUEST, exchange(ex.invalid_request(3), error(None, -32600)), ()),
     "invalid-request id null allowed": Rule(P.INVALID_REQUEST, exchange(ex.invalid_request(3, null_id_ok=True),
                                                                         error(None, -32600)), ()),
     "invalid-request unreadable id answered with one": Rule(P.INVALID_REQUEST, exchange(
@@ -137,7 +140,7 @@ RULES: dict[str, Rule] = {
     "method-not-found wrong code": Rule(P.METHOD_NOT_FOUND, exchange(ex.method_not_found(4), error(4, -32600)),
                                         (MEDIUM,)),
     "method-not-found a result": Rule(P.METHOD_NOT_FOUND, exchange(ex.method_not_found(4), result(4)), (MEDIUM,)),
-    "method-not-found silence": Rule(P.METHOD_NOT_FOUND, exchange(ex.method_not_found(4)), (HIGH,)),
+    "method-not-found silence": Rule(P.METHOD_NOT_FOUND, exchange(ex.method_not_found(4)), (MEDIUM,)),
     # invalid-params: -32602, or (tool arguments, SEP-1303) an isError result.
     "invalid-params answered right": Rule(P.INVALID_PARAMS, exchange(ex.invalid_params(5), error(5, -32602)), ()),
     "invalid-params wrong code": Rule(P.INVALID_PARAMS, exchange(ex.invalid_params(5), error(5, -32603)), (MEDIUM,)),
@@ -172,7 +175,18 @@ RULES: dict[str, Rule] = {
     # id-preserved: same value, same JSON type.
     "id-preserved same id": Rule(P.ID_PRESERVED, exchange(ex.result(1, "ping"), result(1)), ()),
     "id-preserved type changed": Rule(P.ID_PRESERVED, exchange(ex.result(1, "ping"), result("1")), (HIGH,)),
-    "id-preserved an unsent id": Rule(P.ID_PRESERVED, exchange(ex.invalid_request(None), error(77, -32600)), (HIGH,)),
+    "id-preserved an unsent id": Rule(P.ID_PRESERVED, exchange(ex.invalid_request(None), error(77, -32600)),
+                                      (MEDIUM,)),
+    "id-preserved an unsent id on a valid request": Rule(P.ID_PRESERVED, exchange(ex.result(5, "ping"),
+                                                                                  result(77)), (HIGH,)),
+    "id-preserved id null for a readable id, valid request": Rule(P.ID_PRESERVED, exchange(
+        ex.result(5, "ping"), error(None, -32603)), (HIGH,)),
+    "id-preserved id null for a readable id, invalid request": Rule(P.ID_PRESERVED, exchange(
+        ex.invalid_request(3), error(None, -32602)), (MEDIUM,)),
+    "id-preserved id null where null is allowed": Rule(P.ID_PRESERVED, exchange(
+        ex.invalid_request(3, null_id_ok=True), error(None, -32600)), ()),
+    "id-preserved an id beyond 2**53 read inexactly is low": Rule(P.ID_PRESERVED, exchange(
+        replace(ex.result(2**53 + 1, "ping"), past_limit=ReaderLimit.BIG_INTEGER), result(2**53)), (LOW,)),
     "id-preserved late answer to an earlier id": Rule(P.ID_PRESERVED, exchange(ex.result(2, "ping"), result(1),
                                                                               result(2), earlier=[1]), ()),
     "id-preserved HTTP refusal with id null": Rule(P.ID_PRESERVED, exchange(Expectation(
@@ -206,6 +220,15 @@ RULES: dict[str, Rule] = {
     "no-hang answered": Rule(P.NO_HANG, exchange(ex.result(1, "ping"), result(1)), ()),
     "no-hang dropped": Rule(P.NO_HANG, exchange(ex.result(1, "ping")), (CRITICAL,)),
     "no-hang stuck": Rule(P.NO_HANG, exchange(ex.result(1, "ping"), barrier=False), (CRITICAL,)),
+    "no-hang dropped past a nesting limit is low": Rule(P.NO_HANG, exchange(
+        replace(ex.any_answer(1), past_limit=ReaderLimit.NESTING)), (LOW,)),
+    "no-hang silent past a nesting limit on an invalid request is low": Rule(P.NO_HANG, exchange(
+        replace(ex.invalid_request(3), past_limit=ReaderLimit.NESTING)), (LOW,)),
+    "no-hang id null answer past a size limit is an answer": Rule(P.NO_HANG, exchange(
+        replace(ex.any_answer(1), null_id_ok=True, past_limit=ReaderLimit.SIZE), error(None, -32700)), ()),
+    "no-hang stuck past a nesting limit is still critical": Rule(P.NO_HANG, exchange(
+        replace(ex.any_answer(1), past_limit=ReaderLimit.NESTING), barrier=False), (CRITICAL,)),
+    "no-hang id null answer is an answer": Rule(P.NO_HANG, exchange(ex.result(1, "ping"), error(None, -32603)), ()),
     "no-hang stuck after an invalid frame": Rule(P.NO_HANG, exchange(ex.parse_error(), barrier=False), (CRITICAL,)),
     "no-hang write failed": Rule(P.NO_HANG, exchange(ex.result(1, "ping"), write_error="broken pipe"), (CRITICAL,)),
     "no-hang HTTP refusal is an answer": Rule(P.NO_HANG, exchange(ex.result(1, "ping"), http=http(400)), ()),

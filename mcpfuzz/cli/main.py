@@ -75,13 +75,17 @@ class _CommandAfterDashes(click.Command):
 @main.command(cls=_CommandAfterDashes)
 @click.argument("paths", nargs=-1, type=click.Path(exists=True), metavar="[FILE|DIR]...")
 @click.option("--timeout", type=Seconds(min=0, min_open=True), default=5.0, show_default=True,
-              metavar="SECONDS", help="How long one request may take before it counts as unanswered.")
+              metavar="SECONDS", help="How long any answer may take before mcpfuzz checks that the server "
+              "is alive.")
+@click.option("--call-timeout", type=Seconds(min=0, min_open=True), default=30.0, show_default=True,
+              metavar="SECONDS", help="How long a valid call to a live server may take before it counts as dropped.")
 @click.option("--env", "env_pairs", multiple=True, metavar="NAME=VALUE",
               help="Extra environment variable for the server (repeatable).")
 @click.option("--header", "header_lines", multiple=True, metavar="'NAME: VALUE'",
               help="HTTP: header sent with every request (transcripts never hold header values).")
 @click.pass_context
-def replay(ctx: click.Context, paths: tuple[str, ...], timeout: float, env_pairs: tuple[str, ...],
+def replay(ctx: click.Context, paths: tuple[str, ...], timeout: float, call_timeout: float,
+           env_pairs: tuple[str, ...],
            header_lines: tuple[str, ...]) -> None:
     """Re-run saved failures: `mcpfuzz replay [FILE|DIR]... [-- CMD [ARGS]... | -- URL]`.
 
@@ -113,7 +117,7 @@ def replay(ctx: click.Context, paths: tuple[str, ...], timeout: float, env_pairs
     if not replayables and not outcomes:
         click.echo(f"nothing to replay in {', '.join(str(t) for t in targets)}")
         sys.exit(EXIT_CLEAN)
-    options = SessionOptions(timeout=timeout, env=parse_env(env_pairs) or None)
+    options = SessionOptions(timeout=timeout, call_timeout=call_timeout, env=parse_env(env_pairs) or None)
     oracles = tuple(all_oracles())
     for outcome in outcomes:
         print_outcome(outcome)

@@ -70,7 +70,12 @@ def _check_version(ctx: click.Context, param: click.Parameter, value: str | None
 SERVER_OPTIONS = [
     click.option("--seed", type=int, default=None, help="Seed for generation (printed in the summary)."),
     click.option("--timeout", type=Seconds(min=0, min_open=True), default=5.0, show_default=True,
-              metavar="SECONDS", help="How long one request may take before it counts as unanswered."),
+              metavar="SECONDS", help="How long any answer may take before mcpfuzz checks that the server "
+              "is alive; an invalid frame still unanswered then counts as unanswered."),
+    click.option("--call-timeout", type=Seconds(min=0, min_open=True), default=30.0, show_default=True,
+              metavar="SECONDS", help="How long a valid call may take once the server has shown it is alive "
+              "(answered a ping sent after --timeout) before it counts as dropped; progress notifications "
+              "extend it. A slower answer is a low slow-response finding, never a hang."),
     click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), default=None,
               metavar="PATH", help="Write the JSON report here."),
     click.option("--junit-xml", "junit_path", type=click.Path(dir_okay=False, writable=True), default=None,
@@ -162,7 +167,8 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
     log_frames = options["log_frames"]
     return RunConfig(
         command=command, seed=secrets.randbelow(2**32) if seed is None else seed, budget=budget,
-        timeout=options["timeout"], grace=options["grace"], oracles=tuple(selected),
+        timeout=options["timeout"], call_timeout=options["call_timeout"], grace=options["grace"],
+        oracles=tuple(selected),
         fail_on=Severity.parse(options["fail_on"]), protocol_version=options["protocol_version"],
         phases=(PhaseName.PROBE, *map(PhaseName, phase_names)), max_line=options["max_line"], env=env,
         include_targets=include, exclude_targets=exclude, strict_types=options["strict_types"],

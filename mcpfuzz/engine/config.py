@@ -26,6 +26,7 @@ class RunConfig:
     seed: int = 0
     budget: float = 60.0
     timeout: float = 5.0
+    call_timeout: float = 30.0  # a valid call to a live server: how long before it counts as dropped
     grace: float = 0.25
     oracles: tuple[str, ...] = ()
     fail_on: Severity = Severity.MEDIUM

@@ -98,7 +98,8 @@ class Run:
                                                                                           config.budget * 0.1)
         self._verify_until = started + config.budget - min(2.0, config.budget * 0.05)
         self.emit(RunStarted(config.server_label, config.seed, config.oracles, config.budget, config.timeout))
-        options = SessionOptions(timeout=config.timeout, grace=config.grace, max_line=config.max_line,
+        options = SessionOptions(timeout=config.timeout, call_timeout=config.call_timeout, grace=config.grace,
+                                 max_line=config.max_line,
                                  env=config.env or None, frame_log=config.log_frames)
         async with anyio.create_task_group() as group:
             group.start_soon(self._watch_signals, group.cancel_scope)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpfuzz.jsonrpc.expectation import Expectation, HttpRule, ToolCallCheck, VersionCheck
+from mcpfuzz.jsonrpc.expectation import Expectation, HttpRule, ReaderLimit, ToolCallCheck, VersionCheck
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.versions import Era
@@ -74,6 +74,8 @@ def _extra_to_json(expect: Expectation) -> dict[str, Any]:
         extra["is_error_result_ok"] = True
     if expect.quiet_ok:
         extra["quiet_ok"] = True
+    if expect.past_limit is not None:
+        extra["past_limit"] = expect.past_limit.value
     if expect.http is not None:
         extra.update(http_status=list(expect.http.statuses), http_severity=expect.http.severity)
         if expect.http.codes:
@@ -102,6 +104,7 @@ def expectation_from_json(data: Any) -> Expectation:
             batch_ids=tuple(_unvalue(v) for v in data.get("batch_ids") or ()),
             lenient=bool(extra.get("lenient")), quiet_ok=bool(extra.get("quiet_ok")),
             is_error_result_ok=bool(extra.get("is_error_result_ok")),
+            past_limit=ReaderLimit(extra["past_limit"]) if extra.get("past_limit") else None,
             http=_http_rule(extra), versions=_version_check(extra), tool_call=_tool_call(extra))
     except (TypeError, ValueError) as error:
         raise CaseFormatError(f"the expectation cannot be read: {error}") from None

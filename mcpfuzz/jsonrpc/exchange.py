@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.http_reply import HttpReply
-from mcpfuzz.jsonrpc.incoming import Incoming
+from mcpfuzz.jsonrpc.incoming import NOTIFICATION, Incoming
 from mcpfuzz.jsonrpc.versions import Era
 
 # How a response's id relates to what was sent.
@@ -61,11 +61,19 @@ class Exchange:
     server_requests: list[Incoming] = field(default_factory=list)
     barrier_answered: bool | None = None
     timed_out: bool = False
+    # The answer was not in within --timeout, the server answered a liveness request, so the wait went on
+    # to the call limit (a slow tool, not a dropped request).
+    extended: bool = False
     waited: float = 0.0
     crash: ProcessEnd | None = None
     write_error: str | None = None
     stderr_tail: str = ""
     http: HttpReply | None = None  # over HTTP: what the POST of the case's frame got back
+
+    def progress_count(self) -> int:
+        """How many progress notifications arrived while the case was open (a long call saying it is working)."""
+        return sum(1 for a in self.arrivals if a.incoming.kind == NOTIFICATION
+                   and a.incoming.message.get("method") == "notifications/progress")
 
     def responses(self) -> list[Arrival]:
         """Arrivals that are responses (batch arrays already expanded)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Literal
 
 from mcpfuzz.jsonrpc.ids import ABSENT
@@ -16,6 +17,21 @@ INVALID_PARAMS = -32602
 
 # A severity by name: the frame model sits below the oracles, so it names their `Severity` rather than import it.
 SeverityName = Literal["low", "medium", "high", "critical"]
+
+
+class ReaderLimit(str, Enum):
+    """A limit RFC 8259 lets a JSON reader set; a frame past it may be refused, and silence on it is low."""
+
+    NESTING = "nesting"  # section 9: "may set limits on the maximum depth of nesting"
+    SIZE = "size"  # section 9: "may set limits on the size of texts"
+    BIG_INTEGER = "big-integer"  # section 6: integers beyond +-(2**53-1) are not interoperable
+
+    def describe(self) -> str:
+        """What the frame went past, with the rule that permits refusing it."""
+        return {ReaderLimit.NESTING: "nested deeper than a JSON reader must accept (RFC 8259 section 9)",
+                ReaderLimit.SIZE: "bigger than a JSON reader must accept (RFC 8259 section 9)",
+                ReaderLimit.BIG_INTEGER: "carrying an integer beyond +-(2**53-1), which RFC 8259 section 6 "
+                                         "calls not interoperable"}[self]
 
 
 @dataclass(frozen=True)
@@ -67,7 +83,8 @@ class Expectation:
     is the judge's (high). The flags and parts after `note` say how one oracle reads this case:
     `lenient` (parse-error: a parser may accept the frame), `quiet_ok` (invalid-request: silence is
     low although the id was readable), `is_error_result_ok` (invalid-params: an isError result is a
-    correct refusal), `http`, `versions` and `tool_call`.
+    correct refusal), `past_limit` (the frame goes past a limit RFC 8259 lets readers set: silence or a
+    changed id is low, and no-hang owns it whatever the judge), `http`, `versions` and `tool_call`.
     """
 
     judge: OracleId
@@ -85,6 +102,7 @@ class Expectation:
     lenient: bool = False
     quiet_ok: bool = False
     is_error_result_ok: bool = False
+    past_limit: ReaderLimit | None = None
     http: HttpRule | None = None
     versions: VersionCheck | None = None
     tool_call: ToolCallCheck | None = None

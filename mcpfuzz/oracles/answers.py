@@ -31,9 +31,8 @@ def case_answers(exchange: Exchange) -> list[Arrival]:
     expect = exchange.case.expect
     responses = exchange.responses()
     if expect.id_recoverable:
-        # An answer with a mangled id is still an answer (id-preserved judges the id itself).
-        return [a for a in responses if a.id_tag in (ID_CURRENT, ID_UNKNOWN)
-                or (a.id_tag == ID_NULL and expect.null_id_ok)]
+        # An answer with a mangled id (another value, or null) is still an answer: id-preserved judges the id.
+        return [a for a in responses if a.id_tag in (ID_CURRENT, ID_UNKNOWN, ID_NULL)]
     return [a for a in responses if a.id_tag != "earlier"]
 
 
@@ -57,9 +56,12 @@ def judge_answers(exchange: Exchange, failure: type[Failure], silence: Any) -> l
     expect = exchange.case.expect
     found = []
     answers = case_answers(exchange)
-    if silence is None and expect.id_recoverable and not expect.well_formed:
-        silence = (Severity.HIGH, f"no reply although the request id {show_id(expect.id)} was readable: a "
-                   "real client waits for it forever")
+    if expect.past_limit is not None and expect.id_recoverable:
+        silence = None  # silence past a reader limit is no-hang's (one low finding, whatever the judge)
+    elif silence is None and expect.id_recoverable and not expect.well_formed:
+        # A MUST broken on malformed input only: medium (the severity model in the README).
+        silence = (Severity.MEDIUM, f"no reply although the request id {show_id(expect.id)} was readable: a "
+                   "client waits for it forever")
     http = exchange.http
     if silence is not None and http is not None and http.refused and silence[0] > Severity.MEDIUM:
         # Over HTTP the client at least gets the status; the JSON-RPC error for its id is still lost.

@@ -40,7 +40,7 @@ def parse_error(exchange: Exchange) -> Iterator[Failure]:
     yield from misused_code(exchange, OracleId.PARSE_ERROR, ParseErrorFailure)
 
 
-@register(InvalidRequestFailure, Severity.HIGH)
+@register(InvalidRequestFailure, Severity.MEDIUM)
 def invalid_request(exchange: Exchange) -> Iterator[Failure]:
     """JSON-RPC 2.0 section 5: -32600 with the id when readable, null otherwise."""
     expect = exchange.case.expect
@@ -55,7 +55,7 @@ def invalid_request(exchange: Exchange) -> Iterator[Failure]:
     yield from misused_code(exchange, OracleId.INVALID_REQUEST, InvalidRequestFailure)
 
 
-@register(MethodNotFoundFailure, Severity.HIGH)
+@register(MethodNotFoundFailure, Severity.MEDIUM)
 def method_not_found(exchange: Exchange) -> Iterator[Failure]:
     """JSON-RPC 2.0 section 5.1: an unknown method gets -32601 (silence is `no-hang`'s)."""
     if exchange.case.expect.judge == OracleId.METHOD_NOT_FOUND:
@@ -64,7 +64,7 @@ def method_not_found(exchange: Exchange) -> Iterator[Failure]:
     yield from misused_code(exchange, OracleId.METHOD_NOT_FOUND, MethodNotFoundFailure)
 
 
-@register(InvalidParamsFailure, Severity.HIGH)
+@register(InvalidParamsFailure, Severity.MEDIUM)
 def invalid_params(exchange: Exchange) -> Iterator[Failure]:
     """Bad params for a known method get -32602 (or an isError result for tool arguments)."""
     expect = exchange.case.expect

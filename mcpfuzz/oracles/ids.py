@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from mcpfuzz.jsonrpc.exchange import ID_NULL, ID_UNKNOWN, Exchange
+from mcpfuzz.jsonrpc.expectation import ReaderLimit
 from mcpfuzz.jsonrpc.ids import ABSENT, json_type, show_id
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
@@ -15,13 +16,16 @@ SingleResponseFailure = failure_class(OracleId.SINGLE_RESPONSE, "Request answere
 
 @register(IdPreservedFailure, Severity.HIGH)
 def id_preserved(exchange: Exchange) -> Iterator[Failure]:
-    """A response id equals the request id in value and JSON type, and never names an unsent id."""
+    """A response id equals the request id in value and JSON type (null included), and never names an unsent id."""
     expect = exchange.case.expect
     yield from _http_refusal_ids(exchange)
     if not expect.reply:
         return  # any reply to a notification is notification-silent's finding
+    refused = exchange.http is not None and exchange.http.refused  # its null ids are judged just above
     for arrival in exchange.responses():
-        if arrival.id_tag != ID_UNKNOWN:
+        changed = arrival.id_tag == ID_UNKNOWN or (
+            arrival.id_tag == ID_NULL and expect.id_recoverable and not expect.null_id_ok and not refused)
+        if not changed:
             continue
         got = arrival.incoming.id
         if expect.id_recoverable:
@@ -31,7 +35,15 @@ def id_preserved(exchange: Exchange) -> Iterator[Failure]:
         else:
             message = f"answered id {show_id(got)}, which was never sent"
             key = f"unsent:{json_type(got)}"
-        yield IdPreservedFailure(Severity.HIGH, message, key, server_wide=True)
+        severity = Severity.HIGH if expect.well_formed else Severity.MEDIUM
+        if expect.past_limit is ReaderLimit.BIG_INTEGER:
+            # RFC 8259 section 6: a reader may hold such an integer inexactly; unhelpful, not wrong.
+            severity, key = Severity.LOW, "limit:big-integer"
+            message += f"; the frame was {expect.past_limit.describe()}"
+        elif not expect.well_formed:
+            message += " (on an invalid request; the error must still carry its id)"
+            key += ":invalid"
+        yield IdPreservedFailure(severity, message, key, server_wide=True)
 
 
 def _http_refusal_ids(exchange: Exchange) -> Iterator[Failure]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.ids import show_id
 from mcpfuzz.jsonrpc.incoming import NOISE, OVERSIZED
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.oracles.answers import case_answers
@@ -12,6 +13,7 @@ from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 
 NoCrashFailure = failure_class(OracleId.NO_CRASH, "Server process died")
 NoHangFailure = failure_class(OracleId.NO_HANG, "Request got no reply")
+SlowResponseFailure = failure_class(OracleId.SLOW_RESPONSE, "Valid call answered slowly, without progress")
 StdoutCleanFailure = failure_class(OracleId.STDOUT_CLEAN, "Non-JSON-RPC output on stdout")
 
 
@@ -34,12 +36,21 @@ def no_hang(exchange: Exchange) -> Iterator[Failure]:
     if exchange.write_error:
         yield NoHangFailure(Severity.CRITICAL, f"writing the frame failed: {exchange.write_error}", "write")
         return
+    limit = expect.past_limit
+    if limit is not None and expect.reply and expect.id_recoverable and not case_answers(exchange) \
+            and exchange.barrier_answered:
+        # A reader may refuse such a frame; losing its id silently is unhelpful, not a hang (low).
+        yield NoHangFailure(Severity.LOW, f"no reply to a frame {limit.describe()}: refusing it is allowed, but "
+                            f"without an error (id null is fine) a client waits for id {show_id(expect.id)} "
+                            "forever", f"limit:{limit.value}", server_wide=True)
+        return
     if expect.well_formed and expect.reply and not case_answers(exchange):
         if exchange.http is not None and exchange.http.refused:
             return  # refused at the HTTP level: an answer, judged by http-status
         if exchange.barrier_answered:
+            patience = " (--call-timeout)" if exchange.extended else ""
             yield NoHangFailure(Severity.CRITICAL,
-                                f"no reply after {exchange.waited:.1f}s, although a request sent after it "
+                                f"no reply after {exchange.waited:.1f}s{patience}, although a request sent after it "
                                 "was answered: the server dropped this request", "dropped")
         else:
             yield NoHangFailure(Severity.CRITICAL,
@@ -50,6 +61,19 @@ def no_hang(exchange: Exchange) -> Iterator[Failure]:
         yield NoHangFailure(Severity.CRITICAL,
                             f"after this frame the server stopped answering: a request sent after it got no "
                             f"reply within {exchange.waited:.1f}s", "stuck-after")
+
+
+@register(SlowResponseFailure, Severity.LOW)
+def slow_response(exchange: Exchange) -> Iterator[Failure]:
+    """A valid call answered after --timeout, the server alive meanwhile and silent on progress: slow, not a hang."""
+    if not exchange.extended or exchange.progress_count():
+        return
+    answers = case_answers(exchange)
+    if answers:
+        took = min(a.at for a in answers)
+        yield SlowResponseFailure(Severity.LOW, f"answered after {took:.1f}s, with no progress notification in "
+                                  "between; clients with a shorter timeout give up on it (send "
+                                  "notifications/progress when the request carries a progressToken)", "slow")
 
 
 @register(StdoutCleanFailure, Severity.HIGH)

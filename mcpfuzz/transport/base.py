@@ -42,7 +42,8 @@ class ConnectionCallbacks:
 class ConnectionOptions:
     """Limits every connection honours."""
 
-    timeout: float = 5.0  # HTTP: a request's whole response; also the start of a session
+    timeout: float = 5.0  # the start of a session (HTTP: its first response)
+    call_timeout: float = 30.0  # HTTP: the longest a request's response may take (a slow tool's answer)
     max_line: int = 8 * 1024 * 1024
     write_timeout: float = 5.0  # stdio: a server that stops reading its input
     env: dict[str, str] | None = None  # the environment of a process mcpfuzz starts (None: ours)

@@ -34,6 +34,7 @@ class HttpConnection:
         self._on_exit = callbacks.on_exit
         self._headers = dict(target.headers)
         self.timeout = options.timeout
+        self.call_timeout = max(options.call_timeout, options.timeout)
         self._max_line = options.max_line
         self._launched = (LaunchedServer(target.launch, self.url, on_exit=self._process_exit,
                                          env=inherited_env(options.env)) if target.launch else None)
@@ -46,7 +47,7 @@ class HttpConnection:
 
     async def __aenter__(self: Http) -> Http:
         # Redirects are not followed: a 3xx is the server's answer and must be judged, not chased.
-        self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, connect=self.timeout),
+        self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.call_timeout, connect=self.timeout),
                                          follow_redirects=False, trust_env=False)
         self._group = anyio.create_task_group()
         await self._group.__aenter__()

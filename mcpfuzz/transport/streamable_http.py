@@ -114,7 +114,8 @@ class StreamableHttpServer(HttpConnection):
         scope = anyio.CancelScope()
         self._scopes.add(scope)
         try:
-            with scope, anyio.move_on_after(self.timeout) as capped:
+            # The session decides when an answer is late; a slow tool's response may still be read to the end.
+            with scope, anyio.move_on_after(self.call_timeout) as capped:
                 async with self._client.stream("POST", self.url, content=data, headers=headers) as response:
                     self._record_headers(reply, response, is_initialize, generation)
                     headers_in.set()
@@ -122,7 +123,7 @@ class StreamableHttpServer(HttpConnection):
                 if reply.refused and reply.session_id and reply.session_id != reply.sent_session_id:
                     reply.session_live = await self._session_live(reply.session_id)
             if capped.cancelled_caught:
-                reply.error = f"no complete response within {self.timeout:g}s"
+                reply.error = f"no complete response within {self.call_timeout:g}s"
         except httpx.HTTPError as error:
             reply.error = _describe(error)
             if generation == self._generation:

@@ -11,11 +11,11 @@ from dataclasses import replace
 from typing import Any
 
 from mcpfuzz.strategies.frames.context import INT64, FrameContext, anything
-from mcpfuzz.strategies.frames.read import JsonObject, depth, has_duplicates, lax_values, strict_value
+from mcpfuzz.strategies.frames.read import JsonObject, depth, has_big_integer, has_duplicates, lax_values, strict_value
 from mcpfuzz.strategies.frames.request import expect_object
 
 from mcpfuzz.jsonrpc import expectation as ex
-from mcpfuzz.jsonrpc.expectation import Expectation
+from mcpfuzz.jsonrpc.expectation import Expectation, ReaderLimit
 from mcpfuzz.jsonrpc.ids import is_valid_mcp_id
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import BATCH_VERSION
@@ -80,13 +80,28 @@ def _readable(id: Any) -> bool:
 
 
 def _loosen(expect: Expectation, data: bytes, values: list[Any], ids: tuple[Any, ...]) -> Expectation:
-    """RFC 8259 section 9: past a size or depth limit a reader may refuse the text (with id null)."""
-    if len(data) <= BIG_FRAME and max((depth(v) for v in values), default=0) <= DEEP:
+    """RFC 8259 section 9: past a size or depth limit a reader may refuse the text (with id null); section 6:
+    integers beyond 2**53 may be read inexactly. Silence past such a limit is low (`past_limit`)."""
+    limit = _limit_passed(data, values)
+    if limit is None:
         return expect
+    if limit is ReaderLimit.BIG_INTEGER:
+        return replace(expect, past_limit=limit) if expect.reply else expect
     if not expect.reply or expect.lenient:
         return anything("a reader may refuse a frame this big or this deep", ids)
-    return replace(expect, codes=frozenset(), error_ok=True, null_id_ok=True,
+    return replace(expect, codes=frozenset(), error_ok=True, null_id_ok=True, past_limit=limit,
                    note="a frame this big or this deep may be refused")
+
+
+def _limit_passed(data: bytes, values: list[Any]) -> ReaderLimit | None:
+    """The first reader limit the frame goes past: size, then nesting, then big integers."""
+    if len(data) > BIG_FRAME:
+        return ReaderLimit.SIZE
+    if max((depth(v) for v in values), default=0) > DEEP:
+        return ReaderLimit.NESTING
+    if any(has_big_integer(v) for v in values):
+        return ReaderLimit.BIG_INTEGER
+    return None
 
 
 def _array(items: list, ctx: FrameContext) -> Expectation:

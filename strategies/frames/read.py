@@ -96,3 +96,20 @@ def depth(value: Any) -> int:
             deepest = max(deepest, level)
             stack.extend((child, level + 1) for child in (node.values() if isinstance(node, dict) else node))
     return deepest
+
+
+SAFE_INTEGER = 2**53 - 1  # RFC 8259 section 6: beyond this, integers are not interoperable
+
+
+def has_big_integer(value: Any) -> bool:
+    """True when an integer anywhere in `value` lies beyond +-(2**53-1)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, int) and not isinstance(node, bool) and abs(node) > SAFE_INTEGER:
+            return True
+    return False

@@ -43,6 +43,9 @@ BUGS: dict[str, str] = {
     "version-code": "modern unsupported version answered with -32004 instead of -32022",
     "bad-shape": "tools lack inputSchema; initialize result lacks serverInfo",
     "no-result-type": "modern results lack resultType",
+    "id-null-invalid": "invalid requests whose id is readable answered -32600 with id null",
+    "drop-deep": "frames nested deeper than 200 levels dropped silently (as pydantic-core's parser does)",
+    "drop-big-id": "requests whose id lies beyond 2**53 dropped silently",
     "modern-only": "not a bug: serves only the modern era",
     "legacy-only": "not a bug: serves only the legacy era",
 }
@@ -190,7 +193,7 @@ class Server:
         if "silent-invalid-request" in self.bugs:
             return []
         code = -32603 if "invalid-request-code" in self.bugs else -32600
-        return self.error(rid, code, message)
+        return self.error(None if "id-null-invalid" in self.bugs else rid, code, message)
 
     def invalid_params(self, rid: Id, message: str) -> list[dict[str, Any]]:
         """Answer for params that break the method's protocol-level contract."""
@@ -219,6 +222,9 @@ class Server:
             return self.parse_error("parse error: invalid UTF-8")
         try:
             value = json.loads(text, parse_constant=reject_constant)
+            if "drop-deep" in self.bugs and nesting(value) > DROP_DEPTH:
+                log("drop-deep: frame too deep, dropped")
+                return []
         except RecursionError:
             return self.parse_error("parse error: nesting too deep")
         except ValueError:  # JSONDecodeError, NaN, and integers beyond the digit limit
@@ -246,6 +252,9 @@ class Server:
                 return self.handle_notification(method)
             return self.invalid_request(None, "invalid request")
         rid = msg["id"]
+        if "drop-big-id" in self.bugs and isinstance(rid, int) and abs(rid) > 2**53:
+            log("drop-big-id: id too big, dropped")
+            return []
         if not is_valid_id(rid):
             return self.invalid_request(None, "invalid request: id must be a string or an integer")
         if msg.get("jsonrpc") != "2.0":
@@ -398,6 +407,20 @@ class Server:
         if note is None:
             return tool_error("note not found")  # a domain error, not a protocol one
         return {"content": [text_item(note)], "isError": False}
+
+
+DROP_DEPTH = 200
+
+
+def nesting(value: Any) -> int:
+    """How deep objects and arrays nest in a decoded value."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, dict | list):
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return deepest
 
 
 def text_item(text: str) -> dict[str, str]:

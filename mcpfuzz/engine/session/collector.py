@@ -156,12 +156,14 @@ class Collector:
                 await self._next_change()
 
     async def collect(self, window: Window, barrier: Pending | None, case: Case, *, http: HttpReply | None,
-                      timeout: float, grace: float) -> None:
+                      timeout: float, grace: float, progress_extends: float | None = None) -> None:
         """Wait for the case's answer and the barrier; after the barrier, only a short grace.
 
         With `http` (a response that settles its frame), the end of that response stands in for the barrier.
+        With `progress_extends`, each progress notification keeps the wait going at least that much longer.
         """
         deadline = window.started + timeout
+        progress_seen = 0
         grace_until: float | None = None
         while self._alive():
             # One cancel scope per wait, not per wake-up: its deadline moves in when the grace starts,
@@ -185,6 +187,10 @@ class Collector:
                             grace_until = grace_until or now + grace
                             if now >= grace_until:
                                 return
+                    if progress_extends is not None:
+                        progress = window.exchange.progress_count()
+                        if progress > progress_seen:
+                            progress_seen, deadline = progress, max(deadline, now + progress_extends)
                     if now >= deadline:
                         window.exchange.timed_out = True
                         return
@@ -211,6 +217,7 @@ def satisfied(expect: Expectation, exchange: Exchange) -> bool:
         answered = {id_key(a.incoming.id) for a in responses if a.id_tag == ID_CURRENT}
         return all(id_key(i) in answered for i in expect.batch_ids)
     if expect.id_recoverable:
-        return any(a.id_tag in (ID_CURRENT, ID_UNKNOWN) or (expect.null_id_ok and a.id_tag == ID_NULL)
+        return any(a.id_tag in (ID_CURRENT, ID_UNKNOWN, ID_NULL)
                    for a in responses)
     return any(a.id_tag != ID_EARLIER for a in responses)
+

@@ -36,7 +36,8 @@ LOG_LIMIT = 64
 class SessionOptions:
     """Timing and size limits of a session."""
 
-    timeout: float = 5.0
+    timeout: float = 5.0  # how long any answer may take before the server is asked whether it is alive
+    call_timeout: float = 30.0  # a valid call to a server proven alive: how long before it counts as dropped
     grace: float = 0.25
     max_line: int = 8 * 1024 * 1024
     write_timeout: float = 5.0
@@ -85,7 +86,7 @@ class Session:
         options = self.options
         self.server = await open_connection(
             self.target, ConnectionCallbacks(self._on_line, self._on_exit, self._collector.wake),
-            ConnectionOptions(timeout=options.timeout, max_line=options.max_line,
+            ConnectionOptions(timeout=options.timeout, call_timeout=options.call_timeout, max_line=options.max_line,
                               write_timeout=options.write_timeout, env=options.env))
         await self.server.__aenter__()
         return self
@@ -266,6 +267,12 @@ class Session:
             late = lean or not self.server.needs_barrier
             if late and exchange.timed_out and self.alive and not exchange.write_error:
                 barrier = await self._late_barrier()
+                if lean and barrier is not None and barrier.reply is not None and self.alive:
+                    # Slow is not dropped: a valid call to a server that answers pings gets the call limit,
+                    # and each progress notification moves that limit on.
+                    exchange.timed_out, exchange.extended = False, True
+                    await self._collector.collect(window, None, case, http=http, timeout=self.options.call_timeout,
+                                                  grace=self.options.grace, progress_extends=self.options.timeout)
         finally:
             self._collector.close()
         exchange.waited = time.monotonic() - window.started
