@@ -29,14 +29,15 @@ def fixture_command(*bugs: str, server: Path = MCP_SERVER) -> list[str]:
 PROTOCOL_PHASES = ("probe", "catalogue", "lifecycle")
 
 
-def run_engine(command: list[str], *, timeout: float = 2.0, budget: float = 60.0,
+def run_engine(command: list[str], *, timeout: float = 2.0, call_timeout: float = 30.0, budget: float = 60.0,
                protocol_version: str | None = None, phases: tuple[str, ...] = PROTOCOL_PHASES,
                seed: int = 1, corpus: Path | None = None, http: HttpTarget | None = None) -> RunFinished:
     """One run with every oracle; by default the protocol phases only (the tool phases use the whole budget).
 
     With `http`, the server is that URL and `command` is ignored.
     """
-    config = RunConfig(command=[] if http else command, seed=seed, timeout=timeout, budget=budget,
+    config = RunConfig(command=[] if http else command, seed=seed, timeout=timeout, call_timeout=call_timeout,
+                       budget=budget,
                        oracles=tuple(all_oracles()), protocol_version=protocol_version, phases=phases,
                        corpus=corpus, http=http)
     return anyio.run(run, config, lambda event: None)

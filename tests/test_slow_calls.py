@@ -1,0 +1,40 @@
+"""Slow is not dropped: a valid call to a server that answers pings meanwhile gets --call-timeout."""
+
+from __future__ import annotations
+
+import sys
+
+from mcpfuzz.oracles.base import Severity
+from tests.engine_runs import SERVERS, run_engine
+
+SLOW_SERVER = SERVERS / "slow_server.py"
+PHASES = ("probe", "coverage")
+
+
+def _findings(finished: object) -> list[tuple[str, str, Severity]]:
+    return [(f.oracle, f.target, f.severity) for f in finished.findings]  # type: ignore[attr-defined]
+
+
+def test_a_tool_slower_than_timeout_is_a_low_slow_response_not_a_hang() -> None:
+    """The tool answers after 3 s, --timeout is 1 s: one low slow-response, no no-hang."""
+    finished = run_engine([sys.executable, str(SLOW_SERVER), "--delay", "3"], timeout=1, budget=40, phases=PHASES)
+    assert not finished.error, finished.error
+    assert _findings(finished) == [("slow-response", "tool/report", Severity.LOW)]
+    assert "answered after" in finished.findings[0].message
+
+
+def test_a_slow_tool_that_reports_progress_gives_no_finding() -> None:
+    """Progress notifications are the spec's way to say a long request is working: nothing to report."""
+    finished = run_engine([sys.executable, str(SLOW_SERVER), "--delay", "3", "--progress"], timeout=1, budget=40,
+                          phases=PHASES)
+    assert not finished.error, finished.error
+    assert _findings(finished) == []
+
+
+def test_a_call_never_answered_by_a_live_server_is_dropped_after_the_call_timeout() -> None:
+    """The server answers pings but never the call: critical no-hang, after --call-timeout, not --timeout."""
+    finished = run_engine([sys.executable, str(SLOW_SERVER), "--drop"], timeout=1, call_timeout=4, budget=40,
+                          phases=PHASES)
+    assert _findings(finished) == [("no-hang", "tool/report", Severity.CRITICAL)]
+    message = finished.findings[0].message
+    assert "dropped" in message and "--call-timeout" in message
