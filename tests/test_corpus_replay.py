@@ -35,7 +35,8 @@ def test_run_writes_one_transcript_per_finding_and_replay_judges_them(tmp_path: 
     assert len(transcripts) == len(findings) >= 2
     assert all(f["corpus_path"] and Path(f["corpus_path"]).is_file() for f in findings)
     assert (corpus / "manifest.json").is_file()
-    assert "mcpfuzz replay " in result.stdout
+    # Printed as invoked (here `python -m mcpfuzz.cli`), so that it works when pasted without a venv.
+    assert f"{sys.executable} -m mcpfuzz.cli replay " in result.stdout
     crash = next(t for t in transcripts if t["oracle"] == "no-crash")
     # The reproducer is the handshake plus the one frame: nothing else is needed.
     assert len(crash["frames"]) <= 2 + 3 and crash["frames"][-1].startswith("[")

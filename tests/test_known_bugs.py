@@ -60,15 +60,14 @@ def test_bug_is_caught_by_its_oracle_only(bug: str) -> None:
     assert fired == EXPECTED[bug], [(f.oracle, f.target, f.message[:120]) for f in finished.findings]
 
 
-def test_crash_on_batch_names_the_frame_exit_status_and_stderr() -> None:
-    """One finding per crashing frame, with exit status and the traceback tail; the run goes on."""
+def test_one_crash_reached_from_several_frames_is_one_finding_with_also_on() -> None:
+    """One root cause (the same exception raised at the same place): one finding naming the other frames."""
     finished = run_engine(fixture_command("crash-batch"))
-    crashes = {f.target: f for f in finished.findings}
-    assert set(crashes) == {"envelope/empty-array", "envelope/batch"}
-    finding = crashes["envelope/empty-array"]
-    assert finding.severity is Severity.CRITICAL
+    (finding,) = finished.findings
+    assert finding.oracle == "no-crash" and finding.severity is Severity.CRITICAL
+    assert finding.target == "envelope/empty-array" and finding.frames[-1] == b"[]"
+    assert "envelope/batch" in finding.also_on and "also on envelope/batch" in finding.message
     assert "exited with status 1" in finding.message and "RuntimeError" in finding.message
-    assert finding.frames[-1] == b"[]"
     assert finished.stats.phases["lifecycle"] == 5  # restarted and carried on
 
 
@@ -116,8 +115,9 @@ def test_hang_is_told_apart_from_a_stuck_server() -> None:
 def test_pre_initialize_crash_is_a_lifecycle_finding() -> None:
     """A server that dies on a request before initialize is caught on a fresh process."""
     finished = run_engine(fixture_command("crash-pre-init"))
-    # In the modern era a request without _meta is a legacy request before initialize, too.
-    assert [f.target for f in finished.findings] == ["modern/no-meta", "lifecycle/request-before-initialize"]
+    # In the modern era a request without _meta is a legacy request before initialize, too: one root cause.
+    assert [(f.target, f.also_on) for f in finished.findings] == [
+        ("modern/no-meta", ("lifecycle/request-before-initialize",))]
     legacy = run_engine(fixture_command("crash-pre-init"), protocol_version="2025-11-25")
     assert [f.target for f in legacy.findings] == ["lifecycle/request-before-initialize"]
 

@@ -34,7 +34,7 @@ SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required"
 
 def exchange(expect: Expectation, *replies: Any, frame: bytes = b'{"jsonrpc":"2.0"}', era: Era = Era.LEGACY,
              barrier: bool | None = True, earlier: Sequence[Any] = (), http: HttpReply | None = None,
-             crash: ProcessEnd | None = None, write_error: str | None = None) -> Exchange:
+             crash: ProcessEnd | None = None, write_error: str | None = None, extended: bool = False) -> Exchange:
     """The exchange a session records when the server writes `replies` (dicts, or raw bytes) to this case.
 
     Ids are tagged as the session tags them: this case's id (and batch ids), an `earlier` one, null,
@@ -47,7 +47,7 @@ def exchange(expect: Expectation, *replies: Any, frame: bytes = b'{"jsonrpc":"2.
         collector.open(Exchange(Case("earlier", "test", "", b"", ex.any_answer(rid)), era, version))
         collector.close()
     built = Exchange(case, era, version, frames=[frame], barrier_answered=barrier, waited=0.5, crash=crash,
-                     write_error=write_error, http=http)
+                     write_error=write_error, http=http, extended=extended)
     collector.open(built)
     for reply in replies:
         line = reply if isinstance(reply, bytes) else json.dumps(reply).encode()
@@ -228,6 +228,16 @@ RULES: dict[str, Rule] = {
         replace(ex.any_answer(1), null_id_ok=True, past_limit=ReaderLimit.SIZE), error(None, -32700)), ()),
     "no-hang stuck past a nesting limit is still critical": Rule(P.NO_HANG, exchange(
         replace(ex.any_answer(1), past_limit=ReaderLimit.NESTING), barrier=False), (CRITICAL,)),
+    # slow-response: a valid call answered after --timeout by a server that answered pings meanwhile.
+    "slow-response answered late": Rule(P.SLOW_RESPONSE, exchange(tool_call(1), result(1, call_result()),
+                                                                  extended=True), (LOW,)),
+    "slow-response answered in time": Rule(P.SLOW_RESPONSE, exchange(tool_call(1), result(1, call_result())), ()),
+    "slow-response late but with progress": Rule(P.SLOW_RESPONSE, exchange(
+        tool_call(1), {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1,
+                                                                                          "progress": 1}},
+        result(1, call_result()), extended=True), ()),
+    "no-hang late answer is no hang": Rule(P.NO_HANG, exchange(tool_call(1), result(1, call_result()),
+                                                               extended=True), ()),
     "no-hang id null answer is an answer": Rule(P.NO_HANG, exchange(ex.result(1, "ping"), error(None, -32603)), ()),
     "no-hang stuck after an invalid frame": Rule(P.NO_HANG, exchange(ex.parse_error(), barrier=False), (CRITICAL,)),
     "no-hang write failed": Rule(P.NO_HANG, exchange(ex.result(1, "ping"), write_error="broken pipe"), (CRITICAL,)),

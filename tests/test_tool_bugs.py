@@ -23,7 +23,7 @@ EXPECTED: dict[str, tuple[tuple[str, ...], set[str], str]] = {
 
 def _tool_run(*bugs: str, phases: tuple[str, ...], budget: float, seed: int = 1):  # noqa: ANN202
     return run_engine(fixture_command(*bugs, server=TOOL_SERVER), phases=("probe", *phases), budget=budget,
-                      timeout=1.0, seed=seed)
+                      timeout=1.0, call_timeout=4.0, seed=seed)
 
 
 @pytest.mark.parametrize("bug", sorted(EXPECTED))

@@ -27,6 +27,7 @@ class Seconds(click.FloatRange):
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from mcpfuzz.engine.baseline import Baseline
     from mcpfuzz.engine.config import RunConfig
     from mcpfuzz.engine.events import RunFinished
     from mcpfuzz.transport.http_target import HttpTarget
@@ -91,6 +92,9 @@ SERVER_OPTIONS = [
     click.option("--exclude-oracles", default=None, metavar="IDS", help="Skip these oracles (comma-separated ids)."),
     click.option("--fail-on", type=click.Choice(SEVERITIES), default="medium", show_default=True,
               help="Lowest severity that makes the exit status 1."),
+    click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Accepted findings (written by `mcpfuzz baseline`): they do not fail the run; an entry "
+              "that no longer reproduces does."),
     click.option("--protocol-version", default=None, callback=_check_version, metavar="VERSION",
               help="Force a protocol version instead of negotiating (e.g. 2025-06-18 or 2026-07-28)."),
     click.option("--phases", default=",".join(RUN_PHASES), show_default=True, metavar="NAMES",
@@ -173,12 +177,28 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
         phases=(PhaseName.PROBE, *map(PhaseName, phase_names)), max_line=options["max_line"], env=env,
         include_targets=include, exclude_targets=exclude, strict_types=options["strict_types"],
         corpus=check_corpus(options["corpus_dir"]), replay_corpus=not options["no_replay"],
-        log_frames=Path(log_frames) if log_frames else None, max_examples=options["max_examples"], http=http)
+        log_frames=Path(log_frames) if log_frames else None, max_examples=options["max_examples"], http=http,
+        baseline=_baseline(options["baseline_path"]))
+
+
+def _baseline(path: str | None) -> Baseline | None:
+    """The --baseline file, read now so that a bad one stops the run before it starts (exit 2)."""
+    if path is None:
+        return None
+    from pathlib import Path
+
+    from mcpfuzz.engine.baseline import BaselineError, load_baseline
+
+    try:
+        return load_baseline(Path(path))
+    except BaselineError as error:
+        raise click.UsageError(str(error)) from None
 
 
 def exit_status(config: RunConfig, finished: RunFinished) -> int:
-    """1 with findings at or above --fail-on, else 2 when the server could not be tested, else 0."""
-    if any(f.severity >= config.fail_on for f in finished.findings):
+    """1 with findings at or above --fail-on (outside --baseline) or a stale baseline entry, else 2 when the
+    server could not be tested, else 0."""
+    if any(f.severity >= config.fail_on and not f.baselined for f in finished.findings) or finished.stale_baseline:
         return EXIT_FINDINGS
     return EXIT_ERROR if finished.error else EXIT_CLEAN
 

@@ -38,7 +38,8 @@ class Reporting:
             options["json_path"], options["junit_path"], options["sarif_path"], options["summary_path"]),
             warn=lambda problem: click.echo(f"warning: {problem}", err=True))
         self.log: EventLog | None = EventLog(config, events_path) if events_path else None
-        handlers: list[EventHandler] = [ConsoleReporter(config, console), self.files]
+        handlers: list[EventHandler] = [ConsoleReporter(config, console, program=invoked_as(sys.argv[0])),
+                                        self.files]
         if self.log is not None:
             handlers.append(self.log)
         self.sink: FanOut = FanOut(handlers)
@@ -62,3 +63,22 @@ class Reporting:
         if problem:
             click.echo(f"error: {problem}", err=True)
             sys.exit(EXIT_ERROR)
+
+
+def invoked_as(argv0: str) -> str:
+    """How mcpfuzz was started, so printed commands work when pasted into the same shell (no venv activated)."""
+    import os
+    import shlex
+    from pathlib import Path
+
+    def near(path: str) -> str:
+        relative = os.path.relpath(path)
+        return shlex.quote(path if relative.startswith("..") else relative)
+
+    name = Path(argv0).name
+    if name == "__main__.py":
+        module = "mcpfuzz.cli" if Path(argv0).parent.name == "cli" else "mcpfuzz"
+        return f"{near(sys.executable)} -m {module}"
+    if name.startswith("mcpfuzz") and os.sep in argv0:
+        return near(argv0)
+    return "mcpfuzz"

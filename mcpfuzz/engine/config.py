@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mcpfuzz.corpus.redact import REDACTED, Redactor
+from mcpfuzz.engine.baseline import Baseline
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.oracles.base import Severity
 from mcpfuzz.transport.connect import ServerTarget
@@ -44,6 +45,7 @@ class RunConfig:
     max_examples: int | None = None
     http: HttpTarget | None = None  # `mcpfuzz run URL`; then `command` is empty
     sample_every: float = 1.0  # seconds between two resource samples of the server (memory-growth)
+    baseline: Baseline | None = None  # accepted findings: they do not fail the run; a stale entry does
 
     @property
     def target(self) -> ServerTarget:

@@ -90,6 +90,9 @@ class Finding:
     # Seen over many requests (a leak, a server that stopped answering between cases): no frame replays it.
     observed: bool = False
     server_wide: bool = False  # one bug whatever the frame: findings on other targets are repeats
+    # The other targets the same root cause was seen on (a crash signature reached from several frames).
+    also_on: tuple[str, ...] = field(default=(), compare=False)
+    baselined: bool = field(default=False, compare=False)  # accepted in --baseline: reported, not failing
 
     @property
     def fingerprint(self) -> str:
@@ -224,6 +227,8 @@ class RunFinished(Event):
     stopped: StopReason = StopReason.NONE
     error: str = ""
     corpus_paths: dict[str, str] = field(default_factory=dict)  # fingerprint -> transcript path
+    # --baseline entries this run replayed and did not see fail again: the baseline is out of date.
+    stale_baseline: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

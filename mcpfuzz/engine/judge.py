@@ -142,6 +142,7 @@ class FindingSet:
             if also:
                 listed = ", ".join(also[:MAX_LISTED_TARGETS])
                 more = f" and {len(also) - MAX_LISTED_TARGETS} more" if len(also) > MAX_LISTED_TARGETS else ""
-                finding = replace(finding, message=f"{finding.message} (also on {listed}{more})")
+                finding = replace(finding, message=f"{finding.message} (also on {listed}{more})",
+                                  also_on=tuple(also))
             result.append(finding)
         return result

@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -42,8 +43,8 @@ from mcpfuzz.engine.phases.targets import PlanLimits, Selection, TargetPlan, pla
 from mcpfuzz.engine.redaction import RedactingSink
 from mcpfuzz.engine.replay import load_replayables
 from mcpfuzz.engine.session.session import HarnessError, Session, SessionOptions
-from mcpfuzz.engine.transcripts import save_findings
-from mcpfuzz.jsonrpc.case_json import case_from_json, case_to_json
+from mcpfuzz.engine.transcripts import from_transcript, save_findings
+from mcpfuzz.jsonrpc.case_json import CaseFormatError, case_from_json, case_to_json
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.versions import Era
@@ -82,6 +83,7 @@ class Run:
         self._session: Session | None = None
         self.monitor: Monitor | None = None
         self._deadline = 0.0
+        self._stale: tuple[str, ...] = ()
         self._store: CorpusStore | None = None
         if config.corpus is not None:
             try:
@@ -140,7 +142,7 @@ class Run:
         if self.monitor is not None and self.monitor.figures.samples:
             self.stats.resources = self.monitor.figures.as_dict()
         self.stats.duration = time.monotonic() - started
-        findings = tuple(self.findings.all())
+        findings = self._apply_baseline(tuple(self.findings.all()))
         finished = self._finished(findings, self._save_corpus(findings))
         self.emit(finished)
         return finished
@@ -149,7 +151,22 @@ class Run:
                   stats: Stats | None = None) -> RunFinished:
         """The run's outcome as reporters see it."""
         return RunFinished(stats or self.stats, findings, self.probe.version if self.probe else None,
-                           self.probe.era.value if self.probe else None, self.stopped, self.error, corpus_paths)
+                           self.probe.era.value if self.probe else None, self.stopped, self.error, corpus_paths,
+                           self._stale)
+
+    def _apply_baseline(self, findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+        """Mark the findings --baseline accepts; note its entries this run replayed and did not see again."""
+        baseline = self.config.baseline
+        if baseline is None:
+            return findings
+        accepted = baseline.fingerprints
+        found = {f.fingerprint for f in findings}
+        if self.probe is not None and not self.stopped:  # an interrupted run proves nothing stale
+            self._stale = tuple(entry.describe() for entry in baseline.stale(found))
+            for entry in baseline.unseen_unreplayable(found):
+                self.emit(Notice(f"baseline: {entry.describe()} was not seen in this run; it has no transcript, "
+                                 "so it cannot be told stale"))
+        return tuple(replace(f, baselined=True) if f.fingerprint in accepted else f for f in findings)
 
     def _monitor_options(self) -> MonitorOptions:
         """Resource samples for memory-growth; `run` sends no liveness ping (its cases keep the server busy)."""
@@ -205,15 +222,45 @@ class Run:
                 self._store.mark(replayable.path, status="fixed")
                 self.emit(Notice(f"corpus: {replayable.path.name} is fixed", level="info"))
 
-    async def _verify(self, session: Session) -> None:
-        """Re-run each finding's frames on a fresh server, as `mcpfuzz replay` will; mark the ones that pass."""
-        findings = [f for f in self.findings.all() if f.case is not None and f.reproducible is None][:MAX_VERIFIED]
+    async def _replay_baseline(self, session: Session) -> None:
+        """Replay each baseline entry's transcript, so whether it still fails is known, not left to chance."""
+        assert self.config.baseline is not None
+        era, version = session.era, session.version
+        for entry in self.config.baseline.entries:
+            if entry.transcript is None or time.monotonic() > self._deadline:
+                continue
+            try:
+                replayable = from_transcript(Path(f"baseline:{entry.fingerprint}"), entry.transcript)
+            except CaseFormatError as error:
+                self.emit(Notice(f"baseline: {entry.describe()} cannot be replayed: {error}"))
+                continue
+            session.era, session.version = replayable.era, replayable.version or version
+            try:
+                exchange = await session.run_case(replayable.case)
+            except (HarnessError, ServerStartError) as error:
+                self.emit(Notice(f"baseline: {entry.describe()} could not be replayed: {error}"))
+                continue
+            finally:
+                session.era, session.version = era, version
+            self._judge(PhaseName.REGRESSION, exchange)
+
+    async def _verify(self, session: Session, until: float | None = None) -> None:
+        """Re-run each finding's frames on a fresh server, as `mcpfuzz replay` will; mark the ones that pass.
+
+        The most severe first, and of those the smallest; whatever the time leaves is said, with its count.
+        """
+        pending = [f for f in self.findings.all() if f.case is not None and f.reproducible is None]
+        pending.sort(key=lambda f: (-f.severity, sum(map(len, f.frames))))
+        findings = pending[:MAX_VERIFIED]
         if not findings:
             return
+        until = self._verify_until if until is None else until
         era, version, restarts = session.era, session.version, session.restarts
-        for finding in findings:
-            if time.monotonic() + 0.5 > self._verify_until:
-                self.emit(Notice("no time left to re-run every finding; the rest are saved unchecked"))
+        for done, finding in enumerate(findings):
+            if time.monotonic() + 0.5 > until:
+                if until == self._verify_until:
+                    self.emit(Notice(f"no time left to re-run {len(pending) - done} of {len(pending)} findings; "
+                                     "they are saved unchecked (raise --budget to verify them all)"))
                 break
             assert finding.case is not None
             case = case_from_json(case_to_json(finding.case), list(finding.frames))
@@ -244,6 +291,9 @@ class Run:
     async def _phases(self, session: Session) -> None:
         context = await self._probe(session)
         await self._protocol_phases(session, context)
+        # Findings so far are re-run now, while there is time: an unverified finding is worth less than
+        # the calls this time would have bought.
+        await self._verify(session, until=self._deadline)
         if any(phase in self.config.phases for phase in CALL_PHASES):
             await self._call_phases(session)
 
@@ -267,6 +317,8 @@ class Run:
         assert self.probe is not None
         if self._store is not None and config.replay_corpus:
             await self._regression(session)
+        if config.baseline is not None:
+            await self._replay_baseline(session)
         if PhaseName.CATALOGUE in config.phases:
             await self._run_cases(session, PhaseName.CATALOGUE,
                                   [*catalogue(context), *self._http_cases(session, context)])

@@ -10,6 +10,7 @@ from mcpfuzz.jsonrpc.incoming import NOISE, OVERSIZED
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.oracles.answers import case_answers
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
+from mcpfuzz.oracles.crash_signature import crash_signature
 
 NoCrashFailure = failure_class(OracleId.NO_CRASH, "Server process died")
 NoHangFailure = failure_class(OracleId.NO_HANG, "Request got no reply")
@@ -19,14 +20,16 @@ StdoutCleanFailure = failure_class(OracleId.STDOUT_CLEAN, "Non-JSON-RPC output o
 
 @register(NoCrashFailure, Severity.CRITICAL)
 def no_crash(exchange: Exchange) -> Iterator[Failure]:
-    """The server must survive any input; one finding per crash with exit status and stderr tail."""
+    """The server must survive any input; one finding per crash signature, with exit status and stderr tail."""
     end = exchange.crash
     if end is None:
         return
     tail = f"\nstderr tail:\n{end.stderr_tail}" if end.stderr_tail else " (stderr was empty)"
-    # Keyed by the last stderr line's shape: two different exceptions in one tool are two bugs.
+    signature = crash_signature(end.stderr_tail)
+    # One exception raised at one place is one bug, whichever frame reached it: grouped over the whole run
+    # (the finding lists the other frames). A crash that leaves no trace is keyed per target.
     yield NoCrashFailure(Severity.CRITICAL, f"the server {end.describe()} after this frame{tail}",
-                         "crash:" + _last_line_shape(end.stderr_tail))
+                         "crash:" + signature, server_wide=bool(signature))
 
 
 @register(NoHangFailure, Severity.CRITICAL)
@@ -89,16 +92,6 @@ def stdout_clean(exchange: Exchange) -> Iterator[Failure]:
             yield StdoutCleanFailure(Severity.LOW, f"wrote a line of {incoming.size} bytes, over the "
                                      "--max-line limit; it was not parsed", "oversized", server_wide=True)
             return
-
-
-def _last_line_shape(text: str) -> str:
-    """`KeyError: '#'` for the last non-empty line, numbers and quoted values blanked."""
-    import re
-
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    if not lines:
-        return ""
-    return re.sub(r"'[^']*'|\"[^\"]*\"|0x[0-9a-f]+|[0-9]+", "#", lines[-1])[:60]
 
 
 def _shape(line: bytes) -> str:

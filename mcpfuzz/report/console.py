@@ -36,8 +36,10 @@ MAX_SKIPPED_LINES = 20  # a server may list thousands of tools: the header stays
 class ConsoleReporter:
     """The event handler that writes the run for a person: live progress, findings, the summary (stdout by default)."""
 
-    def __init__(self, config: RunConfig, console: Console | None = None, *, verbose: bool = False) -> None:
+    def __init__(self, config: RunConfig, console: Console | None = None, *, verbose: bool = False,
+                 program: str = "mcpfuzz") -> None:
         self.config = config
+        self.program = program  # how mcpfuzz was started: printed commands must work when pasted
         # soft_wrap: long reproductions stay one copy-pasteable line, also when piped to a file.
         self.console = console or Console(highlight=False, soft_wrap=True)
         self.verbose = verbose
@@ -143,8 +145,9 @@ class ConsoleReporter:
 
     def _print_finding(self, number: int, finding: Finding, corpus_path: str | None = None) -> None:
         style = SEVERITY_STYLE[finding.severity]
+        accepted = " [dim](accepted in the baseline)[/]" if finding.baselined else ""
         self.console.print(f"\n[bold]{number}.[/] [{style}]{finding.severity.name}[/] [bold]{finding.oracle}[/] "
-                           f"on {escape(finding.target)} ({escape(finding.case_title)})")
+                           f"on {escape(finding.target)} ({escape(finding.case_title)}){accepted}")
         self.console.print(f"   {escape(finding.message)}")
         if finding.reproducible is False:
             self.console.print("   not reproducible: it did not fail again when re-run on a fresh server "
@@ -166,11 +169,12 @@ class ConsoleReporter:
         for note in notes:
             self.console.print(f"     ({escape(note)})", style="dim")
         if corpus_path:
-            self.console.print(f"     mcpfuzz replay {escape(shlex.quote(corpus_path))}")
+            self.console.print(f"     {escape(self.program)} replay {escape(shlex.quote(corpus_path))}")
 
     def _print_summary(self, event: RunFinished) -> None:
         counts = Counter(f.severity for f in event.findings)
-        failing = sum(n for s, n in counts.items() if s >= self.config.fail_on)
+        failing = sum(1 for f in event.findings if f.severity >= self.config.fail_on and not f.baselined)
+        accepted = sum(1 for f in event.findings if f.baselined)
         stats = event.stats
         self.console.rule("summary")
         parts = [f"{counts.get(s, 0)} {s}" for s in sorted(Severity, reverse=True)]
@@ -182,13 +186,19 @@ class ConsoleReporter:
             self.console.print(f"protocol {event.protocol_version} ({event.era} era)", style="dim")
         if event.corpus_paths and self.config.corpus is not None:
             self.console.print(f"corpus: {len(event.corpus_paths)} transcripts in {self.config.corpus} "
-                               f"(mcpfuzz replay {shlex.quote(str(self.config.corpus))})", style="dim")
+                               f"({escape(self.program)} replay {shlex.quote(str(self.config.corpus))})", style="dim")
         if event.stopped:
             self.console.print(f"stopped early: {event.stopped}", style="yellow")
+        if accepted:
+            self.console.print(f"{accepted} findings accepted in the baseline (reported, not failing)", style="dim")
+        for entry in event.stale_baseline:
+            self.console.print(f"[bold red]stale baseline entry[/]: {escape(entry)} no longer reproduces; remove it "
+                               "from the baseline file (or write it again with `mcpfuzz baseline`)")
         if event.error:
             self.console.print("[bold red]ERROR[/]: the server could not be tested")
-        elif failing:
-            self.console.print(f"[bold red]FAILED[/]: {failing} findings at or above {self.config.fail_on}")
+        elif failing or event.stale_baseline:
+            stale = f" and {len(event.stale_baseline)} stale baseline entries" if event.stale_baseline else ""
+            self.console.print(f"[bold red]FAILED[/]: {failing} findings at or above {self.config.fail_on}{stale}")
         elif event.stopped:
             self.console.print(f"[bold yellow]INCOMPLETE[/]: no findings at or above {self.config.fail_on} in the "
                                "part that ran")

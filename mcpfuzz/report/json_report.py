@@ -31,10 +31,12 @@ def finding_json(finding: Finding, command: ServerTarget, corpus_path: str | Non
         "message": finding.message,
         "title": finding.title,
         "target": finding.target,
+        "also_on": list(finding.also_on),
         "case": finding.case_title,
         "expected": finding.expected,
         "received": list(finding.received),
         "fingerprint": finding.fingerprint,
+        "baselined": finding.baselined,
         "reproducible": finding.reproducible,
         "new": not finding.known,
         "observed": finding.observed,
@@ -68,6 +70,7 @@ def report_json(config: RunConfig, finished: RunFinished) -> dict:
         "stopped": finished.stopped or None,
         "error": finished.error or None,
         "failOn": str(config.fail_on),
+        "staleBaseline": list(finished.stale_baseline),
         "findings": [finding_json(f, config.target, finished.corpus_paths.get(f.fingerprint))
                      for f in finished.findings],
     }

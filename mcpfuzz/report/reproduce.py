@@ -14,6 +14,24 @@ from mcpfuzz.transport.target import ServerKind
 # A frame longer than this is not pasted into a terminal; the JSON report has it in full.
 MAX_INLINE_FRAME = 2000
 HANDSHAKE_METHODS = (b'"method":"initialize"', b'"method":"server/discover"')
+ALIVE_ID = "mcpfuzz-alive"  # the id of the liveness request that ends every reproduction
+
+
+def liveness_frame(frames: Sequence[bytes]) -> bytes:
+    """The era's cheapest request, sent last: its answer shows the server still alive (silence: dead or stuck).
+
+    In the 2026-07-28 era that is the reproduction's own `server/discover` again (its `_meta` included).
+    """
+    import json
+
+    for frame in frames:
+        message = parse_body(frame)
+        if isinstance(message, dict) and message.get("method") == "server/discover":
+            return json.dumps({**message, "id": ALIVE_ID}, separators=(",", ":")).encode()
+    return json.dumps({"jsonrpc": "2.0", "id": ALIVE_ID, "method": "ping"}, separators=(",", ":")).encode()
+
+
+ALIVE_NOTE = f"the last request (id \"{ALIVE_ID}\") checks the server is still alive: its answer is the last line"
 
 
 def is_printable(frame: bytes) -> bool:
@@ -63,7 +81,8 @@ def shell_reproduction(command: Sequence[str], frames: Sequence[bytes]) -> tuple
         steps.append(printf_line(frame))
         if any(marker in frame for marker in HANDSHAKE_METHODS) and index < len(frames) - 1:
             steps.append("sleep 1")
-    steps.append("sleep 2")
+    steps += ["sleep 2", printf_line(liveness_frame(frames)), "sleep 1"]
+    notes.append(ALIVE_NOTE)
     return "{ " + "; ".join(steps) + "; } | " + shlex.join(command), notes
 
 
@@ -100,6 +119,9 @@ def curl_reproduction(target: HttpTarget, frames: Sequence[bytes]) -> tuple[str,
             notes.append(f"frame {index + 1} has bytes that are not printable UTF-8: written as octal escapes")
         headers = mcp_headers(message, version)
         steps.append(_curl(target.url, frame, headers, session=version is not None))
+    alive = liveness_frame(frames)
+    steps.append(_curl(target.url, alive, mcp_headers(parse_body(alive), version), session=version is not None))
+    notes.append(ALIVE_NOTE)
     return "\n".join(steps), notes
 
 

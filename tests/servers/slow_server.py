@@ -2,8 +2,9 @@
 
 Usage: ``python tests/servers/slow_server.py [--delay SECONDS] [--progress] [--drop]``
 
-``report`` (no arguments; any argument is refused at once by the base server) answers after ``--delay`` seconds from a thread while the main loop keeps
-serving every other request (pings, the barrier). ``--progress`` sends a ``notifications/progress``
+``report`` (no arguments; any argument is refused at once by the base server) answers after
+``--delay`` seconds from a thread while the main loop keeps serving every other request (pings,
+the barrier). ``--progress`` sends a ``notifications/progress``
 every half second while it works (with the request's progressToken, or a token of its own when the
 request carried none, so a test can see progress without drawing tokens). ``--drop`` never answers
 ``report`` at all (a real dropped request). Everything else comes from ``mcp_server.Server``.

@@ -1,0 +1,63 @@
+"""A crash's signature from the server's stderr: the exception line and the innermost frames of its stack.
+
+Two crashes with one signature are one root cause, whichever frame set them off; the signature leaves out
+line numbers, addresses and quoted values, so the same bug keeps its signature across inputs.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePath
+
+FRAMES_KEPT = 3  # innermost stack frames in a signature: enough to tell two raise sites apart
+_VALUES = re.compile(r"'[^']*'|\"[^\"]*\"|0x[0-9a-fA-F]+|[0-9]+")
+# Python: `  File "/srv/app.py", line 12, in handler`
+_PYTHON_FRAME = re.compile(r'^\s*File "([^"]+)", line \d+, in (\S+)')
+# JavaScript (V8): `    at handler (/srv/app.js:12:5)` or `    at /srv/app.js:12:5`
+_JS_FRAME = re.compile(r"^\s*at (?:(\S+) \()?([^\s()]+?):\d+:\d+\)?\s*$")
+# Go: `main.handler(...)` followed by a `\t/srv/main.go:12 +0x1d` line
+_GO_FRAME = re.compile(r"^([\w./*()-]+)\([^)]*\)\s*$")
+# Rust: `   3: app::handler` (RUST_BACKTRACE=1)
+_RUST_FRAME = re.compile(r"^\s*\d+: ([\w:<>]+)")
+
+
+def exception_line(stderr: str) -> str:
+    """The line that names what went wrong: the last line of a Python traceback, the first `Error:` line of
+    a JavaScript stack, a Go `panic:` line, a Rust `panicked at` line; else the last non-empty line."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    for line in lines:
+        if line.startswith("panic:") or "panicked at" in line:
+            return line
+    if any(_JS_FRAME.match(line) for line in lines):
+        for index, line in enumerate(lines):
+            if index + 1 < len(lines) and _JS_FRAME.match(lines[index + 1]) and not _JS_FRAME.match(line):
+                return line
+    return lines[-1]
+
+
+def innermost_frames(stderr: str) -> list[str]:
+    """Up to FRAMES_KEPT `file:function` names of the stack, innermost first (any of the languages above)."""
+    python = [f"{PurePath(m.group(1)).name}:{m.group(2)}" for m in map(_PYTHON_FRAME.match, stderr.splitlines()) if m]
+    if python:
+        return python[::-1][:FRAMES_KEPT]  # Python prints the innermost frame last
+    found: list[str] = []
+    for line in stderr.splitlines():
+        js = _JS_FRAME.match(line)
+        go = _GO_FRAME.match(line.strip())
+        rust = _RUST_FRAME.match(line)
+        if js:
+            found.append(f"{PurePath(js.group(2)).name}:{js.group(1) or '<anonymous>'}")
+        elif go and not line.startswith(("\t", " ")):
+            found.append(go.group(1))
+        elif rust:
+            found.append(rust.group(1))
+    return found[:FRAMES_KEPT]
+
+
+def crash_signature(stderr: str) -> str:
+    """`ExceptionLine@frame<frame<frame` with values blanked; empty when stderr says nothing."""
+    line = _VALUES.sub("#", exception_line(stderr))[:80]
+    frames = innermost_frames(stderr)
+    return f"{line}@{'<'.join(frames)}" if frames else line
