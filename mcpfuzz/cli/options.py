@@ -107,6 +107,12 @@ SERVER_OPTIONS = [
               help="Call this target (e.g. tool/delete_item) even if it is annotated as risky (repeatable)."),
     click.option("--exclude-target", "exclude_targets", multiple=True, metavar="KIND/NAME",
               help="Never call this target, e.g. tool/fetch_page (repeatable)."),
+    click.option("--cwd", "cwd", type=click.Path(exists=True, file_okay=False), default=None, metavar="DIR",
+              help="Run the stdio server in DIR (e.g. a scratch folder for servers that write files); paths in "
+              "the command that name files here stay valid."),
+    click.option("--read-only", is_flag=True, default=False,
+              help="Call only targets annotated readOnlyHint: true (and those named with --include-target); "
+              "for servers whose other tools change real data."),
     click.option("--strict-types", is_flag=True, default=False,
               help="Also send type changes lax servers may coerce (\"5\" for 5, 1.5 for an integer, null)."),
     click.option("--corpus", "corpus_dir", type=click.Path(file_okay=False), default="corpus", show_default=True,
@@ -169,16 +175,34 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
 
     seed = options["seed"]
     log_frames = options["log_frames"]
+    cwd = _server_cwd(options["cwd"], http is not None, command)  # may make the command's paths absolute
     return RunConfig(
         command=command, seed=secrets.randbelow(2**32) if seed is None else seed, budget=budget,
         timeout=options["timeout"], call_timeout=options["call_timeout"], grace=options["grace"],
         oracles=tuple(selected),
         fail_on=Severity.parse(options["fail_on"]), protocol_version=options["protocol_version"],
         phases=(PhaseName.PROBE, *map(PhaseName, phase_names)), max_line=options["max_line"], env=env,
-        include_targets=include, exclude_targets=exclude, strict_types=options["strict_types"],
+        include_targets=include, exclude_targets=exclude, read_only=options["read_only"],
+        cwd=cwd,
+        strict_types=options["strict_types"],
         corpus=check_corpus(options["corpus_dir"]), replay_corpus=not options["no_replay"],
         log_frames=Path(log_frames) if log_frames else None, max_examples=options["max_examples"], http=http,
         baseline=_baseline(options["baseline_path"]))
+
+
+def _server_cwd(cwd: str | None, by_url: bool, command: list[str]) -> str | None:
+    """--cwd as an absolute folder; the command's words that name files here are made absolute in place."""
+    if cwd is None:
+        return None
+    if by_url:
+        raise click.BadParameter("only a stdio server has a working directory; use it in --launch's command",
+                                 param_hint="--cwd")
+    import os
+
+    for index, word in enumerate(command):
+        if not os.path.isabs(word) and (os.sep in word or index > 0) and os.path.exists(word):
+            command[index] = os.path.abspath(word)
+    return os.path.abspath(cwd)
 
 
 def _baseline(path: str | None) -> Baseline | None:

@@ -38,6 +38,7 @@ class RunConfig:
     # Targets by label (`tool/NAME`): a risky one is called only when included; an excluded one never.
     include_targets: tuple[str, ...] = ()
     exclude_targets: tuple[str, ...] = ()
+    read_only: bool = False  # call only targets annotated read-only (and those named with --include-target)
     strict_types: bool = False
     corpus: Path | None = None
     replay_corpus: bool = True
@@ -45,12 +46,13 @@ class RunConfig:
     max_examples: int | None = None
     http: HttpTarget | None = None  # `mcpfuzz run URL`; then `command` is empty
     sample_every: float = 1.0  # seconds between two resource samples of the server (memory-growth)
+    cwd: str | None = None  # --cwd: the stdio server's working directory (None: mcpfuzz's own)
     baseline: Baseline | None = None  # accepted findings: they do not fail the run; a stale entry does
 
     @property
     def target(self) -> ServerTarget:
         """What the session talks to: the HTTP endpoint when there is one, else the stdio command."""
-        return self.http if self.http is not None else StdioTarget(tuple(self.command))
+        return self.http if self.http is not None else StdioTarget(tuple(self.command), self.cwd)
 
     @property
     def secrets(self) -> list[str]:

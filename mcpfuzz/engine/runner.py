@@ -39,7 +39,8 @@ from mcpfuzz.engine.phases.frame_fuzz import FRAME_SHARE, FrameFuzz, simplest_to
 from mcpfuzz.engine.phases.hypothesis_bridge import prepare_hypothesis
 from mcpfuzz.engine.phases.probe import ProbeResult, probe
 from mcpfuzz.engine.phases.search import PhaseStopped, SearchOptions, Verdict
-from mcpfuzz.engine.phases.targets import PlanLimits, Selection, TargetPlan, plan_targets
+from mcpfuzz.engine.phases.target_kinds import TOOLS
+from mcpfuzz.engine.phases.targets import PlanLimits, Selection, TargetPlan, plan_targets, skip_reason
 from mcpfuzz.engine.redaction import RedactingSink
 from mcpfuzz.engine.replay import load_replayables
 from mcpfuzz.engine.session.session import HarnessError, Session, SessionOptions
@@ -308,8 +309,13 @@ class Run:
             self.emit(Notice(note))
         for exchange in self.probe.exchanges:
             self._judge(PhaseName.PROBE, exchange)
-        return CatalogueContext(self.probe.era, self.probe.version, _first_tool(self.probe.tools),
+        return CatalogueContext(self.probe.era, self.probe.version, _first_tool(self.probe.tools, self._selection()),
                                 self.probe.capabilities)
+
+    def _selection(self) -> Selection:
+        """Which targets may be called: the include/exclude options and --read-only."""
+        config = self.config
+        return Selection(config.include_targets, config.exclude_targets, read_only=config.read_only)
 
     async def _protocol_phases(self, session: Session, context: CatalogueContext) -> None:
         """The corpus replayed, then the catalogue and lifecycle cases (each when asked)."""
@@ -336,7 +342,7 @@ class Run:
         # thousands of tools must still be fuzzed, and Ctrl-C or the budget stops it between two targets.
         limits = PlanLimits(time.monotonic() + self._left() * PLANNING_SHARE, anyio.from_thread.check_cancelled)
         plan = await anyio.to_thread.run_sync(partial(
-            plan_targets, self.probe.declared, Selection(config.include_targets, config.exclude_targets),
+            plan_targets, self.probe.declared, self._selection(),
             seed=config.seed, limits=limits))
         self.emit(TargetsPlanned(tuple(t.label for t in plan.targets), tuple(plan.skipped)))
         for warning in plan.warnings:
@@ -468,9 +474,10 @@ def _count_of(plan: TargetPlan) -> str:
     return ", ".join(f"{count} {kind}{'' if count == 1 else 's'}" for kind, count in counts.items())
 
 
-def _first_tool(tools: list[dict]) -> str | None:
+def _first_tool(tools: list[dict], selection: Selection) -> str | None:
+    """The first tool the selection lets mcpfuzz call (the catalogue calls it with bad arguments)."""
     for tool in tools:
-        if isinstance(tool.get("name"), str):
+        if isinstance(tool.get("name"), str) and skip_reason(TOOLS, tool, selection) is None:
             return tool["name"]
     return None
 

@@ -147,5 +147,6 @@ def reproduction(server: ServerTarget, frames: Sequence[bytes]) -> tuple[str, li
     if server.kind is ServerKind.URL:
         return curl_reproduction(server, frames)
     if server.kind is ServerKind.COMMAND:
-        return shell_reproduction(server.command, frames)
+        command, notes = shell_reproduction(server.command, frames)
+        return (f"cd {shlex.quote(server.cwd)} && {command}" if server.cwd else command), notes
     return "", [f"{server.label} is a handler in this process: no shell command can reach it"]

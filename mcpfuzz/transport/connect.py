@@ -41,7 +41,8 @@ async def open_connection(target: ServerTarget, callbacks: ConnectionCallbacks,
         kind = await detect_transport(bound, options.timeout)
         return URL_TRANSPORTS[kind](bound, callbacks, options)
     return StdioServer(target.command, on_line=callbacks.on_line, on_exit=callbacks.on_exit,
-                       max_line=options.max_line, write_timeout=options.write_timeout, env=inherited_env(options.env))
+                       max_line=options.max_line, write_timeout=options.write_timeout, env=inherited_env(options.env),
+                       cwd=target.cwd)
 
 
 def target_from_json(data: Mapping[str, Any]) -> ServerTarget | None:

@@ -15,6 +15,7 @@ class StdioTarget:
     """The command line that starts the server (a fresh process for every start)."""
 
     command: tuple[str, ...]
+    cwd: str | None = None  # the server's working directory (None: mcpfuzz's own)
     kind: ClassVar[Literal[ServerKind.COMMAND]] = ServerKind.COMMAND
 
     @property
@@ -28,11 +29,16 @@ class StdioTarget:
         return ()
 
     def to_json(self, redaction: Redaction) -> dict[str, Any]:
-        """`{"command": [...]}`, each word redacted."""
-        return {"command": redaction.argv(self.command)}
+        """`{"command": [...]}`, each word redacted (and `cwd` when the server runs elsewhere)."""
+        data: dict[str, Any] = {"command": redaction.argv(self.command)}
+        if self.cwd is not None:
+            data["cwd"] = self.cwd
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> StdioTarget | None:
         """The command of a server block; None when it names none."""
-        command = data.get("command")
-        return cls(tuple(str(word) for word in command)) if isinstance(command, list) and command else None
+        command, cwd = data.get("command"), data.get("cwd")
+        if not isinstance(command, list) or not command:
+            return None
+        return cls(tuple(str(word) for word in command), cwd if isinstance(cwd, str) else None)

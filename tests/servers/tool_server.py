@@ -87,6 +87,7 @@ TOOLS: list[dict[str, Any]] = [
     },
     {
         "name": "get_item",
+        "annotations": {"readOnlyHint": True},
         "description": "Read an item's name by id.",
         "inputSchema": {
             "type": "object",

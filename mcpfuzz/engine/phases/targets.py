@@ -134,6 +134,7 @@ class Selection:
 
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+    read_only: bool = False  # --read-only: only targets annotated read-only (or named with an include option)
 
 
 def skip_reason(target_type: TargetType, declaration: dict, selection: Selection) -> str | None:
@@ -147,6 +148,8 @@ def skip_reason(target_type: TargetType, declaration: dict, selection: Selection
     if label in selection.include:
         return None
     safety = target_type.safety(declaration)
+    if selection.read_only and safety is not Safety.READ_ONLY:
+        return f"--read-only, and it is not annotated readOnlyHint: true (name it with {target_type.option} to call it)"
     if safety.risky:
         hint = "destructiveHint" if safety is Safety.DESTRUCTIVE else "openWorldHint"
         return f"annotated {hint}: true (name it with {target_type.option} to call it)"
