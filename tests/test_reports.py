@@ -222,6 +222,6 @@ def test_hostile_text_keeps_every_report_well_formed(bug_run: Run, junit_schema:
     rows = [line for line in summary.splitlines() if line.startswith(("| low", "| medium", "| high"))
             and "\\|" in line]
     assert len(rows) == 3
-    # Exactly the table's own five separators remain unescaped on each row.
-    assert all(line.replace("\\|", "").count("|") == 5 and "<script>" not in line for line in rows)
+    # Exactly the table's own six separators remain unescaped on each row.
+    assert all(line.replace("\\|", "").count("|") == 6 and "<script>" not in line for line in rows)
     assert json.loads(json.dumps(sarif_log(report, ORACLES)))["runs"][0]["results"][0]["message"]

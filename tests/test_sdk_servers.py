@@ -9,15 +9,19 @@ and (1.x) answer unknown methods with -32602.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
+from mcpfuzz.engine.attribution.known import known_behaviours
+from mcpfuzz.engine.events import RunFinished
 from tests.engine_runs import run_engine
 
 ROOT = Path(__file__).resolve().parent.parent
 SDK_SERVERS = ROOT / "tests" / "sdk_servers"
+TS_SERVER = SDK_SERVERS / "ts" / "server.mjs"
 
 SILENT_ON_BAD_FRAMES = {
     ("parse-error", "parse/truncated", "low"),
@@ -42,27 +46,66 @@ def _pinned(finished: object) -> set[tuple[str, str, str]]:
 pytestmark = pytest.mark.sdk
 
 
-def test_mcp_2x_server_runs_in_the_modern_era_with_true_findings_only() -> None:
-    """mcp 2.3.0 negotiates 2026-07-28 through server/discover."""
+@pytest.fixture(scope="module")
+def sdk2_run() -> RunFinished:
+    """mcp 2.3.0 (the test environment's own), stdio, the protocol phases."""
     pytest.importorskip("mcp.server.mcpserver")
-    finished = run_engine([sys.executable, str(SDK_SERVERS / "sdk2_server.py")], timeout=5)
-    assert not finished.error
-    assert (finished.era, finished.protocol_version) == ("modern", "2026-07-28")
-    assert _pinned(finished) == SILENT_ON_BAD_FRAMES
+    return run_engine([sys.executable, str(SDK_SERVERS / "sdk2_server.py")], timeout=5)
 
 
-def test_mcp_1x_server_runs_in_the_legacy_era_with_true_findings_only() -> None:
-    """mcp 1.30.0 refuses server/discover, so the run falls back to initialize (2025-11-25)."""
+@pytest.fixture(scope="module")
+def sdk1_run() -> RunFinished:
+    """mcp 1.30.0 from .venv-mcp1, stdio, the protocol phases."""
     python = _mcp1_python()
     if python is None:
         pytest.skip("no mcp 1.x environment: .ci/run creates .venv-mcp1 (or set MCPFUZZ_MCP1_PYTHON)")
-    finished = run_engine([python, str(SDK_SERVERS / "sdk1_server.py")], timeout=5)
-    assert not finished.error
-    assert (finished.era, finished.protocol_version) == ("legacy", "2025-11-25")
-    assert _pinned(finished) == SILENT_ON_BAD_FRAMES | {
+    return run_engine([python, str(SDK_SERVERS / "sdk1_server.py")], timeout=5)
+
+
+@pytest.fixture(scope="module")
+def ts_run() -> RunFinished:
+    """The TypeScript SDK 1.32.2 (.ci/run installs it under tests/sdk_servers/ts), stdio, the protocol phases."""
+    if shutil.which("node") is None or not (TS_SERVER.parent / "node_modules" / "@modelcontextprotocol").is_dir():
+        pytest.skip("no TypeScript SDK server: .ci/run installs it (npm install in tests/sdk_servers/ts)")
+    return run_engine(["node", str(TS_SERVER)], timeout=5)
+
+
+def test_mcp_2x_server_runs_in_the_modern_era_with_true_findings_only(sdk2_run: RunFinished) -> None:
+    """mcp 2.3.0 negotiates 2026-07-28 through server/discover."""
+    assert not sdk2_run.error
+    assert (sdk2_run.era, sdk2_run.protocol_version) == ("modern", "2026-07-28")
+    assert _pinned(sdk2_run) == SILENT_ON_BAD_FRAMES
+
+
+def test_mcp_1x_server_runs_in_the_legacy_era_with_true_findings_only(sdk1_run: RunFinished) -> None:
+    """mcp 1.30.0 refuses server/discover, so the run falls back to initialize (2025-11-25)."""
+    assert not sdk1_run.error
+    assert (sdk1_run.era, sdk1_run.protocol_version) == ("legacy", "2025-11-25")
+    assert _pinned(sdk1_run) == SILENT_ON_BAD_FRAMES | {
         ("invalid-request", "envelope/method-empty", "medium"),
         ("method-not-found", "method/unknown", "medium"),
     }
+
+
+def test_every_finding_on_an_sdk_server_is_marked_as_the_sdks(sdk2_run: RunFinished, sdk1_run: RunFinished,
+                                                              ts_run: RunFinished) -> None:
+    """These servers have no code of their own worth a finding: each finding names its SDK version and link."""
+    for finished, sdk in ((sdk2_run, "Python SDK (mcp) 2.3.0"), (sdk1_run, "Python SDK (mcp) 1.30.0"),
+                          (ts_run, "TypeScript SDK 1.32.2")):
+        assert finished.findings
+        for finding in finished.findings:
+            assert finding.upstream is not None, (sdk, finding.oracle, finding.target, finding.key)
+            assert sdk in finding.upstream.sdk and finding.upstream.link.startswith("https://github.com/")
+
+
+def test_every_row_of_the_known_behaviour_table_shows_on_a_real_server(
+        sdk2_run: RunFinished, sdk1_run: RunFinished, ts_run: RunFinished) -> None:
+    """A row nothing matches is a claim about an SDK nobody checked: each must explain a finding on its SDK."""
+    shown = set()
+    for finished in (sdk2_run, sdk1_run, ts_run):
+        shown |= {(f.upstream.link, f.upstream.behaviour) for f in finished.findings if f.upstream is not None}
+    missing = [row.id for row in known_behaviours() if (row.link, row.behaviour) not in shown]
+    assert missing == []
 
 
 def _tool_findings(finished: object) -> list[tuple[str, str, str]]:

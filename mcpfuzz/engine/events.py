@@ -64,6 +64,19 @@ class Event:
 
 
 @dataclass(frozen=True)
+class Upstream:
+    """A finding that is a known behaviour of the SDK the server is built on: where the fix belongs."""
+
+    sdk: str  # `the TypeScript SDK 1.32.2`
+    behaviour: str  # what the SDK does
+    link: str  # the upstream issue or pull request
+
+    def describe(self) -> str:
+        """One line for reports: whose behaviour it is and where it is tracked."""
+        return f"from {self.sdk}: {self.behaviour}; see {self.link}; not fixable in this server's own code"
+
+
+@dataclass(frozen=True)
 class Finding:
     """One distinct failure: the oracle, the case that tripped it, and the frames that reproduce it."""
 
@@ -93,6 +106,7 @@ class Finding:
     # The other targets the same root cause was seen on (a crash signature reached from several frames).
     also_on: tuple[str, ...] = field(default=(), compare=False)
     baselined: bool = field(default=False, compare=False)  # accepted in --baseline: reported, not failing
+    upstream: Upstream | None = field(default=None, compare=False)  # a known behaviour of the server's SDK
 
     @property
     def fingerprint(self) -> str:

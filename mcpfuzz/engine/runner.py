@@ -13,6 +13,8 @@ import anyio
 
 from mcpfuzz.corpus.redact import Redactor
 from mcpfuzz.corpus.store import CorpusError, CorpusStore
+from mcpfuzz.engine.attribution.detect import SdkInfo, detect_sdk
+from mcpfuzz.engine.attribution.known import explain
 from mcpfuzz.engine.config import CALL_PHASES, RunConfig
 from mcpfuzz.engine.errors import UnusableServer
 from mcpfuzz.engine.events import (
@@ -30,6 +32,7 @@ from mcpfuzz.engine.events import (
     Stats,
     StopReason,
     TargetsPlanned,
+    Upstream,
 )
 from mcpfuzz.engine.judge import FindingSet, observed_finding, received_lines
 from mcpfuzz.engine.monitor.monitor import Monitor, MonitorOptions
@@ -85,6 +88,7 @@ class Run:
         self.monitor: Monitor | None = None
         self._deadline = 0.0
         self._stale: tuple[str, ...] = ()
+        self._sdk: SdkInfo | None = None
         self._store: CorpusStore | None = None
         if config.corpus is not None:
             try:
@@ -101,6 +105,7 @@ class Run:
                                                                                           config.budget * 0.1)
         self._verify_until = started + config.budget - min(2.0, config.budget * 0.05)
         self.emit(RunStarted(config.server_label, config.seed, config.oracles, config.budget, config.timeout))
+        self._detect_sdk()
         options = SessionOptions(timeout=config.timeout, call_timeout=config.call_timeout, grace=config.grace,
                                  max_line=config.max_line,
                                  env=config.env or None, frame_log=config.log_frames)
@@ -143,7 +148,7 @@ class Run:
         if self.monitor is not None and self.monitor.figures.samples:
             self.stats.resources = self.monitor.figures.as_dict()
         self.stats.duration = time.monotonic() - started
-        findings = self._apply_baseline(tuple(self.findings.all()))
+        findings = self._apply_baseline(self._attribute(tuple(self.findings.all())))
         finished = self._finished(findings, self._save_corpus(findings))
         self.emit(finished)
         return finished
@@ -154,6 +159,32 @@ class Run:
         return RunFinished(stats or self.stats, findings, self.probe.version if self.probe else None,
                            self.probe.era.value if self.probe else None, self.stopped, self.error, corpus_paths,
                            self._stale)
+
+    def _detect_sdk(self) -> None:
+        """Which SDK the server is built on (from package files next to its command), said once in the header."""
+        target = self.config.target
+        words: tuple[str, ...] = ()
+        if target.kind is ServerKind.COMMAND:
+            words = target.command
+        elif target.kind is ServerKind.URL:
+            words = tuple(target.launch)
+        self._sdk = detect_sdk(words)
+        if self._sdk is not None:
+            self.emit(Notice(f"built on {self._sdk.describe()} ({self._sdk.source}): findings that are its known "
+                             "behaviours are marked as such", level="info"))
+
+    def _attribute(self, findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+        """Mark the findings that are known behaviours of the server's SDK version, with the upstream link."""
+        if self._sdk is None or self._session is None:
+            return findings
+        transport = self._session.transport.value
+        marked = []
+        for finding in findings:
+            known = explain(self._sdk, transport, finding.oracle, finding.key)
+            if known is not None:
+                finding = replace(finding, upstream=Upstream(self._sdk.describe(), known.behaviour, known.link))
+            marked.append(finding)
+        return tuple(marked)
 
     def _apply_baseline(self, findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
         """Mark the findings --baseline accepts; note its entries this run replayed and did not see again."""

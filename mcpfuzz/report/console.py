@@ -136,10 +136,15 @@ class ConsoleReporter:
         self._stop_progress()
         if event.error:
             self.console.print(f"[bold red]error:[/] {escape(event.error)}")
-        findings = sorted(event.findings, key=lambda f: -f.severity)
-        if findings:
-            self.console.rule("findings")
-            for number, finding in enumerate(findings, 1):
+        # The server's own findings first; those its SDK ships apart, so the author sees at once what is theirs.
+        own = sorted((f for f in event.findings if f.upstream is None), key=lambda f: -f.severity)
+        inherited = sorted((f for f in event.findings if f.upstream is not None), key=lambda f: -f.severity)
+        number = 0
+        for title, group in (("findings", own), ("from the SDK the server is built on", inherited)):
+            if group:
+                self.console.rule(title)
+            for finding in group:
+                number += 1
                 self._print_finding(number, finding, event.corpus_paths.get(finding.fingerprint))
         self._print_summary(event)
 
@@ -149,6 +154,8 @@ class ConsoleReporter:
         self.console.print(f"\n[bold]{number}.[/] [{style}]{finding.severity.name}[/] [bold]{finding.oracle}[/] "
                            f"on {escape(finding.target)} ({escape(finding.case_title)}){accepted}")
         self.console.print(f"   {escape(finding.message)}")
+        if finding.upstream is not None:
+            self.console.print(f"   {escape(finding.upstream.describe())}", style="magenta")
         if finding.reproducible is False:
             self.console.print("   not reproducible: it did not fail again when re-run on a fresh server "
                                "(timing or state); the transcript keeps what was observed", style="yellow")
@@ -189,6 +196,10 @@ class ConsoleReporter:
                                f"({escape(self.program)} replay {shlex.quote(str(self.config.corpus))})", style="dim")
         if event.stopped:
             self.console.print(f"stopped early: {event.stopped}", style="yellow")
+        inherited = sum(1 for f in event.findings if f.upstream is not None)
+        if inherited:
+            self.console.print(f"{inherited} of the findings are known behaviours of the server's SDK (marked, "
+                               "with upstream links); they still count", style="dim")
         if accepted:
             self.console.print(f"{accepted} findings accepted in the baseline (reported, not failing)", style="dim")
         for entry in event.stale_baseline:

@@ -10,6 +10,7 @@ from pathlib import Path
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import Finding, RunFinished
 from mcpfuzz.jsonrpc.case_json import frame_to_json
+from mcpfuzz.oracles.crash_signature import exception_line
 from mcpfuzz.report.reproduce import reproduction
 from mcpfuzz.transport.connect import ServerTarget
 from mcpfuzz.transport.target import ServerKind
@@ -29,6 +30,8 @@ def finding_json(finding: Finding, command: ServerTarget, corpus_path: str | Non
         "severity": str(finding.severity),
         "tool": finding.tool,
         "message": finding.message,
+        # A crash's exception line (the last line of a Python traceback, a JavaScript `Error:` line...).
+        "exception": exception_line(finding.stderr_tail) or None if finding.oracle == "no-crash" else None,
         "title": finding.title,
         "target": finding.target,
         "also_on": list(finding.also_on),
@@ -37,6 +40,8 @@ def finding_json(finding: Finding, command: ServerTarget, corpus_path: str | Non
         "received": list(finding.received),
         "fingerprint": finding.fingerprint,
         "baselined": finding.baselined,
+        "upstream": None if finding.upstream is None else {
+            "sdk": finding.upstream.sdk, "behaviour": finding.upstream.behaviour, "link": finding.upstream.link},
         "reproducible": finding.reproducible,
         "new": not finding.known,
         "observed": finding.observed,

@@ -54,7 +54,8 @@ def summary_markdown(report: dict) -> str:
     """Totals per severity, the findings, the seed and how to reproduce."""
     findings = report["findings"]
     fail_on = report["failOn"]
-    failing = [f for f in findings if Severity.parse(f["severity"]) >= Severity.parse(fail_on)]
+    failing = [f for f in findings if Severity.parse(f["severity"]) >= Severity.parse(fail_on)
+               and not f.get("baselined")]
     verdict = "error" if report["error"] and not failing else "failed" if failing else "passed"
     stats = report["stats"]
     protocol = (f"protocol {code(report['protocolVersion'])} ({report['era']} era)" if report["protocolVersion"]
@@ -72,9 +73,9 @@ def summary_markdown(report: dict) -> str:
     lines += [f"| {name} | {sum(1 for f in findings if f['severity'] == name)} |" for name in SEVERITY_ORDER]
     if findings:
         ordered = sorted(findings, key=lambda f: -Severity.parse(f["severity"]))
-        lines += ["", "| severity | oracle | target | message |", "| --- | --- | --- | --- |"]
-        lines += [f"| {f['severity']} | {code(f['oracle'])} | {code(f['target'])} | {cell(f['message'])} |"
-                  for f in ordered[:MAX_ROWS]]
+        lines += ["", "| severity | oracle | target | message | fix belongs to |", "| --- | --- | --- | --- | --- |"]
+        lines += [f"| {f['severity']} | {code(f['oracle'])} | {code(f['target'])} | {cell(_gist(f))} | "
+                  f"{_owner(f)} |" for f in ordered[:MAX_ROWS]]
         if len(ordered) > MAX_ROWS:
             lines.append(f"\n{len(ordered) - MAX_ROWS} more findings are in the JSON and SARIF reports.")
     lines += ["", "### Reproduce", ""]
@@ -87,6 +88,20 @@ def summary_markdown(report: dict) -> str:
         lines.append("Run again with the same seed:")
     lines += ["", *fenced([*replays[:MAX_ROWS], again])]
     return "\n".join(lines) + "\n"
+
+
+def _gist(finding: dict) -> str:
+    """The message's first line, and for a crash its exception line (not the top of a stderr tail)."""
+    first = finding["message"].splitlines()[0] if finding["message"] else ""
+    exception = finding.get("exception")
+    return f"{first}: {exception}" if exception else first
+
+
+def _owner(finding: dict) -> str:
+    """`this server`, or the SDK with a link to the upstream thread; `(baseline)` when accepted."""
+    upstream = finding.get("upstream")
+    owner = f"[{upstream['sdk']}]({upstream['link']})" if upstream else "this server"
+    return owner + (" (baseline)" if finding.get("baselined") else "")
 
 
 def write_summary(path: Path, report: dict) -> None:

@@ -1,0 +1,175 @@
+"""Which MCP SDK (and version) a server is built on, read from the package metadata next to its command.
+
+Nothing is run: a Python command's virtual environment holds `mcp-X.Y.Z.dist-info`; a Node command's
+script (or npx's cache of its package) sits under a `node_modules` that holds `@modelcontextprotocol/sdk`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+
+class Sdk(str, Enum):
+    """An MCP SDK mcpfuzz knows the behaviours of (the values are what the known-behaviour table names)."""
+
+    PYTHON = "python"  # the `mcp` package on PyPI
+    TYPESCRIPT = "typescript"  # `@modelcontextprotocol/sdk` on npm
+
+    @property
+    def display_name(self) -> str:
+        """The SDK's name for people."""
+        return {Sdk.PYTHON: "the Python SDK (mcp)", Sdk.TYPESCRIPT: "the TypeScript SDK"}[self]
+
+
+@dataclass(frozen=True)
+class SdkInfo:
+    """The SDK a server is built on, its version, and the file that told."""
+
+    sdk: Sdk
+    version: str
+    source: str
+
+    def describe(self) -> str:
+        """`the TypeScript SDK 1.32.2`."""
+        return f"{self.sdk.display_name} {self.version}"
+
+
+_DIST_INFO = re.compile(r"^mcp-(\d[\w.+-]*)\.dist-info$")
+_NPX_CACHE = Path.home() / ".npm" / "_npx"
+MAX_NPX_CACHES = 200  # npx keeps one folder per package set; more is a machine we should not crawl
+
+
+def detect_sdk(command: Sequence[str]) -> SdkInfo | None:
+    """The SDK behind a server command (a stdio command, or an HTTP server's --launch), or None."""
+    if not command:
+        return None
+    for found in (_python_sdk(command), _node_sdk(command)):
+        if found is not None:
+            return found
+    return None
+
+
+def _python_sdk(command: Sequence[str]) -> SdkInfo | None:
+    """`python ...` or a console script: the `mcp` package of that interpreter's environment."""
+    program = _which(command[0])
+    if program is None:
+        return None
+    interpreter = program if Path(program).name.startswith("python") else _shebang_python(program)
+    if interpreter is None or not _script_uses_mcp(command):
+        return None
+    for site in _site_packages(Path(interpreter)):
+        for entry in sorted(site.glob("mcp-*.dist-info")):
+            match = _DIST_INFO.match(entry.name)
+            if match:
+                return SdkInfo(Sdk.PYTHON, match.group(1), str(entry))
+    return None
+
+
+_MCP_IMPORT = re.compile(rb"^\s*(?:from|import)\s+(?:mcp|fastmcp)\b", re.MULTILINE)
+MAX_SCRIPT_BYTES = 1 << 20
+
+
+def _script_uses_mcp(command: Sequence[str]) -> bool:
+    """A `python script.py` server counts only when the script imports mcp or fastmcp itself: an environment
+    that merely has `mcp` installed (a test suite's) says nothing about a hand-written server."""
+    script = next((word for word in command[1:] if word.endswith(".py")), None)
+    if script is None:
+        return True  # `python -m pkg`, a console script: the environment is the server's
+    try:
+        with open(script, "rb") as handle:
+            return _MCP_IMPORT.search(handle.read(MAX_SCRIPT_BYTES)) is not None
+    except OSError:
+        return False
+
+
+def _node_sdk(command: Sequence[str]) -> SdkInfo | None:
+    """`node script.js`, a bin from node_modules, or `npx [-y] PACKAGE`: the SDK in that node_modules."""
+    name = Path(command[0]).name
+    starts: list[Path] = []
+    if name in ("node", "nodejs"):
+        starts += [Path(word).resolve().parent for word in command[1:] if not word.startswith("-")][:1]
+    elif name in ("npx", "pnpx", "bunx"):
+        package = next((word for word in command[1:] if not word.startswith("-")), None)
+        if package is not None:
+            starts += list(_npx_packages(_bare_package(package)))
+    else:
+        program = _which(command[0])
+        if program is not None:
+            starts.append(Path(program).resolve().parent)
+    for start in starts:
+        found = _sdk_above(start)
+        if found is not None:
+            return found
+    return None
+
+
+def _sdk_above(start: Path) -> SdkInfo | None:
+    """The nearest `node_modules/@modelcontextprotocol/sdk/package.json` from `start` upward."""
+    for folder in (start, *start.parents):
+        manifest = folder / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
+        if folder.name == "node_modules":
+            manifest = folder / "@modelcontextprotocol" / "sdk" / "package.json"
+        version = _package_version(manifest)
+        if version is not None:
+            return SdkInfo(Sdk.TYPESCRIPT, version, str(manifest))
+    return None
+
+
+def _npx_packages(package: str) -> Iterator[Path]:
+    """npx's cached copies of `package`, newest first."""
+    try:
+        caches = sorted(_NPX_CACHE.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)[:MAX_NPX_CACHES]
+    except OSError:
+        return
+    for cache in caches:
+        folder = cache / "node_modules" / package
+        if folder.is_dir():
+            yield folder
+
+
+def _bare_package(spec: str) -> str:
+    """`@scope/name@1.2` -> `@scope/name`; `name@latest` -> `name`."""
+    head, at, _ = spec[1:].partition("@") if spec.startswith("@") else spec.partition("@")
+    return ("@" + head) if spec.startswith("@") else head
+
+
+def _package_version(manifest: Path) -> str | None:
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    version = data.get("version") if isinstance(data, dict) else None
+    return version if isinstance(version, str) else None
+
+
+def _which(program: str) -> str | None:
+    found = shutil.which(program)
+    return os.path.abspath(found) if found else None
+
+
+def _shebang_python(script: str) -> str | None:
+    """The interpreter a console script's `#!` line names (pip and uv write the venv's python there)."""
+    try:
+        with open(script, "rb") as handle:
+            first = handle.readline(512)
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    words = first[2:].decode("utf-8", "replace").split()
+    return words[0] if words and Path(words[0]).name.startswith("python") else None
+
+
+def _site_packages(interpreter: Path) -> list[Path]:
+    """The site-packages folders of the virtual environment an interpreter belongs to (none for a system one)."""
+    root = interpreter.parent.parent
+    if not (root / "pyvenv.cfg").exists():
+        return []
+    return sorted(root.glob("lib/python*/site-packages")) + sorted(root.glob("Lib/site-packages"))
