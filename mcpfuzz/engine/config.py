@@ -43,6 +43,8 @@ class RunConfig:
     max_examples: int | None = None
     http: HttpTarget | None = None  # `mcpfuzz run URL`; then `command` is empty
     sample_every: float = 1.0  # seconds between two resource samples of the server (memory-growth)
+    # Values from ${VAR} in a config or servers file: they may be credentials wherever they were put.
+    known_secrets: tuple[str, ...] = ()
 
     @property
     def target(self) -> ServerTarget:
@@ -51,8 +53,8 @@ class RunConfig:
 
     @property
     def secrets(self) -> list[str]:
-        """Values that must never reach a report or the corpus: --env values and the target's (--header values)."""
-        return [*self.env.values(), *self.target.secrets]
+        """Values never to reach a report or the corpus: --env values, the target's (--header values), ${VAR} values."""
+        return [*self.env.values(), *self.target.secrets, *self.known_secrets]
 
     def public(self) -> RunConfig:
         """This configuration as reports may show it: command, URL and launch redacted, secret values hidden."""
