@@ -49,6 +49,25 @@ class ServerEntry:
 
 def read_servers(path: Path, environ: Mapping[str, str]) -> dict[str, ServerEntry]:
     """Every server defined in a client's JSON file, in file order, variables expanded."""
+    table = server_table(path)
+    return {name: _entry(path, name, spec, environ) for name, spec in table.items()}
+
+
+def pick_server(path: Path, name: str, environ: Mapping[str, str]) -> ServerEntry:
+    """The server `name` of a servers file (only its variables need values); the error names the servers there."""
+    table = server_table(path)
+    if name not in table:
+        import difflib
+
+        close = difflib.get_close_matches(name, list(table), n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ServersFileError(f"{path} has no server {name!r}.{hint} Servers there: "
+                               f"{', '.join(table) or '(none)'}")
+    return _entry(path, name, table[name], environ)
+
+
+def server_table(path: Path) -> dict[str, Any]:
+    """The file's servers by name, as written (JSON with comments, as VS Code allows)."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
@@ -57,24 +76,7 @@ def read_servers(path: Path, environ: Mapping[str, str]) -> dict[str, ServerEntr
         document = json.loads(strip_jsonc(text))
     except json.JSONDecodeError as error:
         raise ServersFileError(f"{path}:{error.lineno}: not valid JSON: {error.msg}") from None
-    table = _server_table(path, document)
-    # ${workspaceFolder} is the folder holding .vscode/, else the file's own folder.
-    folder = path.resolve().parent
-    workspace = folder.parent if folder.name == ".vscode" else folder
-    return {name: _entry(path, name, spec, environ, str(workspace)) for name, spec in table.items()}
-
-
-def pick_server(path: Path, name: str, environ: Mapping[str, str]) -> ServerEntry:
-    """The server `name` of a servers file; the error names the servers there are."""
-    servers = read_servers(path, environ)
-    if name not in servers:
-        import difflib
-
-        close = difflib.get_close_matches(name, list(servers), n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise ServersFileError(f"{path} has no server {name!r}.{hint} Servers there: "
-                               f"{', '.join(servers) or '(none)'}")
-    return servers[name]
+    return _server_table(path, document)
 
 
 def _server_table(path: Path, document: Any) -> dict[str, Any]:
@@ -90,10 +92,13 @@ def _server_table(path: Path, document: Any) -> dict[str, Any]:
                            "claude_desktop_config.json, .cursor/mcp.json or .vscode/mcp.json")
 
 
-def _entry(path: Path, name: str, spec: Any, environ: Mapping[str, str], workspace: str) -> ServerEntry:
+def _entry(path: Path, name: str, spec: Any, environ: Mapping[str, str]) -> ServerEntry:
     where = f"{path}: server {name!r}"
     if not isinstance(spec, dict):
         raise ServersFileError(f"{where} is not an object with \"command\" or \"url\"")
+    # ${workspaceFolder} is the folder holding .vscode/, else the file's own folder.
+    folder = path.resolve().parent
+    workspace = str(folder.parent if folder.name == ".vscode" else folder)
     expander = Expander(environ, {"workspaceFolder": workspace}, _unsupported)
     try:
         spec = expander.value(spec)
@@ -189,7 +194,7 @@ def resolve_server(server: tuple[str, ...], options: dict[str, Any],
         raise click.UsageError("give the server either after `--`/as a URL or with --servers-file, not both")
     path = Path(servers_file)
     if not name:
-        names = ", ".join(read_servers(path, environ)) or "(none)"
+        names = ", ".join(server_table(path)) or "(none)"
         raise click.UsageError(f"which server of {path}? Give --server NAME (or --all-servers with `run`); "
                                f"servers there: {names}")
     entry = pick_server(path, name, environ)
