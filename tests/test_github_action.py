@@ -44,7 +44,7 @@ def quick_plan(**given: str) -> list[str]:
 
 
 def test_inputs_become_one_command_line() -> None:
-    """run with a command, soak with a URL, a servers-file entry; contradictions refused."""
+    """run with a command, soak with a URL, a servers-file entry, none (a config file's); contradictions refused."""
     assert quick_plan(command="python server.py --x 'a b'", fail_on="high", args="--exclude-tool rm") == [
         "mcpfuzz", "run", "--fail-on", "high", "--json", "mcpfuzz-run.json", "--sarif", "mcpfuzz-run.sarif",
         "--junit-xml", "mcpfuzz-run.xml", "--summary-md", "/tmp/s.md", "--exclude-tool", "rm",
@@ -55,7 +55,8 @@ def test_inputs_become_one_command_line() -> None:
     named = quick_plan(servers_file=".vscode/mcp.json", server="notes", baseline="b.json")
     assert named[named.index("--servers-file"):][:2] == ["--servers-file", ".vscode/mcp.json"]
     assert named[named.index("--server"):][:2] == ["--server", "notes"] and "--baseline" in named
-    for bad, message in (({"command": "x", "url": "http://h/mcp"}, "not command and url"), ({}, "no server"),
+    assert quick_plan()[-2:] == ["--summary-md", "/tmp/s.md"]  # the server then comes from [tool.mcpfuzz]
+    for bad, message in (({"command": "x", "url": "http://h/mcp"}, "not command and url"),
                          ({"server": "x", "command": "y"}, "give servers-file too"),
                          ({"command": "x", "mode": "fuzz"}, "use run or soak")):
         with pytest.raises(ActionError, match=message):

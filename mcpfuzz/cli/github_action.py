@@ -54,8 +54,6 @@ def plan(inputs: Mapping[str, str], summary_path: str) -> ActionPlan:
     servers = [name for name in ("command", "url", "servers-file") if inputs[name]]
     if len(servers) > 1:
         raise ActionError(f"give one of command, url and servers-file, not {' and '.join(servers)}")
-    if not servers and not inputs["config-file"]:
-        raise ActionError("no server: give command, url or servers-file (or a config-file that names one)")
     if inputs["server"] and not inputs["servers-file"]:
         raise ActionError("server names an entry of servers-file; give servers-file too")
     prefix = inputs["report-prefix"] or f"mcpfuzz-{mode}"
