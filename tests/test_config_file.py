@@ -89,6 +89,7 @@ def test_discovery_stops_at_the_repository_root(tmp_path: Path) -> None:
      "both command and url are set"),
     ("mcpfuzz.toml", '[targets."fetch"]\nexclude = true\n', "'fetch' is not KIND/NAME"),
     ("mcpfuzz.toml", '[targets."tool/x"]\nexclud = true\n', "did you mean 'exclude'?"),
+    ("mcpfuzz.toml", '[targets."tool/x"]\ntimeout = 0\n', "mcpfuzz.toml:2: timeout is a number of seconds above 0"),
     ("mcpfuzz.toml", 'header = ["Authorization: ${MCPFUZZ_UNSET_FOR_TEST}"]\n',
      "mcpfuzz.toml:1: header: ${MCPFUZZ_UNSET_FOR_TEST}: the environment variable MCPFUZZ_UNSET_FOR_TEST is not set"),
     ("mcpfuzz.toml", "budget = \n", "is not valid TOML"),
@@ -158,9 +159,25 @@ def test_published_schema_matches_the_commands() -> None:
         assert keys <= set(schema["properties"][name]["properties"])
     good = {"budget": 30, "fail-on": "high", "exclude-tool": ["a"], "env": {"K": "v"},
             "command": ["python", "s.py"], "soak": {"duration": "2h", "workers": 2},
-            "targets": {"tool/x": {"exclude": True}}}
+            "targets": {"tool/x": {"exclude": True}, "tool/y": {"timeout": 30}}}
     jsonschema.validate(good, schema)
     for bad in ({"fail_on": "high"}, {"budget": -1}, {"run": {"duration": "1h"}}, {"fail-on": "severe"},
                 {"targets": {"tool/x": {"skip": True}}}):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(bad, schema)
+
+
+def test_a_target_timeout_replaces_the_global_one_for_its_calls(tmp_path: Path) -> None:
+    """A tool that answers in 1.5 s is a hang under --timeout 0.5, and fine with its own timeout = 10."""
+    slow = [sys.executable, str(REPO_ROOT / "tests" / "servers" / "slow_tool_server.py"), "--delay", "1.5"]
+    quick = ["run", "--timeout", "0.5", "--phases", "coverage", "--budget", "30", "--json", "r.json", "--", *slow]
+    without = tmp_path / "without"
+    without.mkdir()
+    hang = run_cli(quick, cwd=without)
+    assert hang.returncode == 1, failure(hang)
+    assert {(f["oracle"], f["target"]) for f in json.loads((without / "r.json").read_text())["findings"]} == {
+        ("no-hang", "tool/wait")}
+    (tmp_path / "mcpfuzz.toml").write_text('[targets."tool/wait"]\ntimeout = 10\n')
+    patient = run_cli(quick, cwd=tmp_path)
+    assert patient.returncode == 0, failure(patient)
+    assert json.loads((tmp_path / "r.json").read_text())["findings"] == []

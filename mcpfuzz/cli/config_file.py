@@ -34,7 +34,7 @@ COMMANDS = ("run", "soak", "replay")
 # Keys that are not options: the server when no SERVER is given, and the per-target table.
 COMMAND_KEY, URL_KEY, TARGETS_KEY = "command", "url", "targets"
 SERVER_KEYS = (COMMAND_KEY, URL_KEY)
-TARGET_KEYS = ("include", "exclude")
+TARGET_KEYS = ("include", "exclude", "timeout")
 # Options that make no sense in a file (the file itself).
 NOT_CONFIGURABLE = frozenset({"config_file"})
 # Repeatable options whose values are pairs, so that a TOML table can stand for them: env = { KEY = "v" }.
@@ -98,6 +98,7 @@ class AppliedConfig:
     secrets: tuple[str, ...] = ()
     include_targets: tuple[str, ...] = ()
     exclude_targets: tuple[str, ...] = ()
+    target_timeouts: tuple[tuple[str, float], ...] = ()
 
 
 def applied_config(ctx: click.Context | None = None) -> AppliedConfig | None:
@@ -224,8 +225,8 @@ def command_defaults(source: ConfigSource, name: str, commands: Mapping[str, cli
     both = [key for key in SERVER_KEYS if any(key in table for _, table in layers)]
     if len(both) > 1:
         raise ConfigError(f"{source.path}: both {COMMAND_KEY} and {URL_KEY} are set; a server is one or the other")
-    include, exclude = _targets(source, source.table.get(TARGETS_KEY, {}))
-    return defaults, AppliedConfig(source.path, tuple(expander.values), include, exclude)
+    include, exclude, timeouts = _targets(source, source.table.get(TARGETS_KEY, {}))
+    return defaults, AppliedConfig(source.path, tuple(expander.values), include, exclude, timeouts)
 
 
 def _check_keys(source: ConfigSource, section: tuple[str, ...], table: dict[str, Any], known: set[str],
@@ -306,8 +307,11 @@ def _server_words(source: ConfigSource, section: tuple[str, ...], key: str, valu
     return words
 
 
-def _targets(source: ConfigSource, table: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """`[targets."tool/NAME"]` tables: include = true calls a risky target, exclude = true never calls it."""
+TargetSettings = tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[str, float], ...]]
+
+
+def _targets(source: ConfigSource, table: Any) -> TargetSettings:
+    """`[targets."KIND/NAME"]` tables: include (call it though risky), exclude (never), timeout (per call)."""
     from mcpfuzz.jsonrpc.target_kind import TargetKind
 
     if not isinstance(table, dict):
@@ -315,6 +319,7 @@ def _targets(source: ConfigSource, table: Any) -> tuple[tuple[str, ...], tuple[s
     kinds = [kind.value for kind in TargetKind]
     include: list[str] = []
     exclude: list[str] = []
+    timeouts: list[tuple[str, float]] = []
     for label, settings in table.items():
         section = (TARGETS_KEY, label)
         kind, slash, name = label.partition("/")
@@ -325,12 +330,24 @@ def _targets(source: ConfigSource, table: Any) -> tuple[tuple[str, ...], tuple[s
             raise ConfigError(f"{source.where((TARGETS_KEY,), label)}: {label} must be a table, e.g. "
                               f"{{ exclude = true }}")
         _check_keys(source, section, settings, set(TARGET_KEYS))
-        for key, chosen in _bools(source, section, settings):
+        if "timeout" in settings:
+            timeouts.append((label, _seconds(source, section, settings["timeout"])))
+        flags = {key: value for key, value in settings.items() if key != "timeout"}
+        for key, chosen in _bools(source, section, flags):
             if chosen:
                 (include if key == "include" else exclude).append(label)
         if label in include and label in exclude:
             raise ConfigError(f"{source.where(section)}: {label} is both included and excluded; keep one")
-    return tuple(include), tuple(exclude)
+    return tuple(include), tuple(exclude), tuple(timeouts)
+
+
+def _seconds(source: ConfigSource, section: tuple[str, ...], value: Any) -> float:
+    import math
+
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"{source.where(section, 'timeout')}: timeout is a number of seconds above 0, "
+                          f"not {value!r}")
+    return float(value)
 
 
 def _bools(source: ConfigSource, section: tuple[str, ...], table: dict[str, Any]) -> Iterator[tuple[str, bool]]:

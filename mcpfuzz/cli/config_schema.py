@@ -98,10 +98,13 @@ def server_schemas() -> dict[str, Any]:
 
 def targets_schema() -> dict[str, Any]:
     """`[targets."KIND/NAME"]`: per-target include and exclude."""
-    setting = {"type": "object", "additionalProperties": False,
-               "properties": {key: {"type": "boolean"} for key in TARGET_KEYS}}
+    properties: dict[str, Any] = {key: {"type": "boolean"} for key in TARGET_KEYS}
+    properties["timeout"] = {"type": "number", "exclusiveMinimum": 0,
+                             "description": "Seconds each call of this target may take, instead of --timeout."}
+    setting = {"type": "object", "additionalProperties": False, "properties": properties}
     return {"type": "object", "description": "Per-target settings by label, e.g. [tool.mcpfuzz.targets.\"tool/x\"]: "
-                                             "include = true calls a risky target, exclude = true never calls it.",
+                                             "include = true calls a risky target, exclude = true never calls it, "
+                                             "timeout = SECONDS for each of its calls.",
             "patternProperties": {TARGET_LABEL: setting}, "additionalProperties": False}
 
 

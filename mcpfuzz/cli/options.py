@@ -182,7 +182,8 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
         include_targets=include, exclude_targets=exclude, strict_types=options["strict_types"],
         corpus=check_corpus(options["corpus_dir"]), replay_corpus=not options["no_replay"],
         log_frames=Path(log_frames) if log_frames else None, max_examples=options["max_examples"], http=http,
-        known_secrets=(*(config_file.secrets if config_file else ()), *server_secrets))
+        known_secrets=(*(config_file.secrets if config_file else ()), *server_secrets),
+        target_timeouts=dict(config_file.target_timeouts) if config_file else {})
 
 
 def exit_status(config: RunConfig, finished: RunFinished) -> int:

@@ -36,6 +36,7 @@ class RunConfig:
     # Targets by label (`tool/NAME`): a risky one is called only when included; an excluded one never.
     include_targets: tuple[str, ...] = ()
     exclude_targets: tuple[str, ...] = ()
+    target_timeouts: dict[str, float] = field(default_factory=dict)  # label -> seconds, instead of `timeout`
     strict_types: bool = False
     corpus: Path | None = None
     replay_corpus: bool = True

@@ -224,8 +224,11 @@ class Session:
 
     # -- cases ---------------------------------------------------------------------------------
 
-    async def run_case(self, case: Case) -> Exchange:
-        """Send one case and collect everything until it is answered, the server dies, or time runs out."""
+    async def run_case(self, case: Case, *, timeout: float | None = None) -> Exchange:
+        """Send one case and collect everything until it is answered, the server dies, or time runs out.
+
+        `timeout` replaces --timeout for this case (a target's own, from the config file's [targets]).
+        """
         if case.fresh:
             await self.restart()
         else:
@@ -233,9 +236,9 @@ class Session:
             if self.before_case is not None:
                 await self.before_case()
                 await self.ensure_ready()  # the hook may have found the server dead or stuck
-        return await self.run_case_on_current(case)
+        return await self.run_case_on_current(case, timeout=timeout)
 
-    async def run_case_on_current(self, case: Case) -> Exchange:
+    async def run_case_on_current(self, case: Case, *, timeout: float | None = None) -> Exchange:
         """Run a case on the process as it is (no restart, no handshake)."""
         for data in case.setup:
             await self._send_unjudged(data)
@@ -261,7 +264,7 @@ class Session:
                 exchange.write_error = str(error)
         try:
             http = exchange.http if self.server.replies_on_request else None
-            await self._collector.collect(window, barrier, case, http=http, timeout=self.options.timeout,
+            await self._collector.collect(window, barrier, case, http=http, timeout=timeout or self.options.timeout,
                                           grace=self.options.grace)
             late = lean or not self.server.needs_barrier
             if late and exchange.timed_out and self.alive and not exchange.write_error:
