@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from mcpfuzz.engine.events import EventSink, RunFinished
 
 # Report options whose file names get the server's name, so that runs do not overwrite each other.
-REPORT_PATHS = ("json_path", "junit_path", "sarif_path", "summary_path", "events_path")
+REPORT_PATHS = ("json_path", "junit_path", "sarif_path", "summary_path", "events_path", "log_frames")
 
 
 def run_all_servers(server: tuple[str, ...], budget: float, compare_with: str | None,
@@ -40,7 +40,8 @@ def run_all_servers(server: tuple[str, ...], budget: float, compare_with: str | 
     statuses = []
     for entry in entries:
         click.echo(f"== server {entry.name}", err=True)
-        own = {**options, "server_name": entry.name, "corpus_dir": str(Path(options["corpus_dir"]) / entry.name)}
+        own = {**options, "server_name": entry.name,
+               "corpus_dir": str(Path(options["corpus_dir"]) / file_safe(entry.name))}
         for key in REPORT_PATHS:
             if own.get(key):
                 own[key] = per_server_path(own[key], entry.name)
@@ -55,8 +56,13 @@ def run_all_servers(server: tuple[str, ...], budget: float, compare_with: str | 
 def per_server_path(path: str, name: str) -> str:
     """`mcpfuzz.json` as `mcpfuzz.NAME.json`: one report file per server."""
     given = Path(path)
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-    return str(given.with_name(f"{given.stem}.{safe}{given.suffix}"))
+    return str(given.with_name(f"{given.stem}.{file_safe(name)}{given.suffix}"))
+
+
+def file_safe(name: str) -> str:
+    """A server's name as one file or folder name (names are free text in clients' files)."""
+    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
+    return safe or "server"
 
 
 def _run_engine(config: RunConfig, sink: EventSink) -> RunFinished:
