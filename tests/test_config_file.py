@@ -168,16 +168,16 @@ def test_published_schema_matches_the_commands() -> None:
 
 
 def test_a_target_timeout_replaces_the_global_one_for_its_calls(tmp_path: Path) -> None:
-    """A tool that answers in 1.5 s is a hang under --timeout 0.5, and fine with its own timeout = 10."""
-    slow = [sys.executable, str(REPO_ROOT / "tests" / "servers" / "slow_tool_server.py"), "--delay", "1.5"]
-    quick = ["run", "--timeout", "0.5", "--phases", "coverage", "--budget", "30", "--json", "r.json", "--", *slow]
+    """A tool that answers in 3 s is a hang under --timeout 1, and fine with its own timeout = 20."""
+    slow = [sys.executable, str(REPO_ROOT / "tests" / "servers" / "slow_tool_server.py"), "--delay", "3"]
+    quick = ["run", "--timeout", "1", "--phases", "coverage", "--budget", "30", "--json", "r.json", "--", *slow]
     without = tmp_path / "without"
     without.mkdir()
     hang = run_cli(quick, cwd=without)
     assert hang.returncode == 1, failure(hang)
     assert {(f["oracle"], f["target"]) for f in json.loads((without / "r.json").read_text())["findings"]} == {
         ("no-hang", "tool/wait")}
-    (tmp_path / "mcpfuzz.toml").write_text('[targets."tool/wait"]\ntimeout = 10\n')
+    (tmp_path / "mcpfuzz.toml").write_text('[targets."tool/wait"]\ntimeout = 20\n')
     patient = run_cli(quick, cwd=tmp_path)
     assert patient.returncode == 0, failure(patient)
     assert json.loads((tmp_path / "r.json").read_text())["findings"] == []
