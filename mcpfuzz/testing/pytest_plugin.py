@@ -26,7 +26,7 @@ def mcpfuzz(request: pytest.FixtureRequest) -> Fuzzer:
     defaults: dict[str, Any] = {}
     seed = _option(request.config, "hypothesis_seed")
     if seed is not None:
-        defaults["seed"] = int(seed) if str(seed).lstrip("-").isdigit() else abs(hash(seed)) % 2**32
+        defaults["seed"] = _seed(str(seed))
     profile = _option(request.config, "hypothesis_profile")
     if profile is not None:
         # Only a profile named on the command line: mcpfuzz never follows the ambient one (CI=true derandomises).
@@ -47,3 +47,12 @@ def _option(config: pytest.Config, name: str) -> Any:
         return config.getoption(name)
     except ValueError:  # the hypothesis plugin is not loaded
         return None
+
+
+def _seed(text: str) -> int:
+    """--hypothesis-seed as mcpfuzz's seed: a number as it is, any other text hashed the same in every process."""
+    if text.isdigit():
+        return int(text)
+    import hashlib
+
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big")
