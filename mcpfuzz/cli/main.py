@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from mcpfuzz.cli.baseline import baseline
+from mcpfuzz.cli.config_file import config_file_option
 from mcpfuzz.cli.options import (
     EXIT_CLEAN,
     EXIT_ERROR,
@@ -40,12 +41,19 @@ def main() -> None:
 @server_options
 @click.option("--compare", "compare_with", default=None, metavar="URL|'CMD'",
               help="Send the catalogue to this second server too and list every frame whose outcome differs.")
-def run(server: tuple[str, ...], budget: float, compare_with: str | None, **options: Any) -> None:
+@click.option("--all-servers", is_flag=True, default=False,
+              help="With --servers-file: fuzz every server in it in turn (reports and corpus per server).")
+@config_file_option
+def run(server: tuple[str, ...], budget: float, compare_with: str | None, all_servers: bool, **options: Any) -> None:
     """Fuzz an MCP server: `mcpfuzz run [OPTIONS] -- CMD [ARGS]...` (stdio) or `mcpfuzz run [OPTIONS] URL`.
 
     A stdio server inherits mcpfuzz's environment and working directory. Exit status: 0 no findings
     at or above --fail-on, 1 findings, 2 usage error or unusable server.
     """
+    if all_servers:
+        from mcpfuzz.cli.all_servers import run_all_servers
+
+        sys.exit(run_all_servers(server, budget, compare_with, options))
     config = build_config(server, budget, options)
 
     import anyio
@@ -84,6 +92,7 @@ class _CommandAfterDashes(click.Command):
               help="Extra environment variable for the server (repeatable).")
 @click.option("--header", "header_lines", multiple=True, metavar="'NAME: VALUE'",
               help="HTTP: header sent with every request (transcripts never hold header values).")
+@config_file_option
 @click.pass_context
 def replay(ctx: click.Context, paths: tuple[str, ...], timeout: float, call_timeout: float,
            env_pairs: tuple[str, ...],

@@ -136,6 +136,10 @@ SERVER_OPTIONS = [
                    "{port} here and in the URL: a free port."),
     click.option("--transport", type=click.Choice(TRANSPORT_CHOICES), default=AUTO, show_default=True,
               help="HTTP: streamable HTTP, legacy HTTP+SSE (2024-11-05), or detect from the URL's answers."),
+    click.option("--servers-file", type=click.Path(dir_okay=False, exists=True), default=None, metavar="FILE",
+              help="Take the server from an MCP client's config (mcpServers or VS Code's servers JSON)."),
+    click.option("--server", "server_name", default=None, metavar="NAME",
+              help="With --servers-file: the server to fuzz, launched as the client launches it."),
 ]
 
 
@@ -148,6 +152,13 @@ def server_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]) -> RunConfig:
     """The run's configuration from the shared options, every value checked first (usage errors exit 2)."""
+    import os
+
+    from mcpfuzz.cli.config_file import applied_config
+    from mcpfuzz.cli.servers_file import resolve_server
+
+    server, options, server_secrets = resolve_server(server, options, os.environ)
+    config_file = applied_config()
     command = list(server)
     if not command:
         raise click.UsageError("no server given. Put the server command after `--`, e.g.\n"
@@ -158,6 +169,9 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
         command = []
     include = target_labels(options["include_tools"], options["include_targets"], "--include-target")
     exclude = target_labels(options["exclude_tools"], options["exclude_targets"], "--exclude-target")
+    if config_file is not None:  # [targets."KIND/NAME"] tables add to the command line's lists
+        include = (*include, *(t for t in config_file.include_targets if t not in exclude))
+        exclude = (*exclude, *(t for t in config_file.exclude_targets if t not in include))
     both = sorted(set(include) & set(exclude))
     if both:
         raise click.BadParameter(f"{', '.join(both)} is both included and excluded; keep one of the two.",
@@ -187,7 +201,9 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
         strict_types=options["strict_types"],
         corpus=check_corpus(options["corpus_dir"]), replay_corpus=not options["no_replay"],
         log_frames=Path(log_frames) if log_frames else None, max_examples=options["max_examples"], http=http,
-        baseline=_baseline(options["baseline_path"]))
+        baseline=_baseline(options["baseline_path"]),
+        known_secrets=(*(config_file.secrets if config_file else ()), *server_secrets),
+        target_timeouts=dict(config_file.target_timeouts) if config_file else {})
 
 
 def _server_cwd(cwd: str | None, by_url: bool, command: list[str]) -> str | None:

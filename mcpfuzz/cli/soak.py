@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from mcpfuzz.cli.config_file import config_file_option
 from mcpfuzz.cli.options import Seconds, build_config, exit_status, server_options
 from mcpfuzz.cli.reporting import Reporting
 
@@ -65,6 +66,7 @@ def parse_duration(text: str) -> float:
 @click.option("--slice", "slice_seconds", type=Seconds(min=1), default=None, metavar="SECONDS",
               help="Seconds one target is fuzzed before the next is picked [default: duration/30, 5 to 30].")
 @server_options
+@config_file_option
 def soak(server: tuple[str, ...], duration: str, max_findings: int | None, checkpoint_path: str | None,
          resume: bool, workers: int, checkpoint_every: float, ping_every: float, sample_every: float,
          slice_seconds: float | None, **options: Any) -> None:

@@ -39,6 +39,7 @@ class RunConfig:
     include_targets: tuple[str, ...] = ()
     exclude_targets: tuple[str, ...] = ()
     read_only: bool = False  # call only targets annotated read-only (and those named with --include-target)
+    target_timeouts: dict[str, float] = field(default_factory=dict)  # label -> seconds, instead of `timeout`
     strict_types: bool = False
     corpus: Path | None = None
     replay_corpus: bool = True
@@ -48,6 +49,8 @@ class RunConfig:
     sample_every: float = 1.0  # seconds between two resource samples of the server (memory-growth)
     cwd: str | None = None  # --cwd: the stdio server's working directory (None: mcpfuzz's own)
     baseline: Baseline | None = None  # accepted findings: they do not fail the run; a stale entry does
+    # Values from ${VAR} in a config or servers file: they may be credentials wherever they were put.
+    known_secrets: tuple[str, ...] = ()
 
     @property
     def target(self) -> ServerTarget:
@@ -56,8 +59,8 @@ class RunConfig:
 
     @property
     def secrets(self) -> list[str]:
-        """Values that must never reach a report or the corpus: --env values and the target's (--header values)."""
-        return [*self.env.values(), *self.target.secrets]
+        """Values never to reach a report or the corpus: --env values, the target's (--header values), ${VAR} values."""
+        return [*self.env.values(), *self.target.secrets, *self.known_secrets]
 
     def public(self) -> RunConfig:
         """This configuration as reports may show it: command, URL and launch redacted, secret values hidden."""

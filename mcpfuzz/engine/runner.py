@@ -381,7 +381,8 @@ class Run:
         options = SearchOptions(config.seed, config.database_root, config.server_label, config.max_examples)
         frames = FrameFuzz(session, self._judge, options, simplest_tool(plan.targets),
                            tools_listed="tools" in self.probe.capabilities)
-        phases = CallPhases(session, plan.targets, self._judge, options, strict_types=config.strict_types)
+        phases = CallPhases(session, plan.targets, self._judge, options, strict_types=config.strict_types,
+                            timeouts=config.target_timeouts)
         return plan, frames, phases
 
     async def _call_phases(self, session: Session) -> None:

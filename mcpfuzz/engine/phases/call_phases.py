@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
@@ -41,8 +42,9 @@ class CallPhases:
     """Calls targets on the session and hands every exchange to the run's judge."""
 
     def __init__(self, session: Session, targets: list[CallTarget], judge: Judge, options: SearchOptions, *,
-                 strict_types: bool = False) -> None:
+                 strict_types: bool = False, timeouts: Mapping[str, float] | None = None) -> None:
         self.session = session
+        self.timeouts = dict(timeouts or {})  # target label -> its own per-call timeout
         self.targets = targets
         self.judge = judge
         self.options = options
@@ -57,7 +59,7 @@ class CallPhases:
         """One call of a target on a ready server, judged."""
         case = target.case(self.builder, call, history=history)
         try:
-            exchange = await self.session.run_case(case)
+            exchange = await self.session.run_case(case, timeout=self.timeouts.get(target.label))
         except (HarnessError, ServerStartError) as error:
             raise PhaseStopped(str(error)) from None
         self.calls += 1

@@ -225,8 +225,11 @@ class Session:
 
     # -- cases ---------------------------------------------------------------------------------
 
-    async def run_case(self, case: Case) -> Exchange:
-        """Send one case and collect everything until it is answered, the server dies, or time runs out."""
+    async def run_case(self, case: Case, *, timeout: float | None = None) -> Exchange:
+        """Send one case and collect everything until it is answered, the server dies, or time runs out.
+
+        `timeout` replaces --timeout for this case (a target's own, from the config file's [targets]).
+        """
         if case.fresh:
             await self.restart()
         else:
@@ -234,9 +237,9 @@ class Session:
             if self.before_case is not None:
                 await self.before_case()
                 await self.ensure_ready()  # the hook may have found the server dead or stuck
-        return await self.run_case_on_current(case)
+        return await self.run_case_on_current(case, timeout=timeout)
 
-    async def run_case_on_current(self, case: Case) -> Exchange:
+    async def run_case_on_current(self, case: Case, *, timeout: float | None = None) -> Exchange:
         """Run a case on the process as it is (no restart, no handshake)."""
         for data in case.setup:
             await self._send_unjudged(data)
@@ -262,7 +265,7 @@ class Session:
                 exchange.write_error = str(error)
         try:
             http = exchange.http if self.server.replies_on_request else None
-            await self._collector.collect(window, barrier, case, http=http, timeout=self.options.timeout,
+            await self._collector.collect(window, barrier, case, http=http, timeout=timeout or self.options.timeout,
                                           grace=self.options.grace)
             late = lean or not self.server.needs_barrier
             if late and exchange.timed_out and self.alive and not exchange.write_error:
@@ -271,7 +274,8 @@ class Session:
                     # Slow is not dropped: a valid call to a server that answers pings gets the call limit,
                     # and each progress notification moves that limit on.
                     exchange.timed_out, exchange.extended = False, True
-                    await self._collector.collect(window, None, case, http=http, timeout=self.options.call_timeout,
+                    limit = max(self.options.call_timeout, timeout or 0.0)  # a target's own timeout may be longer
+                    await self._collector.collect(window, None, case, http=http, timeout=limit,
                                                   grace=self.options.grace, progress_extends=self.options.timeout)
         finally:
             self._collector.close()

@@ -1,0 +1,135 @@
+"""The logic of the repository's GitHub Action (action.yml): its inputs as an `mcpfuzz` command line, its outputs.
+
+The composite action passes every input as an `MCPFUZZ_INPUT_<NAME>` variable and runs
+`python -m mcpfuzz.cli.github_action`. This module runs mcpfuzz, appends the Markdown summary to the
+job summary, writes the step outputs, and always exits 0 so that the corpus, SARIF and report steps
+after it still run; the action's last step fails the job with mcpfuzz's own exit status.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+PREFIX = "MCPFUZZ_INPUT_"
+# Every input of action.yml (tests/test_github_action.py checks that the two lists agree).
+INPUTS = ("command", "url", "servers-file", "server", "config-file", "mode", "budget", "duration", "fail-on",
+          "baseline", "corpus", "args", "report-prefix")
+MODES = ("run", "soak")
+EXIT_ERROR = 2
+
+
+class ActionError(ValueError):
+    """Inputs that do not make one mcpfuzz command: said as a workflow error annotation."""
+
+
+@dataclass(frozen=True)
+class ActionPlan:
+    """The mcpfuzz command line the inputs ask for, and the report files it writes."""
+
+    argv: list[str]
+    json_path: str
+    sarif_path: str
+    junit_path: str
+    summary_path: str
+
+
+def read_inputs(environ: Mapping[str, str]) -> dict[str, str]:
+    """The action's inputs by name, from the variables the composite step sets (empty when not given)."""
+    return {name: environ.get(PREFIX + name.upper().replace("-", "_"), "").strip() for name in INPUTS}
+
+
+def plan(inputs: Mapping[str, str], summary_path: str) -> ActionPlan:
+    """The command line for these inputs (ActionError when they contradict each other)."""
+    mode = inputs["mode"] or "run"
+    if mode not in MODES:
+        raise ActionError(f"mode is {mode!r}; use run or soak")
+    servers = [name for name in ("command", "url", "servers-file") if inputs[name]]
+    if len(servers) > 1:
+        raise ActionError(f"give one of command, url and servers-file, not {' and '.join(servers)}")
+    if inputs["server"] and not inputs["servers-file"]:
+        raise ActionError("server names an entry of servers-file; give servers-file too")
+    prefix = inputs["report-prefix"] or f"mcpfuzz-{mode}"
+    paths = {"json": f"{prefix}.json", "sarif": f"{prefix}.sarif", "junit-xml": f"{prefix}.xml"}
+    argv = ["mcpfuzz", mode]
+    if inputs["config-file"]:
+        argv += ["--config-file", inputs["config-file"]]
+    if mode == "run" and inputs["budget"]:
+        argv += ["--budget", inputs["budget"]]
+    if mode == "soak" and inputs["duration"]:
+        argv += ["--duration", inputs["duration"]]
+    for name in ("fail-on", "corpus", "baseline", "servers-file"):
+        if inputs[name]:
+            argv += [f"--{name}", inputs[name]]
+    if inputs["server"]:
+        argv += ["--server", inputs["server"]]
+    for option, path in paths.items():
+        argv += [f"--{option}", path]
+    argv += ["--summary-md", summary_path]
+    try:
+        argv += shlex.split(inputs["args"])
+    except ValueError as error:
+        raise ActionError(f"args: cannot split {inputs['args']!r} into words: {error}") from None
+    if inputs["url"]:
+        argv.append(inputs["url"])
+    elif inputs["command"]:
+        try:
+            argv += ["--", *shlex.split(inputs["command"])]
+        except ValueError as error:
+            raise ActionError(f"command: cannot split {inputs['command']!r} into words: {error}") from None
+    return ActionPlan(argv, paths["json"], paths["sarif"], paths["junit-xml"], summary_path)
+
+
+def write_outputs(path: str | None, outputs: Mapping[str, str]) -> None:
+    """Step outputs as `name=value` lines in $GITHUB_OUTPUT (printed when there is none, e.g. locally)."""
+    text = "".join(f"{name}={value}\n" for name, value in outputs.items())
+    if path:
+        with open(path, "a", encoding="utf-8") as file:
+            file.write(text)
+    else:
+        sys.stdout.write(text)
+
+
+def count_findings(json_path: str) -> str:
+    """How many findings the JSON report holds ('' when it was not written)."""
+    try:
+        return str(len(json.loads(Path(json_path).read_text(encoding="utf-8"))["findings"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+
+
+def main(environ: Mapping[str, str] = os.environ) -> int:
+    """Run mcpfuzz as the inputs ask; summary and outputs written; 0 unless the action itself failed."""
+    inputs = read_inputs(environ)
+    with tempfile.TemporaryDirectory(prefix="mcpfuzz-action-") as scratch:
+        summary = str(Path(scratch) / "summary.md")
+        try:
+            action = plan(inputs, summary)
+        except ActionError as error:
+            sys.stdout.write(f"::error title=mcpfuzz action::{error}\n")
+            write_outputs(environ.get("GITHUB_OUTPUT"), {"exit-code": str(EXIT_ERROR)})
+            return 0
+        sys.stdout.write(f"::group::{shlex.join(action.argv)}\n::endgroup::\n")
+        sys.stdout.flush()
+        status = subprocess.run([sys.executable, "-m", "mcpfuzz.cli", *action.argv[1:]], check=False).returncode
+        step_summary = environ.get("GITHUB_STEP_SUMMARY")
+        if step_summary and Path(summary).is_file():
+            # Appended, not replaced: other steps' summaries stay.
+            with open(step_summary, "a", encoding="utf-8") as file:
+                file.write(Path(summary).read_text(encoding="utf-8") + "\n")
+    sarif = action.sarif_path if Path(action.sarif_path).is_file() else ""
+    write_outputs(environ.get("GITHUB_OUTPUT"), {
+        "exit-code": str(status), "findings": count_findings(action.json_path), "json": action.json_path,
+        "sarif": sarif, "junit-xml": action.junit_path})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

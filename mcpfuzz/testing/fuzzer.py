@@ -1,0 +1,152 @@
+"""What the `mcpfuzz` fixture is: `run(server, budget=...)` with any option of `mcpfuzz run`, and its result."""
+
+from __future__ import annotations
+
+import difflib
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from mcpfuzz.engine.config import RunConfig
+    from mcpfuzz.engine.events import EventSink, Finding, RunFinished
+
+# Options of `run` that make no sense from a test (the server is run()'s first argument).
+NOT_FROM_TESTS = frozenset({"server", "compare_with", "all_servers", "servers_file", "server_name"})
+
+
+class UsageError(ValueError):
+    """An option `run()` cannot take: its name or value, said as `mcpfuzz run` would say it."""
+
+
+class FindingsFound(AssertionError):
+    """`assert_no_findings()` failed: the message holds every finding at or above the threshold, rendered."""
+
+
+@dataclass(frozen=True)
+class FuzzResult:
+    """One run's outcome: its findings, seed and error, and the server as reports show it (secrets redacted)."""
+
+    finished: RunFinished
+    config: RunConfig = field(repr=False)
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        """Every finding, whatever its severity."""
+        return self.finished.findings
+
+    @property
+    def seed(self) -> int:
+        """The run's seed: `seed=` given again replays the same inputs."""
+        return self.config.seed
+
+    def failing(self, fail_on: str | None = None) -> list[Finding]:
+        """The findings at or above `fail_on` (default: the run's --fail-on), worst first."""
+        from mcpfuzz.oracles.base import Severity
+
+        threshold = Severity.parse(fail_on) if fail_on is not None else self.config.fail_on
+        return sorted((f for f in self.findings if f.severity >= threshold), key=lambda f: -f.severity)
+
+    def assert_no_findings(self, fail_on: str | None = None) -> None:
+        """Fail with the findings rendered (sent, got, reproduction) when any is at or above `fail_on`."""
+        __tracebackhide__ = True
+        from mcpfuzz.report.finding_text import finding_text
+
+        if self.finished.error:
+            raise FindingsFound(f"the server could not be tested: {self.finished.error}")
+        failing = self.failing(fail_on)
+        if not failing:
+            return
+        public = self.config.public()
+        threshold = fail_on or str(self.config.fail_on)
+        parts = [f"mcpfuzz found {len(failing)} findings at or above {threshold} in {public.server_label} "
+                 f"(seed {self.seed}):"]
+        for number, finding in enumerate(failing, 1):
+            text = finding_text(finding, public.target, self.seed, self.finished.corpus_paths.get(finding.fingerprint))
+            parts.append(f"\n{number}. {text}")
+        raise FindingsFound("\n".join(parts))
+
+
+class Fuzzer:
+    """Runs mcpfuzz from a test: keyword options are `mcpfuzz run`'s (`fail_on="high"`, `exclude_tool=["x"]`)."""
+
+    def __init__(self, defaults: Mapping[str, Any] | None = None) -> None:
+        self.defaults = dict(defaults or {})
+
+    def run(self, server: Sequence[str] | str, **options: Any) -> FuzzResult:
+        """Fuzz `server` (a command as a list of words or a shell line, or a URL) and return the result."""
+        from mcpfuzz.cli.main import run as run_command
+
+        words = shlex.split(server) if isinstance(server, str) else [str(word) for word in server]
+        if not words:
+            raise UsageError("no server given: pass its command, e.g. [\"python\", \"server.py\"], or its URL")
+        args = command_line(run_command, {**self.defaults, **options})
+        try:
+            with run_command.make_context("run", [*args, "--", *words]) as ctx:
+                return _execute(ctx.params)
+        except click.ClickException as error:
+            raise UsageError(error.format_message()) from None
+
+
+def command_line(command: click.Command, options: Mapping[str, Any]) -> list[str]:
+    """Keyword options as the command line `command` takes: `budget=5` is `--budget 5`, a list repeats."""
+    by_name: dict[str, click.Option] = {}
+    for declared in command.params:
+        if isinstance(declared, click.Option) and declared.name and declared.name not in NOT_FROM_TESTS:
+            # The parameter's name (`exclude_tools`) or the option's (`exclude_tool` for --exclude-tool).
+            by_name[declared.name] = declared
+            for opt in declared.opts:
+                by_name.setdefault(opt.lstrip("-").replace("-", "_"), declared)
+    args: list[str] = []
+    for name, value in options.items():
+        param = by_name.get(name)
+        if param is None:
+            close = difflib.get_close_matches(name, sorted(by_name), n=1)
+            hint = f"; did you mean {close[0]}=?" if close else ""
+            raise UsageError(f"run() got an unknown option {name}={value!r}{hint}")
+        flag = param.opts[0]
+        if param.is_flag:
+            if value:
+                args.append(flag)
+            continue
+        if value is None:
+            continue
+        values = value if isinstance(value, (list, tuple)) and param.multiple else [value]
+        for item in values:
+            args += [flag, str(item)]
+    return args
+
+
+def _execute(params: dict[str, Any]) -> FuzzResult:
+    """Run as `mcpfuzz run` does (the console goes to stdout, which pytest captures), without exiting."""
+    from mcpfuzz.cli.options import build_config
+    from mcpfuzz.cli.reporting import Reporting
+
+    options = {name: value for name, value in params.items() if name not in ("server", "budget", "compare_with")}
+    config = build_config(params["server"], params["budget"], options)
+    reporting = Reporting(config, options)
+    finished = reporting.run(lambda sink: _run_engine(config, sink))
+    problem = reporting.files.problem or (reporting.log.problem if reporting.log is not None else "")
+    if problem:
+        raise UsageError(problem)
+    return FuzzResult(finished, config)
+
+
+def _run_engine(config: RunConfig, sink: EventSink) -> RunFinished:
+    import anyio
+
+    from mcpfuzz.engine.runner import run as run_engine
+
+    return anyio.run(run_engine, config, sink)
+
+
+def default_corpus(cache_dir: Path | None, node_id: str) -> str | None:
+    """A corpus folder per test under pytest's cache, so the next session replays what this one found first."""
+    if cache_dir is None:
+        return None
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in node_id)[-120:]
+    return str(cache_dir / safe)

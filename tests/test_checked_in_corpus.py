@@ -1,0 +1,70 @@
+"""The repository's own corpus (corpus/): every transcript still FAILS on the server it came from, and reads well."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcpfuzz.corpus.store import CorpusStore
+from tests.conftest import REPO_ROOT, run_cli
+from tests.http_servers import mcp1_python
+
+CORPUS = REPO_ROOT / "corpus"
+SDK_SERVERS = REPO_ROOT / "tests" / "sdk_servers"
+FOLDERS = ("example", "mcp-python-2.3.0", "mcp-python-1.30.0")
+REQUIRED = {"target", "oracle", "fingerprint", "severity", "message", "expected", "received", "frames", "case",
+            "server", "seed", "format", "mcpfuzz_version"}
+MACHINE_PATHS = re.compile(r"/(?:work|tmp|root|home|Users)/")
+
+
+def server_for(folder: str) -> list[str]:
+    """The server each folder's transcripts came from, started with this machine's interpreters."""
+    if folder == "example":
+        return [sys.executable, "-m", "mcpfuzz.example"]
+    if folder == "mcp-python-2.3.0":
+        return [sys.executable, str(SDK_SERVERS / "sdk2_server.py")]
+    python = mcp1_python()
+    if python is None:
+        pytest.skip("no mcp 1.x environment: .ci/run creates .venv-mcp1 (or set MCPFUZZ_MCP1_PYTHON)")
+    return [python, str(SDK_SERVERS / "sdk1_server.py")]
+
+
+def transcripts(folder: str) -> list[tuple[Path, dict]]:
+    good, broken = CorpusStore(CORPUS / folder).load_all()
+    assert not broken, broken
+    return good
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_every_transcript_still_fails_on_its_server(folder: str) -> None:
+    """Replayed on a fresh server of the same code, every transcript is FAILED (exit 1): the bugs are real."""
+    count = len(transcripts(folder))
+    assert count >= 5
+    # The default --timeout (5 s): in the modern era no handshake waits for the server to be up, and a server
+    # still importing its SDK on a busy machine must not be mistaken for a fixed one.
+    result = run_cli(["replay", str(CORPUS / folder), "--", *server_for(folder)], timeout=300)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"replayed {count} transcripts: 0 fixed, {count} failed, 0 error" in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_transcripts_are_in_the_documented_format(folder: str) -> None:
+    """Each file: the report contract's fields, named after its target, oracle and fingerprint, no machine paths,
+    a relative server command, and listed in corpus/README.md."""
+    readme = (CORPUS / "README.md").read_text(encoding="utf-8")
+    for path, data in transcripts(folder):
+        assert set(data) >= REQUIRED, f"{path.name}: missing {REQUIRED - set(data)}"
+        assert data["format"] == 1 and data["status"] == "failing"
+        assert path.name == f"{data['target'].replace('/', '-')}_{data['oracle']}_{data['fingerprint']}.json"
+        text = path.read_text(encoding="utf-8")
+        assert not MACHINE_PATHS.search(text), f"{path.name} holds a path of the machine that wrote it"
+        assert not any(Path(word).is_absolute() for word in data["server"]["command"])
+        # The legacy era's handshake comes first; the modern era has none, so one frame may be all.
+        assert data["frames"] and all(isinstance(frame, str) for frame in data["frames"])
+        assert f"{path.name.rsplit('_', 1)[0]}_*" in readme, f"{path.name} is not described in corpus/README.md"
+    manifest = json.loads((CORPUS / folder / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["format"] == 1
