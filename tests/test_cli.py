@@ -133,7 +133,7 @@ def test_printed_findings_have_printf_reproduction(
     for number, start in enumerate(starts):
         end = starts[number + 1] if number + 1 < len(starts) else len(lines)
         block = lines[start:end]
-        reproductions = [line.strip() for line in block if "printf" in line]
+        reproductions = [line.strip().removeprefix("reproduce: ") for line in block if "printf" in line]
         assert reproductions, "finding without a reproduction:\n" + "\n".join(block)
         assert reproductions[-1].startswith("{ printf"), reproductions[-1]
         assert reproductions[-1].endswith(f"| {command}"), reproductions[-1]

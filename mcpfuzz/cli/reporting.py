@@ -27,6 +27,7 @@ class Reporting:
         from mcpfuzz.report.console import ConsoleReporter
         from mcpfuzz.report.event_log import STDOUT, EventLog
         from mcpfuzz.report.files import ReportFiles, ReportPaths
+        from mcpfuzz.report.finding_console import Verbosity
         from mcpfuzz.report.handlers import EventHandler, FanOut
 
         # Handlers see the run as reports may show it; the events reach them redacted by the engine.
@@ -38,8 +39,12 @@ class Reporting:
             options["json_path"], options["junit_path"], options["sarif_path"], options["summary_path"]),
             warn=lambda problem: click.echo(f"warning: {problem}", err=True))
         self.log: EventLog | None = EventLog(config, events_path) if events_path else None
-        handlers: list[EventHandler] = [ConsoleReporter(config, console, program=invoked_as(sys.argv[0])),
-                                        self.files]
+        if options.get("quiet") and options.get("verbose"):
+            raise click.UsageError("-q and -v ask for opposite things; give one of them")
+        verbosity = Verbosity.QUIET if options.get("quiet") else \
+            Verbosity.VERBOSE if options.get("verbose") else Verbosity.NORMAL
+        handlers: list[EventHandler] = [ConsoleReporter(config, console, verbosity=verbosity,
+                                                        program=invoked_as(sys.argv[0])), self.files]
         if self.log is not None:
             handlers.append(self.log)
         self.sink: FanOut = FanOut(handlers)

@@ -157,6 +157,10 @@ class CorpusStore:
         self._sweep_stale_temps()
         path = self.root / transcript_name(transcript["target"], transcript["oracle"], transcript["fingerprint"])
         previous, _ = _read(path)
+        for other in self._same_fingerprint(transcript["fingerprint"], path):
+            # One root cause, one transcript: it moved to a smaller or worse reproducer on another target.
+            previous = previous or _read(other)[0]
+            other.unlink(missing_ok=True)
         is_new = not path.exists()
         now = _utc_now()
         data = dict(transcript)
@@ -172,6 +176,10 @@ class CorpusStore:
         write_json_atomic(path, data)
         self._write_manifest(now)
         return path, is_new
+
+    def _same_fingerprint(self, fingerprint: str, keep: Path) -> list[Path]:
+        """Other transcripts of this fingerprint (named after another target)."""
+        return [path for path in self.root.glob(f"*_{fingerprint}.json") if path != keep and path.is_file()]
 
     def load_all(self) -> tuple[list[tuple[Path, dict]], list[tuple[Path, str]]]:
         """Every transcript sorted by name, and the files that could not be read with the reason."""

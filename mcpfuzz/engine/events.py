@@ -110,10 +110,10 @@ class Finding:
 
     @property
     def fingerprint(self) -> str:
-        """A short stable hash of what makes this failure distinct."""
+        """A short stable hash of what makes this failure distinct (a server-wide one: whichever frame showed it)."""
         import hashlib
 
-        text = f"{self.oracle}|{self.target}|{self.key}"
+        text = f"{self.oracle}|{'*' if self.server_wide else self.target}|{self.key}"
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -135,6 +135,7 @@ class PhaseStarted(Event):
     name: PhaseName
     total: int | None = None
     detail: str = ""
+    seconds: float | None = None  # a timed phase's share of the budget (a live view counts it down)
 
 
 @dataclass(frozen=True)

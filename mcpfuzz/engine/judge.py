@@ -80,7 +80,14 @@ class FindingSet:
         key = self.key_of(failure, exchange)
         known = self._by_key.get(key)
         if known is not None:
-            if target == known.target and _size(exchange.frames) < _size(known.frames):
+            if failure.severity > known.severity:
+                # One root cause seen at its worst here (a valid request, not only malformed ones): this
+                # exchange becomes the reproducer and carries the severity; the earlier target is listed.
+                self._by_key[key] = to_finding(failure, exchange)
+                also = self._also.setdefault(key, [])
+                if known.target != target and known.target not in also:
+                    also.append(known.target)
+            elif target == known.target and _size(exchange.frames) < _size(known.frames):
                 self._by_key[key] = to_finding(failure, exchange)
             elif target != known.target:
                 also = self._also.setdefault(key, [])

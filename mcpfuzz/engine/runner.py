@@ -396,7 +396,8 @@ class Run:
             if not plan.targets:
                 if PhaseName.FUZZ in config.phases:
                     self.emit(PhaseStarted(PhaseName.FUZZ, None,
-                                           f"random frames (no tool to fuzz), about {self._left():.0f}s"))
+                                           f"random frames (no tool to fuzz), about {self._left():.0f}s",
+                                           self._left()))
                     await frames.fuzz(self._share(1.0))
                 return
             if PhaseName.COVERAGE in config.phases:
@@ -408,13 +409,13 @@ class Run:
             if PhaseName.FUZZ in config.phases:
                 share = 0.6 if PhaseName.STATEFUL in config.phases else 1.0
                 self.emit(PhaseStarted(PhaseName.FUZZ, None, f"random frames, then {_count_of(plan)}, about "
-                                       f"{self._left() * share:.0f}s"))
+                                       f"{self._left() * share:.0f}s", self._left() * share))
                 end = self._share(share)
                 await frames.fuzz(time.monotonic() + (end - time.monotonic()) * FRAME_SHARE)
                 await phases.fuzz(end)
             if PhaseName.STATEFUL in config.phases:
                 self.emit(PhaseStarted(PhaseName.STATEFUL, None, f"call sequences across {_count_of(plan)}, about "
-                                       f"{self._left():.0f}s"))
+                                       f"{self._left():.0f}s", self._left()))
                 await phases.stateful(self._share(1.0))
         except PhaseStopped as error:
             self._server_lost(error, "the tool phases")

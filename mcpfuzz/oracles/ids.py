@@ -41,8 +41,8 @@ def id_preserved(exchange: Exchange) -> Iterator[Failure]:
             severity, key = Severity.LOW, "limit:big-integer"
             message += f"; the frame was {expect.past_limit.describe()}"
         elif not expect.well_formed:
+            # The same id handling as on a valid request (one root cause, one key), seen on a malformed one.
             message += " (on an invalid request; the error must still carry its id)"
-            key += ":invalid"
         yield IdPreservedFailure(severity, message, key, server_wide=True)
 
 

@@ -14,7 +14,6 @@ from mcpfuzz.engine.events import (
     CaseDone,
     CheckpointSaved,
     Event,
-    Finding,
     FindingFound,
     Notice,
     PhaseStarted,
@@ -24,28 +23,32 @@ from mcpfuzz.engine.events import (
     TargetsPlanned,
 )
 from mcpfuzz.oracles.base import Severity
-from mcpfuzz.report.reproduce import reproduction
-
-SEVERITY_STYLE = {Severity.CRITICAL: "bold red", Severity.HIGH: "red", Severity.MEDIUM: "yellow",
-                  Severity.LOW: "cyan"}
-
+from mcpfuzz.report.finding_console import SEVERITY_STYLE, FindingPrinter, Verbosity, message_head
 
 MAX_SKIPPED_LINES = 20  # a server may list thousands of tools: the header stays readable
+MAX_TARGET_ROWS = 12  # targets in the summary's table (all of them with -v)
 
 
 class ConsoleReporter:
     """The event handler that writes the run for a person: live progress, findings, the summary (stdout by default)."""
 
-    def __init__(self, config: RunConfig, console: Console | None = None, *, verbose: bool = False,
-                 program: str = "mcpfuzz") -> None:
+    def __init__(self, config: RunConfig, console: Console | None = None, *,
+                 verbosity: Verbosity = Verbosity.NORMAL, program: str = "mcpfuzz") -> None:
         self.config = config
         self.program = program  # how mcpfuzz was started: printed commands must work when pasted
         # soft_wrap: long reproductions stay one copy-pasteable line, also when piped to a file.
         self.console = console or Console(highlight=False, soft_wrap=True)
-        self.verbose = verbose
+        self.verbosity = verbosity
+        self.findings = FindingPrinter(self.console, config.target, program, config.seed, verbosity)
         self._progress: Progress | None = None
         self._task: TaskID | None = None
-        self._live = self.console.is_terminal
+        self._live = self.console.is_terminal and verbosity is not Verbosity.QUIET
+        self._calls: Counter[str] = Counter()  # cases per call target (`tool/NAME`), for the summary's table
+        self._call_targets: tuple[str, ...] = ()
+        self._found = 0
+        self._phase_started = 0.0
+        self._phase_seconds: float | None = None
+        self._phase_cases = 0
 
     def start(self) -> None:
         """Nothing is printed before RunStarted."""
@@ -67,19 +70,26 @@ class ConsoleReporter:
         self.console.print(f"seed {event.seed} · budget {event.budget:g}s · timeout {event.timeout:g}s · "
                            f"{len(event.oracles)} oracles", style="dim")
 
+    def _say(self, text: str, style: str | None = None) -> None:
+        """A line of the run's progress: kept to a terminal's scrollback, left out with -q."""
+        if self.verbosity is not Verbosity.QUIET:
+            self.console.print(text, style=style)
+
     def _on_ProbeDone(self, event: ProbeDone) -> None:
         info = event.server_info or {}
         name = f"{info.get('name', '?')} {info.get('version', '')}".strip()
         tools = ", ".join(event.tools[:8]) + (f" (+{len(event.tools) - 8})" if len(event.tools) > 8 else "")
-        self.console.print(f"probe: [bold]{event.era}[/] era, protocol {event.protocol_version}, "
-                           f"server {escape(name)}, {len(event.tools)} tools" + (f": {escape(tools)}" if tools else ""))
+        self._say(f"probe: [bold]{event.era}[/] era, protocol {event.protocol_version}, "
+                  f"server {escape(name)}, {len(event.tools)} tools" + (f": {escape(tools)}" if tools else ""))
 
     def _on_TargetsPlanned(self, event: TargetsPlanned) -> None:
+        self._call_targets = event.fuzzed
         kinds = {label.partition("/")[0] for label in (*event.fuzzed, *(label for label, _ in event.skipped))}
         for kind in sorted(kinds or {"tool"}):
             names = [label.partition("/")[2] for label in event.fuzzed if label.partition("/")[0] == kind]
-            self.console.print(f"{kind}s: {len(names)} to call" + (f": {escape(', '.join(names[:10]))}"
-                                                                   if names else ""))
+            more = f" (+{len(names) - 10})" if len(names) > 10 else ""
+            self.console.print(f"{kind}s: {len(names)} to call with generated arguments"
+                               + (f": {escape(', '.join(names[:10]))}{more}" if names else ""))
             skipped = [(label.partition("/")[2], reason) for label, reason in event.skipped
                        if label.partition("/")[0] == kind]
             for name, reason in skipped[:MAX_SKIPPED_LINES]:
@@ -89,9 +99,16 @@ class ConsoleReporter:
 
     def _on_PhaseStarted(self, event: PhaseStarted) -> None:
         self._stop_progress()
+        self._phase_started, self._phase_seconds, self._phase_cases = event.timestamp, event.seconds, 0
         if event.total is None:
             if event.detail:
-                self.console.print(f"{event.name}: {escape(event.detail)}")
+                self._say(f"{event.name}: {escape(event.detail)}")
+            if self._live and event.seconds:
+                # A timed phase: what it is doing now, how fast, how long it has left, what it found.
+                self._progress = Progress(TextColumn("{task.description:<10}"), TextColumn("{task.fields[status]}"),
+                                          console=self.console, transient=True)
+                self._progress.start()
+                self._task = self._progress.add_task(event.name, total=None, status="starting")
             return
         if self._live:
             self._progress = Progress(TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(),
@@ -100,20 +117,36 @@ class ConsoleReporter:
             self._progress.start()
             self._task = self._progress.add_task(event.name, total=event.total, found="")
         else:
-            self.console.print(f"{event.name}: {event.total} cases")
+            self._say(f"{event.name}: {event.total} cases")
 
     def _on_CaseDone(self, event: CaseDone) -> None:
-        if self._progress is not None and self._task is not None:
+        target = event.exchange.case.target
+        if target in self._call_targets:
+            self._calls[target] += 1
+        self._phase_cases += 1
+        if self._progress is None or self._task is None:
+            return
+        if self._phase_seconds is None:
             self._progress.advance(self._task)
+            return
+        elapsed = max(event.timestamp - self._phase_started, 1e-3)
+        left = max(0.0, self._phase_seconds - elapsed)
+        self._progress.update(self._task, status=f"{self._phase_cases:,} cases · {self._phase_cases / elapsed:.0f}/s"
+                              f" · {escape(target)} · {left:.0f}s left · {self._found} findings so far")
 
     def _on_FindingFound(self, event: FindingFound) -> None:
+        self._found += 1
         finding = event.finding
         style = SEVERITY_STYLE[finding.severity]
-        self.console.print(f"  [{style}]{finding.severity}[/] {finding.oracle} · {escape(finding.target)}: "
-                           f"{escape(_first_line(finding.message))}")
+        self._say(f"  [{style}]{finding.severity}[/] {finding.oracle} · {escape(finding.target)}: "
+                  f"{escape(message_head(finding))}")
 
     def _on_Notice(self, event: Notice) -> None:
-        self.console.print(f"[yellow]{event.level}:[/] {escape(event.message)}")
+        line = f"[yellow]{event.level}:[/] {escape(event.message)}"
+        if event.level == "info":
+            self._say(line)  # remarks; warnings and errors are shown even with -q
+        else:
+            self.console.print(line)
 
     def _on_CheckpointSaved(self, event: CheckpointSaved) -> None:
         """A soak's progress line, once per checkpoint."""
@@ -145,38 +178,8 @@ class ConsoleReporter:
                 self.console.rule(title)
             for finding in group:
                 number += 1
-                self._print_finding(number, finding, event.corpus_paths.get(finding.fingerprint))
+                self.findings.full(number, finding, event.corpus_paths.get(finding.fingerprint))
         self._print_summary(event)
-
-    def _print_finding(self, number: int, finding: Finding, corpus_path: str | None = None) -> None:
-        style = SEVERITY_STYLE[finding.severity]
-        accepted = " [dim](accepted in the baseline)[/]" if finding.baselined else ""
-        self.console.print(f"\n[bold]{number}.[/] [{style}]{finding.severity.name}[/] [bold]{finding.oracle}[/] "
-                           f"on {escape(finding.target)} ({escape(finding.case_title)}){accepted}")
-        self.console.print(f"   {escape(finding.message)}")
-        if finding.upstream is not None:
-            self.console.print(f"   {escape(finding.upstream.describe())}", style="magenta")
-        if finding.reproducible is False:
-            self.console.print("   not reproducible: it did not fail again when re-run on a fresh server "
-                               "(timing or state); the transcript keeps what was observed", style="yellow")
-        self.console.print(f"   expected: {escape(finding.expected)}", style="dim")
-        if finding.observed:
-            for line in finding.received[:3]:
-                self.console.print(f"   saw:      {escape(line[:300])}")
-            self.console.print(f"   reproduce: run mcpfuzz on this server again (--seed {self.config.seed}); this "
-                               "shows over many requests, so no single frame replays it", style="dim")
-            return
-        frame = finding.frames[-1] if finding.frames else b""
-        self.console.print(f"   sent:     {escape(_show_frame(frame))}")
-        for line in finding.received[:3]:
-            self.console.print(f"   got:      {escape(line[:300])}")
-        command, notes = reproduction(self.config.target, finding.frames)
-        self.console.print("   reproduce:", style="dim")
-        self.console.print(f"     {escape(command)}", soft_wrap=True)
-        for note in notes:
-            self.console.print(f"     ({escape(note)})", style="dim")
-        if corpus_path:
-            self.console.print(f"     {escape(self.program)} replay {escape(shlex.quote(corpus_path))}")
 
     def _print_summary(self, event: RunFinished) -> None:
         counts = Counter(f.severity for f in event.findings)
@@ -184,6 +187,7 @@ class ConsoleReporter:
         accepted = sum(1 for f in event.findings if f.baselined)
         stats = event.stats
         self.console.rule("summary")
+        self._print_targets(event)
         parts = [f"{counts.get(s, 0)} {s}" for s in sorted(Severity, reverse=True)]
         self.console.print(f"{len(event.findings)} findings ({', '.join(parts)}) · {stats.cases} cases "
                            f"({stats.tool_calls} tool calls) · "
@@ -216,6 +220,20 @@ class ConsoleReporter:
         else:
             self.console.print(f"[bold green]PASSED[/]: no findings at or above {self.config.fail_on}")
 
+    def _print_targets(self, event: RunFinished) -> None:
+        """A line per call target: how often it was called and what was found on it (-q leaves it out)."""
+        if not self._call_targets or self.verbosity is Verbosity.QUIET:
+            return
+        found = Counter(f.target for f in event.findings)
+        width = min(max(len(label) for label in self._call_targets), 40)
+        shown = self._call_targets if self.verbosity is Verbosity.VERBOSE else self._call_targets[:MAX_TARGET_ROWS]
+        for label in shown:
+            self.console.print(f"  {escape(label[:width]):<{width}}  {self._calls[label]:>6,} calls  "
+                               f"{found[label]} findings", style="dim")
+        if len(shown) < len(self._call_targets):
+            self.console.print(f"  ... and {len(self._call_targets) - len(shown)} more targets (-v lists them)",
+                               style="dim")
+
     def _stop_progress(self) -> None:
         if self._progress is not None:
             self._progress.stop()
@@ -231,12 +249,3 @@ def _clock(seconds: float) -> str:
     if hours:
         return f"{hours}h{minutes:02d}m{secs:02d}s"
     return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
-
-
-def _first_line(text: str) -> str:
-    return text.splitlines()[0] if text else ""
-
-
-def _show_frame(frame: bytes, limit: int = 240) -> str:
-    text = frame.decode("utf-8", "backslashreplace")
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(frame)} bytes)"

@@ -62,9 +62,12 @@ def _python_sdk(command: Sequence[str]) -> SdkInfo | None:
     if program is None:
         return None
     interpreter = program if Path(program).name.startswith("python") else _shebang_python(program)
-    if interpreter is None or not _script_uses_mcp(command):
+    if interpreter is None:
         return None
-    for site in _site_packages(Path(interpreter)):
+    sites = _site_packages(Path(interpreter))
+    if not _script_uses_mcp(command, sites):
+        return None
+    for site in sites:
         for entry in sorted(site.glob("mcp-*.dist-info")):
             match = _DIST_INFO.match(entry.name)
             if match:
@@ -76,17 +79,35 @@ _MCP_IMPORT = re.compile(rb"^\s*(?:from|import)\s+(?:mcp|fastmcp)\b", re.MULTILI
 MAX_SCRIPT_BYTES = 1 << 20
 
 
-def _script_uses_mcp(command: Sequence[str]) -> bool:
-    """A `python script.py` server counts only when the script imports mcp or fastmcp itself: an environment
-    that merely has `mcp` installed (a test suite's) says nothing about a hand-written server."""
-    script = next((word for word in command[1:] if word.endswith(".py")), None)
-    if script is None:
-        return True  # `python -m pkg`, a console script: the environment is the server's
+def _script_uses_mcp(command: Sequence[str], sites: list[Path]) -> bool:
+    """A Python server counts only when its own entry file imports mcp or fastmcp: an environment that merely
+    has `mcp` installed (a test suite's) says nothing about a hand-written server. Unreadable: no claim."""
+    words = list(command[1:])
+    if "-m" in words and words.index("-m") + 1 < len(words):
+        entry = _module_file(words[words.index("-m") + 1], sites)
+    else:
+        script = next((word for word in words if word.endswith(".py")), None)
+        if script is None:
+            return True  # a console script of the environment: its package is the server's
+        entry = Path(script)
+    if entry is None:
+        return False
     try:
-        with open(script, "rb") as handle:
+        with open(entry, "rb") as handle:
             return _MCP_IMPORT.search(handle.read(MAX_SCRIPT_BYTES)) is not None
     except OSError:
         return False
+
+
+def _module_file(module: str, sites: list[Path]) -> Path | None:
+    """The file `python -m module` runs, found in the working folder or the environment (never imported)."""
+    relative = Path(*module.split("."))
+    for root in (Path.cwd(), *sites):
+        for candidate in (root / relative / "__main__.py", root.joinpath(*relative.parts[:-1],
+                                                                          relative.name + ".py")):
+            if candidate.is_file():
+                return candidate
+    return None
 
 
 def _node_sdk(command: Sequence[str]) -> SdkInfo | None:

@@ -1,0 +1,125 @@
+"""How one finding is printed on the console, at each verbosity: a line, the essentials, or everything."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from rich.console import Console
+from rich.markup import escape
+
+from mcpfuzz.engine.events import Finding
+from mcpfuzz.oracles.base import Severity
+from mcpfuzz.report.reproduce import reproduction
+from mcpfuzz.transport.connect import ServerTarget
+
+SEVERITY_STYLE = {Severity.CRITICAL: "bold red", Severity.HIGH: "red", Severity.MEDIUM: "yellow",
+                  Severity.LOW: "cyan"}
+STDERR_LINES = 8  # of a crash's stderr tail at normal verbosity (the exception and the frames above it)
+RECEIVED_LINES = {False: 2, True: 6}  # what came back, at normal / verbose
+_ALSO_ON = re.compile(r" \(also on [^)]*\)$")
+
+
+class Verbosity(IntEnum):
+    """-q, the default, -v."""
+
+    QUIET = -1  # no live progress; one line per finding, then the summary
+    NORMAL = 0
+    VERBOSE = 1  # every finding in full, the whole stderr tail, every reproduction
+
+
+@dataclass(frozen=True)
+class FindingPrinter:
+    """Prints findings for one run: the server's target (for reproductions), how mcpfuzz was started, the seed."""
+
+    console: Console
+    target: ServerTarget
+    program: str
+    seed: int
+    verbosity: Verbosity = Verbosity.NORMAL
+    _notes_said: set[str] = field(default_factory=set)  # a note common to many reproductions is said once
+
+    def one_line(self, number: int, finding: Finding) -> None:
+        """`3. MEDIUM invalid-params on params/string: no reply ...`."""
+        style = SEVERITY_STYLE[finding.severity]
+        tags = _tags(finding)
+        self.console.print(f"{number}. [{style}]{finding.severity.name}[/] {finding.oracle} on "
+                           f"{escape(finding.target)}: {escape(message_head(finding))}{tags}")
+
+    def full(self, number: int, finding: Finding, corpus_path: str | None) -> None:
+        """The finding as a person acts on it; an SDK's finding stays short unless -v."""
+        if self.verbosity is Verbosity.QUIET:
+            self.one_line(number, finding)
+            return
+        style = SEVERITY_STYLE[finding.severity]
+        print_ = self.console.print
+        print_(f"\n[bold]{number}.[/] [{style}]{finding.severity.name}[/] [bold]{finding.oracle}[/] "
+               f"on {escape(finding.target)} ({escape(finding.case_title)}){_tags(finding)}")
+        print_(f"   {escape(message_head(finding))}")
+        if finding.also_on:
+            print_(f"   also on: {escape(', '.join(finding.also_on))}", style="dim")
+        if finding.upstream is not None:
+            print_(f"   {escape(finding.upstream.describe())}", style="magenta")
+            if self.verbosity is Verbosity.NORMAL:
+                self._replay_line(corpus_path)
+                return
+        if finding.reproducible is False:
+            print_("   not reproducible: it did not fail again when re-run on a fresh server "
+                   "(timing or state); the transcript keeps what was observed", style="yellow")
+        self._stderr(finding)
+        print_(f"   expected: {escape(finding.expected)}", style="dim")
+        if finding.observed:
+            for line in finding.received[:RECEIVED_LINES[False]]:
+                print_(f"   saw:      {escape(line[:300])}")
+            print_(f"   reproduce: run mcpfuzz on this server again (--seed {self.seed}); this "
+                   "shows over many requests, so no single frame replays it", style="dim")
+            return
+        frame = finding.frames[-1] if finding.frames else b""
+        print_(f"   sent:     {escape(_show_frame(frame))}")
+        for line in finding.received[:RECEIVED_LINES[self.verbosity is Verbosity.VERBOSE]]:
+            print_(f"   got:      {escape(line[:300])}")
+        command, notes = reproduction(self.target, finding.frames)
+        print_(f"   reproduce: {escape(command)}", soft_wrap=True)
+        for note in notes:
+            if note not in self._notes_said or self.verbosity is Verbosity.VERBOSE:
+                self._notes_said.add(note)
+                print_(f"     ({escape(note)})", style="dim")
+        self._replay_line(corpus_path)
+
+    def _stderr(self, finding: Finding) -> None:
+        """A crash's stderr tail, indented under it (its last lines; all of it with -v)."""
+        tail = [line for line in finding.stderr_tail.splitlines() if line.strip()]
+        if not tail:
+            return
+        shown = tail if self.verbosity is Verbosity.VERBOSE else tail[-STDERR_LINES:]
+        more = f", last {len(shown)} of {len(tail)}" if len(shown) < len(tail) else ""
+        self.console.print(f"   server stderr{more}:", style="dim")
+        for line in shown:
+            self.console.print(f"     {escape(line)}", style="dim")
+
+    def _replay_line(self, corpus_path: str | None) -> None:
+        if corpus_path:
+            self.console.print(f"   replay:    {escape(self.program)} replay {escape(shlex.quote(corpus_path))}")
+
+
+def message_head(finding: Finding) -> str:
+    """The message without the stderr tail it may embed and without its "also on" list (shown apart)."""
+    head = finding.message.split("\nstderr tail:", 1)[0]
+    head = head.splitlines()[0] if head else ""
+    return _ALSO_ON.sub("", head) if finding.also_on else head
+
+
+def _tags(finding: Finding) -> str:
+    tags = []
+    if finding.baselined:
+        tags.append("accepted in the baseline")
+    if finding.upstream is not None:
+        tags.append("from the SDK")
+    return f" [dim]({'; '.join(tags)})[/]" if tags else ""
+
+
+def _show_frame(frame: bytes, limit: int = 240) -> str:
+    text = frame.decode("utf-8", "backslashreplace")
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(frame)} bytes)"
