@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from mcpfuzz.cli.shared_options import SHARED_OPTIONS, shared_from_options
 from mcpfuzz.transport.base import AUTO, TRANSPORT_CHOICES
 
 
@@ -121,6 +122,7 @@ SERVER_OPTIONS = [
                    "{port} here and in the URL: a free port."),
     click.option("--transport", type=click.Choice(TRANSPORT_CHOICES), default=AUTO, show_default=True,
               help="HTTP: streamable HTTP, legacy HTTP+SSE (2024-11-05), or detect from the URL's answers."),
+    *SHARED_OPTIONS,
 ]
 
 
@@ -167,7 +169,8 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
         phases=(PhaseName.PROBE, *map(PhaseName, phase_names)), max_line=options["max_line"], env=env,
         include_targets=include, exclude_targets=exclude, strict_types=options["strict_types"],
         corpus=check_corpus(options["corpus_dir"]), replay_corpus=not options["no_replay"],
-        log_frames=Path(log_frames) if log_frames else None, max_examples=options["max_examples"], http=http)
+        log_frames=Path(log_frames) if log_frames else None, max_examples=options["max_examples"], http=http,
+        shared=shared_from_options(options))
 
 
 def exit_status(config: RunConfig, finished: RunFinished) -> int:

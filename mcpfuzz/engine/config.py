@@ -7,6 +7,7 @@ from pathlib import Path
 
 from mcpfuzz.corpus.redact import REDACTED, Redactor
 from mcpfuzz.engine.events import PhaseName
+from mcpfuzz.engine.shared.options import SharedOptions
 from mcpfuzz.oracles.base import Severity
 from mcpfuzz.transport.connect import ServerTarget
 from mcpfuzz.transport.http_target import HttpTarget
@@ -43,6 +44,7 @@ class RunConfig:
     max_examples: int | None = None
     http: HttpTarget | None = None  # `mcpfuzz run URL`; then `command` is empty
     sample_every: float = 1.0  # seconds between two resource samples of the server (memory-growth)
+    shared: SharedOptions | None = None  # --shared: one search with other processes through Redis
 
     @property
     def target(self) -> ServerTarget:
@@ -52,7 +54,7 @@ class RunConfig:
     @property
     def secrets(self) -> list[str]:
         """Values that must never reach a report or the corpus: --env values and the target's (--header values)."""
-        return [*self.env.values(), *self.target.secrets]
+        return [*self.env.values(), *self.target.secrets, *(self.shared.secrets if self.shared else ())]
 
     def public(self) -> RunConfig:
         """This configuration as reports may show it: command, URL and launch redacted, secret values hidden."""
@@ -61,7 +63,9 @@ class RunConfig:
         if http is not None:
             http = replace(http, url=redactor.text(http.url), launch=tuple(redactor.argv(http.launch)),
                            headers=tuple((name, REDACTED) for name, _ in http.headers))
-        return replace(self, command=redactor.argv(self.command), http=http, env=dict.fromkeys(self.env, REDACTED))
+        shared = replace(self.shared, url=self.shared.label) if self.shared is not None else None
+        return replace(self, command=redactor.argv(self.command), http=http, env=dict.fromkeys(self.env, REDACTED),
+                       shared=shared)
 
     @property
     def database_root(self) -> Path | None:
