@@ -13,6 +13,7 @@ import secrets
 import socket
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import anyio
@@ -155,10 +156,7 @@ class SharedHub:
     def _restore_counters(self) -> None:
         """Raise the shared counters back above the numbers this process took, should Redis have lost them."""
         for name, used in (("slices", self._last_epoch), ("workers", (self.number or 0) + 1)):
-            key = self.link.key(name)
-            current = self.link.call(lambda client, key=key: int(client.get(key) or 0))
-            if current is not None and current < used:
-                self.link.call(lambda client, key=key, step=used - current: client.incrby(key, step))
+            self.link.call(partial(_raise_counter, self.link.key(name), used))
 
     def _heartbeat(self, status: dict[str, Any], state: str) -> None:
         record = {"machine": self.machine, "host": socket.gethostname(), "pid": os.getpid(), "number": self.number,
@@ -187,3 +185,10 @@ class SharedHub:
                                   "corpus", level="warning"))
         self.link.close()
         return notices
+
+
+def _raise_counter(key: str, least: int, client: Any) -> None:
+    """Make the counter at `key` at least `least` (INCRBY: racing processes may overshoot, never go back)."""
+    current = int(client.get(key) or 0)
+    if current < least:
+        client.incrby(key, least - current)
