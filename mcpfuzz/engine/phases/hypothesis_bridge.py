@@ -172,7 +172,9 @@ async def run_given(strategy: st.SearchStrategy[Any], body: Callable[[Any], Base
             raise failure
 
     cap = max_examples or ROUND_EXAMPLES
-    test = hypothesis_seed(seed)(fuzz_settings(database, cap)(given(strategy)(test_body)))
+    # Settings outermost: `@seed` alone switches the example database off (Hypothesis sets database=None
+    # for a seeded test), and failing examples must be saved to be replayed first by the next search.
+    test = fuzz_settings(database, cap)(hypothesis_seed(seed)(given(strategy)(test_body)))
 
     def in_thread() -> GivenOutcome:
         try:

@@ -5,6 +5,7 @@ Each search's database is Hypothesis' own `MultiplexedDatabase` of the local dir
 replayed first by every other. The Redis half goes through the guarded link: while Redis is down
 a fetch finds nothing there (the local copy still answers) and saves wait in a bounded queue until
 Redis is back.
+Deletes are not shared (see `_GuardedRedis.delete`).
 """
 
 from __future__ import annotations
@@ -99,7 +100,8 @@ class _GuardedRedis(ExampleDatabase):
             self._shared.keep(self._prefix, key, value)
 
     def delete(self, key: bytes, value: bytes) -> None:
-        self._shared.link.call(lambda client: self._inner.delete(key, value))
+        """Deletes stay local: a machine whose replay does not fail (it knew the bug already, or its server
+        differs) must not take the example from every other; shared examples go with the TTL instead."""
 
     def move(self, src: bytes, dest: bytes, value: bytes) -> None:
         if self._shared.link.call(lambda client: _done(self._inner.move, src, dest, value)) is None:
