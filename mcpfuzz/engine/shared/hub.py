@@ -70,9 +70,9 @@ class SharedHub:
         The claim lives as long as the lead's heartbeat, so a later soak with the same prefix leads anew.
         Without Redis this process leads itself: it soaks alone.
         """
-        claimed = self.link.call(lambda client: client.set(self.link.key("lead"), self.machine, nx=True,
-                                                           ex=int(self.options.heartbeat_ttl)))
-        return claimed is None or bool(claimed)
+        claimed = self.link.call(lambda client: bool(client.set(self.link.key("lead"), self.machine, nx=True,
+                                                                ex=int(self.options.heartbeat_ttl))))
+        return claimed is None or claimed
 
     def next_epoch(self) -> int:
         """A slice number no other process uses: the shared counter, or this process's own band without Redis."""
