@@ -210,13 +210,13 @@ def test_an_example_one_machine_saved_is_replayed_first_by_another(tmp_path: Pat
         return json.loads((tmp_path / folder / "r.json").read_text())
 
     shared = ["--shared", redis_server.url, "--shared-prefix", "examples"]
-    first = run("first", "--budget", "20", "--seed", "5", *shared)
+    first = run("first", "--budget", "60", "--max-examples", "100", "--seed", "5", *shared)
     assert [(f["oracle"], f["target"]) for f in first["findings"]] == [("no-crash", "tool/search")]
     # One example per search, another seed, a fresh corpus: alone it does not hit limit == 10 ...
-    alone = run("alone", "--budget", "20", "--seed", "9", "--max-examples", "1")
+    alone = run("alone", "--budget", "60", "--seed", "9", "--max-examples", "1")
     assert alone["findings"] == []
     # ... but sharing the store, it replays the first machine's failing example before its own.
-    joined = run("joined", "--budget", "20", "--seed", "9", "--max-examples", "1", *shared)
+    joined = run("joined", "--budget", "60", "--seed", "9", "--max-examples", "1", *shared)
     assert [(f["oracle"], f["target"], f["new"]) for f in joined["findings"]] == [("no-crash", "tool/search", False)]
 
 
