@@ -139,8 +139,11 @@ def test_three_soaks_share_one_search_and_a_killed_one_only_drops_out(tmp_path: 
                                                                       redis_server: RedisServer) -> None:
     soaks = [start_soak(tmp_path / f"m{index}", redis_server, "fleet") for index in range(3)]
     try:
-        live = wait_for(lambda: len(machines(redis_server, "fleet")) == 3 and machines(redis_server, "fleet"), 120,
-                        "three soaks sent heartbeats")
+        def fleet() -> dict[str, dict] | None:
+            live = machines(redis_server, "fleet")
+            return live if len(live) == 3 and any(record["lead"] for record in live.values()) else None
+
+        live = wait_for(fleet, 120, "three soaks sent heartbeats, one of them the lead")
         by_pid = {record["pid"]: record for record in live.values()}
         assert sorted(record["number"] for record in live.values()) == [0, 1, 2]  # unique worker numbers
         assert sum(bool(record["lead"]) for record in live.values()) == 1
@@ -257,7 +260,7 @@ def test_claims_are_unique_and_a_lost_store_is_caught_up(tmp_path: Path, redis_s
         return SharedHub(options, server=StdioTarget(("python", "s.py")), seed=1, redactor=Redactor(options.secrets))
 
     first, second = hub(), hub()
-    assert (first.number, second.number, first.lead, second.lead) == (0, 1, True, False)
+    assert (first.number, second.number, first.claim_lead(), second.claim_lead()) == (0, 1, True, False)
     epochs = [first.next_epoch(), second.next_epoch(), first.next_epoch()]
     assert len(set(epochs)) == 3
     # The same bug from two machines: one record, the first finder owns it, the second verifies it.

@@ -36,7 +36,7 @@ def shared_from_options(options: dict[str, Any]) -> SharedOptions | None:
     if not url:
         return None
     from mcpfuzz.cli.soak import parse_duration
-    from mcpfuzz.engine.shared.link import SharedLink, SharedUnavailable
+    from mcpfuzz.engine.shared.link import SharedLink, SharedUnavailable, redis_client
     from mcpfuzz.engine.shared.options import SharedOptions, SharedUrlError, check_prefix, check_url
 
     try:
@@ -49,7 +49,12 @@ def shared_from_options(options: dict[str, Any]) -> SharedOptions | None:
     shared = SharedOptions(url=url, prefix=options["shared_prefix"], ttl=ttl, optional=options["shared_optional"],
                            heartbeat_every=every, heartbeat_ttl=max(2.0, every * HEARTBEATS_KEPT))
     try:
-        link = SharedLink(shared)
+        client = redis_client(shared)
+    except SharedUnavailable as error:  # the redis package is missing: no --shared-optional helps there
+        click.echo(f"error: {error}", err=True)
+        raise SystemExit(EXIT_ERROR) from None
+    try:
+        link = SharedLink(shared, client)
         link.check()
         link.close()
     except SharedUnavailable as error:

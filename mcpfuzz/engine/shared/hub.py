@@ -11,6 +11,7 @@ import json
 import os
 import secrets
 import socket
+import threading
 import time
 from collections.abc import Callable
 from functools import partial
@@ -52,8 +53,9 @@ class SharedHub:
         self._last_epoch = 0
         self._local_epochs = LOCAL_EPOCHS + secrets.randbelow(LOCAL_BAND) * LOCAL_BAND
         self._reported_down = False
+        self._lock = threading.Lock()  # findings are shared from the event loop and from the heartbeat's thread
+        self.lead = False
         self.number = self._claim_number()
-        self.lead = self._claim_lead()
         self._write_meta()
 
     # -- claims ----------------------------------------------------------------------------------
@@ -64,15 +66,16 @@ class SharedHub:
         self.link.call(lambda client: client.expire(self.link.key("workers"), int(self.options.ttl)))
         return None if number is None else int(number) - 1
 
-    def _claim_lead(self) -> bool:
-        """The lead runs the once-per-soak work (corpus replay, catalogue, coverage): whoever claims it first.
+    def claim_lead(self) -> bool:
+        """The lead runs a soak's once-only work (corpus replay, catalogue, coverage): whoever claims it first.
 
         The claim lives as long as the lead's heartbeat, so a later soak with the same prefix leads anew.
         Without Redis this process leads itself: it soaks alone.
         """
         claimed = self.link.call(lambda client: bool(client.set(self.link.key("lead"), self.machine, nx=True,
                                                                 ex=int(self.options.heartbeat_ttl))))
-        return claimed is None or claimed
+        self.lead = claimed is None or claimed
+        return self.lead
 
     def next_epoch(self) -> int:
         """A slice number no other process uses: the shared counter, or this process's own band without Redis."""
@@ -103,14 +106,19 @@ class SharedHub:
 
     def publish(self, findings: list[Finding]) -> None:
         """Share findings (each fingerprint written once); kept for later when Redis is down."""
-        for finding in findings:
-            self._pending[finding.fingerprint] = finding
-            self._found[finding.fingerprint] = finding
-        owners = publish(self.link, self.publisher, list(self._pending.values()))
+        with self._lock:
+            for finding in findings:
+                self._pending[finding.fingerprint] = finding
+                self._found[finding.fingerprint] = finding
+            batch = dict(self._pending)
+        owners = publish(self.link, self.publisher, list(batch.values()))
         if owners is None:
             return
-        self._pending.clear()
-        self.elsewhere.update(fp for fp, owner in owners.items() if owner and owner != self.machine)
+        with self._lock:
+            for fingerprint, finding in batch.items():
+                if self._pending.get(fingerprint) is finding:  # not replaced by a newer version meanwhile
+                    del self._pending[fingerprint]
+            self.elsewhere.update(fp for fp, owner in owners.items() if owner and owner != self.machine)
 
     @property
     def pending(self) -> int:
@@ -144,7 +152,8 @@ class SharedHub:
                 # Redis may have come back empty (restarted without persistence): write everything again
                 # (each record is written once whatever happens), and keep the counters above what we used.
                 self._restore_counters()
-                self._pending.update(self._found)
+                with self._lock:
+                    self._pending.update(self._found)
             self.publish([])
             if self._reported_down:
                 notices.append(Notice(f"the shared store is back: {findings} findings and {examples} examples "
@@ -161,7 +170,8 @@ class SharedHub:
     def _heartbeat(self, status: dict[str, Any], state: str) -> None:
         record = {"machine": self.machine, "host": socket.gethostname(), "pid": os.getpid(), "number": self.number,
                   "lead": self.lead, "server": self.server_label, "started": self.started, "last_seen": time.time(),
-                  "state": state, "redis_outages": self.link.outages, **status}
+                  "state": state, "redis_outages": self.link.outages, "redis_calls": self.link.calls,
+                  "redis_seconds": round(self.link.seconds, 3), **status}
         ttl = int(self.options.heartbeat_ttl)
 
         def write(client: Any) -> Any:

@@ -49,6 +49,7 @@ class SharedLink:
         self.up = True
         self.outages = 0  # how many times Redis was lost
         self.calls = 0  # commands sent (pipelines count once): the traffic a soak costs Redis
+        self.seconds = 0.0  # time spent waiting for Redis: what sharing costs this process
         self.last_error = ""
         self._retry_at = 0.0
         self._lock = threading.Lock()
@@ -78,11 +79,14 @@ class SharedLink:
 
         if not self.up and not probe and time.monotonic() < self._retry_at:
             return None
+        started = time.perf_counter()
         try:
             result = command(self.client)
         except RedisError as error:
             self._lost(error)
             return None
+        finally:
+            self.seconds += time.perf_counter() - started
         self.calls += 1
         if not self.up:
             with self._lock:

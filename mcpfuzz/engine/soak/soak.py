@@ -129,7 +129,7 @@ class Soak(Run):
     async def _phases(self, session: Session) -> None:
         context = await self._probe(session)
         # With --shared the lead is whichever process of the whole fleet claimed the role first.
-        lead = self.shared.lead if self.shared is not None else self.options.shard[0] == 0
+        lead = self.shared.claim_lead() if self.shared is not None else self.options.shard[0] == 0
         if lead and self.options.resume is None:
             await self._protocol_phases(session, context)  # the corpus, catalogue and lifecycle: once per soak
         plan, frames, phases = await self._fuzzers(session)
