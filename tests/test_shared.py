@@ -292,3 +292,19 @@ def test_claims_are_unique_and_a_lost_store_is_caught_up(tmp_path: Path, redis_s
         assert PASSWORD not in text
     first.link.close()
     second.link.close()
+
+
+def test_urls_are_checked_before_anything_starts() -> None:
+    from mcpfuzz.engine.shared.options import SharedUrlError, check_prefix, check_url, redacted_url
+
+    for url in ("redis://127.0.0.1:6379/0", f"rediss://:{PASSWORD}@cache.example:6380/2", "unix:///run/redis.sock"):
+        check_url(url)
+    for url, why in (("http://127.0.0.1:6379/0", "not a Redis URL"), ("redis:///0", "names no host"),
+                     (f"redis://:{PASSWORD}@host/cache", "database number")):
+        with pytest.raises(SharedUrlError, match=why) as refused:
+            check_url(url)
+        assert PASSWORD not in str(refused.value)
+    with pytest.raises(SharedUrlError):
+        check_prefix("my project*")
+    assert redacted_url(f"rediss://admin:{PASSWORD}@host:6380/0") == "rediss://<redacted>@host:6380/0"
+    assert SharedOptions(url=f"redis://admin:{PASSWORD}@host/0").secrets == [PASSWORD]

@@ -36,9 +36,10 @@ class SharedOptions:
 
     @property
     def secrets(self) -> list[str]:
-        """Values never printed or written: the URL's password (and user name beside it)."""
-        parts = urlsplit(self.url)
-        return [value for value in (parts.password, parts.username if parts.password else None) if value]
+        """Values never printed or written: the URL's password (the user name is hidden in `label` only: redacting
+        a name like "admin" from every text would blank out ordinary words)."""
+        password = urlsplit(self.url).password
+        return [password] if password else []
 
     @property
     def label(self) -> str:
