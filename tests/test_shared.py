@@ -166,7 +166,7 @@ def test_three_soaks_share_one_search_and_a_killed_one_only_drops_out(tmp_path: 
     fingerprints = [f["fingerprint"] for f in merged["findings"]]
     assert len(fingerprints) == len(set(fingerprints))
     assert all(pairs.count(bug) == 1 for bug in BUGS), pairs
-    assert merged["stats"]["soak"]["machines"] >= 2
+    assert merged["stats"]["soak"]["machines"] >= 2 and merged["stats"]["duration_s"] > 0
     replayed = run_cli(["replay", "exported"], cwd=tmp_path, timeout=120)
     assert replayed.returncode == 1, replayed.stdout + replayed.stderr
     assert "2 failed" in replayed.stdout or f"{len(pairs)} failed" in replayed.stdout
@@ -226,7 +226,7 @@ def test_an_example_one_machine_saved_is_replayed_first_by_another(tmp_path: Pat
 # -- faults and usage -----------------------------------------------------------------------------
 
 
-def test_an_unreachable_store_is_exit_2_unless_optional(tmp_path: Path) -> None:
+def test_an_unreachable_store_is_exit_2_unless_optional(tmp_path: Path, redis_server: RedisServer) -> None:
     from tests.http_servers import free_port
 
     url = f"redis://:{PASSWORD}@127.0.0.1:{free_port()}/0"
@@ -242,7 +242,10 @@ def test_an_unreachable_store_is_exit_2_unless_optional(tmp_path: Path) -> None:
     assert wrong.returncode == 2 and "not a Redis URL" in wrong.stderr
     status = run_cli(["status", "--shared", url], cwd=tmp_path)
     assert status.returncode == 2 and "cannot be reached" in status.stderr
-    for result in (refused, optional, wrong, status):
+    wrong_password = redis_server.url.replace(PASSWORD, PASSWORD + "-not")
+    denied = run_cli(["report", "--shared", wrong_password], cwd=tmp_path)
+    assert denied.returncode == 2 and "cannot be reached" in denied.stderr, denied.stderr
+    for result in (refused, optional, wrong, status, denied):
         assert PASSWORD not in result.stdout + result.stderr and "Traceback" not in result.stderr
 
 

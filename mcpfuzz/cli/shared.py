@@ -136,6 +136,9 @@ def report(shared_url: str, shared_prefix: str, json_path: str | None, junit_pat
         click.echo(f"error: {problem}", err=True)
         sys.exit(EXIT_ERROR)
     machines = (finished.stats.soak or {}).get("machines", 0)
+    if not machines and not finished.findings:
+        click.echo(f"warning: nothing under the prefix {shared_prefix!r} in {link.options.label}; check "
+                   "--shared-prefix (the soaks' own) and --shared", err=True)
     click.echo(f"{len(finished.findings)} findings from {machines} machines ({finished.stats.cases} cases) in "
                f"{link.options.label}, prefix {shared_prefix}" +
                (f"; transcripts in {export_dir}" if export_dir is not None else ""))

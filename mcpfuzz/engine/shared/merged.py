@@ -67,6 +67,9 @@ def merge(link: SharedLink) -> Merged:
     records += [m.record for m in read_machines(link) if m.record.get("state") == "running"]
     stats = Stats()
     stats.cases = sum(int(r.get("cases") or 0) for r in records)
+    # The fleet's wall-clock span: from the first start to the last heartbeat.
+    stats.duration = max((float(r.get("last_seen") or 0) for r in records), default=0.0) - \
+        min((float(r.get("started") or 0) for r in records), default=0.0)
     stats.soak = {"machines": len(records), "slices": read_counters(link)["slices"], "per_machine": [
         {key: r.get(key) for key in ("machine", "number", "cases", "findings", "state", "redis_outages")}
         for r in records]}
