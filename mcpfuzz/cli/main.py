@@ -22,6 +22,8 @@ from mcpfuzz.cli.options import (
     server_options,
 )
 from mcpfuzz.cli.reporting import Reporting
+from mcpfuzz.cli.shared import report as shared_report
+from mcpfuzz.cli.shared import status as shared_status
 from mcpfuzz.cli.soak import soak
 
 if TYPE_CHECKING:
@@ -186,3 +188,5 @@ def list_oracles() -> None:
 
 main.add_command(soak)
 main.add_command(baseline)
+main.add_command(shared_status)
+main.add_command(shared_report)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from mcpfuzz.cli.shared_options import SHARED_OPTIONS, shared_from_options
 from mcpfuzz.transport.base import AUTO, TRANSPORT_CHOICES
 
 
@@ -144,6 +145,7 @@ SERVER_OPTIONS = [
               help="Take the server from an MCP client's config (mcpServers or VS Code's servers JSON)."),
     click.option("--server", "server_name", default=None, metavar="NAME",
               help="With --servers-file: the server to fuzz, launched as the client launches it."),
+    *SHARED_OPTIONS,
 ]
 
 
@@ -207,7 +209,8 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
         log_frames=Path(log_frames) if log_frames else None, max_examples=options["max_examples"], http=http,
         baseline=_baseline(options["baseline_path"]),
         known_secrets=(*(config_file.secrets if config_file else ()), *server_secrets),
-        target_timeouts=dict(config_file.target_timeouts) if config_file else {})
+        target_timeouts=dict(config_file.target_timeouts) if config_file else {},
+        shared=shared_from_options(options))
 
 
 def _server_cwd(cwd: str | None, by_url: bool, command: list[str]) -> str | None:

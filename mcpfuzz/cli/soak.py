@@ -25,7 +25,7 @@ DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)([smhd]))")
 CHECKPOINT_NAME = "soak-checkpoint.json"
 
 
-def parse_duration(text: str) -> float:
+def parse_duration(text: str, option: str = "--duration") -> float:
     """`90`, `90s`, `30m`, `2h`, `1h30m` as seconds; BadParameter with an example otherwise."""
     text = text.strip().lower()
     try:
@@ -34,13 +34,13 @@ def parse_duration(text: str) -> float:
         parts = DURATION.findall(text)
         if not parts or "".join(number + unit for number, unit in parts) != text:
             raise click.BadParameter(f"{text!r} is not a duration; write e.g. 90s, 30m, 2h or 1h30m "
-                                     "(a plain number is seconds).", param_hint="--duration") from None
+                                     "(a plain number is seconds).", param_hint=option) from None
         seconds = sum(float(number) * UNITS[unit] for number, unit in parts)
     if not math.isfinite(seconds):
         raise click.BadParameter(f"{text!r} is not a finite duration; write e.g. 90s, 30m or 2h.",
-                                 param_hint="--duration")
+                                 param_hint=option)
     if seconds <= 0:
-        raise click.BadParameter("the duration must be above zero.", param_hint="--duration")
+        raise click.BadParameter("the duration must be above zero.", param_hint=option)
     return seconds
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from mcpfuzz.corpus.redact import REDACTED, Redactor
 from mcpfuzz.engine.baseline import Baseline
 from mcpfuzz.engine.events import PhaseName
+from mcpfuzz.engine.shared.options import SharedOptions
 from mcpfuzz.oracles.base import Severity
 from mcpfuzz.transport.connect import ServerTarget
 from mcpfuzz.transport.http_target import HttpTarget
@@ -51,6 +52,7 @@ class RunConfig:
     baseline: Baseline | None = None  # accepted findings: they do not fail the run; a stale entry does
     # Values from ${VAR} in a config or servers file: they may be credentials wherever they were put.
     known_secrets: tuple[str, ...] = ()
+    shared: SharedOptions | None = None  # --shared: one search with other processes through Redis
 
     @property
     def target(self) -> ServerTarget:
@@ -59,8 +61,10 @@ class RunConfig:
 
     @property
     def secrets(self) -> list[str]:
-        """Values never to reach a report or the corpus: --env values, the target's (--header values), ${VAR} values."""
-        return [*self.env.values(), *self.target.secrets, *self.known_secrets]
+        """Values never to reach a report or the corpus: --env values, the target's (--header values), ${VAR}
+        values, the --shared URL's password."""
+        return [*self.env.values(), *self.target.secrets, *self.known_secrets,
+                *(self.shared.secrets if self.shared else ())]
 
     def public(self) -> RunConfig:
         """This configuration as reports may show it: command, URL and launch redacted, secret values hidden."""
@@ -69,7 +73,9 @@ class RunConfig:
         if http is not None:
             http = replace(http, url=redactor.text(http.url), launch=tuple(redactor.argv(http.launch)),
                            headers=tuple((name, REDACTED) for name, _ in http.headers))
-        return replace(self, command=redactor.argv(self.command), http=http, env=dict.fromkeys(self.env, REDACTED))
+        shared = replace(self.shared, url=self.shared.label) if self.shared is not None else None
+        return replace(self, command=redactor.argv(self.command), http=http, env=dict.fromkeys(self.env, REDACTED),
+                       shared=shared)
 
     @property
     def database_root(self) -> Path | None:

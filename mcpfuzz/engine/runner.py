@@ -47,6 +47,7 @@ from mcpfuzz.engine.phases.targets import PlanLimits, Selection, TargetPlan, pla
 from mcpfuzz.engine.redaction import RedactingSink
 from mcpfuzz.engine.replay import load_replayables
 from mcpfuzz.engine.session.session import HarnessError, Session, SessionOptions
+from mcpfuzz.engine.shared.hub import SharedHub
 from mcpfuzz.engine.transcripts import from_transcript, save_findings
 from mcpfuzz.jsonrpc.case_json import CaseFormatError, case_from_json, case_to_json
 from mcpfuzz.jsonrpc.exchange import Exchange
@@ -90,6 +91,7 @@ class Run:
         self._stale: tuple[str, ...] = ()
         self._sdk: SdkInfo | None = None
         self._store: CorpusStore | None = None
+        self.shared: SharedHub | None = None  # --shared: this process's part in a search shared through Redis
         if config.corpus is not None:
             try:
                 self._store = CorpusStore(config.corpus)
@@ -109,8 +111,13 @@ class Run:
         options = SessionOptions(timeout=config.timeout, call_timeout=config.call_timeout, grace=config.grace,
                                  max_line=config.max_line,
                                  env=config.env or None, frame_log=config.log_frames)
+        if config.shared is not None:
+            self.shared = await anyio.to_thread.run_sync(partial(
+                SharedHub, config.shared, server=config.target, seed=config.seed, redactor=self._redactor))
         async with anyio.create_task_group() as group:
             group.start_soon(self._watch_signals, group.cancel_scope)
+            if self.shared is not None:
+                group.start_soon(self.shared.heartbeats, self._shared_status, self.emit)
             with anyio.move_on_after(config.budget) as budget_scope:
                 try:
                     async with Session(config.target, options) as session:
@@ -150,12 +157,22 @@ class Run:
         self.stats.duration = time.monotonic() - started
         findings = self._apply_baseline(self._attribute(tuple(self.findings.all())))
         finished = self._finished(findings, self._save_corpus(findings))
+        if self.shared is not None:
+            for notice in self.shared.close(self._shared_status()):
+                self.emit(notice)
         self.emit(finished)
         return finished
+
+    def _shared_status(self) -> dict[str, object]:
+        """What this process's heartbeat tells the others (`mcpfuzz status` shows it)."""
+        return {"cases": self.stats.cases, "findings": len(self.findings.entries()),
+                "protocol_version": self.probe.version if self.probe else None}
 
     def _finished(self, findings: tuple[Finding, ...], corpus_paths: dict[str, str],
                   stats: Stats | None = None) -> RunFinished:
         """The run's outcome as reporters see it."""
+        if self.shared is not None:  # found first by another machine: known, as if the corpus had held it
+            findings = tuple(replace(f, known=True) if f.fingerprint in self.shared.elsewhere else f for f in findings)
         return RunFinished(stats or self.stats, findings, self.probe.version if self.probe else None,
                            self.probe.era.value if self.probe else None, self.stopped, self.error, corpus_paths,
                            self._stale)
@@ -215,7 +232,9 @@ class Run:
             self.emit(FindingFound(finding))
 
     def _save_corpus(self, findings: tuple[Finding, ...]) -> dict[str, str]:
-        """One transcript per finding (also after an interruption: nothing found is lost)."""
+        """One transcript per finding (also after an interruption: nothing found is lost), shared with --shared."""
+        if self.shared is not None and findings:
+            self.shared.publish(list(findings))
         if self._store is None or not findings:
             return {}
         try:
@@ -378,7 +397,8 @@ class Run:
         self.emit(TargetsPlanned(tuple(t.label for t in plan.targets), tuple(plan.skipped)))
         for warning in plan.warnings:
             self.emit(Notice(warning))
-        options = SearchOptions(config.seed, config.database_root, config.server_label, config.max_examples)
+        options = SearchOptions(config.seed, config.database_root, config.server_label, config.max_examples,
+                                self.shared.example_database if self.shared is not None else None)
         frames = FrameFuzz(session, self._judge, options, simplest_tool(plan.targets),
                            tools_listed="tools" in self.probe.capabilities)
         phases = CallPhases(session, plan.targets, self._judge, options, strict_types=config.strict_types,

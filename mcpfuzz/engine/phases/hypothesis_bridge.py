@@ -18,7 +18,7 @@ import hypothesis.configuration
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
-from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from hypothesis.errors import UnsatisfiedAssumption
 
 # Hypothesis keeps the examples of a run in memory (a 10,000-entry cache and its data tree), up to
@@ -120,10 +120,10 @@ class GivenOutcome:
         return self.ended in ("failed", "round-done")
 
 
-def fuzz_settings(database: Path | None, max_examples: int = ROUND_EXAMPLES) -> settings:
+def fuzz_settings(database: Path | ExampleDatabase | None, max_examples: int = ROUND_EXAMPLES) -> settings:
     """Explicit settings only: under CI=true Hypothesis' default profile would derandomize and drop the database."""
     return settings(
-        database=DirectoryBasedExampleDatabase(str(database)) if database is not None else None,
+        database=DirectoryBasedExampleDatabase(str(database)) if isinstance(database, Path) else database,
         max_examples=max_examples,
         deadline=None,
         derandomize=False,
@@ -142,7 +142,7 @@ def check_deadline(deadline: float) -> None:
 
 
 async def run_given(strategy: st.SearchStrategy[Any], body: Callable[[Any], BaseException | None], *,
-                    seed: int, deadline: float, database: Path | None,
+                    seed: int, deadline: float, database: Path | ExampleDatabase | None,
                     max_examples: int | None = None) -> GivenOutcome:
     """Run `body` on values of `strategy` until a failure is shrunk, the space is exhausted, `deadline`,
     or (without `max_examples`) ROUND_EXAMPLES valid examples.
@@ -172,7 +172,9 @@ async def run_given(strategy: st.SearchStrategy[Any], body: Callable[[Any], Base
             raise failure
 
     cap = max_examples or ROUND_EXAMPLES
-    test = hypothesis_seed(seed)(fuzz_settings(database, cap)(given(strategy)(test_body)))
+    # Settings outermost: `@seed` alone switches the example database off (Hypothesis sets database=None
+    # for a seeded test), and failing examples must be saved to be replayed first by the next search.
+    test = fuzz_settings(database, cap)(hypothesis_seed(seed)(given(strategy)(test_body)))
 
     def in_thread() -> GivenOutcome:
         try:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from hypothesis import strategies as st
+from hypothesis.database import ExampleDatabase
 
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.judge import FindingKey, Verdict
@@ -45,6 +46,8 @@ class SearchOptions:
     database_root: Path | None
     server_label: str
     max_examples: int | None = None
+    # --shared: a search's example database from its local folder (the folder and a shared twin).
+    open_database: Callable[[Path], ExampleDatabase] | None = None
 
 
 def derive_seed(seed: int, *parts: object) -> int:
@@ -84,6 +87,7 @@ async def search(strategy: st.SearchStrategy[T], body: Body[T], *, options: Sear
     """
     limit = {"max_examples": options.max_examples} if options.max_examples else {}
     round_number = 0
+    examples = options.open_database(database) if database is not None and options.open_database else database
     while time.monotonic() < deadline:
         pursued: set[FindingKey] = set()
 
@@ -91,7 +95,7 @@ async def search(strategy: st.SearchStrategy[T], body: Body[T], *, options: Sear
             return body(value, pursued)
 
         seed = derive_seed(options.seed, name, round_number, *((epoch,) if epoch else ()))
-        outcome = await run_given(strategy, one, seed=seed, deadline=deadline, database=database, **limit)
+        outcome = await run_given(strategy, one, seed=seed, deadline=deadline, database=examples, **limit)
         if after_round is not None:
             after_round()
         if not outcome.go_on:

@@ -128,7 +128,8 @@ class Soak(Run):
 
     async def _phases(self, session: Session) -> None:
         context = await self._probe(session)
-        lead = self.options.shard[0] == 0
+        # With --shared the lead is whichever process of the whole fleet claimed the role first.
+        lead = self.shared.claim_lead() if self.shared is not None else self.options.shard[0] == 0
         if lead and self.options.resume is None:
             await self._protocol_phases(session, context)  # the corpus, catalogue and lifecycle: once per soak
         plan, frames, phases = await self._fuzzers(session)
@@ -142,7 +143,7 @@ class Soak(Run):
             self.emit(Notice("nothing to soak: the fuzz phase is off (see --phases)", level="error"))
             return
         resume = self.options.resume
-        self.scheduler = Scheduler(names, self._seed("scheduler"), resume.scores if resume is not None else None)
+        self.scheduler = self._scheduler(names, resume.scores if resume is not None else None)
         left = max(0.0, self._deadline - time.monotonic())
         self.emit(PhaseStarted(PhaseName.SOAK, None, f"{len(names)} targets in slices of "
                                                      f"{self.options.slice_length:g}s, about {left:.0f}s"))
@@ -190,7 +191,7 @@ class Soak(Run):
                 return
             name = self.scheduler.pick()
             # Slice seeds never repeat: not after --resume (the counter goes on), not across workers (strided).
-            epoch = self.slices * count + index + 1
+            epoch = self.shared.next_epoch() if self.shared is not None else self.slices * count + index + 1
             cases, novel, found = self.stats.cases, self._novel, self._new_findings()
             self._target = name
             try:
@@ -206,8 +207,21 @@ class Soak(Run):
             self.slices += 1
             self.scheduler.update(name, self.stats.cases - cases, self._novel - novel, self._new_findings() - found)
 
+    def _scheduler(self, names: list[str], scores: dict[str, float] | None) -> Scheduler:
+        """The scheduler; with --shared one whose scores are the whole fleet's."""
+        if self.shared is not None:
+            from mcpfuzz.engine.shared.weights import SharedScheduler
+
+            return SharedScheduler(self.shared.link, names, self._seed("scheduler"), scores)
+        return Scheduler(names, self._seed("scheduler"), scores)
+
+    def _shared_status(self) -> dict[str, object]:
+        return {**super()._shared_status(), "slices": self.slices, "target": self._target}
+
     def _new_findings(self) -> int:
-        return sum(1 for key, _ in self.findings.entries() if key not in self._known)
+        elsewhere = self.shared.elsewhere if self.shared is not None else set()
+        return sum(1 for key, finding in self.findings.entries()
+                   if key not in self._known and finding.fingerprint not in elsewhere)
 
     def _max_reached(self) -> bool:
         limit = self.options.max_findings

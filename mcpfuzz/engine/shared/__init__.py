@@ -1,0 +1,1 @@
+"""Many soak runs acting as one: a shared example database, findings, work counters and heartbeats in Redis."""
