@@ -14,10 +14,10 @@ ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "mcpfuzz.cli", "run", "--seed", "1", "--timeout", "2"]
 
 
-def test_read_only_calls_only_tools_annotated_read_only() -> None:
+def test_read_only_calls_only_tools_annotated_read_only(tmp_path: Path) -> None:
     """The header names the tools to call; every other tool is skipped with the reason, and never called."""
     result = subprocess.run([*CLI, "--read-only", "--budget", "20", "--phases", "coverage", "--max-examples", "5",
-                             "--", sys.executable, str(TOOL_SERVER)],
+                             "--corpus", str(tmp_path / "corpus"), "--", sys.executable, str(TOOL_SERVER)],
                             capture_output=True, text=True, env=cli_env(), timeout=300, cwd=ROOT)
     assert result.returncode in (0, 1), result.stdout + result.stderr
     tools = json.loads(subprocess.run([sys.executable, "-c", (

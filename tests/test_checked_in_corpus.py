@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -68,3 +69,14 @@ def test_transcripts_are_in_the_documented_format(folder: str) -> None:
         assert f"{path.name.rsplit('_', 1)[0]}_*" in readme, f"{path.name} is not described in corpus/README.md"
     manifest = json.loads((CORPUS / folder / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["format"] == 1
+
+
+def test_a_replay_against_a_server_that_dies_at_once_is_an_error_not_fixed(tmp_path: Path) -> None:
+    """A dead server proves nothing about an invalid-params transcript: ERROR (exit 2), never FIXED."""
+    transcript = next((Path(__file__).resolve().parent.parent / "corpus" / "mcp-python-2.3.0").glob(
+        "params-string_invalid-params_*.json"))
+    result = subprocess.run([sys.executable, "-m", "mcpfuzz.cli", "replay", str(transcript), "--",
+                             sys.executable, "-c", "import sys; sys.exit(1)"],
+                            capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "ERROR" in result.stdout and "FIXED" not in result.stdout

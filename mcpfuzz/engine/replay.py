@@ -78,5 +78,22 @@ async def replay_one(replayable: Replayable, server: ServerTarget | None, option
     except (ServerStartError, HarnessError, TransportError) as error:
         return ReplayOutcome(replayable.path, ERROR, f"the server could not be run: {error}", replayable,
                              server=server)
+    unusable = unusable_replay(replayable, exchange)
+    if unusable:
+        return ReplayOutcome(replayable.path, ERROR, unusable, replayable, server=server)
     status, findings = judge_replay(replayable, exchange, oracles)
     return ReplayOutcome(replayable.path, status, "", replayable, findings, server)
+
+
+def unusable_replay(replayable: Replayable, exchange: Exchange) -> str:
+    """Why a replay says nothing about the transcript's own failure ('' when it does): the server died or stopped
+    answering, and the transcript is not about a crash or a hang. Such a replay is neither FIXED nor FAILED."""
+    if replayable.oracle in ("no-crash", "no-hang"):
+        return ""
+    if exchange.crash is not None:
+        tail = exchange.crash.stderr_tail.strip().splitlines()[-1:] or ["(stderr was empty)"]
+        return f"the server {exchange.crash.describe()} before the replay could be judged: {tail[0][:200]}"
+    if exchange.barrier_answered is False or exchange.write_error:
+        return ("the server did not answer a request sent after the frame (still starting, or stuck); raise "
+                "--timeout if it starts slowly")
+    return ""

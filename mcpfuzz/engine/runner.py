@@ -45,7 +45,7 @@ from mcpfuzz.engine.phases.search import PhaseStopped, SearchOptions, Verdict
 from mcpfuzz.engine.phases.target_kinds import TOOLS
 from mcpfuzz.engine.phases.targets import PlanLimits, Selection, TargetPlan, plan_targets, skip_reason
 from mcpfuzz.engine.redaction import RedactingSink
-from mcpfuzz.engine.replay import load_replayables
+from mcpfuzz.engine.replay import load_replayables, unusable_replay
 from mcpfuzz.engine.session.session import HarnessError, Session, SessionOptions
 from mcpfuzz.engine.shared.hub import SharedHub
 from mcpfuzz.engine.transcripts import from_transcript, save_findings
@@ -269,6 +269,10 @@ class Run:
             finally:
                 session.era, session.version = era, version
             judged = self._judge(PhaseName.REGRESSION, exchange)
+            unusable = unusable_replay(replayable, exchange)
+            if unusable:
+                self.emit(Notice(f"corpus: {replayable.path.name} could not be judged: {unusable}"))
+                continue
             if not any(failure.oracle == replayable.oracle for failure, _, _ in judged):
                 self._store.mark(replayable.path, status="fixed")
                 self.emit(Notice(f"corpus: {replayable.path.name} is fixed", level="info"))
