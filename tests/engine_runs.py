@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 
 from mcpfuzz.engine.config import RunConfig
-from mcpfuzz.engine.events import RunFinished
+from mcpfuzz.engine.events import Event, RunFinished
 from mcpfuzz.engine.runner import run
 from mcpfuzz.oracles.base import all_oracles
 from mcpfuzz.transport.http_target import HttpTarget
@@ -31,7 +31,8 @@ PROTOCOL_PHASES = ("probe", "catalogue", "lifecycle")
 
 def run_engine(command: list[str], *, timeout: float = 2.0, call_timeout: float = 30.0, budget: float = 60.0,
                protocol_version: str | None = None, phases: tuple[str, ...] = PROTOCOL_PHASES,
-               seed: int = 1, corpus: Path | None = None, http: HttpTarget | None = None) -> RunFinished:
+               seed: int = 1, corpus: Path | None = None, http: HttpTarget | None = None,
+               events: list[Event] | None = None) -> RunFinished:
     """One run with every oracle; by default the protocol phases only (the tool phases use the whole budget).
 
     With `http`, the server is that URL and `command` is ignored.
@@ -40,4 +41,4 @@ def run_engine(command: list[str], *, timeout: float = 2.0, call_timeout: float 
                        budget=budget,
                        oracles=tuple(all_oracles()), protocol_version=protocol_version, phases=phases,
                        corpus=corpus, http=http)
-    return anyio.run(run, config, lambda event: None)
+    return anyio.run(run, config, (lambda event: None) if events is None else events.append)

@@ -228,14 +228,6 @@ RULES: dict[str, Rule] = {
         replace(ex.any_answer(1), null_id_ok=True, past_limit=ReaderLimit.SIZE), error(None, -32700)), ()),
     "no-hang stuck past a nesting limit is still critical": Rule(P.NO_HANG, exchange(
         replace(ex.any_answer(1), past_limit=ReaderLimit.NESTING), barrier=False), (CRITICAL,)),
-    # slow-response: a valid call answered after --timeout by a server that answered pings meanwhile.
-    "slow-response answered late": Rule(P.SLOW_RESPONSE, exchange(tool_call(1), result(1, call_result()),
-                                                                  extended=True), (LOW,)),
-    "slow-response answered in time": Rule(P.SLOW_RESPONSE, exchange(tool_call(1), result(1, call_result())), ()),
-    "slow-response late but with progress": Rule(P.SLOW_RESPONSE, exchange(
-        tool_call(1), {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1,
-                                                                                          "progress": 1}},
-        result(1, call_result()), extended=True), ()),
     "no-hang late answer is no hang": Rule(P.NO_HANG, exchange(tool_call(1), result(1, call_result()),
                                                                extended=True), ()),
     "no-hang id null answer is an answer": Rule(P.NO_HANG, exchange(ex.result(1, "ping"), error(None, -32603)), ()),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from mcpfuzz.engine.events import Event, Notice
 from mcpfuzz.oracles.base import Severity
 from tests.engine_runs import SERVERS, run_engine
 
@@ -15,20 +16,29 @@ def _findings(finished: object) -> list[tuple[str, str, Severity]]:
     return [(f.oracle, f.target, f.severity) for f in finished.findings]  # type: ignore[attr-defined]
 
 
-def test_a_tool_slower_than_timeout_is_a_low_slow_response_not_a_hang() -> None:
-    """The tool answers after 3 s, --timeout is 1 s: one low slow-response, no no-hang."""
-    finished = run_engine([sys.executable, str(SLOW_SERVER), "--delay", "3"], timeout=1, budget=40, phases=PHASES)
+def _slow_notes(events: list[Event]) -> list[str]:
+    return [e.message for e in events if isinstance(e, Notice) and "slow, not a hang" in e.message]
+
+
+def test_a_tool_slower_than_timeout_is_no_finding_and_is_noted_once() -> None:
+    """The tool answers after 3 s, --timeout is 1 s, pings are answered meanwhile: no finding, one note."""
+    events: list[Event] = []
+    finished = run_engine([sys.executable, str(SLOW_SERVER), "--delay", "3"], timeout=1, budget=40, phases=PHASES,
+                          events=events)
     assert not finished.error, finished.error
-    assert _findings(finished) == [("slow-response", "tool/report", Severity.LOW)]
-    assert "answered after" in finished.findings[0].message
+    assert _findings(finished) == []
+    (note,) = _slow_notes(events)
+    assert note.startswith("tool/report answered after ")
 
 
 def test_a_slow_tool_that_reports_progress_gives_no_finding() -> None:
     """Progress notifications are the spec's way to say a long request is working: nothing to report."""
+    events: list[Event] = []
     finished = run_engine([sys.executable, str(SLOW_SERVER), "--delay", "3", "--progress"], timeout=1, budget=40,
-                          phases=PHASES)
+                          phases=PHASES, events=events)
     assert not finished.error, finished.error
     assert _findings(finished) == []
+    assert "progress notifications" in _slow_notes(events)[0]
 
 
 def test_a_call_never_answered_by_a_live_server_is_dropped_after_the_call_timeout() -> None:

@@ -50,7 +50,7 @@ from mcpfuzz.engine.session.session import HarnessError, Session, SessionOptions
 from mcpfuzz.engine.shared.hub import SharedHub
 from mcpfuzz.engine.transcripts import from_transcript, save_findings
 from mcpfuzz.jsonrpc.case_json import CaseFormatError, case_from_json, case_to_json
-from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Failure
@@ -89,6 +89,7 @@ class Run:
         self.monitor: Monitor | None = None
         self._deadline = 0.0
         self._stale: tuple[str, ...] = ()
+        self._slow_noted: set[str] = set()  # targets already said to be slow
         self._sdk: SdkInfo | None = None
         self._store: CorpusStore | None = None
         self.shared: SharedHub | None = None  # --shared: this process's part in a search shared through Redis
@@ -507,8 +508,21 @@ class Run:
                 self.emit(ServerRestarted("restarted after the previous case"))
             self._judge(phase, exchange)
 
+    def _note_slow(self, exchange: Exchange) -> None:
+        """A valid call answered after --timeout by a live server: slow, not a hang; said once per target."""
+        target = exchange.case.target
+        answers = [a for a in exchange.responses() if a.id_tag == ID_CURRENT]
+        if not exchange.extended or not answers or target in self._slow_noted:
+            return
+        self._slow_noted.add(target)
+        progress = f", with {exchange.progress_count()} progress notifications" if exchange.progress_count() else ""
+        self.emit(Notice(f"{target} answered after {answers[0].at:.1f}s{progress}: slower than --timeout "
+                         f"({self.config.timeout:g}s), but the server answered pings meanwhile, so it is slow, not "
+                         f"a hang (calls get up to --call-timeout, {self.config.call_timeout:g}s)", level="info"))
+
     def _judge(self, phase: PhaseName, exchange: Exchange) -> list[Verdict]:
         """Run the oracles, emit new findings; return every failure with its key (Hypothesis shrinks on them)."""
+        self._note_slow(exchange)
         self.stats.cases += 1
         self.stats.phases[phase] = self.stats.phases.get(phase, 0) + 1
         judged = self.findings.judge_all(exchange, self.config.oracles)

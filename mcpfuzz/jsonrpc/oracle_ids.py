@@ -26,7 +26,6 @@ class OracleId(str, Enum):
     NOTIFICATION_SILENT = "notification-silent"
     NO_CRASH = "no-crash"
     NO_HANG = "no-hang"
-    SLOW_RESPONSE = "slow-response"
     STDOUT_CLEAN = "stdout-clean"
     RESPONSE_SCHEMA = "response-schema"
     VALID_INPUT_ACCEPTED = "valid-input-accepted"

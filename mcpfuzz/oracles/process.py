@@ -14,7 +14,6 @@ from mcpfuzz.oracles.crash_signature import crash_signature
 
 NoCrashFailure = failure_class(OracleId.NO_CRASH, "Server process died")
 NoHangFailure = failure_class(OracleId.NO_HANG, "Request got no reply")
-SlowResponseFailure = failure_class(OracleId.SLOW_RESPONSE, "Valid call answered slowly, without progress")
 StdoutCleanFailure = failure_class(OracleId.STDOUT_CLEAN, "Non-JSON-RPC output on stdout")
 
 
@@ -64,19 +63,6 @@ def no_hang(exchange: Exchange) -> Iterator[Failure]:
         yield NoHangFailure(Severity.CRITICAL,
                             f"after this frame the server stopped answering: a request sent after it got no "
                             f"reply within {exchange.waited:.1f}s", "stuck-after")
-
-
-@register(SlowResponseFailure, Severity.LOW)
-def slow_response(exchange: Exchange) -> Iterator[Failure]:
-    """A valid call answered after --timeout, the server alive meanwhile and silent on progress: slow, not a hang."""
-    if not exchange.extended or exchange.progress_count():
-        return
-    answers = case_answers(exchange)
-    if answers:
-        took = min(a.at for a in answers)
-        yield SlowResponseFailure(Severity.LOW, f"answered after {took:.1f}s, with no progress notification in "
-                                  "between; clients with a shorter timeout give up on it (send "
-                                  "notifications/progress when the request carries a progressToken)", "slow")
 
 
 @register(StdoutCleanFailure, Severity.HIGH)
