@@ -77,7 +77,7 @@ SERVER_OPTIONS = [
     click.option("--call-timeout", type=Seconds(min=0, min_open=True), default=30.0, show_default=True,
               metavar="SECONDS", help="How long a valid call may take once the server has shown it is alive "
               "(answered a ping sent after --timeout) before it counts as dropped; progress notifications "
-              "extend it. A slower answer is a low slow-response finding, never a hang."),
+              "extend it. A slow answer is noted, never a hang."),
     click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), default=None,
               metavar="PATH", help="Write the JSON report here."),
     click.option("--junit-xml", "junit_path", type=click.Path(dir_okay=False, writable=True), default=None,
