@@ -228,6 +228,17 @@ RULES: dict[str, Rule] = {
         replace(ex.any_answer(1), null_id_ok=True, past_limit=ReaderLimit.SIZE), error(None, -32700)), ()),
     "no-hang stuck past a nesting limit is still critical": Rule(P.NO_HANG, exchange(
         replace(ex.any_answer(1), past_limit=ReaderLimit.NESTING), barrier=False), (CRITICAL,)),
+    # Numbers: any JSON integer is an answer (past Python's 4300-digit limit); NaN and Infinity are not JSON.
+    "no-hang a result with a 5000-digit integer is an answer": Rule(P.NO_HANG, exchange(
+        ex.result(1, "ping"), b'{"jsonrpc":"2.0","id":1,"result":{"n":' + b"9" * 5000 + b"}}"), ()),
+    "stdout-clean a 5000-digit integer is JSON": Rule(P.STDOUT_CLEAN, exchange(
+        ex.result(1, "ping"), b'{"jsonrpc":"2.0","id":1,"result":{"n":-' + b"9" * 30000 + b"}}"), ()),
+    "response-schema NaN in a result is not JSON": Rule(P.RESPONSE_SCHEMA, exchange(
+        ex.result(1, "ping"), b'{"jsonrpc":"2.0","id":1,"result":{"n":NaN}}'), (MEDIUM,)),
+    "response-schema -Infinity in a result is not JSON": Rule(P.RESPONSE_SCHEMA, exchange(
+        ex.result(1, "ping"), b'{"jsonrpc":"2.0","id":1,"result":{"n":-Infinity}}'), (MEDIUM,)),
+    "no-hang NaN in a result is still an answer": Rule(P.NO_HANG, exchange(
+        ex.result(1, "ping"), b'{"jsonrpc":"2.0","id":1,"result":{"n":NaN}}'), ()),
     "no-hang late answer is no hang": Rule(P.NO_HANG, exchange(tool_call(1), result(1, call_result()),
                                                                extended=True), ()),
     "no-hang id null answer is an answer": Rule(P.NO_HANG, exchange(ex.result(1, "ping"), error(None, -32603)), ()),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from mcpfuzz.jsonrpc.ids import ABSENT
@@ -26,6 +27,9 @@ class Incoming:
     size: int
     message: Any
     kind: str
+    # `NaN`, `Infinity` or `-Infinity` where the line held one: not JSON (RFC 8259 section 6), though Python
+    # reads it; the message is kept so that the answer still counts, and response-schema reports the number.
+    non_json_number: str = ""
 
     @property
     def id(self) -> Any:
@@ -61,11 +65,32 @@ def classify(line: bytes, size: int | None = None) -> Incoming:
     size = len(line) if size is None else size
     if size > len(line):
         return Incoming(line, size, NOT_JSON, OVERSIZED)
+    constants: list[str] = []
+
+    def constant(name: str) -> float:
+        constants.append(name)
+        return float(name)
+
     try:
-        message = json.loads(line.decode("utf-8"))
+        message = json.loads(line.decode("utf-8"), parse_int=read_integer, parse_constant=constant)
     except (UnicodeDecodeError, ValueError, RecursionError):
         return Incoming(line, size, NOT_JSON, NOISE)
-    return Incoming(line, size, message, kind_of(message))
+    return Incoming(line, size, message, kind_of(message), constants[0] if constants else "")
+
+
+EXACT_DIGITS = 20_000  # integers up to this many digits are read exactly (RFC 8259 sets no limit)
+
+
+def read_integer(text: str) -> int:
+    """A JSON integer of any length: exact up to EXACT_DIGITS digits (past Python's 4300-digit str limit,
+    through Decimal), beyond that its sign and order of magnitude (exact conversion is quadratic)."""
+    digits = len(text) - text.startswith("-")
+    if digits <= 4000:
+        return int(text)
+    sign = -1 if text.startswith("-") else 1
+    if digits <= EXACT_DIGITS:
+        return int(Decimal(text))
+    return sign * 10 ** (digits - 1)
 
 
 def kind_of(message: Any) -> str:

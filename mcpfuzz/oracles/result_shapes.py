@@ -157,6 +157,11 @@ def response_schema(exchange: Exchange) -> Iterator[Failure]:
     """Every response is a JSON-RPC envelope; results have their method's MCP shape in the era."""
     method = exchange.case.expect.method
     for arrival in exchange.responses():
+        if arrival.incoming.non_json_number:
+            yield ResponseSchemaFailure(Severity.MEDIUM, f"the response holds {arrival.incoming.non_json_number}, "
+                                        "which is not JSON (RFC 8259 section 6): strict readers such as JavaScript's "
+                                        "JSON.parse reject the whole line", "non-json-number", server_wide=True)
+            return
         message = arrival.incoming.message
         problems = envelope_problems(message)
         if not problems and arrival.id_tag == ID_CURRENT and "result" in message:
