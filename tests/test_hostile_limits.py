@@ -137,3 +137,29 @@ def test_an_http_server_that_accepts_and_never_answers_is_unusable_not_clean(tmp
     assert "Traceback" not in result.stderr
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["stopped"] == "budget" and "did not finish the handshake" in report["error"]
+
+
+def test_initialize_answered_twice_is_found_verified_and_replays_failed_every_time(tmp_path: Path) -> None:
+    """The second answer comes 50 ms after the first: verification and replay wait for it (a barrier), so
+    the finding is reproducible and its transcript replays FAILED each time, not by luck."""
+    result = run_cli(["run", "--budget", "30", "--phases", "lifecycle", "--json", "report.json", "--", sys.executable,
+                      str(HOSTILE), "double-init"], cwd=tmp_path, timeout=120)
+    assert result.returncode == 1, result.stdout + result.stderr
+    findings = json.loads((tmp_path / "report.json").read_text())["findings"]
+    repeats = [f for f in findings if f["oracle"] == "single-response"]
+    assert repeats and all(f["reproducible"] is True for f in repeats), findings
+    for _ in range(4):
+        replay = run_cli(["replay", repeats[0]["corpus_path"]], cwd=tmp_path, timeout=60)
+        assert replay.returncode == 1 and "FAILED" in replay.stdout, replay.stdout + replay.stderr
+
+
+def test_numbers_json_allows_are_answers_and_numbers_it_does_not_are_one_finding(tmp_path: Path) -> None:
+    """A 5,000-digit integer in a result is valid JSON (no finding); NaN is not JSON: one response-schema."""
+    result = run_cli(["run", "--budget", "20", "--phases", "catalogue,coverage", "--json", "report.json", "--",
+                      sys.executable, str(HOSTILE), "odd-numbers"], cwd=tmp_path, timeout=120)
+    report = json.loads((tmp_path / "report.json").read_text())
+    # The minimal server is lax about malformed frames (catalogue findings); the numbers are what is judged here.
+    numbers = [f for f in report["findings"] if f["oracle"] in ("response-schema", "no-hang", "stdout-clean")]
+    assert [(f["oracle"], f["severity"]) for f in numbers] == [("response-schema", "medium")], numbers
+    assert "NaN" in numbers[0]["message"] and "not JSON" in numbers[0]["message"]
+    assert report["stats"]["tool_calls"] > 0 and "Traceback" not in result.stderr

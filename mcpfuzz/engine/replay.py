@@ -74,6 +74,7 @@ async def replay_one(replayable: Replayable, server: ServerTarget | None, option
     try:
         async with Session(server, options) as session:
             session.era, session.version = replayable.era, replayable.version or session.version
+            session.thorough = True
             exchange = await session.run_case(replayable.case)
     except (ServerStartError, HarnessError, TransportError) as error:
         return ReplayOutcome(replayable.path, ERROR, f"the server could not be run: {error}", replayable,

@@ -311,6 +311,7 @@ class Run:
         if not findings:
             return
         until = self._verify_until if until is None else until
+        session.thorough = True
         era, version, restarts = session.era, session.version, session.restarts
         for done, finding in enumerate(findings):
             if time.monotonic() + 0.5 > until:
@@ -333,6 +334,7 @@ class Run:
             if not again:
                 self.emit(Notice(f"{finding.oracle} on {finding.target} did not fail again on a fresh server: "
                                  "saved and reported as not reproducible"))
+        session.thorough = False
         session.restarts = restarts  # fresh servers for re-runs are not restarts the server caused
 
     async def _watch_signals(self, scope: anyio.CancelScope) -> None:
@@ -357,7 +359,13 @@ class Run:
         """Negotiate the era, list the tools, judge what the probe saw; the context the catalogue is built in."""
         config = self.config
         self.emit(PhaseStarted(PhaseName.PROBE))
-        self.probe = await probe(session, config.protocol_version)
+        # The handshake and the lists are judged with a barrier each: a second answer to initialize, written a
+        # moment after the first, lands in its own case, not in whichever case comes next.
+        session.thorough = True
+        try:
+            self.probe = await probe(session, config.protocol_version)
+        finally:
+            session.thorough = False
         self.emit(ProbeDone(self.probe.era.value, self.probe.version, self.probe.server_info,
                             self.probe.capabilities, tuple(t.get("name", "?") for t in self.probe.tools)))
         for note in self.probe.notes:
@@ -386,7 +394,11 @@ class Run:
             if "session-leak" in config.oracles:
                 await self._session_pileup(session)
         if PhaseName.LIFECYCLE in config.phases:
-            await self._run_cases(session, PhaseName.LIFECYCLE, lifecycle(self.probe.era))
+            session.thorough = True  # five cases about the handshake itself: each settled by a barrier
+            try:
+                await self._run_cases(session, PhaseName.LIFECYCLE, lifecycle(self.probe.era))
+            finally:
+                session.thorough = False
 
     async def _fuzzers(self, session: Session) -> tuple[TargetPlan, FrameFuzz, CallPhases]:
         """The targets to call (safety hints applied) and the two searches: frames, and calls of targets."""

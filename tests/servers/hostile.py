@@ -15,6 +15,9 @@ Usage: ``python tests/servers/hostile.py MODE`` with MODE one of:
   has an ``enum`` of 50,000 values; ``many-required``: one tool with 3,000 required properties.
 - ``flood-requests``: the same minimal server that, once initialized, sends ``sampling/createMessage``
   requests to the client as fast as it can write, while answering what it is sent.
+- ``double-init``: the minimal server answering ``initialize`` twice, the second 50 ms after the first.
+- ``odd-numbers``: the minimal server whose tool results hold a 5,000-digit integer (valid JSON, past
+  Python's default int-string limit) and whose ``ping`` result holds ``NaN`` (not JSON).
 """
 
 from __future__ import annotations
@@ -133,7 +136,18 @@ def flood_requests() -> int:
 WRITE_LOCK = __import__("threading").Lock()
 
 
-def serve(name: str, tools: list[dict[str, Any]], on_initialized: Any = None) -> int:
+def double_init() -> int:
+    """Answer initialize a second time, a moment later."""
+    return serve("double-init", [_tool("plain", {"text": {"type": "string"}})], initialize_twice=True)
+
+
+def odd_numbers() -> int:
+    """Valid JSON integers longer than Python reads by default in results; NaN (not JSON) in ping's."""
+    return serve("odd-numbers", [_tool("plain", {"text": {"type": "string"}})], odd_numbers=True)
+
+
+def serve(name: str, tools: list[dict[str, Any]], on_initialized: Any = None, *, initialize_twice: bool = False,
+          odd_numbers: bool = False) -> int:
     """A minimal legacy server: initialize, ping, tools/list and tools/call (an empty result)."""
     for raw in iter(sys.stdin.buffer.readline, b""):
         try:
@@ -152,10 +166,21 @@ def serve(name: str, tools: list[dict[str, Any]], on_initialized: Any = None) ->
             version = asked if asked in LEGACY_VERSIONS else LEGACY_VERSIONS[-1]
             info = {"name": name, "version": "1.0"}
             reply(msg["id"], {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": info})
+            if initialize_twice:
+                time.sleep(0.05)
+                reply(msg["id"], {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": info})
+        elif method == "ping" and odd_numbers:
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"load": float("nan")}}) + "\n")
+            sys.stdout.flush()
         elif method == "ping":
             reply(msg["id"], {})
         elif method == "tools/list":
             reply(msg["id"], {"tools": tools})
+        elif method == "tools/call" and odd_numbers:
+            big = "9" * 5000
+            sys.stdout.write(f'{{"jsonrpc":"2.0","id":{json.dumps(msg["id"])},"result":{{"content":[],'
+                             f'"structuredContent":{{"n":{big}}}}}}}\n')
+            sys.stdout.flush()
         elif method == "tools/call":
             reply(msg["id"], {"content": []})
         else:
@@ -174,6 +199,8 @@ MODES = {
     "huge-enum": huge_enum,
     "many-required": many_required,
     "flood-requests": flood_requests,
+    "double-init": double_init,
+    "odd-numbers": odd_numbers,
 }
 
 

@@ -75,6 +75,9 @@ class Session:
         self._write_lock = anyio.Lock(fast_acquire=True)
         self._barriers: dict[tuple[str, str], tuple[bytes, bytes]] = {}  # era, version -> encoding around the id
         self.handshake_frames: list[bytes] = []
+        # Probe, lifecycle, replays and verification: a valid call's answer is followed by a barrier, so a second
+        # answer written after the first (initialize answered twice) is seen every time, not by luck.
+        self.thorough = False
         self._group: anyio.abc.TaskGroup
         self._frame_log: BinaryIO | None = None
 
@@ -249,7 +252,8 @@ class Session:
         barrier = None
         # A valid request that will be waited for patiently is its own proof of life: the barrier
         # goes out only if it stays unanswered (to tell a dropped request from a stuck server).
-        lean = case.patient and case.expect.well_formed and case.expect.reply
+        patient_call = case.patient and case.expect.well_formed and case.expect.reply
+        lean = patient_call
         try:
             if not lean and self.server.joins_writes:
                 # The frame and its barrier in one write, in that order: one wake-up of the server per case.
@@ -269,14 +273,19 @@ class Session:
                                           grace=self.options.grace)
             late = lean or not self.server.needs_barrier
             if late and exchange.timed_out and self.alive and not exchange.write_error:
+                barrier = await self._late_barrier(self.options.timeout)
+            alive = barrier is not None and barrier.reply is not None and self.alive and not exchange.write_error
+            if patient_call and exchange.timed_out and alive:
+                # Slow is not dropped: a valid call to a server that answers pings gets the call limit,
+                # and each progress notification moves that limit on.
+                exchange.timed_out, exchange.extended = False, True
+                limit = max(self.options.call_timeout, timeout or 0.0)  # a target's own timeout may be longer
+                await self._collector.collect(window, None, case, http=http, timeout=limit,
+                                              grace=self.options.grace, progress_extends=self.options.timeout)
+            if self.thorough and lean and barrier is None and self.alive and not exchange.write_error:
+                # Answered: a barrier now (never in the handshake's own write, which some SDKs cannot take)
+                # keeps the window open for a second answer written right after the first.
                 barrier = await self._late_barrier()
-                if lean and barrier is not None and barrier.reply is not None and self.alive:
-                    # Slow is not dropped: a valid call to a server that answers pings gets the call limit,
-                    # and each progress notification moves that limit on.
-                    exchange.timed_out, exchange.extended = False, True
-                    limit = max(self.options.call_timeout, timeout or 0.0)  # a target's own timeout may be longer
-                    await self._collector.collect(window, None, case, http=http, timeout=limit,
-                                                  grace=self.options.grace, progress_extends=self.options.timeout)
         finally:
             self._collector.close()
         exchange.waited = time.monotonic() - window.started
@@ -298,14 +307,14 @@ class Session:
             self.ready = False  # a lifecycle case leaves the process in an odd state
         return exchange
 
-    async def _late_barrier(self) -> Pending | None:
-        """After a silent timeout: does the server still answer anything?"""
+    async def _late_barrier(self, wait: float = LATE_BARRIER_WAIT) -> Pending | None:
+        """After a silent timeout (or an answer, in thorough mode): does the server still answer anything?"""
         try:
             barrier = await self._send_barrier()
         except TransportError:
             return None
         if barrier is not None:
-            await self._collector.wait_reply(barrier, min(self.options.timeout, LATE_BARRIER_WAIT))
+            await self._collector.wait_reply(barrier, min(self.options.timeout, wait))
         return barrier
 
     async def _send_unjudged(self, data: bytes) -> None:
