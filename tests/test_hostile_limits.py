@@ -10,6 +10,7 @@ queue.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import subprocess
@@ -163,3 +164,33 @@ def test_numbers_json_allows_are_answers_and_numbers_it_does_not_are_one_finding
     assert [(f["oracle"], f["severity"]) for f in numbers] == [("response-schema", "medium")], numbers
     assert "NaN" in numbers[0]["message"] and "not JSON" in numbers[0]["message"]
     assert report["stats"]["tool_calls"] > 0 and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("mode", ["huge-body", "slowloris", "endless-sse"])
+def test_an_http_server_that_floods_trickles_or_streams_forever_is_bounded(tmp_path: Path, mode: str) -> None:
+    """A 100 MB refusal, a response trickled a byte at a time, an SSE stream that never ends: mcpfuzz ends within
+    its budget, says what is wrong (exit 2: nothing could be tested), writes its report, stays small."""
+    server = subprocess.Popen([sys.executable, str(HOSTILE.parent / "hostile_http.py"), mode], stdout=subprocess.PIPE,
+                              text=True, start_new_session=True)
+    try:
+        assert server.stdout is not None
+        port = server.stdout.readline().strip().removeprefix("port=")
+        started = time.monotonic()
+        run = subprocess.Popen([*CLI, "run", f"http://127.0.0.1:{port}/mcp", "--budget", "8", "--timeout", "2",
+                                "--json", "report.json"], cwd=tmp_path, env=cli_env(), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        peak = 0.0
+        while run.poll() is None and time.monotonic() - started < 8 + MARGIN + 30:
+            with contextlib.suppress(psutil.Error):
+                peak = max(peak, psutil.Process(run.pid).memory_info().rss / 2**20)
+            time.sleep(0.1)
+        stdout, stderr = run.communicate(timeout=30)
+    finally:
+        server.kill()
+        server.wait()
+    assert time.monotonic() - started < 8 + MARGIN, stdout
+    assert run.returncode == 2, stdout + stderr
+    assert "Traceback" not in stderr
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["error"]
+    assert peak < 300, f"mcpfuzz reached {peak:.0f} MB"

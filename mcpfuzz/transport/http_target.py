@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
+import anyio
 import httpx
 
 from mcpfuzz.jsonrpc.transport_kind import TransportKind
@@ -106,30 +107,48 @@ async def detect_transport(target: HttpTarget, timeout: float) -> TransportKind:
     headers = dict(target.headers)
     body = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": {"_meta": {
         META_VERSION_KEY: "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}}})
-    async with httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False) as client:
-        try:
-            response = await client.post(target.url, content=body, headers={
-                **headers, "Accept": ACCEPT_BOTH, "Content-Type": "application/json",
-                "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"})
-        except httpx.HTTPError:
-            return STREAMABLE  # the session's start reports the connection problem in full
-        if response.status_code not in (400, 404, 405) or _modern_error(response):
-            return STREAMABLE
-        try:
-            async with client.stream("GET", target.url, headers={**headers, "Accept": "text/event-stream"}) as stream:
-                if "text/event-stream" in stream.headers.get("content-type", ""):
-                    return LEGACY_SSE
-        except httpx.HTTPError:
-            pass
+    # One deadline for the whole detection and a cap on what is read: a server that trickles its answer, streams
+    # forever or sends hundreds of megabytes must not hold it (the session's start then says what is wrong).
+    with anyio.move_on_after(timeout):
+        async with httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False) as client:
+            try:
+                async with client.stream("POST", target.url, content=body, headers={
+                        **headers, "Accept": ACCEPT_BOTH, "Content-Type": "application/json",
+                        "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"}) as response:
+                    status = response.status_code
+                    refusal = await _read_capped(response) if status in (400, 404, 405) else b""
+            except httpx.HTTPError:
+                return STREAMABLE  # the session's start reports the connection problem in full
+            if status not in (400, 404, 405) or _modern_error(refusal):
+                return STREAMABLE
+            try:
+                listen = {**headers, "Accept": "text/event-stream"}
+                async with client.stream("GET", target.url, headers=listen) as stream:
+                    if "text/event-stream" in stream.headers.get("content-type", ""):
+                        return LEGACY_SSE
+            except httpx.HTTPError:
+                pass
     return STREAMABLE
 
 
-def _modern_error(response: httpx.Response) -> bool:
+DETECT_BODY_LIMIT = 64 * 1024  # of a refusal's body: enough for a JSON-RPC error
+
+
+async def _read_capped(response: httpx.Response) -> bytes:
+    """The start of a response body, at most DETECT_BODY_LIMIT bytes (the rest is left unread)."""
+    data = bytearray()
+    async for chunk in response.aiter_raw():
+        data += chunk
+        if len(data) >= DETECT_BODY_LIMIT:
+            break
+    return bytes(data[:DETECT_BODY_LIMIT])
+
+
+def _modern_error(body: bytes) -> bool:
     """True when a refusal carries an error only a modern streamable server sends (version, method, headers)."""
     try:
-        answer = response.json()
+        answer = json.loads(body)
     except ValueError:
         return False
     error = answer.get("error") if isinstance(answer, dict) else None
     return isinstance(error, dict) and error.get("code") in MODERN_ERROR_CODES
-

@@ -110,6 +110,10 @@ async def _legacy_handshake(session: Session, result: ProbeResult, forced_versio
             raise _unusable(session, f"initialize (id {show_id(case.expect.id)}) was answered with id "
                             f"{show_id(others[0].id)}: {others[0].text(160)}",
                             "the server must answer each request with that request's id")
+        if exchange.http is not None:
+            raise _unusable(session, f"initialize got no JSON-RPC answer: {exchange.http.describe()}",
+                            "check that the URL is the server's MCP endpoint (often /mcp) and that it speaks MCP "
+                            "over HTTP (--transport names the transport); raise --timeout for slow servers")
         raise _unusable(session, f"no answer to initialize within {exchange.waited:.1f}s",
                         "check that the command is an MCP stdio server; raise --timeout for slow starters")
     if not reply.is_result or not isinstance(reply.message.get("result"), dict):
