@@ -7,6 +7,8 @@ import contextlib
 import os
 import signal
 
+import psutil
+
 _live_groups: set[int] = set()
 
 
@@ -16,10 +18,27 @@ def register(pgid: int) -> None:
 
 
 def kill_group(pgid: int) -> None:
-    """SIGKILL a whole process group (the server and anything it spawned) and forget it."""
+    """SIGKILL a whole process group (the server and anything it spawned) and forget it.
+
+    The server's descendants that left the group (a child in a new session) are found first and killed by pid,
+    each checked to be the same process; a daemon that double-forked away before this is out of reach.
+    """
     _live_groups.discard(pgid)
+    strays = _descendants(pgid)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+    for process in strays:
+        with contextlib.suppress(psutil.Error):
+            if process.is_running():  # same pid and start time: never a stranger that reused the pid
+                process.kill()
+
+
+def _descendants(pid: int) -> list[psutil.Process]:
+    """Every process below `pid` (its children, theirs, ...), whatever their process group."""
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return []
 
 
 def kill_all() -> None:

@@ -9,6 +9,7 @@ Usage: ``python tests/servers/hostile.py MODE`` with MODE one of:
 - ``fork-child``: starts ``sleep 300`` in the same process group (writes ``child-pid=N`` to stderr),
   then answers ``initialize``, ``ping`` and ``tools/list`` like a minimal legacy server. The child
   inherits stdout and stderr, so a fuzzer that kills only the parent keeps a pipe open.
+- ``setsid-child``: the same, but the ``sleep 300`` runs in a new session (its own process group).
 - ``huge-bounds``: a minimal legacy server whose tool ``huge`` has ``"minimum": 10**400`` (400 digits,
   valid JSON) and whose tool ``plain`` takes one string; every call gets an empty result.
 - ``many-tools``: the same server with 10,000 tools; ``huge-enum``: one tool whose integer property
@@ -72,10 +73,11 @@ def reply(rid: Any, result: dict[str, Any] | None = None, error: dict[str, Any] 
         sys.stdout.flush()
 
 
-def fork_child() -> int:
-    """A legacy server that leaves a grandchild behind in its process group."""
+def fork_child(new_session: bool = False) -> int:
+    """A legacy server that leaves a grandchild behind in its process group (or, new_session, in a session of
+    its own, out of reach of a group kill)."""
     # Popen keeps the parent's process group by default: that is the point of this mode.
-    child = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL)
+    child = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL, start_new_session=new_session)
     sys.stderr.write(f"child-pid={child.pid}\n")
     sys.stderr.flush()
     return serve("fork-child", [])
@@ -194,6 +196,7 @@ MODES = {
     "no-read": no_read,
     "silent": silent,
     "fork-child": fork_child,
+    "setsid-child": lambda: fork_child(new_session=True),
     "huge-bounds": huge_bounds,
     "many-tools": many_tools,
     "huge-enum": huge_enum,
