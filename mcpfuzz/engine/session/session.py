@@ -273,7 +273,7 @@ class Session:
                                           grace=self.options.grace)
             late = lean or not self.server.needs_barrier
             if late and exchange.timed_out and self.alive and not exchange.write_error:
-                barrier = await self._late_barrier(self.options.timeout)
+                barrier = await self._late_barrier()
             alive = barrier is not None and barrier.reply is not None and self.alive and not exchange.write_error
             if patient_call and exchange.timed_out and alive:
                 # Slow is not dropped: a valid call to a server that answers pings gets the call limit,
@@ -282,10 +282,12 @@ class Session:
                 limit = max(self.options.call_timeout, timeout or 0.0)  # a target's own timeout may be longer
                 await self._collector.collect(window, None, case, http=http, timeout=limit,
                                               grace=self.options.grace, progress_extends=self.options.timeout)
-            if self.thorough and lean and barrier is None and self.alive and not exchange.write_error:
-                # Answered: a barrier now (never in the handshake's own write, which some SDKs cannot take)
-                # keeps the window open for a second answer written right after the first.
-                barrier = await self._late_barrier()
+            if self.thorough and lean and barrier is None and self.server.needs_barrier and self.alive \
+                    and not exchange.write_error:
+                # Answered: a request now (never in the handshake's own write, which some SDKs cannot take) keeps
+                # the window open for a second answer written right after the first. It only waits: a server may
+                # rightly ignore it (before initialize), so its silence is nobody's finding.
+                await self._late_barrier(self.options.timeout)
         finally:
             self._collector.close()
         exchange.waited = time.monotonic() - window.started
