@@ -48,3 +48,12 @@ def test_a_call_never_answered_by_a_live_server_is_dropped_after_the_call_timeou
     assert _findings(finished) == [("no-hang", "tool/report", Severity.CRITICAL)]
     message = finished.findings[0].message
     assert "dropped" in message and "--call-timeout" in message
+
+
+def test_a_call_still_reporting_progress_at_the_limit_is_working_not_dropped() -> None:
+    """Progress every half second for far longer than --call-timeout: no finding; mcpfuzz gives up and cancels."""
+    events: list[Event] = []
+    finished = run_engine([sys.executable, str(SLOW_SERVER), "--delay", "600", "--progress"], timeout=1,
+                          call_timeout=3, budget=30, phases=PHASES, events=events)
+    assert not finished.error, finished.error
+    assert _findings(finished) == []

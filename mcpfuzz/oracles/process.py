@@ -49,11 +49,17 @@ def no_hang(exchange: Exchange) -> Iterator[Failure]:
     if expect.well_formed and expect.reply and not case_answers(exchange):
         if exchange.http is not None and exchange.http.refused:
             return  # refused at the HTTP level: an answer, judged by http-status
+        if exchange.extended and exchange.progress_count() and exchange.barrier_answered:
+            return  # still reporting progress at the call limit: working, not dropped (mcpfuzz cancelled it)
         if exchange.barrier_answered:
-            patience = " (--call-timeout)" if exchange.extended else ""
-            yield NoHangFailure(Severity.CRITICAL,
-                                f"no reply after {exchange.waited:.1f}s{patience}, although a request sent after it "
-                                "was answered: the server dropped this request", "dropped")
+            if exchange.extended:
+                message = (f"no reply after {exchange.waited:.1f}s (--call-timeout) and no progress notification, "
+                           "although the server kept answering other requests: it dropped this request (or takes "
+                           "longer than --call-timeout without saying so; raise it for slow tools)")
+            else:
+                message = (f"no reply after {exchange.waited:.1f}s, although a request sent after it was answered: "
+                           "the server dropped this request")
+            yield NoHangFailure(Severity.CRITICAL, message, "dropped")
         else:
             yield NoHangFailure(Severity.CRITICAL,
                                 f"no reply within {exchange.waited:.1f}s, and the server stopped answering "

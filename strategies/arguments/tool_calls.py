@@ -48,7 +48,12 @@ def tool_call_case(builder: FrameBuilder, tool: dict, call: ArgumentCall, *, fam
     """
     rid = builder.fresh_id()
     name = tool["name"]
-    frame = builder.frame("tools/call", {"name": name, "arguments": call.arguments}, rid)
+    params: dict = {"name": name, "arguments": call.arguments}
+    if call.kind == POSITIVE and not call.unicode_unsafe:
+        # As clients do for calls that may take long: a server that reports progress shows it is working,
+        # so a long call is told from a dropped one (its own id is a token no other request uses).
+        params["_meta"] = {**(builder.meta or {}), "progressToken": rid}
+    frame = builder.frame("tools/call", params, rid)
     title = f"{name}: {call.description}"
     # Patient: a tool may take a while, and an async server answers the barrier before it is done.
     # Not for a lone surrogate: parsers that refuse it stay silent, and the barrier's answer says so.

@@ -156,13 +156,16 @@ class Collector:
                 await self._next_change()
 
     async def collect(self, window: Window, barrier: Pending | None, case: Case, *, http: HttpReply | None,
-                      timeout: float, grace: float, progress_extends: float | None = None) -> None:
+                      timeout: float, grace: float, progress_extends: float | None = None,
+                      most: float | None = None) -> None:
         """Wait for the case's answer and the barrier; after the barrier, only a short grace.
 
         With `http` (a response that settles its frame), the end of that response stands in for the barrier.
-        With `progress_extends`, each progress notification keeps the wait going at least that much longer.
+        With `progress_extends`, each progress notification keeps the wait going at least that much longer, up to
+        `most` seconds in all.
         """
         deadline = window.started + timeout
+        ceiling = window.started + (most if most is not None else timeout)
         progress_seen = 0
         grace_until: float | None = None
         while self._alive():
@@ -190,7 +193,7 @@ class Collector:
                     if progress_extends is not None:
                         progress = window.exchange.progress_count()
                         if progress > progress_seen:
-                            progress_seen, deadline = progress, max(deadline, now + progress_extends)
+                            progress_seen, deadline = progress, min(max(deadline, now + progress_extends), ceiling)
                     if now >= deadline:
                         window.exchange.timed_out = True
                         return

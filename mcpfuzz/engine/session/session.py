@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -281,7 +282,11 @@ class Session:
                 exchange.timed_out, exchange.extended = False, True
                 limit = max(self.options.call_timeout, timeout or 0.0)  # a target's own timeout may be longer
                 await self._collector.collect(window, None, case, http=http, timeout=limit,
-                                              grace=self.options.grace, progress_extends=self.options.timeout)
+                                              grace=self.options.grace, progress_extends=self.options.timeout,
+                                              most=2 * limit)
+                if exchange.timed_out and exchange.progress_count() and self.alive:
+                    # Still reporting progress at the limit: working, not dropped. Tell the server to stop.
+                    await self._cancel(case.expect.id, "still working at mcpfuzz's --call-timeout")
             if self.thorough and lean and barrier is None and self.server.needs_barrier and self.alive \
                     and not exchange.write_error:
                 # Answered: a request now (never in the handshake's own write, which some SDKs cannot take) keeps
@@ -308,6 +313,11 @@ class Session:
         if case.fresh:
             self.ready = False  # a lifecycle case leaves the process in an odd state
         return exchange
+
+    async def _cancel(self, request_id: Any, reason: str) -> None:
+        """notifications/cancelled for a request of ours (MCP: the receiver should stop work on it)."""
+        with contextlib.suppress(TransportError):
+            await self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
 
     async def _late_barrier(self, wait: float = LATE_BARRIER_WAIT) -> Pending | None:
         """After a silent timeout (or an answer, in thorough mode): does the server still answer anything?"""
