@@ -9,6 +9,7 @@ from mcpfuzz.oracles import (  # noqa: F401
     notifications,
     process,
     result_shapes,
+    surfaces,
     tool_results,
     versions,
 )
