@@ -74,7 +74,8 @@ def _last_line_shape(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if not lines:
         return ""
-    return re.sub(r"'[^']*'|\"[^\"]*\"|0x[0-9a-f]+|[0-9]+", "#", lines[-1])[:60]
+    # A quote must not touch a letter: the apostrophe of "can't" opens no quoted value.
+    return re.sub(r"(?<!\w)'[^']*'(?!\w)|\"[^\"]*\"|0x[0-9a-f]+|[0-9]+", "#", lines[-1])[:60]
 
 
 def _shape(line: bytes) -> str:

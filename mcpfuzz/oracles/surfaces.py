@@ -26,8 +26,7 @@ def _error_text(message: Any) -> str:
 
 @register(DeclaredServedFailure, Severity.HIGH)
 def declared_served(exchange: Exchange) -> Iterator[Failure]:
-    """A declared capability's list method answers a result whose cursor never repeats; a listed resource reads
-    without error, with its own URI in `contents`."""
+    """A declared list method answers, its cursors never repeat; a listed resource reads, its URI in contents."""
     expect = exchange.case.expect
     for arrival in case_answers(exchange)[:1]:
         incoming = arrival.incoming
@@ -68,8 +67,7 @@ def _listed_read(incoming: Any, uri: str) -> Iterator[Failure]:
 
 @register(ResourceNotFoundFailure, Severity.MEDIUM)
 def resource_not_found(exchange: Exchange) -> Iterator[Failure]:
-    """resources/read of a URI that does not exist gets -32002 before 2026-07-28 (SHOULD) and -32602 from it
-    (MUST, never empty contents)."""
+    """An unknown URI gets -32002 before 2026-07-28 (SHOULD), -32602 from it (MUST, and never empty contents)."""
     resource = exchange.case.expect.resource
     if resource is None or not resource.missing:
         return
