@@ -39,7 +39,8 @@ class ConsoleReporter:
     def __init__(self, config: RunConfig, console: Console | None = None, *, verbose: bool = False) -> None:
         self.config = config
         # soft_wrap: long reproductions stay one copy-pasteable line, also when piped to a file.
-        self.console = console or Console(highlight=False, soft_wrap=True)
+        # No emoji codes: `template:notes://...` must not print a musical note.
+        self.console = console or Console(highlight=False, soft_wrap=True, emoji=False)
         self.verbose = verbose
         self._progress: Progress | None = None
         self._task: TaskID | None = None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mcpfuzz.strategies.arguments.call import NEGATIVE, ArgumentCall
 from mcpfuzz.strategies.messages import FrameBuilder
-from mcpfuzz.strategies.surfaces.prompts import LENIENT_RULES, refused
+from mcpfuzz.strategies.surfaces.prompts import LENIENT_RULES, refused, unicode_unsafe
 from mcpfuzz.strategies.surfaces.templates import template_variables
 
 from mcpfuzz.jsonrpc import expectation as ex
@@ -42,9 +42,11 @@ def completion_case(builder: FrameBuilder, declaration: dict, call: ArgumentCall
     drawn = call.arguments if isinstance(call.arguments, dict) else {"value": call.arguments}
     argument = {"name": declaration["argument"], **drawn}
     frame = builder.frame(COMPLETE, {"ref": declaration["ref"], "argument": argument}, rid)
-    if call.kind == NEGATIVE and call.rule not in LENIENT_RULES:
+    if call.unicode_unsafe:
+        expect = unicode_unsafe(rid, COMPLETE)
+    elif call.kind == NEGATIVE and call.rule not in LENIENT_RULES:
         expect = refused(rid, COMPLETE, "MCP completion: the argument needs a string `value`")
     else:
         expect = ex.any_answer(rid, COMPLETE)
     return Case(declaration["name"], family, f"{declaration['name']}: {call.description}", frame, expect,
-                history=history, patient=True)
+                history=history, patient=not call.unicode_unsafe)

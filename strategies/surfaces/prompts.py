@@ -31,17 +31,28 @@ def refused(rid: int, method: str, note: str) -> Expectation:
                        method=method, note=note, wrong_answer="low")
 
 
+def unicode_unsafe(rid: int, method: str) -> Expectation:
+    """A lone surrogate: RFC 8259 section 8.2 leaves its handling open, so a parser may refuse the frame
+    (-32700, id null) or answer it; silence is parse-error's (low), as for tool arguments."""
+    return Expectation(judge=OracleId.PARSE_ERROR, id=rid, codes=frozenset({ex.PARSE_ERROR, ex.INVALID_PARAMS}),
+                       result_ok=True, null_id_ok=True, method=method, lenient=True)
+
+
 def prompt_get_case(builder: FrameBuilder, prompt: dict, call: ArgumentCall, *, family: str = PROMPT_FAMILY,
                     history: tuple[bytes, ...] = ()) -> Case:
     """One prompts/get: valid arguments get any answer (a prompt may refuse values), broken ones -32602."""
     rid = builder.fresh_id()
     name = prompt["name"]
     frame = builder.frame(GET, {"name": name, "arguments": call.arguments}, rid)
-    if call.kind == NEGATIVE and call.rule not in LENIENT_RULES:
+    if call.unicode_unsafe:
+        expect = unicode_unsafe(rid, GET)
+    elif call.kind == NEGATIVE and call.rule not in LENIENT_RULES:
         expect = refused(rid, GET, "MCP server/prompts: invalid prompt arguments")
     else:
         expect = ex.any_answer(rid, GET)
-    return Case(name, family, f"{name}: {call.description}", frame, expect, history=history, patient=True)
+    # Not patient for a lone surrogate: parsers that refuse it stay silent, and the barrier's answer says so.
+    return Case(name, family, f"{name}: {call.description}", frame, expect, history=history,
+                patient=not call.unicode_unsafe)
 
 
 def unknown_prompt_case(builder: FrameBuilder) -> Case:
