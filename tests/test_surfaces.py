@@ -12,6 +12,9 @@ from pathlib import Path
 
 import anyio
 import pytest
+from mcpfuzz.strategies.surfaces.completions import completion_declarations
+from mcpfuzz.strategies.surfaces.resources import missing_uris
+from mcpfuzz.strategies.surfaces.templates import EDGE_VALUES, edge_calls, expand, template_variables
 
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import CaseDone, Event, RunFinished, TargetsPlanned
@@ -19,9 +22,6 @@ from mcpfuzz.engine.phases.targets import Selection, plan_targets, target_types
 from mcpfuzz.engine.runner import run
 from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.oracles.base import all_oracles
-from mcpfuzz.strategies.surfaces.completions import completion_declarations
-from mcpfuzz.strategies.surfaces.resources import missing_uris
-from mcpfuzz.strategies.surfaces.templates import EDGE_VALUES, edge_calls, expand, template_variables
 from tests.conftest import EXAMPLE_COMMAND
 from tests.test_sdk_servers import _mcp1_python
 

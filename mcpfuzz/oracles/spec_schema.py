@@ -8,6 +8,7 @@ from importlib import resources
 from typing import Any
 
 from jsonschema import Draft7Validator, Draft202012Validator
+from jsonschema.exceptions import best_match
 
 # The result definition of each method whose shape the schema decides (the tool methods keep their own checks).
 RESULT_DEFINITIONS = {
@@ -43,6 +44,8 @@ def spec_result_problems(method: str, version: str, result: Any) -> list[str]:
         return []
     problems = []
     for error in sorted(_validator(version, definition).iter_errors(result), key=lambda e: list(e.absolute_path)):
+        if error.context:  # anyOf/oneOf: say what the closest alternative misses, not "valid under none"
+            error = best_match(error.context)
         where = "/".join(str(part) for part in error.absolute_path) or "the result"
         problems.append(f"{where}: {error.message[:160]} ({definition}, MCP {version})")
         if len(problems) == 4:
