@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from mcpfuzz.strategies.messages import FrameBuilder
+from mcpfuzz.strategies.meta_cases import meta_family
 
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.encode import dumps
@@ -217,6 +218,7 @@ FAMILIES: dict[str, Family] = {
     "notification": notification_family,
     "size": size_family,
     "modern": modern_family,
+    "meta": meta_family,
 }
 
 
