@@ -17,7 +17,15 @@ from mcpfuzz.engine.monitor.pileup import PILEUP_LIMITS
 from mcpfuzz.engine.session.collector import Collector
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.exchange import Exchange, ProcessEnd
-from mcpfuzz.jsonrpc.expectation import Expectation, HttpRule, ListingCheck, ResourceCheck, ToolCallCheck, VersionCheck
+from mcpfuzz.jsonrpc.expectation import (
+    CancelCheck,
+    Expectation,
+    HttpRule,
+    ListingCheck,
+    ResourceCheck,
+    ToolCallCheck,
+    VersionCheck,
+)
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.ids import ABSENT
@@ -112,6 +120,12 @@ def listing(rid: int, *, page: int = 1, cursors: tuple[str, ...] = ()) -> Expect
     """A page of prompts/list on a server that declares `prompts`."""
     return Expectation(judge=P.DECLARED_SERVED, id=rid, result_ok=True, error_ok=True, well_formed=True,
                        method="prompts/list", listing=ListingCheck("prompts", page, cursors))
+
+
+def cancelled() -> Expectation:
+    """Request 1, notifications/cancelled for it, then probe 2."""
+    return Expectation(judge=P.CANCEL_RESPECTED, id=1, result_ok=True, error_ok=True, batch_ids=(2,),
+                       cancel=CancelCheck(1, 2))
 
 
 def listed(rid: int) -> Expectation:
@@ -320,6 +334,12 @@ RULES: dict[str, Rule] = {
         4, "completion/complete"), result(4, {"completion": {"values": ["v"] * 101}})), (MEDIUM,)),
     "response-schema modern read without cache hints": Rule(P.RESPONSE_SCHEMA, exchange(listed(4), result(4, {
         "contents": [], "resultType": "complete"}), era=Era.MODERN), (MEDIUM,)),
+    # cancel-respected: the request, its cancel and a probe in one write; the probe's answer proves the cancel read.
+    "cancel-respected not answered": Rule(P.CANCEL_RESPECTED, exchange(cancelled(), result(2)), ()),
+    "cancel-respected answered before the probe (the race)": Rule(P.CANCEL_RESPECTED, exchange(
+        cancelled(), result(1, {"tools": []}), result(2)), ()),
+    "cancel-respected answered after the probe": Rule(P.CANCEL_RESPECTED, exchange(
+        cancelled(), result(2), result(1, {"tools": []})), (LOW,)),
     # invalid-params where the spec says SHOULD (prompts): another code is low.
     "invalid-params a prompt's missing argument, wrong code": Rule(P.INVALID_PARAMS, exchange(Expectation(
         judge=P.INVALID_PARAMS, id=5, codes=frozenset({-32602}), well_formed=True, method="prompts/get",

@@ -117,6 +117,16 @@ def test_example_server_template_and_prompt_bugs_are_found() -> None:
     assert ("response-schema", "prompt/summarize_note") in found
 
 
+@pytest.mark.parametrize("mode", ["late-progress", "cancel-ignored"])
+def test_cancelled_request_answered_after_the_cancel_was_read_is_found(mode: str) -> None:
+    """A server that answers later on purpose but drops a cancelled answer gives nothing; one that answers it
+    anyway, after the probe sent behind the cancel, is found (low)."""
+    finished, events = run_collecting(surface(mode), phases=("probe", "catalogue"))
+    assert "cancel/tools-list-cancelled" in called_targets(events)
+    found = [(f.oracle, f.target, str(f.severity)) for f in finished.findings]
+    assert found == ([("cancel-respected", "cancel/tools-list-cancelled", "low")] if mode == "cancel-ignored" else [])
+
+
 # -- the real SDKs ----------------------------------------------------------------------------------
 
 def _surface_findings(finished: RunFinished) -> set[tuple[str, str, str]]:

@@ -48,6 +48,7 @@ from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Failure
+from mcpfuzz.strategies.cancellation import cancel_case
 from mcpfuzz.strategies.catalogue import CatalogueContext, catalogue
 from mcpfuzz.strategies.http_cases import http_cases
 from mcpfuzz.strategies.lifecycle import lifecycle
@@ -61,6 +62,7 @@ VERIFY_RESERVE = 5.0
 MAX_VERIFIED = 50
 # Ids of the HTTP family: above the catalogue's, below the harness's 10000.
 HTTP_FIRST_ID = 900
+CANCEL_FIRST_ID = 960  # the cancellation case's two ids, above the HTTP family's
 PILEUP_SECONDS = 4.0  # at most, for the burst of refused requests (about 1-2 s on the servers measured)
 PLANNING_SHARE = 0.2  # of the time left, at most, to prepare the targets' schemas
 
@@ -267,8 +269,8 @@ class Run:
         if self._store is not None and config.replay_corpus:
             await self._regression(session)
         if PhaseName.CATALOGUE in config.phases:
-            await self._run_cases(session, PhaseName.CATALOGUE,
-                                  [*catalogue(context), *self._http_cases(session, context)])
+            await self._run_cases(session, PhaseName.CATALOGUE, [*catalogue(context), *self._http_cases(
+                session, context), *self._stdio_cases(session, context)])
             if "session-leak" in config.oracles:
                 await self._session_pileup(session)
         if PhaseName.LIFECYCLE in config.phases:
@@ -369,6 +371,13 @@ class Run:
             return []
         builder = FrameBuilder(context.era, context.version, next_id=HTTP_FIRST_ID)
         return list(http_cases(builder, tool=context.tool, has_session=bool(session.server.session_id)))
+
+    def _stdio_cases(self, session: Session, context: CatalogueContext) -> list[Case]:
+        """Cases that need several lines in one write: a request cancelled at once (stdio only)."""
+        if session.transport is not TransportKind.STDIO:
+            return []
+        case = cancel_case(FrameBuilder(context.era, context.version, next_id=CANCEL_FIRST_ID), context.capabilities)
+        return [case] if case is not None else []
 
     def _left(self) -> float:
         return max(0.0, self._deadline - time.monotonic())

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpfuzz.jsonrpc.expectation import Expectation, HttpRule, ListingCheck, ResourceCheck, ToolCallCheck, VersionCheck
+from mcpfuzz.jsonrpc.expectation import (
+    CancelCheck,
+    Expectation,
+    HttpRule,
+    ListingCheck,
+    ResourceCheck,
+    ToolCallCheck,
+    VersionCheck,
+)
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.versions import Era
@@ -92,6 +100,8 @@ def _extra_to_json(expect: Expectation) -> dict[str, Any]:
     if expect.resource is not None:
         extra["resource"] = {"uri": expect.resource.uri, "listed": expect.resource.listed,
                              "missing": expect.resource.missing}
+    if expect.cancel is not None:
+        extra["cancel"] = {"request": expect.cancel.request, "probe": expect.cancel.probe}
     if expect.wrong_answer != "medium":
         extra["wrong_answer"] = expect.wrong_answer
     return extra
@@ -111,7 +121,8 @@ def expectation_from_json(data: Any) -> Expectation:
             lenient=bool(extra.get("lenient")), quiet_ok=bool(extra.get("quiet_ok")),
             is_error_result_ok=bool(extra.get("is_error_result_ok")),
             http=_http_rule(extra), versions=_version_check(extra), tool_call=_tool_call(extra),
-            listing=_listing(extra), resource=_resource(extra), wrong_answer=extra.get("wrong_answer", "medium"))
+            listing=_listing(extra), resource=_resource(extra), cancel=_cancel(extra),
+            wrong_answer=extra.get("wrong_answer", "medium"))
     except (TypeError, ValueError) as error:
         raise CaseFormatError(f"the expectation cannot be read: {error}") from None
 
@@ -158,6 +169,13 @@ def _resource(extra: dict) -> ResourceCheck | None:
     if not isinstance(part, dict) or not isinstance(part.get("uri"), str):
         return None
     return ResourceCheck(part["uri"], listed=bool(part.get("listed")), missing=bool(part.get("missing")))
+
+
+def _cancel(extra: dict) -> CancelCheck | None:
+    part = extra.get("cancel")
+    if not isinstance(part, dict) or not isinstance(part.get("request"), int) or not isinstance(part.get("probe"), int):
+        return None
+    return CancelCheck(part["request"], part["probe"])
 
 
 def case_to_json(case: Case) -> dict:

@@ -85,6 +85,18 @@ class ResourceCheck:
 
 
 @dataclass(frozen=True)
+class CancelCheck:
+    """A request, `notifications/cancelled` for it, then a probe request, in one write (read by cancel-respected).
+
+    The probe's answer proves the server had read the cancel: an answer to `request` after it was sent
+    clearly after the cancel arrived; one before it may have been on its way already (never a finding).
+    """
+
+    request: int
+    probe: int
+
+
+@dataclass(frozen=True)
 class Expectation:
     """The answers a frame may correctly get, and which oracle judges a wrong one.
 
@@ -95,7 +107,7 @@ class Expectation:
     is the judge's (high). The flags and parts after `note` say how one oracle reads this case:
     `lenient` (parse-error: a parser may accept the frame), `quiet_ok` (invalid-request: silence is
     low although the id was readable), `is_error_result_ok` (invalid-params: an isError result is a
-    correct refusal), `http`, `versions`, `tool_call`, `listing` and `resource`. `wrong_answer` is how bad
+    correct refusal), `http`, `versions`, `tool_call`, `listing`, `resource` and `cancel`. `wrong_answer` is how bad
     another error code, or a result where an error is due, is: low where the spec only says SHOULD (prompts).
     """
 
@@ -119,6 +131,7 @@ class Expectation:
     tool_call: ToolCallCheck | None = None
     listing: ListingCheck | None = None
     resource: ResourceCheck | None = None
+    cancel: CancelCheck | None = None
     wrong_answer: SeverityName = "medium"
 
     def __post_init__(self) -> None:

@@ -33,6 +33,7 @@ class OracleId(str, Enum):
     VERSION_NEGOTIATION = "version-negotiation"
     RESOURCE_NOT_FOUND = "resource-not-found"
     DECLARED_SERVED = "declared-served"
+    CANCEL_RESPECTED = "cancel-respected"
 
     def __str__(self) -> str:
         # The id itself in messages, f-strings and file names, on every Python version.

@@ -27,6 +27,9 @@ SURFACE_BUGS = {
     "template-crash": "reading the template with an empty title kills the process",
     "prompt-missing-arg": "prompts/get without the required `topic` answers -32603 instead of -32602",
     "completion-overflow": "completion/complete returns 150 values (at most 100 are allowed)",
+    "late-progress": "not a bug: a request with a progressToken is answered after the next request, unless "
+                     "cancelled first",
+    "cancel-ignored": "late-progress, but a cancelled request is answered anyway",
 }
 NOTES = {"welcome": "Hello.", "readme": "Read me first."}
 RESOURCES = [{"uri": f"mem://notes/{key}", "name": key, "mimeType": "text/plain"} for key in NOTES]
@@ -44,6 +47,38 @@ class SurfaceServer(Server):
 
     BUGS = {**BASE_BUGS, **SURFACE_BUGS}
     CAPABILITIES = {"tools": {}, "resources": {}, "prompts": {}, "completions": {}}
+
+    def __init__(self, bugs: set[str]) -> None:
+        """The base server's state, and the answers of requests still "in the background"."""
+        super().__init__(bugs)
+        self.modern = False
+        self.background = bool({"late-progress", "cancel-ignored"} & bugs)
+        self.queued: list[tuple[Any, list[Any]]] = []
+
+    def handle_line(self, raw: bytes) -> list[Any]:
+        """Background answers go out right after the next answer: work done while that request ran."""
+        out = super().handle_line(raw)
+        if out and self.queued:
+            out += [reply for _, replies in self.queued for reply in replies]
+            self.queued = []
+        return out
+
+    def handle_message(self, msg: Any, *, first: bool) -> list[Any]:
+        """A cancel drops the cancelled request's background answer (unless the cancel-ignored bug is on)."""
+        if isinstance(msg, dict) and msg.get("method") == "notifications/cancelled" and "id" not in msg \
+                and isinstance(msg.get("params"), dict) and "cancel-ignored" not in self.bugs:
+            cancelled = msg["params"].get("requestId")
+            self.queued = [(rid, replies) for rid, replies in self.queued if rid != cancelled]
+        return super().handle_message(msg, first=first)
+
+    def handle_request(self, rid: Any, method: str, params: dict[str, Any], *, first: bool) -> list[Any]:
+        """In the background modes, a request carrying a progressToken is answered later."""
+        replies = super().handle_request(rid, method, params, first=first)
+        meta = params.get("_meta")
+        if self.background and replies and isinstance(meta, dict) and "progressToken" in meta:
+            self.queued.append((rid, replies))
+            return []
+        return replies
 
     def serve_method(self, method: str, params: dict[str, Any], *, modern: bool) -> dict[str, Any] | None:
         """Route the surface methods; cacheable results carry the 2026-07-28 cache hints."""
