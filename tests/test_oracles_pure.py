@@ -19,6 +19,7 @@ from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.exchange import Exchange, ProcessEnd
 from mcpfuzz.jsonrpc.expectation import (
     CancelCheck,
+    ConcurrencyCheck,
     Expectation,
     HttpRule,
     ListingCheck,
@@ -126,6 +127,18 @@ def cancelled() -> Expectation:
     """Request 1, notifications/cancelled for it, then probe 2."""
     return Expectation(judge=P.CANCEL_RESPECTED, id=1, result_ok=True, error_ok=True, batch_ids=(2,),
                        cancel=CancelCheck(1, 2))
+
+
+def read(rid: int, name: str) -> dict:
+    """A resources/read result for mem://NAME."""
+    return result(rid, {"contents": [{"uri": f"mem://{name}", "text": name}]})
+
+
+def at_once() -> Expectation:
+    """tools/list (1) and reads of mem://a (2) and mem://b (3), in one write."""
+    requests = ((1, "tools/list", ""), (2, "resources/read", "mem://a"), (3, "resources/read", "mem://b"))
+    return Expectation(judge=P.CONCURRENCY, id=1, batch_ids=(1, 2, 3), result_ok=True, error_ok=True,
+                       well_formed=True, concurrent=ConcurrencyCheck(requests))
 
 
 def listed(rid: int) -> Expectation:
@@ -340,6 +353,14 @@ RULES: dict[str, Rule] = {
         cancelled(), result(1, {"tools": []}), result(2)), ()),
     "cancel-respected answered after the probe": Rule(P.CANCEL_RESPECTED, exchange(
         cancelled(), result(2), result(1, {"tools": []})), (LOW,)),
+    # concurrency: requests in flight at once each get their own answer.
+    "concurrency each its own": Rule(P.CONCURRENCY, exchange(at_once(), result(1, {"tools": []}), read(2, "a"),
+                                                             read(3, "b")), ()),
+    "concurrency reads swapped": Rule(P.CONCURRENCY, exchange(at_once(), result(1, {"tools": []}), read(2, "b"),
+                                                              read(3, "a")), (HIGH,)),
+    "concurrency a list answered with a read": Rule(P.CONCURRENCY, exchange(at_once(), read(1, "a"), read(2, "a"),
+                                                                            read(3, "b")), (HIGH,)),
+    "concurrency one lost": Rule(P.CONCURRENCY, exchange(at_once(), result(1, {"tools": []}), read(2, "a")), (HIGH,)),
     # invalid-params where the spec says SHOULD (prompts): another code is low.
     "invalid-params a prompt's missing argument, wrong code": Rule(P.INVALID_PARAMS, exchange(Expectation(
         judge=P.INVALID_PARAMS, id=5, codes=frozenset({-32602}), well_formed=True, method="prompts/get",

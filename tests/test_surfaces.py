@@ -127,6 +127,13 @@ def test_cancelled_request_answered_after_the_cancel_was_read_is_found(mode: str
     assert found == ([("cancel-respected", "cancel/tools-list-cancelled", "low")] if mode == "cancel-ignored" else [])
 
 
+def test_answers_swapped_between_requests_in_flight_are_found() -> None:
+    """Reads sent at once: the second gets the first's contents (a shared buffer), and concurrency says so."""
+    finished, _ = run_collecting(surface("swap-reads"), phases=("probe", "catalogue"))
+    assert [(f.oracle, f.target) for f in finished.findings] == [("concurrency", "concurrency/read-only-at-once")]
+    assert "mem://notes/readme" in finished.findings[0].message
+
+
 # -- the real SDKs ----------------------------------------------------------------------------------
 
 def _surface_findings(finished: RunFinished) -> set[tuple[str, str, str]]:

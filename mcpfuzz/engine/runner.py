@@ -38,7 +38,7 @@ from mcpfuzz.engine.phases.frame_fuzz import FRAME_SHARE, FrameFuzz, simplest_to
 from mcpfuzz.engine.phases.hypothesis_bridge import prepare_hypothesis
 from mcpfuzz.engine.phases.probe import ProbeResult, probe
 from mcpfuzz.engine.phases.search import PhaseStopped, SearchOptions, Verdict
-from mcpfuzz.engine.phases.targets import PlanLimits, Selection, TargetPlan, plan_targets
+from mcpfuzz.engine.phases.targets import PlanLimits, Selection, TargetPlan, plan_targets, target_types
 from mcpfuzz.engine.redaction import RedactingSink
 from mcpfuzz.engine.replay import load_replayables
 from mcpfuzz.engine.session.session import HarnessError, Session, SessionOptions
@@ -46,10 +46,12 @@ from mcpfuzz.engine.transcripts import save_findings
 from mcpfuzz.jsonrpc.case_json import case_from_json, case_to_json
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Failure
 from mcpfuzz.strategies.cancellation import cancel_case
 from mcpfuzz.strategies.catalogue import CatalogueContext, catalogue
+from mcpfuzz.strategies.concurrency import concurrent_case
 from mcpfuzz.strategies.http_cases import http_cases
 from mcpfuzz.strategies.lifecycle import lifecycle
 from mcpfuzz.strategies.messages import FrameBuilder
@@ -62,7 +64,7 @@ VERIFY_RESERVE = 5.0
 MAX_VERIFIED = 50
 # Ids of the HTTP family: above the catalogue's, below the harness's 10000.
 HTTP_FIRST_ID = 900
-CANCEL_FIRST_ID = 960  # the cancellation case's two ids, above the HTTP family's
+CANCEL_FIRST_ID = 960  # the cancellation and concurrency cases' ids, above the HTTP family's
 PILEUP_SECONDS = 4.0  # at most, for the burst of refused requests (about 1-2 s on the servers measured)
 PLANNING_SHARE = 0.2  # of the time left, at most, to prepare the targets' schemas
 
@@ -373,11 +375,17 @@ class Run:
         return list(http_cases(builder, tool=context.tool, has_session=bool(session.server.session_id)))
 
     def _stdio_cases(self, session: Session, context: CatalogueContext) -> list[Case]:
-        """Cases that need several lines in one write: a request cancelled at once (stdio only)."""
-        if session.transport is not TransportKind.STDIO:
+        """Cases that need several lines in one write (stdio only): a request cancelled at once, and read-only
+        requests in flight at once."""
+        if session.transport is not TransportKind.STDIO or self.probe is None:
             return []
-        case = cancel_case(FrameBuilder(context.era, context.version, next_id=CANCEL_FIRST_ID), context.capabilities)
-        return [case] if case is not None else []
+        builder = FrameBuilder(context.era, context.version, next_id=CANCEL_FIRST_ID)
+        list_methods = [t.list_method for t in target_types().values()
+                        if t.capability in context.capabilities and t.list_method is not None]
+        uris = [str(r.get("uri")) for r in self.probe.declared.get(TargetKind.RESOURCE, [])
+                if isinstance(r.get("uri"), str)]
+        cases = (cancel_case(builder, context.capabilities), concurrent_case(builder, list_methods, uris))
+        return [case for case in cases if case is not None]
 
     def _left(self) -> float:
         return max(0.0, self._deadline - time.monotonic())

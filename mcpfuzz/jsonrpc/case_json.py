@@ -6,6 +6,7 @@ from typing import Any
 
 from mcpfuzz.jsonrpc.expectation import (
     CancelCheck,
+    ConcurrencyCheck,
     Expectation,
     HttpRule,
     ListingCheck,
@@ -102,6 +103,8 @@ def _extra_to_json(expect: Expectation) -> dict[str, Any]:
                              "missing": expect.resource.missing}
     if expect.cancel is not None:
         extra["cancel"] = {"request": expect.cancel.request, "probe": expect.cancel.probe}
+    if expect.concurrent is not None:
+        extra["concurrent"] = [list(request) for request in expect.concurrent.requests]
     if expect.wrong_answer != "medium":
         extra["wrong_answer"] = expect.wrong_answer
     return extra
@@ -122,7 +125,7 @@ def expectation_from_json(data: Any) -> Expectation:
             is_error_result_ok=bool(extra.get("is_error_result_ok")),
             http=_http_rule(extra), versions=_version_check(extra), tool_call=_tool_call(extra),
             listing=_listing(extra), resource=_resource(extra), cancel=_cancel(extra),
-            wrong_answer=extra.get("wrong_answer", "medium"))
+            concurrent=_concurrent(extra), wrong_answer=extra.get("wrong_answer", "medium"))
     except (TypeError, ValueError) as error:
         raise CaseFormatError(f"the expectation cannot be read: {error}") from None
 
@@ -176,6 +179,13 @@ def _cancel(extra: dict) -> CancelCheck | None:
     if not isinstance(part, dict) or not isinstance(part.get("request"), int) or not isinstance(part.get("probe"), int):
         return None
     return CancelCheck(part["request"], part["probe"])
+
+
+def _concurrent(extra: dict) -> ConcurrencyCheck | None:
+    part = extra.get("concurrent")
+    if not isinstance(part, list):
+        return None
+    return ConcurrencyCheck(tuple((int(rid), str(method), str(uri)) for rid, method, uri in part))
 
 
 def case_to_json(case: Case) -> dict:

@@ -97,6 +97,14 @@ class CancelCheck:
 
 
 @dataclass(frozen=True)
+class ConcurrencyCheck:
+    """Read-only requests in flight at once (read by concurrency): each `(id, method, uri)` is answered once,
+    with its own answer (the shape of its own method, a read's contents for its own URI)."""
+
+    requests: tuple[tuple[int, str, str], ...]
+
+
+@dataclass(frozen=True)
 class Expectation:
     """The answers a frame may correctly get, and which oracle judges a wrong one.
 
@@ -107,8 +115,9 @@ class Expectation:
     is the judge's (high). The flags and parts after `note` say how one oracle reads this case:
     `lenient` (parse-error: a parser may accept the frame), `quiet_ok` (invalid-request: silence is
     low although the id was readable), `is_error_result_ok` (invalid-params: an isError result is a
-    correct refusal), `http`, `versions`, `tool_call`, `listing`, `resource` and `cancel`. `wrong_answer` is how bad
-    another error code, or a result where an error is due, is: low where the spec only says SHOULD (prompts).
+    correct refusal), `http`, `versions`, `tool_call`, `listing`, `resource`, `cancel` and `concurrent`.
+    `wrong_answer` is how bad another error code, or a result where an error is due, is: low where the spec
+    only says SHOULD (prompts).
     """
 
     judge: OracleId
@@ -132,6 +141,7 @@ class Expectation:
     listing: ListingCheck | None = None
     resource: ResourceCheck | None = None
     cancel: CancelCheck | None = None
+    concurrent: ConcurrencyCheck | None = None
     wrong_answer: SeverityName = "medium"
 
     def __post_init__(self) -> None:

@@ -34,6 +34,7 @@ class OracleId(str, Enum):
     RESOURCE_NOT_FOUND = "resource-not-found"
     DECLARED_SERVED = "declared-served"
     CANCEL_RESPECTED = "cancel-respected"
+    CONCURRENCY = "concurrency"
 
     def __str__(self) -> str:
         # The id itself in messages, f-strings and file names, on every Python version.

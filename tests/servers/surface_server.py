@@ -27,6 +27,7 @@ SURFACE_BUGS = {
     "template-crash": "reading the template with an empty title kills the process",
     "prompt-missing-arg": "prompts/get without the required `topic` answers -32603 instead of -32602",
     "completion-overflow": "completion/complete returns 150 values (at most 100 are allowed)",
+    "swap-reads": "a read right after another read gets the earlier read's answer (a shared buffer)",
     "late-progress": "not a bug: a request with a progressToken is answered after the next request, unless "
                      "cancelled first",
     "cancel-ignored": "late-progress, but a cancelled request is answered anyway",
@@ -54,6 +55,8 @@ class SurfaceServer(Server):
         self.modern = False
         self.background = bool({"late-progress", "cancel-ignored"} & bugs)
         self.queued: list[tuple[Any, list[Any]]] = []
+        self.last_method = ""
+        self.last_read: dict[str, Any] | None = None
 
     def handle_line(self, raw: bytes) -> list[Any]:
         """Background answers go out right after the next answer: work done while that request ran."""
@@ -73,7 +76,10 @@ class SurfaceServer(Server):
 
     def handle_request(self, rid: Any, method: str, params: dict[str, Any], *, first: bool) -> list[Any]:
         """In the background modes, a request carrying a progressToken is answered later."""
-        replies = super().handle_request(rid, method, params, first=first)
+        try:
+            replies = super().handle_request(rid, method, params, first=first)
+        finally:
+            self.last_method = method
         meta = params.get("_meta")
         if self.background and replies and isinstance(meta, dict) and "progressToken" in meta:
             self.queued.append((rid, replies))
@@ -131,7 +137,10 @@ class SurfaceServer(Server):
                 raise SystemExit("template-crash: empty title")
         if key not in NOTES:
             raise self.not_found()
-        return {"contents": [{"uri": uri, "mimeType": "text/plain", "text": NOTES[key]}]}
+        if "swap-reads" in self.bugs and self.last_method == "resources/read" and self.last_read is not None:
+            return self.last_read
+        self.last_read = {"contents": [{"uri": uri, "mimeType": "text/plain", "text": NOTES[key]}]}
+        return dict(self.last_read)
 
     def prompts_list(self, params: dict[str, Any]) -> dict[str, Any]:
         """Both prompts on one page."""
