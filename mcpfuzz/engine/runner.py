@@ -320,8 +320,8 @@ class Run:
                                      "to run them all"))
             if PhaseName.FUZZ in config.phases:
                 share = 0.6 if PhaseName.STATEFUL in config.phases else 1.0
-                self.emit(PhaseStarted(PhaseName.FUZZ, None, f"random frames, then {_count_of(plan)}, about "
-                                       f"{self._left() * share:.0f}s"))
+                self.emit(PhaseStarted(PhaseName.FUZZ, None, f"random frames, then {_count_of(plan, fuzzed=True)}, "
+                                       f"about {self._left() * share:.0f}s"))
                 end = self._share(share)
                 await frames.fuzz(time.monotonic() + (end - time.monotonic()) * FRAME_SHARE)
                 await phases.fuzz(end)
@@ -424,11 +424,12 @@ class Run:
         return judged
 
 
-def _count_of(plan: TargetPlan) -> str:
-    """How many targets of each kind, in words: "3 tools"."""
+def _count_of(plan: TargetPlan, *, fuzzed: bool = False) -> str:
+    """How many targets of each kind, in words: "3 tools" (`fuzzed`: only the kinds the fuzz phase searches)."""
     counts: dict[str, int] = {}
     for target in plan.targets:
-        counts[target.kind.value] = counts.get(target.kind.value, 0) + 1
+        if target.type.fuzzed or not fuzzed:
+            counts[target.kind.value] = counts.get(target.kind.value, 0) + 1
     return ", ".join(f"{count} {kind}{'' if count == 1 else 's'}" for kind, count in counts.items())
 
 
