@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from mcpfuzz.strategies.logging_cases import logging_family
 from mcpfuzz.strategies.messages import FrameBuilder
 from mcpfuzz.strategies.meta_cases import meta_family
 
@@ -219,6 +220,7 @@ FAMILIES: dict[str, Family] = {
     "size": size_family,
     "modern": modern_family,
     "meta": meta_family,
+    "logging": logging_family,
 }
 
 

@@ -5,7 +5,8 @@ Usage: ``python tests/servers/surface_server.py [--bug NAME]...``
 Built on ``mcp_server.Server`` (both eras, its tools and its catalogue behaviour). Without ``--bug``
 it gives zero findings in both eras. Resources: ``mem://notes/welcome`` and ``mem://notes/readme``
 (resources/list in two pages); template ``mem://by-title/{title}``; prompt ``summarize`` (``topic``
-required, ``style`` optional) and ``greet`` (no arguments); completions for both.
+required, ``style`` optional) and ``greet`` (no arguments); completions for both; ``logging/setLevel`` in
+the legacy era.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ SURFACE_BUGS = {
     "template-crash": "reading the template with an empty title kills the process",
     "prompt-missing-arg": "prompts/get without the required `topic` answers -32603 instead of -32602",
     "completion-overflow": "completion/complete returns 150 values (at most 100 are allowed)",
+    "log-level-code": "logging/setLevel with an unknown level answers -32603 instead of -32602",
     "swap-reads": "a read right after another read gets the earlier read's answer (a shared buffer)",
     "late-progress": "not a bug: a request with a progressToken is answered after the next request, unless "
                      "cancelled first",
@@ -41,13 +43,14 @@ PROMPTS = [
     {"name": "greet", "description": "A greeting."},
 ]
 STYLES = ["brief", "detailed", "bullet points"]
+LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
 
 class SurfaceServer(Server):
     """Resources, a template, prompts and completions on top of the base server."""
 
     BUGS = {**BASE_BUGS, **SURFACE_BUGS}
-    CAPABILITIES = {"tools": {}, "resources": {}, "prompts": {}, "completions": {}}
+    CAPABILITIES = {"tools": {}, "resources": {}, "prompts": {}, "completions": {}, "logging": {}}
 
     def __init__(self, bugs: set[str]) -> None:
         """The base server's state, and the answers of requests still "in the background"."""
@@ -91,6 +94,8 @@ class SurfaceServer(Server):
         handlers = {"resources/list": self.resources_list, "resources/templates/list": self.templates_list,
                     "resources/read": self.read, "prompts/list": self.prompts_list, "prompts/get": self.get_prompt,
                     "completion/complete": self.complete}
+        if not modern:
+            handlers["logging/setLevel"] = self.set_level  # gone from 2026-07-28
         handler = handlers.get(method)
         if handler is None:
             return None
@@ -99,6 +104,14 @@ class SurfaceServer(Server):
         if modern and method not in ("prompts/get", "completion/complete"):
             result.update(ttlMs=0, cacheScope="private")
         return result
+
+    def set_level(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Accept the RFC 5424 levels (this server sends no log messages)."""
+        if params.get("level") not in LEVELS:
+            if "log-level-code" in self.bugs:
+                raise RpcError(-32603, "internal error")
+            raise InvalidParams("unknown level")
+        return {}
 
     def not_found(self) -> RpcError:
         """The era's resource-not-found error (SEP-2164 moved it to -32602 in 2026-07-28)."""
