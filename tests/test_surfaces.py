@@ -112,10 +112,14 @@ def test_resource_not_found_code_follows_the_era() -> None:
 def test_excluded_targets_are_not_called() -> None:
     """--exclude-target takes any kind's label."""
     exclude = ("template/mem://by-title/{title}", "prompt/summarize", "resource/mem://notes/readme")
-    finished, events = run_collecting(surface("template-crash"), exclude=exclude)
+    finished, events = run_collecting(surface("template-crash"), exclude=exclude, phases=("probe", "catalogue",
+                                                                                          "coverage"))
     planned = next(event for event in events if isinstance(event, TargetsPlanned))
     assert {label for label, _ in planned.skipped} == set(exclude)
     assert not called_targets(events) & set(exclude)
+    at_once = next(e.exchange for e in events if isinstance(e, CaseDone)
+                   and e.exchange.case.target == "concurrency/read-only-at-once")
+    assert b"mem://notes/welcome" in at_once.frames[-1] and b"mem://notes/readme" not in at_once.frames[-1]
     assert not finished.findings  # the crash is in the excluded template
 
 

@@ -382,8 +382,8 @@ class Run:
         builder = FrameBuilder(context.era, context.version, next_id=CANCEL_FIRST_ID)
         list_methods = [t.list_method for t in target_types().values()
                         if t.capability in context.capabilities and t.list_method is not None]
-        uris = [str(r.get("uri")) for r in self.probe.declared.get(TargetKind.RESOURCE, [])
-                if isinstance(r.get("uri"), str)]
+        uris = [r["uri"] for r in self.probe.declared.get(TargetKind.RESOURCE, []) if isinstance(r.get("uri"), str)
+                and TargetKind.RESOURCE.label(r["uri"]) not in self.config.exclude_targets]
         cases = (cancel_case(builder, context.capabilities), concurrent_case(builder, list_methods, uris))
         return [case for case in cases if case is not None]
 

@@ -55,6 +55,7 @@ def _resource_case(builder: FrameBuilder, target: CallTarget, call: ArgumentCall
 
 
 def _missing_resources(builder: FrameBuilder, targets: list[CallTarget]) -> list[Case]:
+    """Reads of URIs next to listed ones that no listing names and no template could produce."""
     templates = [t.name for t in targets if t.kind is TargetKind.TEMPLATE]
     return [missing_read_case(builder, uri) for uri in missing_uris(
         [t.name for t in targets if t.kind is TargetKind.RESOURCE], templates)]
