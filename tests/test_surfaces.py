@@ -79,6 +79,7 @@ BUG_ORACLES = {
     "prompt-missing-arg": ("invalid-params", "prompt/summarize"),
     "completion-overflow": ("response-schema", "completion/"),
     "log-level-code": ("invalid-params", "logging/unknown-level"),
+    "subscribe-refused": ("method-not-found", "subscription/subscribe"),
 }
 
 
@@ -86,7 +87,8 @@ BUG_ORACLES = {
 def test_each_surface_bug_is_caught_by_exactly_its_oracle(bug: str) -> None:
     """One switch, one finding, of the oracle that owns it, on the target that has the bug."""
     oracle, target = BUG_ORACLES[bug]
-    phases, version = (("probe", "catalogue"), "2025-11-25") if target.startswith("logging/") else (COVERAGE, None)
+    legacy = target.startswith(("logging/", "subscription/"))
+    phases, version = (("probe", "catalogue"), "2025-11-25") if legacy else (COVERAGE, None)
     finished, _ = run_collecting(surface(bug), phases=phases, protocol_version=version)
     assert not finished.error
     found = [(f.oracle, f.target) for f in finished.findings]
@@ -94,11 +96,14 @@ def test_each_surface_bug_is_caught_by_exactly_its_oracle(bug: str) -> None:
 
 
 @pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
-def test_logging_set_level_is_sent_in_the_legacy_era_only(version: str) -> None:
-    """Every level and an unknown one in the legacy era; 2026-07-28 removed the method."""
+def test_logging_and_subscriptions_are_sent_in_the_legacy_era_only(version: str) -> None:
+    """Every log level and an unknown one, subscribe and unsubscribe in the legacy era; 2026-07-28 removed them."""
     finished, events = run_collecting(surface(), phases=("probe", "catalogue"), protocol_version=version)
     logging = {t for t in called_targets(events) if t.startswith("logging/")}
+    subscription = {t for t in called_targets(events) if t.startswith("subscription/")}
     assert len(logging) == (9 if version == "2025-11-25" else 0) and not finished.findings
+    assert subscription == ({"subscription/subscribe", "subscription/unsubscribe"} if version == "2025-11-25"
+                            else set())
 
 
 def test_resource_not_found_code_follows_the_era() -> None:

@@ -261,8 +261,9 @@ class Run:
             self.emit(Notice(note))
         for exchange in self.probe.exchanges:
             self._judge(PhaseName.PROBE, exchange)
+        uris = [r["uri"] for r in self.probe.declared.get(TargetKind.RESOURCE, []) if isinstance(r.get("uri"), str)]
         return CatalogueContext(self.probe.era, self.probe.version, _first_tool(self.probe.tools),
-                                self.probe.capabilities)
+                                self.probe.capabilities, uris[0] if uris else None)
 
     async def _protocol_phases(self, session: Session, context: CatalogueContext) -> None:
         """The corpus replayed, then the catalogue and lifecycle cases (each when asked)."""

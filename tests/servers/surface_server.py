@@ -28,6 +28,7 @@ SURFACE_BUGS = {
     "template-crash": "reading the template with an empty title kills the process",
     "prompt-missing-arg": "prompts/get without the required `topic` answers -32603 instead of -32602",
     "completion-overflow": "completion/complete returns 150 values (at most 100 are allowed)",
+    "subscribe-refused": "declares resources.subscribe, but resources/subscribe answers -32601",
     "log-level-code": "logging/setLevel with an unknown level answers -32603 instead of -32602",
     "swap-reads": "a read right after another read gets the earlier read's answer (a shared buffer)",
     "late-progress": "not a bug: a request with a progressToken is answered after the next request, unless "
@@ -50,7 +51,7 @@ class SurfaceServer(Server):
     """Resources, a template, prompts and completions on top of the base server."""
 
     BUGS = {**BASE_BUGS, **SURFACE_BUGS}
-    CAPABILITIES = {"tools": {}, "resources": {}, "prompts": {}, "completions": {}, "logging": {}}
+    CAPABILITIES = {"tools": {}, "resources": {"subscribe": True}, "prompts": {}, "completions": {}, "logging": {}}
 
     def __init__(self, bugs: set[str]) -> None:
         """The base server's state, and the answers of requests still "in the background"."""
@@ -94,8 +95,9 @@ class SurfaceServer(Server):
         handlers = {"resources/list": self.resources_list, "resources/templates/list": self.templates_list,
                     "resources/read": self.read, "prompts/list": self.prompts_list, "prompts/get": self.get_prompt,
                     "completion/complete": self.complete}
-        if not modern:
-            handlers["logging/setLevel"] = self.set_level  # gone from 2026-07-28
+        if not modern:  # gone from 2026-07-28
+            handlers.update({"logging/setLevel": self.set_level, "resources/subscribe": self.subscribe,
+                             "resources/unsubscribe": self.subscribe})
         handler = handlers.get(method)
         if handler is None:
             return None
@@ -104,6 +106,14 @@ class SurfaceServer(Server):
         if modern and method not in ("prompts/get", "completion/complete"):
             result.update(ttlMs=0, cacheScope="private")
         return result
+
+    def subscribe(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Subscriptions change nothing here (no resource ever changes)."""
+        if not isinstance(params.get("uri"), str):
+            raise InvalidParams("uri must be a string")
+        if "subscribe-refused" in self.bugs:
+            raise RpcError(-32601, "method not found")
+        return {}
 
     def set_level(self, params: dict[str, Any]) -> dict[str, Any]:
         """Accept the RFC 5424 levels (this server sends no log messages)."""
