@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
+from mcpfuzz.strategies.logging_cases import logging_family
 from mcpfuzz.strategies.messages import FrameBuilder
+from mcpfuzz.strategies.meta_cases import meta_family
+from mcpfuzz.strategies.subscription_cases import subscription_family
 
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.encode import dumps
@@ -24,14 +27,15 @@ Family = Callable[[FrameBuilder, "CatalogueContext"], Iterator[Case]]
 
 
 class CatalogueContext:
-    """What the probe learned that the catalogue needs: the era, a tool name, advertised capabilities."""
+    """What the probe learned that the catalogue needs: the era, a tool name, advertised capabilities, a URI."""
 
     def __init__(self, era: Era, version: str, tool: str | None = None,
-                 capabilities: dict | None = None) -> None:
+                 capabilities: dict | None = None, resource: str | None = None) -> None:
         self.era = era
         self.version = version
         self.tool = tool
         self.capabilities = capabilities or {}
+        self.resource = resource  # a listed resource's URI
 
 
 def _quiet_invalid(id: object) -> Expectation:
@@ -223,6 +227,9 @@ FAMILIES: dict[str, Family] = {
     "notification": notification_family,
     "size": size_family,
     "modern": modern_family,
+    "meta": meta_family,
+    "logging": logging_family,
+    "subscription": subscription_family,
 }
 
 

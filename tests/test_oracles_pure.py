@@ -17,7 +17,17 @@ from mcpfuzz.engine.monitor.pileup import PILEUP_LIMITS
 from mcpfuzz.engine.session.collector import Collector
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.exchange import Exchange, ProcessEnd
-from mcpfuzz.jsonrpc.expectation import Expectation, HttpRule, ReaderLimit, ToolCallCheck, VersionCheck
+from mcpfuzz.jsonrpc.expectation import (
+    CancelCheck,
+    ConcurrencyCheck,
+    Expectation,
+    HttpRule,
+    ListingCheck,
+    ReaderLimit,
+    ResourceCheck,
+    ToolCallCheck,
+    VersionCheck,
+)
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.ids import ABSENT
@@ -102,6 +112,42 @@ class Rule:
 
 
 P = OracleId
+def missing(rid: int) -> Expectation:
+    """resources/read of a URI that exists nowhere, the code of the exchange's era due."""
+    return Expectation(judge=P.RESOURCE_NOT_FOUND, id=rid, result_ok=True, error_ok=True, well_formed=True,
+                       method="resources/read", resource=ResourceCheck("mem://none", missing=True))
+
+
+def listing(rid: int, *, page: int = 1, cursors: tuple[str, ...] = ()) -> Expectation:
+    """A page of prompts/list on a server that declares `prompts`."""
+    return Expectation(judge=P.DECLARED_SERVED, id=rid, result_ok=True, error_ok=True, well_formed=True,
+                       method="prompts/list", listing=ListingCheck("prompts", page, cursors))
+
+
+def cancelled() -> Expectation:
+    """Request 1, notifications/cancelled for it, then probe 2."""
+    return Expectation(judge=P.CANCEL_RESPECTED, id=1, result_ok=True, error_ok=True, batch_ids=(2,),
+                       cancel=CancelCheck(1, 2))
+
+
+def read(rid: int, name: str) -> dict:
+    """A resources/read result for mem://NAME."""
+    return result(rid, {"contents": [{"uri": f"mem://{name}", "text": name}]})
+
+
+def at_once() -> Expectation:
+    """tools/list (1) and reads of mem://a (2) and mem://b (3), in one write."""
+    requests = ((1, "tools/list", ""), (2, "resources/read", "mem://a"), (3, "resources/read", "mem://b"))
+    return Expectation(judge=P.CONCURRENCY, id=1, batch_ids=(1, 2, 3), result_ok=True, error_ok=True,
+                       well_formed=True, concurrent=ConcurrencyCheck(requests))
+
+
+def listed(rid: int) -> Expectation:
+    """resources/read of mem://a, which resources/list named."""
+    return Expectation(judge=P.DECLARED_SERVED, id=rid, result_ok=True, error_ok=True, well_formed=True,
+                       method="resources/read", resource=ResourceCheck("mem://a", listed=True))
+
+
 RULES: dict[str, Rule] = {
     # parse-error: JSON-RPC 2.0 section 5.1, -32700 with id null.
     "parse-error answered right": Rule(P.PARSE_ERROR, exchange(ex.parse_error(), error(None, -32700)), ()),
@@ -301,6 +347,61 @@ RULES: dict[str, Rule] = {
             "protocolVersion": LATEST_MODERN})), (MEDIUM,)),
     "version-negotiation bad supportedVersions": Rule(P.VERSION_NEGOTIATION, exchange(
         ex.result(1, "server/discover"), result(1, {"supportedVersions": []}), era=Era.MODERN), (MEDIUM,)),
+    # resource-not-found: the era's code for a URI that does not exist.
+    "resource-not-found legacy -32002": Rule(P.RESOURCE_NOT_FOUND, exchange(missing(7), error(7, -32002)), ()),
+    "resource-not-found legacy other code is low": Rule(P.RESOURCE_NOT_FOUND, exchange(missing(7), error(
+        7, -32603)), (LOW,)),
+    "resource-not-found modern -32602": Rule(P.RESOURCE_NOT_FOUND, exchange(missing(7), error(7, -32602),
+                                                                            era=Era.MODERN), ()),
+    "resource-not-found modern -32002 is low": Rule(P.RESOURCE_NOT_FOUND, exchange(missing(7), error(7, -32002),
+                                                                                   era=Era.MODERN), (LOW,)),
+    "resource-not-found modern other code": Rule(P.RESOURCE_NOT_FOUND, exchange(missing(7), error(7, -32603),
+                                                                                era=Era.MODERN), (MEDIUM,)),
+    "resource-not-found modern empty contents": Rule(P.RESOURCE_NOT_FOUND, exchange(
+        missing(7), result(7, {"contents": []}), era=Era.MODERN), (MEDIUM,)),
+    "resource-not-found legacy empty contents": Rule(P.RESOURCE_NOT_FOUND, exchange(
+        missing(7), result(7, {"contents": []})), ()),
+    # declared-served: list methods of declared capabilities answer and end; listed resources read.
+    "declared-served a page": Rule(P.DECLARED_SERVED, exchange(listing(3), result(3, {"prompts": [],
+                                                                                      "nextCursor": "b"})), ()),
+    "declared-served refused": Rule(P.DECLARED_SERVED, exchange(listing(3), error(3, -32601)), (HIGH,)),
+    "declared-served later page refused (a stale cursor)": Rule(P.DECLARED_SERVED, exchange(
+        listing(3, page=2, cursors=("a",)), error(3, -32602)), ()),
+    "declared-served cursor loop": Rule(P.DECLARED_SERVED, exchange(listing(3, page=2, cursors=("a",)), result(
+        3, {"prompts": [], "nextCursor": "a"})), (HIGH,)),
+    "declared-served listed resource reads": Rule(P.DECLARED_SERVED, exchange(listed(4), result(4, {
+        "contents": [{"uri": "mem://a", "text": "x"}]})), ()),
+    "declared-served listed resource refused": Rule(P.DECLARED_SERVED, exchange(listed(4), error(4, -32002)),
+                                                    (MEDIUM,)),
+    "declared-served contents of another URI": Rule(P.DECLARED_SERVED, exchange(listed(4), result(4, {
+        "contents": [{"uri": "mem://b", "text": "x"}]})), (MEDIUM,)),
+    # response-schema on the surfaces: the specification's JSON schema of the version.
+    "response-schema a good resources/read": Rule(P.RESPONSE_SCHEMA, exchange(listed(4), result(4, {
+        "contents": [{"uri": "mem://a", "text": "x"}]})), ()),
+    "response-schema resources/read without uri": Rule(P.RESPONSE_SCHEMA, exchange(listed(4), result(4, {
+        "contents": [{"text": "x"}]})), (MEDIUM,)),
+    "response-schema over 100 completion values": Rule(P.RESPONSE_SCHEMA, exchange(ex.any_answer(
+        4, "completion/complete"), result(4, {"completion": {"values": ["v"] * 101}})), (MEDIUM,)),
+    "response-schema modern read without cache hints": Rule(P.RESPONSE_SCHEMA, exchange(listed(4), result(4, {
+        "contents": [], "resultType": "complete"}), era=Era.MODERN), (MEDIUM,)),
+    # cancel-respected: the request, its cancel and a probe in one write; the probe's answer proves the cancel read.
+    "cancel-respected not answered": Rule(P.CANCEL_RESPECTED, exchange(cancelled(), result(2)), ()),
+    "cancel-respected answered before the probe (the race)": Rule(P.CANCEL_RESPECTED, exchange(
+        cancelled(), result(1, {"tools": []}), result(2)), ()),
+    "cancel-respected answered after the probe": Rule(P.CANCEL_RESPECTED, exchange(
+        cancelled(), result(2), result(1, {"tools": []})), (LOW,)),
+    # concurrency: requests in flight at once each get their own answer.
+    "concurrency each its own": Rule(P.CONCURRENCY, exchange(at_once(), result(1, {"tools": []}), read(2, "a"),
+                                                             read(3, "b")), ()),
+    "concurrency reads swapped": Rule(P.CONCURRENCY, exchange(at_once(), result(1, {"tools": []}), read(2, "b"),
+                                                              read(3, "a")), (HIGH,)),
+    "concurrency a list answered with a read": Rule(P.CONCURRENCY, exchange(at_once(), read(1, "a"), read(2, "a"),
+                                                                            read(3, "b")), (HIGH,)),
+    "concurrency one lost": Rule(P.CONCURRENCY, exchange(at_once(), result(1, {"tools": []}), read(2, "a")), (HIGH,)),
+    # invalid-params where the spec says SHOULD (prompts): another code is low.
+    "invalid-params a prompt's missing argument, wrong code": Rule(P.INVALID_PARAMS, exchange(Expectation(
+        judge=P.INVALID_PARAMS, id=5, codes=frozenset({-32602}), well_formed=True, method="prompts/get",
+        wrong_answer="low"), error(5, -32603)), (LOW,)),
 }
 
 

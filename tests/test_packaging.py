@@ -128,3 +128,13 @@ def test_editable_install_has_no_top_level_strategies(tmp_path: Path) -> None:
     result = python(sys.executable, "import strategies", tmp_path)
     assert result.returncode != 0, "`strategies` is importable as a top-level module"
     assert "ModuleNotFoundError" in result.stderr, result.stderr
+
+
+def test_wheel_ships_the_mcp_schemas_and_the_surface_strategies(installed_python: Path, tmp_path: Path) -> None:
+    """The specification's JSON schemas are package data: a result is judged against them from the wheel."""
+    code = ("import mcpfuzz.strategies.surfaces.templates\n"
+            "from mcpfuzz.oracles.spec_schema import spec_result_problems as problems\n"
+            "print(problems('resources/read', '2026-07-28', {'contents': [{'text': 'x'}]}))")
+    result = python(installed_python, code, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "'uri' is a required property" in result.stdout and "ttlMs" in result.stdout, result.stdout

@@ -43,7 +43,7 @@ from mcpfuzz.engine.phases.hypothesis_bridge import prepare_hypothesis
 from mcpfuzz.engine.phases.probe import ProbeResult, probe
 from mcpfuzz.engine.phases.search import PhaseStopped, SearchOptions, Verdict
 from mcpfuzz.engine.phases.target_kinds import TOOLS
-from mcpfuzz.engine.phases.targets import PlanLimits, Selection, TargetPlan, plan_targets, skip_reason
+from mcpfuzz.engine.phases.targets import PlanLimits, Selection, TargetPlan, plan_targets, skip_reason, target_types
 from mcpfuzz.engine.redaction import RedactingSink
 from mcpfuzz.engine.replay import load_replayables, unusable_replay
 from mcpfuzz.engine.session.session import HarnessError, Session, SessionOptions
@@ -52,9 +52,12 @@ from mcpfuzz.engine.transcripts import from_transcript, save_findings
 from mcpfuzz.jsonrpc.case_json import CaseFormatError, case_from_json, case_to_json
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Failure
+from mcpfuzz.strategies.cancellation import cancel_case
 from mcpfuzz.strategies.catalogue import CatalogueContext, catalogue
+from mcpfuzz.strategies.concurrency import concurrent_case
 from mcpfuzz.strategies.http_cases import http_cases
 from mcpfuzz.strategies.lifecycle import lifecycle
 from mcpfuzz.strategies.messages import FrameBuilder
@@ -67,6 +70,7 @@ VERIFY_RESERVE = 5.0
 MAX_VERIFIED = 50
 # Ids of the HTTP family: above the catalogue's, below the harness's 10000.
 HTTP_FIRST_ID = 900
+CANCEL_FIRST_ID = 960  # the cancellation and concurrency cases' ids, above the HTTP family's
 PILEUP_SECONDS = 4.0  # at most, for the burst of refused requests (about 1-2 s on the servers measured)
 PLANNING_SHARE = 0.2  # of the time left, at most, to prepare the targets' schemas
 
@@ -372,8 +376,9 @@ class Run:
             self.emit(Notice(note))
         for exchange in self.probe.exchanges:
             self._judge(PhaseName.PROBE, exchange)
+        uris = [r["uri"] for r in self.probe.declared.get(TargetKind.RESOURCE, []) if isinstance(r.get("uri"), str)]
         return CatalogueContext(self.probe.era, self.probe.version, _first_tool(self.probe.tools, self._selection()),
-                                self.probe.capabilities)
+                                self.probe.capabilities, uris[0] if uris else None)
 
     def _selection(self) -> Selection:
         """Which targets may be called: the include/exclude options and --read-only."""
@@ -389,8 +394,8 @@ class Run:
         if config.baseline is not None:
             await self._replay_baseline(session)
         if PhaseName.CATALOGUE in config.phases:
-            await self._run_cases(session, PhaseName.CATALOGUE,
-                                  [*catalogue(context), *self._http_cases(session, context)])
+            await self._run_cases(session, PhaseName.CATALOGUE, [*catalogue(context), *self._http_cases(
+                session, context), *self._stdio_cases(session, context)])
             if "session-leak" in config.oracles:
                 await self._session_pileup(session)
         if PhaseName.LIFECYCLE in config.phases:
@@ -445,8 +450,8 @@ class Run:
                                      "to run them all"))
             if PhaseName.FUZZ in config.phases:
                 share = 0.6 if PhaseName.STATEFUL in config.phases else 1.0
-                self.emit(PhaseStarted(PhaseName.FUZZ, None, f"random frames, then {_count_of(plan)}, about "
-                                       f"{self._left() * share:.0f}s", self._left() * share))
+                self.emit(PhaseStarted(PhaseName.FUZZ, None, f"random frames, then {_count_of(plan, fuzzed=True)}, "
+                                       f"about {self._left() * share:.0f}s", self._left() * share))
                 end = self._share(share)
                 await frames.fuzz(time.monotonic() + (end - time.monotonic()) * FRAME_SHARE)
                 await phases.fuzz(end)
@@ -499,6 +504,19 @@ class Run:
         builder = FrameBuilder(context.era, context.version, next_id=HTTP_FIRST_ID)
         return list(http_cases(builder, tool=context.tool, has_session=bool(session.server.session_id)))
 
+    def _stdio_cases(self, session: Session, context: CatalogueContext) -> list[Case]:
+        """Cases that need several lines in one write (stdio only): a request cancelled at once, and read-only
+        requests in flight at once."""
+        if session.transport is not TransportKind.STDIO or self.probe is None:
+            return []
+        builder = FrameBuilder(context.era, context.version, next_id=CANCEL_FIRST_ID)
+        list_methods = [t.list_method for t in target_types().values()
+                        if t.capability in context.capabilities and t.list_method is not None]
+        uris = [r["uri"] for r in self.probe.declared.get(TargetKind.RESOURCE, []) if isinstance(r.get("uri"), str)
+                and TargetKind.RESOURCE.label(r["uri"]) not in self.config.exclude_targets]
+        cases = (cancel_case(builder, context.capabilities), concurrent_case(builder, list_methods, uris))
+        return [case for case in cases if case is not None]
+
     def _left(self) -> float:
         return max(0.0, self._deadline - time.monotonic())
 
@@ -549,11 +567,12 @@ class Run:
         return judged
 
 
-def _count_of(plan: TargetPlan) -> str:
-    """How many targets of each kind, in words: "3 tools"."""
+def _count_of(plan: TargetPlan, *, fuzzed: bool = False) -> str:
+    """How many targets of each kind, in words: "3 tools" (`fuzzed`: only the kinds the fuzz phase searches)."""
     counts: dict[str, int] = {}
     for target in plan.targets:
-        counts[target.kind.value] = counts.get(target.kind.value, 0) + 1
+        if target.type.fuzzed or not fuzzed:
+            counts[target.kind.value] = counts.get(target.kind.value, 0) + 1
     return ", ".join(f"{count} {kind}{'' if count == 1 else 's'}" for kind, count in counts.items())
 
 

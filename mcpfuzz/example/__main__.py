@@ -7,6 +7,8 @@ Legacy protocol era only (``initialize`` handshake, answers protocol version 202
 ``server/discover`` probe gets an error, so clients fall back to ``initialize``). Tools:
 ``add_note {title, body}`` returns the new note's id, ``get_note {id}``, and
 ``search {query, limit: integer 1..50}``. At most 100 notes are kept (oldest dropped first).
+Resources: ``notes://about``, and the template ``notes://note/{id}`` (a note by its id). Prompt:
+``summarize_note {id, length?}``.
 
 Known bugs, left in on purpose so that mcpfuzz has something to find:
 
@@ -23,6 +25,10 @@ Known bugs, left in on purpose so that mcpfuzz has something to find:
    range check). Oracle: ``valid-input-accepted``.
 7. ``add_note`` with an empty body returns the note id as a number in ``structuredContent``,
    against its outputSchema. Oracle: ``output-schema``.
+8. Reading ``notes://note/{id}`` with an empty id kills the process (notes are sharded by the
+   id's first character). Oracle: ``no-crash``, target ``template/notes://note/{id}``.
+9. ``summarize_note`` puts its instructions in a ``system`` message; MCP prompt messages are
+   ``user`` or ``assistant``. Oracle: ``response-schema``, target ``prompt/summarize_note``.
 
 Everything else follows the spec. Standard library only.
 """
@@ -33,6 +39,7 @@ import json
 import sys
 import traceback
 from typing import Any
+from urllib.parse import unquote
 
 PROTOCOL_VERSION = "2025-11-25"
 MAX_NOTES = 100  # bounded, so a long fuzz run does not turn into a memory-growth finding
@@ -76,6 +83,23 @@ TOOLS: list[dict[str, Any]] = [
         },
     },
 ]
+
+
+ABOUT_URI = "notes://about"
+NOTE_TEMPLATE = "notes://note/{id}"
+RESOURCES = [{"uri": ABOUT_URI, "name": "about", "mimeType": "text/plain"}]
+TEMPLATES = [{"uriTemplate": NOTE_TEMPLATE, "name": "note", "mimeType": "text/plain"}]
+PROMPTS = [
+    {
+        "name": "summarize_note",
+        "description": "Ask the model to summarize one note.",
+        "arguments": [
+            {"name": "id", "description": "the note's id", "required": True},
+            {"name": "length", "description": "short or long", "required": False},
+        ],
+    }
+]
+RESOURCE_NOT_FOUND = -32002  # MCP up to 2025-11-25
 
 
 def text_result(
@@ -180,7 +204,7 @@ class NotesServer:
             else:
                 self.initialized = True  # any requested version gets the one we speak
                 info = {"name": "mcpfuzz-example-notes", "version": "0.1.0"}
-                caps: dict[str, Any] = {"tools": {}}
+                caps: dict[str, Any] = {"tools": {}, "resources": {}, "prompts": {}}
                 self.send(
                     rid,
                     result={"protocolVersion": PROTOCOL_VERSION, "capabilities": caps, "serverInfo": info},
@@ -192,8 +216,61 @@ class NotesServer:
             self.send(rid, result={"tools": TOOLS})
         elif method == "tools/call":
             self.call_tool(rid, params)
+        elif method == "resources/list":
+            self.send(rid, result={"resources": RESOURCES})
+        elif method == "resources/templates/list":
+            self.send(rid, result={"resourceTemplates": TEMPLATES})
+        elif method == "resources/read":
+            self.read_resource(rid, params)
+        elif method == "prompts/list":
+            self.send(rid, result={"prompts": PROMPTS})
+        elif method == "prompts/get":
+            self.get_prompt(rid, params)
         else:
             self.fail(rid, -32601, "method not found")
+
+    def read_resource(self, rid: Any, params: dict[str, Any]) -> None:
+        """The about text, or one note by id through the template."""
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            self.fail(rid, -32602, "invalid params: uri must be a string")
+            return
+        if uri == ABOUT_URI:
+            text = f"A notes server with {len(self.notes)} notes."
+        elif uri.startswith("notes://note/"):
+            note_id = unquote(uri.removeprefix("notes://note/"))
+            # BUG 8 (documented): notes are sharded by the id's first character, and an empty id
+            # (`notes://note/`) raises IndexError, which escapes the main loop.
+            shard = note_id[0]
+            note = self.notes.get(note_id) if shard.isascii() else None
+            if note is None:
+                self.fail(rid, RESOURCE_NOT_FOUND, "resource not found")
+                return
+            text = f"{note['title']}\n\n{note['body']}"
+        else:
+            self.fail(rid, RESOURCE_NOT_FOUND, "resource not found")
+            return
+        self.send(rid, result={"contents": [{"uri": uri, "mimeType": "text/plain", "text": text}]})
+
+    def get_prompt(self, rid: Any, params: dict[str, Any]) -> None:
+        """Messages that ask for a summary of one note."""
+        arguments = params.get("arguments") or {}
+        if params.get("name") != "summarize_note":
+            self.fail(rid, -32602, "invalid params: unknown prompt")
+            return
+        if not isinstance(arguments, dict) or not isinstance(arguments.get("id"), str) \
+                or not all(isinstance(value, str) for value in arguments.values()):
+            self.fail(rid, -32602, "invalid params: `id` is required, and every argument is a string")
+            return
+        note = self.notes.get(arguments["id"])
+        body = note["body"] if note is not None else "(no such note)"
+        length = "in one line" if arguments.get("length") != "long" else "in a few paragraphs"
+        # BUG 9 (documented): the instructions go in a "system" message, a role MCP prompts do not have.
+        messages = [
+            {"role": "system", "content": {"type": "text", "text": f"Summarize {length}."}},
+            {"role": "user", "content": {"type": "text", "text": body}},
+        ]
+        self.send(rid, result={"description": "summarize a note", "messages": messages})
 
     def call_tool(self, rid: Any, params: dict[str, Any]) -> None:
         """Run one tool; bad arguments are an isError result the model can read."""

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpfuzz.jsonrpc.expectation import Expectation, HttpRule, ReaderLimit, ToolCallCheck, VersionCheck
+from mcpfuzz.jsonrpc.expectation import (
+    CancelCheck,
+    ConcurrencyCheck,
+    Expectation,
+    HttpRule,
+    ListingCheck,
+    ReaderLimit,
+    ResourceCheck,
+    ToolCallCheck,
+    VersionCheck,
+)
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.versions import Era
@@ -88,6 +98,18 @@ def _extra_to_json(expect: Expectation) -> dict[str, Any]:
             extra["unsupported_version"] = versions.unsupported
         if versions.discover_failed:
             extra["discover_failed"] = True
+    if expect.listing is not None:
+        extra["listing"] = {"capability": expect.listing.capability, "page": expect.listing.page,
+                            "cursors": list(expect.listing.cursors)}
+    if expect.resource is not None:
+        extra["resource"] = {"uri": expect.resource.uri, "listed": expect.resource.listed,
+                             "missing": expect.resource.missing}
+    if expect.cancel is not None:
+        extra["cancel"] = {"request": expect.cancel.request, "probe": expect.cancel.probe}
+    if expect.concurrent is not None:
+        extra["concurrent"] = [list(request) for request in expect.concurrent.requests]
+    if expect.wrong_answer != "medium":
+        extra["wrong_answer"] = expect.wrong_answer
     return extra
 
 
@@ -105,7 +127,9 @@ def expectation_from_json(data: Any) -> Expectation:
             lenient=bool(extra.get("lenient")), quiet_ok=bool(extra.get("quiet_ok")),
             is_error_result_ok=bool(extra.get("is_error_result_ok")),
             past_limit=ReaderLimit(extra["past_limit"]) if extra.get("past_limit") else None,
-            http=_http_rule(extra), versions=_version_check(extra), tool_call=_tool_call(extra))
+            http=_http_rule(extra), versions=_version_check(extra), tool_call=_tool_call(extra),
+            listing=_listing(extra), resource=_resource(extra), cancel=_cancel(extra),
+            concurrent=_concurrent(extra), wrong_answer=extra.get("wrong_answer", "medium"))
     except (TypeError, ValueError) as error:
         raise CaseFormatError(f"the expectation cannot be read: {error}") from None
 
@@ -137,6 +161,35 @@ def _tool_call(extra: dict) -> ToolCallCheck | None:
     return ToolCallCheck(tool=tool if isinstance(tool, str) else None, valid=extra.get("arguments") == POSITIVE,
                          rule=str(extra.get("rule") or ""), output_schema=schema if isinstance(schema, dict) else None,
                          unicode_unsafe=bool(extra.get("unicode_unsafe")))
+
+
+def _listing(extra: dict) -> ListingCheck | None:
+    part = extra.get("listing")
+    if not isinstance(part, dict):
+        return None
+    return ListingCheck(str(part.get("capability", "")), int(part.get("page") or 1),
+                        tuple(str(cursor) for cursor in part.get("cursors") or ()))
+
+
+def _resource(extra: dict) -> ResourceCheck | None:
+    part = extra.get("resource")
+    if not isinstance(part, dict) or not isinstance(part.get("uri"), str):
+        return None
+    return ResourceCheck(part["uri"], listed=bool(part.get("listed")), missing=bool(part.get("missing")))
+
+
+def _cancel(extra: dict) -> CancelCheck | None:
+    part = extra.get("cancel")
+    if not isinstance(part, dict) or not isinstance(part.get("request"), int) or not isinstance(part.get("probe"), int):
+        return None
+    return CancelCheck(part["request"], part["probe"])
+
+
+def _concurrent(extra: dict) -> ConcurrencyCheck | None:
+    part = extra.get("concurrent")
+    if not isinstance(part, list):
+        return None
+    return ConcurrencyCheck(tuple((int(rid), str(method), str(uri)) for rid, method, uri in part))
 
 
 def case_to_json(case: Case) -> dict:

@@ -14,6 +14,8 @@ PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
+# MCP server/resources up to 2025-11-25: resource not found (2026-07-28 uses INVALID_PARAMS, SEP-2164).
+LEGACY_NOT_FOUND = -32002
 
 # A severity by name: the frame model sits below the oracles, so it names their `Severity` rather than import it.
 SeverityName = Literal["low", "medium", "high", "critical"]
@@ -73,6 +75,52 @@ class ToolCallCheck:
 
 
 @dataclass(frozen=True)
+class ListingCheck:
+    """One page of a declared capability's list method (read by declared-served).
+
+    `cursors` are the cursors sent so far, this page's included: a `nextCursor` naming one of them
+    again sends a paging client round in a loop for ever.
+    """
+
+    capability: str
+    page: int = 1
+    cursors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ResourceCheck:
+    """A `resources/read` (read by declared-served and resource-not-found).
+
+    `listed`: the URI is in resources/list, so it reads without error and `contents[].uri` names it.
+    `missing`: the URI was made up to exist nowhere, so the era's not-found error is due.
+    """
+
+    uri: str
+    listed: bool = False
+    missing: bool = False
+
+
+@dataclass(frozen=True)
+class CancelCheck:
+    """A request, `notifications/cancelled` for it, then a probe request, in one write (read by cancel-respected).
+
+    The probe's answer proves the server had read the cancel: an answer to `request` after it was sent
+    clearly after the cancel arrived; one before it may have been on its way already (never a finding).
+    """
+
+    request: int
+    probe: int
+
+
+@dataclass(frozen=True)
+class ConcurrencyCheck:
+    """Read-only requests in flight at once (read by concurrency): each `(id, method, uri)` is answered once,
+    with its own answer (the shape of its own method, a read's contents for its own URI)."""
+
+    requests: tuple[tuple[int, str, str], ...]
+
+
+@dataclass(frozen=True)
 class Expectation:
     """The answers a frame may correctly get, and which oracle judges a wrong one.
 
@@ -84,7 +132,9 @@ class Expectation:
     `lenient` (parse-error: a parser may accept the frame), `quiet_ok` (invalid-request: silence is
     low although the id was readable), `is_error_result_ok` (invalid-params: an isError result is a
     correct refusal), `past_limit` (the frame goes past a limit RFC 8259 lets readers set: silence or a
-    changed id is low, and no-hang owns it whatever the judge), `http`, `versions` and `tool_call`.
+    changed id is low, and no-hang owns it whatever the judge), `http`, `versions`, `tool_call`, `listing`,
+    `resource`, `cancel` and `concurrent`. `wrong_answer` is how bad another error code, or a result where an
+    error is due, is: low where the spec only says SHOULD (prompts).
     """
 
     judge: OracleId
@@ -106,6 +156,11 @@ class Expectation:
     http: HttpRule | None = None
     versions: VersionCheck | None = None
     tool_call: ToolCallCheck | None = None
+    listing: ListingCheck | None = None
+    resource: ResourceCheck | None = None
+    cancel: CancelCheck | None = None
+    concurrent: ConcurrencyCheck | None = None
+    wrong_answer: SeverityName = "medium"
 
     def __post_init__(self) -> None:
         # A typo in a strategy's judge fails as soon as the case is built, not when an oracle looks it up.

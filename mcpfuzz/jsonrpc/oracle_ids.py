@@ -31,6 +31,10 @@ class OracleId(str, Enum):
     VALID_INPUT_ACCEPTED = "valid-input-accepted"
     OUTPUT_SCHEMA = "output-schema"
     VERSION_NEGOTIATION = "version-negotiation"
+    RESOURCE_NOT_FOUND = "resource-not-found"
+    DECLARED_SERVED = "declared-served"
+    CANCEL_RESPECTED = "cancel-respected"
+    CONCURRENCY = "concurrency"
 
     def __str__(self) -> str:
         # The id itself in messages, f-strings and file names, on every Python version.

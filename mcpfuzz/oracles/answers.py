@@ -85,7 +85,7 @@ def judge_answers(exchange: Exchange, failure: type[Failure], silence: Any) -> l
             if not expect.error_ok:
                 continue  # a rejected valid request: judged by the owner of that code
             if codes and code not in codes:
-                found.append(failure(Severity.MEDIUM, f"answered error {code} instead of {wanted}",
+                found.append(failure(Severity.parse(expect.wrong_answer), f"answered error {code} instead of {wanted}",
                                      f"code:{code}", server_wide=True))
             elif not expect.id_recoverable and incoming.id is not None and arrival.id_tag != ID_CURRENT:
                 found.append(failure(Severity.MEDIUM,
@@ -93,7 +93,8 @@ def judge_answers(exchange: Exchange, failure: type[Failure], silence: Any) -> l
                                      "read from this frame, so it must be null (JSON-RPC 2.0 section 5)",
                                      "id-not-null", server_wide=True))
         elif incoming.is_result and not expect.result_ok:
-            found.append(failure(Severity.MEDIUM, f"answered with a result; expected {expect.describe()}",
+            found.append(failure(Severity.parse(expect.wrong_answer), f"answered with a result; expected "
+                                 f"{expect.describe()}",
                                  "result", server_wide=True))
     return found
 

@@ -1,6 +1,8 @@
 """Import every built-in oracle module so that each registers itself."""
 
 from mcpfuzz.oracles import (  # noqa: F401
+    cancellation,
+    concurrency,
     error_codes,
     http,
     ids,
@@ -9,6 +11,7 @@ from mcpfuzz.oracles import (  # noqa: F401
     notifications,
     process,
     result_shapes,
+    surfaces,
     tool_results,
     versions,
 )

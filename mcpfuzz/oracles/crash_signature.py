@@ -10,7 +10,8 @@ import re
 from pathlib import PurePath
 
 FRAMES_KEPT = 3  # innermost stack frames in a signature: enough to tell two raise sites apart
-_VALUES = re.compile(r"'[^']*'|\"[^\"]*\"|0x[0-9a-fA-F]+|[0-9]+")
+# A quote must not touch a letter: the apostrophe of "can't" opens no quoted value.
+_VALUES = re.compile(r"(?<!\w)'[^']*'(?!\w)|\"[^\"]*\"|0x[0-9a-fA-F]+|[0-9]+")
 # Python: `  File "/srv/app.py", line 12, in handler`
 _PYTHON_FRAME = re.compile(r'^\s*File "([^"]+)", line \d+, in (\S+)')
 # JavaScript (V8): `    at handler (/srv/app.js:12:5)` or `    at /srv/app.js:12:5`

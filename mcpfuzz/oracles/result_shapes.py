@@ -9,6 +9,7 @@ from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
+from mcpfuzz.oracles.spec_schema import spec_result_problems
 
 ResponseSchemaFailure = failure_class(OracleId.RESPONSE_SCHEMA, "Response breaks the JSON-RPC envelope or MCP shape")
 
@@ -136,8 +137,9 @@ SHAPES: dict[str, Callable[[dict, Era], list[str]]] = {
 }
 
 
-def result_problems(method: str | None, result: Any, era: Era) -> list[str]:
-    """Problems with a result of `method` in `era` (empty when fine or the method is not known)."""
+def result_problems(method: str | None, result: Any, era: Era, version: str = "") -> list[str]:
+    """Problems with a result of `method` in `era` (empty when fine or the method is not known); the methods of
+    resources, prompts and completions are checked against the specification's schema for `version`."""
     if method is None:
         return []
     if not isinstance(result, dict):
@@ -149,6 +151,8 @@ def result_problems(method: str | None, result: Any, era: Era) -> list[str]:
     shape = SHAPES.get(method)
     if shape is not None and result.get("resultType", "complete") == "complete":
         problems += shape(result, era)
+    elif result.get("resultType", "complete") == "complete":
+        problems += spec_result_problems(method, version, result)
     return problems
 
 
@@ -165,7 +169,7 @@ def response_schema(exchange: Exchange) -> Iterator[Failure]:
         message = arrival.incoming.message
         problems = envelope_problems(message)
         if not problems and arrival.id_tag == ID_CURRENT and "result" in message:
-            problems = result_problems(method, message["result"], exchange.era)
+            problems = result_problems(method, message["result"], exchange.era, exchange.protocol_version)
             where = f"the {method} result"
         else:
             where = "the response envelope"

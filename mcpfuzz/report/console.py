@@ -37,7 +37,8 @@ class ConsoleReporter:
         self.config = config
         self.program = program  # how mcpfuzz was started: printed commands must work when pasted
         # soft_wrap: long reproductions stay one copy-pasteable line, also when piped to a file.
-        self.console = console or Console(highlight=False, soft_wrap=True)
+        # No emoji codes: `template:notes://...` must not print a musical note.
+        self.console = console or Console(highlight=False, soft_wrap=True, emoji=False)
         self.verbosity = verbosity
         self.findings = FindingPrinter(self.console, config.target, program, config.seed, verbosity)
         self._progress: Progress | None = None

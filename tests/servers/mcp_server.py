@@ -150,6 +150,7 @@ class Server:
     TOOLS: list[dict[str, Any]] = TOOLS
     SERVER_INFO: dict[str, str] = SERVER_INFO
     BUGS: dict[str, str] = BUGS
+    CAPABILITIES: dict[str, Any] = {"tools": {}}
 
     def __init__(self, bugs: set[str]) -> None:
         """Start uninitialised, with no negotiated legacy version."""
@@ -309,7 +310,7 @@ class Server:
         if method == "server/discover":
             result: dict[str, Any] = {
                 "supportedVersions": [MODERN_VERSION],
-                "capabilities": {"tools": {}},
+                "capabilities": self.CAPABILITIES,
                 "ttlMs": 0,
                 "cacheScope": "private",
                 "_meta": {"io.modelcontextprotocol/serverInfo": self.SERVER_INFO},
@@ -319,7 +320,10 @@ class Server:
         elif method == "tools/call":
             result = self.tools_call(params)
         else:  # ping and initialize are gone from this era
-            return self.method_not_found(rid)
+            other = self.serve_method(method, params, modern=True)
+            if other is None:
+                return self.method_not_found(rid)
+            result = other
         if "no-result-type" not in self.bugs:
             result["resultType"] = "complete"
         return self.result(rid, result)
@@ -344,7 +348,8 @@ class Server:
             return self.result(rid, self.tools_list(params))
         if method == "tools/call":
             return self.result(rid, self.tools_call(params))
-        return self.method_not_found(rid)
+        other = self.serve_method(method, params, modern=False)
+        return self.method_not_found(rid) if other is None else self.result(rid, other)
 
     def initialize(self, rid: Id, params: dict[str, Any]) -> list[Any]:
         """The legacy handshake; an unknown version is answered with our latest, not an error."""
@@ -355,10 +360,14 @@ class Server:
             raise InvalidParams("protocolVersion must be a string")
         known = requested in LEGACY_VERSIONS or "version-echo" in self.bugs
         self.legacy_version = requested if known else LATEST_LEGACY
-        result: dict[str, Any] = {"protocolVersion": self.legacy_version, "capabilities": {"tools": {}}}
+        result: dict[str, Any] = {"protocolVersion": self.legacy_version, "capabilities": self.CAPABILITIES}
         if "bad-shape" not in self.bugs:
             result["serverInfo"] = self.SERVER_INFO
         return self.result(rid, result)
+
+    def serve_method(self, method: str, params: dict[str, Any], *, modern: bool) -> dict[str, Any] | None:
+        """A subclass's other methods (resources, prompts, ...): the result, or None for an unknown method."""
+        return None
 
     # ---- tools (both eras) --------------------------------------------------------------------
 

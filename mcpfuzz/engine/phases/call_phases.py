@@ -17,6 +17,7 @@ from mcpfuzz.engine.phases.search import Judge, PhaseStopped, SearchOptions, Ver
 from mcpfuzz.engine.phases.targets import CallTarget
 from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Failure
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
@@ -53,6 +54,7 @@ class CallPhases:
         self.calls = 0
         self._consumers = [target for target in targets if takes_ids(target.schema)]
         self._planned: list[tuple[CallTarget, ArgumentCall]] | None = None
+        self._kind_planned: list[Case] | None = None
 
     async def call(self, phase: PhaseName, target: CallTarget, call: ArgumentCall, *,
                    history: tuple[bytes, ...] = ()) -> tuple[Exchange, list[Verdict]]:
@@ -68,7 +70,16 @@ class CallPhases:
     # -- coverage ------------------------------------------------------------------------------
 
     async def coverage(self, deadline: float) -> int:
-        """Every target's deterministic calls, in order; returns how many were skipped for lack of time."""
+        """Each kind's own cases, then every target's deterministic calls, in order; returns how many were
+        skipped for lack of time."""
+        for case in self._kind_cases():
+            if time.monotonic() >= deadline:
+                break
+            try:
+                exchange = await self.session.run_case(case)
+            except (HarnessError, ServerStartError) as error:
+                raise PhaseStopped(str(error)) from None
+            self.judge(PhaseName.COVERAGE, exchange)
         planned = self._coverage_plan()
         for index, (target, call) in enumerate(planned):
             if time.monotonic() >= deadline:
@@ -78,26 +89,48 @@ class CallPhases:
 
     def coverage_size(self) -> int:
         """How many coverage calls there are (for the progress bar)."""
-        return len(self._coverage_plan())
+        return len(self._coverage_plan()) + len(self._kind_cases())
+
+    def _kind_cases(self) -> list[Case]:
+        """Cases about a kind as a whole (a prompt or a URI that does not exist), once per kind with targets."""
+        if self._kind_planned is None:
+            self._kind_planned = []
+            for target_type in dict.fromkeys(t.type for t in self.targets):
+                if target_type.kind_cases is not None:
+                    self._kind_planned += target_type.kind_cases(self.builder, self.targets)
+        return self._kind_planned
 
     def _coverage_plan(self) -> list[tuple[CallTarget, ArgumentCall]]:
         """Every target's coverage calls, computed once (each is validated against its schema)."""
         if self._planned is None:
-            self._planned = [(t, c) for t in self.targets for c in coverage_calls(
-                t.schema, t.plain, t.populated, strict_types=self.strict_types)]
+            self._planned = [(t, c) for t in self.targets for c in self._coverage_of(t)]
         return self._planned
+
+    def _coverage_of(self, target: CallTarget) -> list[ArgumentCall]:
+        """A target's coverage calls: its kind's own, or the boundaries and single-rule breaks of its schema."""
+        if target.type.coverage_calls is not None:
+            return target.type.coverage_calls(target.declaration)
+        return coverage_calls(target.schema, target.plain, target.populated, strict_types=self.strict_types)
 
     # -- fuzz ----------------------------------------------------------------------------------
 
+    @property
+    def fuzzed(self) -> list[CallTarget]:
+        """The targets the fuzz phase searches (a listed resource reads the same each time: coverage reads it)."""
+        return [target for target in self.targets if target.type.fuzzed]
+
     async def fuzz(self, deadline: float) -> None:
-        """One Hypothesis search per target; the remaining time is shared fairly among the targets left."""
-        for index, target in enumerate(self.targets):
+        """One Hypothesis search per fuzzed target; the remaining time is shared equally among the targets left."""
+        targets = self.fuzzed
+        for index, target in enumerate(targets):
             now = time.monotonic()
             if now >= deadline:
                 return
-            await self.fuzz_target(target, now + (deadline - now) / (len(self.targets) - index))
+            await self.fuzz_target(target, now + (deadline - now) / (len(targets) - index))
 
     def _strategy(self, target: CallTarget) -> st.SearchStrategy[ArgumentCall]:
+        if target.type.fuzz_calls is not None:
+            return target.type.fuzz_calls(target.declaration)
         schema = target.schema
         valid = schema.positive.map(lambda arguments: ArgumentCall(POSITIVE, arguments, "valid arguments"))
         strategies = [valid, negative_arguments(schema, strict_types=self.strict_types), edge_arguments(schema)]

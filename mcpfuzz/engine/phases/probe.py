@@ -8,11 +8,12 @@ from typing import Any
 from mcpfuzz.engine.errors import UnusableServer
 from mcpfuzz.engine.phases.targets import TargetType, target_types
 from mcpfuzz.engine.session.session import Session
-from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
+from mcpfuzz.jsonrpc.expectation import Expectation, ListingCheck
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.ids import show_id
 from mcpfuzz.jsonrpc.incoming import Incoming
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, LATEST_MODERN, MODERN_VERSIONS, Era, era_of
 from mcpfuzz.strategies.lifecycle import discover_first, initialize_case
@@ -79,8 +80,11 @@ async def probe(session: Session, forced_version: str | None) -> ProbeResult:
     else:
         await _legacy_handshake(session, result, forced_version, discover_failed=forced_version is None)
     for target_type in target_types().values():
-        if target_type.capability in result.capabilities:
+        if target_type.capability in result.capabilities and target_type.list_method is not None:
             result.declared[target_type.kind] = await _list_declared(session, result, target_type)
+    for target_type in target_types().values():
+        if target_type.capability in result.capabilities and target_type.derive is not None:
+            result.declared[target_type.kind] = target_type.derive(result.declared)
     return result
 
 
@@ -131,17 +135,21 @@ async def _legacy_handshake(session: Session, result: ProbeResult, forced_versio
 
 
 async def _list_declared(session: Session, result: ProbeResult, target_type: TargetType) -> list[dict]:
-    """The kind's list method (tools/list, ...), every page, each judged (a cursor loop or a failing page ends
-    the listing with a note)."""
+    """The kind's list method (tools/list, ...), every page, each judged (declared-served finds a cursor loop
+    or a refusal; either ends the listing with a note)."""
     method, key = target_type.list_method, target_type.list_key
+    assert method is not None
     declared: list[dict] = []
     cursor: str | None = None
-    seen: set[str] = set()
-    for page_number in range(MAX_LIST_PAGES):
+    sent: tuple[str, ...] = ()
+    for page_number in range(1, MAX_LIST_PAGES + 1):
         rid = session.next_id()
-        case_id = method.replace("/", "-") + ("" if page_number == 0 else f"-page-{page_number + 1}")
-        case = Case(case_id, "probe", method, session.message(method, {"cursor": cursor} if cursor else {}, rid),
-                    ex.result(rid, method), patient=True)
+        case_id = method.replace("/", "-") + ("" if page_number == 1 else f"-page-{page_number}")
+        listing = ListingCheck(target_type.capability, page_number, sent)
+        expect = Expectation(judge=OracleId.DECLARED_SERVED, id=rid, result_ok=True, error_ok=True, well_formed=True,
+                             method=method, note=f"the server declares `{target_type.capability}`", listing=listing)
+        case = Case(case_id, "probe", f"{method}, page {page_number}",
+                    session.message(method, {"cursor": cursor} if cursor else {}, rid), expect, patient=True)
         exchange = await session.run_case(case)
         result.exchanges.append(exchange)
         reply = _answer(exchange)
@@ -156,8 +164,10 @@ async def _list_declared(session: Session, result: ProbeResult, target_type: Tar
         cursor = page.get("nextCursor")
         if not isinstance(cursor, str) or not cursor:
             break
-        if cursor in seen:
+        if cursor in sent:
             result.notes.append(f"{method} returned the cursor {cursor!r} twice; stopped paging")
             break
-        seen.add(cursor)
+        sent += (cursor,)
+    else:
+        result.notes.append(f"{method} still had more after {MAX_LIST_PAGES} pages; fuzzing what they listed")
     return declared

@@ -5,9 +5,14 @@ from __future__ import annotations
 from mcpfuzz.engine.phases.targets import CallTarget, Safety, TargetType, register_target_type
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.target_kind import TargetKind
-from mcpfuzz.strategies.arguments.call import ArgumentCall
+from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
 from mcpfuzz.strategies.arguments.tool_calls import tool_call_case
 from mcpfuzz.strategies.messages import FrameBuilder
+from mcpfuzz.strategies.surfaces.completions import VALUE_SCHEMA, completion_case, completion_declarations
+from mcpfuzz.strategies.surfaces.prompts import arguments_schema, prompt_get_case, unknown_prompt_case
+from mcpfuzz.strategies.surfaces.resources import listed_read_case, missing_read_case, missing_uris, template_read_case
+from mcpfuzz.strategies.surfaces.templates import drawn_values, expand, variables_schema
+from mcpfuzz.strategies.surfaces.templates import edge_calls as template_edge_calls
 
 
 def tool_safety(tool: dict) -> Safety:
@@ -33,3 +38,67 @@ TOOLS = register_target_type(TargetType(
     kind=TargetKind.TOOL, method="tools/call", capability="tools", list_method="tools/list", list_key="tools",
     result_oracle="output-schema", schema=lambda tool: tool.get("inputSchema"), safety=tool_safety,
     make_case=_tool_case, option="--include-tool"))
+
+
+# -- resources, templates, prompts, completions (MCP server/resources, server/prompts, utilities/completion) --
+
+NO_PARAMS = {"type": "object", "properties": {}, "additionalProperties": False}
+
+
+def _reads(_: dict) -> Safety:
+    return Safety.READ_ONLY  # reading, getting a prompt and completing change nothing on the server
+
+
+def _resource_case(builder: FrameBuilder, target: CallTarget, call: ArgumentCall, family: str,
+                   history: tuple[bytes, ...]) -> Case:
+    return listed_read_case(builder, target.name, family=family, history=history)
+
+
+def _missing_resources(builder: FrameBuilder, targets: list[CallTarget]) -> list[Case]:
+    """Reads of URIs next to listed ones that no listing names and no template could produce."""
+    templates = [t.name for t in targets if t.kind is TargetKind.TEMPLATE]
+    return [missing_read_case(builder, uri) for uri in missing_uris(
+        [t.name for t in targets if t.kind is TargetKind.RESOURCE], templates)]
+
+
+def _template_case(builder: FrameBuilder, target: CallTarget, call: ArgumentCall, family: str,
+                   history: tuple[bytes, ...]) -> Case:
+    return template_read_case(builder, target.name, expand(target.name, call.arguments), call.description,
+                              family=family, history=history)
+
+
+def _prompt_case(builder: FrameBuilder, target: CallTarget, call: ArgumentCall, family: str,
+                 history: tuple[bytes, ...]) -> Case:
+    return prompt_get_case(builder, target.declaration, call, family=family, history=history)
+
+
+def _completion_case(builder: FrameBuilder, target: CallTarget, call: ArgumentCall, family: str,
+                     history: tuple[bytes, ...]) -> Case:
+    return completion_case(builder, target.declaration, call, family=family, history=history)
+
+
+RESOURCES = register_target_type(TargetType(
+    kind=TargetKind.RESOURCE, method="resources/read", capability="resources", list_method="resources/list",
+    list_key="resources", result_oracle="declared-served", schema=lambda _: NO_PARAMS, safety=_reads,
+    make_case=_resource_case, option="--include-target", name_key="uri",
+    coverage_calls=lambda _: [ArgumentCall(POSITIVE, {}, "read the listed URI")], fuzzed=False,
+    kind_cases=_missing_resources))
+
+TEMPLATES = register_target_type(TargetType(
+    kind=TargetKind.TEMPLATE, method="resources/read", capability="resources",
+    list_method="resources/templates/list", list_key="resourceTemplates", result_oracle="response-schema",
+    schema=variables_schema, safety=_reads, make_case=_template_case, option="--include-target",
+    name_key="uriTemplate", coverage_calls=template_edge_calls, fuzz_calls=drawn_values))
+
+PROMPTS = register_target_type(TargetType(
+    kind=TargetKind.PROMPT, method="prompts/get", capability="prompts", list_method="prompts/list",
+    list_key="prompts", result_oracle="response-schema", schema=arguments_schema, safety=_reads,
+    make_case=_prompt_case, option="--include-target",
+    kind_cases=lambda builder, targets: [unknown_prompt_case(builder)]))
+
+COMPLETIONS = register_target_type(TargetType(
+    kind=TargetKind.COMPLETION, method="completion/complete", capability="completions", list_method=None,
+    list_key="", result_oracle="response-schema", schema=lambda _: VALUE_SCHEMA, safety=_reads,
+    make_case=_completion_case, option="--include-target",
+    derive=lambda declared: completion_declarations(declared.get(TargetKind.PROMPT, []),
+                                                    declared.get(TargetKind.TEMPLATE, []))))

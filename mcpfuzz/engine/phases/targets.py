@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
+from hypothesis import strategies as st
+
 from mcpfuzz.engine.phases.search import database_key
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.target_kind import TargetKind
@@ -34,6 +36,8 @@ class Safety(str, Enum):
 
 # The frame for one call of a target: (builder, target, drawn call, case family, history) -> Case.
 CaseMaker = Callable[[FrameBuilder, "CallTarget", ArgumentCall, str, tuple[bytes, ...]], Case]
+# Cases about a kind as a whole (a name no listing has), from the builder and the kind's targets.
+KindCases = Callable[[FrameBuilder, list["CallTarget"]], list[Case]]
 
 
 @dataclass(frozen=True)
@@ -43,13 +47,26 @@ class TargetType:
     kind: TargetKind
     method: str  # the JSON-RPC method that calls it
     capability: str  # the server capability that declares the kind
-    list_method: str  # where the server lists its declarations (every page is read)
+    list_method: str | None  # where the server lists its declarations (every page is read); None: derived
     list_key: str  # the result member holding the declarations
     result_oracle: str  # the oracle that judges a successful result beyond the envelope
     schema: Callable[[dict], object]  # the JSON Schema its params are drawn from, taken from a declaration
     safety: Callable[[dict], Safety]
     make_case: CaseMaker
     option: str  # the command-line option that names one ("--include-tool"), for messages
+    name_key: str = "name"  # the declaration member that names a target (`uri` for a resource)
+    # Declarations made from other kinds' listings (completions: prompt arguments, template variables).
+    derive: Callable[[dict[TargetKind, list[dict]]], list[dict]] | None = None
+    # Deterministic calls in place of the schema's coverage calls, and the fuzz phase's draws in place of
+    # the schema's; `fuzzed` False: nothing to search (a listed resource reads the same each time).
+    coverage_calls: Callable[[dict], list[ArgumentCall]] | None = None
+    fuzz_calls: Callable[[dict], st.SearchStrategy[ArgumentCall]] | None = None
+    fuzzed: bool = True
+    kind_cases: KindCases | None = None
+
+    def name_of(self, declaration: dict) -> object:
+        """The target's name in a declaration (a string, unless the server sent something else)."""
+        return declaration.get(self.name_key)
 
 
 TARGET_TYPES: dict[TargetKind, TargetType] = {}
@@ -139,9 +156,9 @@ class Selection:
 
 def skip_reason(target_type: TargetType, declaration: dict, selection: Selection) -> str | None:
     """Why a declared target is not called, or None. Only an explicit `true` risk hint skips."""
-    name = declaration.get("name")
+    name = target_type.name_of(declaration)
     if not isinstance(name, str):
-        return "it has no string name"
+        return f"it has no string {target_type.name_key}"
     label = target_type.kind.label(name)
     if label in selection.exclude:
         return target_type.option.replace("include", "exclude")
@@ -183,7 +200,7 @@ NO_TIME = "not prepared in time"
 def _plan_kind(plan: TargetPlan, target_type: TargetType, declarations: list[dict], selection: Selection,
                seed: int, limits: PlanLimits) -> None:
     kind, prefix = target_type.kind, f"{target_type.kind.value}/"
-    listed = {str(declaration.get("name")) for declaration in declarations}
+    listed = {str(target_type.name_of(declaration)) for declaration in declarations}
     for option, labels in ((target_type.option, selection.include),
                            (target_type.option.replace("include", "exclude"), selection.exclude)):
         for label in labels:
@@ -194,7 +211,7 @@ def _plan_kind(plan: TargetPlan, target_type: TargetType, declarations: list[dic
     for declaration in declarations:
         limits.check_cancelled()  # Ctrl-C, SIGTERM or the budget: stop planning now
         reason = skip_reason(target_type, declaration, selection)
-        name = str(declaration.get("name"))
+        name = str(target_type.name_of(declaration))
         if reason is None and time.monotonic() >= limits.deadline:
             reason = NO_TIME
         if reason is None and name in seen:
@@ -205,7 +222,8 @@ def _plan_kind(plan: TargetPlan, target_type: TargetType, declarations: list[dic
         seen.add(name)
         schema = target_type.schema(declaration)
         if not isinstance(schema, dict):
-            plan.skipped.append((prefix + name, "it has no object inputSchema"))
+            plan.skipped.append((prefix + name, "it has no object inputSchema" if kind is TargetKind.TOOL
+                                 else "its params cannot be drawn"))
             continue
         try:
             arguments = ArgumentSchema(schema)

@@ -164,7 +164,7 @@ class Soak(Run):
         """Frame families and call targets (and call sequences), this worker's share of them."""
         if PhaseName.FUZZ not in self.config.phases:
             return []
-        calls = [target.label for target in plan.targets]
+        calls = [target.label for target in plan.targets if target.type.fuzzed]
         frames = [f"frames/{family}" for family in FAMILIES]
         # Targets and frame families alternate, so that the first round (every target once) touches both early.
         names = [name for pair in zip_longest(calls, frames) for name in pair if name is not None]

@@ -1,0 +1,25 @@
+"""A request cancelled with `notifications/cancelled` gets no answer once the server has read the cancel."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
+
+CancelRespectedFailure = failure_class(OracleId.CANCEL_RESPECTED, "Cancelled request answered after the cancel")
+
+
+@register(CancelRespectedFailure, Severity.LOW)
+def cancel_respected(exchange: Exchange) -> Iterator[Failure]:
+    """MCP cancellation: a request answered after a probe sent behind its cancel was answered (SHOULD NOT: low)."""
+    cancel = exchange.case.expect.cancel
+    if cancel is None:
+        return
+    order = [a.incoming.id for a in exchange.responses() if a.id_tag == ID_CURRENT]
+    # The race: an answer before the probe's may have been written before the cancel was read.
+    if cancel.probe in order and cancel.request in order[order.index(cancel.probe):]:
+        yield CancelRespectedFailure(
+            Severity.LOW, f"request {cancel.request} was answered after the request sent behind its "
+            "notifications/cancelled: the server had read the cancel and answered anyway", "answered")

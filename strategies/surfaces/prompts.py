@@ -1,0 +1,63 @@
+"""`prompts/get` frames: arguments drawn from a prompt's declared arguments, and a prompt that does not exist."""
+
+from __future__ import annotations
+
+from mcpfuzz.strategies.arguments.call import NEGATIVE, ArgumentCall
+from mcpfuzz.strategies.messages import FrameBuilder
+
+from mcpfuzz.jsonrpc import expectation as ex
+from mcpfuzz.jsonrpc.expectation import Expectation
+from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
+
+GET = "prompts/get"
+PROMPT_FAMILY = "prompt"
+UNKNOWN_PROMPT = "mcpfuzz-no-such-prompt"
+# A surplus argument breaks the drawing schema's `additionalProperties`, but no revision says it is an error.
+LENIENT_RULES = frozenset({"additionalProperties"})
+
+
+def arguments_schema(prompt: dict) -> dict:
+    """The JSON Schema arguments are drawn from: each declared argument a string, the required ones required."""
+    declared = [a for a in prompt.get("arguments") or [] if isinstance(a, dict) and isinstance(a.get("name"), str)]
+    return {"type": "object", "properties": {a["name"]: {"type": "string"} for a in declared},
+            "required": [a["name"] for a in declared if a.get("required") is True],
+            "additionalProperties": False}
+
+
+def refused(rid: int, method: str, note: str) -> Expectation:
+    """Params a correct server refuses with -32602; the spec says SHOULD, so another answer is low."""
+    return Expectation(judge=OracleId.INVALID_PARAMS, id=rid, codes=frozenset({ex.INVALID_PARAMS}), well_formed=True,
+                       method=method, note=note, wrong_answer="low")
+
+
+def unicode_unsafe(rid: int, method: str) -> Expectation:
+    """A lone surrogate: RFC 8259 section 8.2 leaves its handling open, so a parser may refuse the frame
+    (-32700, id null) or answer it; silence is parse-error's (low), as for tool arguments."""
+    return Expectation(judge=OracleId.PARSE_ERROR, id=rid, codes=frozenset({ex.PARSE_ERROR, ex.INVALID_PARAMS}),
+                       result_ok=True, null_id_ok=True, method=method, lenient=True)
+
+
+def prompt_get_case(builder: FrameBuilder, prompt: dict, call: ArgumentCall, *, family: str = PROMPT_FAMILY,
+                    history: tuple[bytes, ...] = ()) -> Case:
+    """One prompts/get: valid arguments get any answer (a prompt may refuse values), broken ones -32602."""
+    rid = builder.fresh_id()
+    name = prompt["name"]
+    frame = builder.frame(GET, {"name": name, "arguments": call.arguments}, rid)
+    if call.unicode_unsafe:
+        expect = unicode_unsafe(rid, GET)
+    elif call.kind == NEGATIVE and call.rule not in LENIENT_RULES:
+        expect = refused(rid, GET, "MCP server/prompts: invalid prompt arguments")
+    else:
+        expect = ex.any_answer(rid, GET)
+    # Not patient for a lone surrogate: parsers that refuse it stay silent, and the barrier's answer says so.
+    return Case(name, family, f"{name}: {call.description}", frame, expect, history=history,
+                patient=not call.unicode_unsafe)
+
+
+def unknown_prompt_case(builder: FrameBuilder) -> Case:
+    """prompts/get of a name no listing has: -32602."""
+    rid = builder.fresh_id()
+    return Case(UNKNOWN_PROMPT, PROMPT_FAMILY, "a prompt that does not exist",
+                builder.frame(GET, {"name": UNKNOWN_PROMPT, "arguments": {}}, rid),
+                refused(rid, GET, "MCP server/prompts: an unknown prompt name"), patient=True)

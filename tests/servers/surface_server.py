@@ -1,0 +1,209 @@
+"""MCP server over stdio with resources, a resource template, prompts and completions; one bug per ``--bug``.
+
+Usage: ``python tests/servers/surface_server.py [--bug NAME]...``
+
+Built on ``mcp_server.Server`` (both eras, its tools and its catalogue behaviour). Without ``--bug``
+it gives zero findings in both eras. Resources: ``mem://notes/welcome`` and ``mem://notes/readme``
+(resources/list in two pages); template ``mem://by-title/{title}``; prompt ``summarize`` (``topic``
+required, ``style`` optional) and ``greet`` (no arguments); completions for both; ``logging/setLevel`` in
+the legacy era.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from mcp_server import BUGS as BASE_BUGS  # noqa: E402
+from mcp_server import InvalidParams, RpcError, Server, main  # noqa: E402
+
+SURFACE_BUGS = {
+    "list-refused": "declares prompts, but prompts/list answers -32601",
+    "cursor-loop": "resources/list hands out the same cursor for ever",
+    "unreadable-listed": "mem://notes/readme is listed but reading it answers -32002",
+    "not-found-code": "a URI that does not exist is answered with -32603 instead of the era's not-found code",
+    "template-crash": "reading the template with an empty title kills the process",
+    "prompt-missing-arg": "prompts/get without the required `topic` answers -32603 instead of -32602",
+    "completion-overflow": "completion/complete returns 150 values (at most 100 are allowed)",
+    "subscribe-refused": "declares resources.subscribe, but resources/subscribe answers -32601",
+    "log-level-code": "logging/setLevel with an unknown level answers -32603 instead of -32602",
+    "swap-reads": "a read right after another read gets the earlier read's answer (a shared buffer)",
+    "late-progress": "not a bug: a request with a progressToken is answered after the next request, unless "
+                     "cancelled first",
+    "cancel-ignored": "late-progress, but a cancelled request is answered anyway",
+}
+NOTES = {"welcome": "Hello.", "readme": "Read me first."}
+RESOURCES = [{"uri": f"mem://notes/{key}", "name": key, "mimeType": "text/plain"} for key in NOTES]
+TEMPLATE = "mem://by-title/{title}"
+PROMPTS = [
+    {"name": "summarize", "description": "Summarize the notes on a topic.",
+     "arguments": [{"name": "topic", "required": True}, {"name": "style", "required": False}]},
+    {"name": "greet", "description": "A greeting."},
+]
+STYLES = ["brief", "detailed", "bullet points"]
+LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+
+
+class SurfaceServer(Server):
+    """Resources, a template, prompts and completions on top of the base server."""
+
+    BUGS = {**BASE_BUGS, **SURFACE_BUGS}
+    CAPABILITIES = {"tools": {}, "resources": {"subscribe": True}, "prompts": {}, "completions": {}, "logging": {}}
+
+    def __init__(self, bugs: set[str]) -> None:
+        """The base server's state, and the answers of requests still "in the background"."""
+        super().__init__(bugs)
+        self.modern = False
+        self.background = bool({"late-progress", "cancel-ignored"} & bugs)
+        self.queued: list[tuple[Any, list[Any]]] = []
+        self.last_method = ""
+        self.last_read: dict[str, Any] | None = None
+
+    def handle_line(self, raw: bytes) -> list[Any]:
+        """Background answers go out right after the next answer: work done while that request ran."""
+        out = super().handle_line(raw)
+        if out and self.queued:
+            out += [reply for _, replies in self.queued for reply in replies]
+            self.queued = []
+        return out
+
+    def handle_message(self, msg: Any, *, first: bool) -> list[Any]:
+        """A cancel drops the cancelled request's background answer (unless the cancel-ignored bug is on)."""
+        if isinstance(msg, dict) and msg.get("method") == "notifications/cancelled" and "id" not in msg \
+                and isinstance(msg.get("params"), dict) and "cancel-ignored" not in self.bugs:
+            cancelled = msg["params"].get("requestId")
+            self.queued = [(rid, replies) for rid, replies in self.queued if rid != cancelled]
+        return super().handle_message(msg, first=first)
+
+    def handle_request(self, rid: Any, method: str, params: dict[str, Any], *, first: bool) -> list[Any]:
+        """In the background modes, a request carrying a progressToken is answered later."""
+        try:
+            replies = super().handle_request(rid, method, params, first=first)
+        finally:
+            self.last_method = method
+        meta = params.get("_meta")
+        if self.background and replies and isinstance(meta, dict) and "progressToken" in meta:
+            self.queued.append((rid, replies))
+            return []
+        return replies
+
+    def serve_method(self, method: str, params: dict[str, Any], *, modern: bool) -> dict[str, Any] | None:
+        """Route the surface methods; cacheable results carry the 2026-07-28 cache hints."""
+        handlers = {"resources/list": self.resources_list, "resources/templates/list": self.templates_list,
+                    "resources/read": self.read, "prompts/list": self.prompts_list, "prompts/get": self.get_prompt,
+                    "completion/complete": self.complete}
+        if not modern:  # gone from 2026-07-28
+            handlers.update({"logging/setLevel": self.set_level, "resources/subscribe": self.subscribe,
+                             "resources/unsubscribe": self.subscribe})
+        handler = handlers.get(method)
+        if handler is None:
+            return None
+        self.modern = modern
+        result = handler(params)
+        if modern and method not in ("prompts/get", "completion/complete"):
+            result.update(ttlMs=0, cacheScope="private")
+        return result
+
+    def subscribe(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Subscriptions change nothing here (no resource ever changes)."""
+        if not isinstance(params.get("uri"), str):
+            raise InvalidParams("uri must be a string")
+        if "subscribe-refused" in self.bugs:
+            raise RpcError(-32601, "method not found")
+        return {}
+
+    def set_level(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Accept the RFC 5424 levels (this server sends no log messages)."""
+        if params.get("level") not in LEVELS:
+            if "log-level-code" in self.bugs:
+                raise RpcError(-32603, "internal error")
+            raise InvalidParams("unknown level")
+        return {}
+
+    def not_found(self) -> RpcError:
+        """The era's resource-not-found error (SEP-2164 moved it to -32602 in 2026-07-28)."""
+        if "not-found-code" in self.bugs:
+            return RpcError(-32603, "internal error")
+        return RpcError(-32602 if self.modern else -32002, "resource not found")
+
+    def resources_list(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Two pages of one resource each."""
+        cursor = params.get("cursor")
+        if "cursor-loop" in self.bugs:
+            return {"resources": RESOURCES[:1], "nextCursor": "again"}
+        if cursor is None:
+            return {"resources": RESOURCES[:1], "nextCursor": "2"}
+        if cursor == "2":
+            return {"resources": RESOURCES[1:]}
+        raise InvalidParams("unknown cursor")
+
+    def templates_list(self, params: dict[str, Any]) -> dict[str, Any]:
+        """One template."""
+        return {"resourceTemplates": [{"uriTemplate": TEMPLATE, "name": "note by title"}]}
+
+    def read(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A listed note, or a note by title through the template."""
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise InvalidParams("uri must be a string")
+        key = None
+        if uri.startswith("mem://notes/"):
+            key = uri.removeprefix("mem://notes/")
+            if key == "readme" and "unreadable-listed" in self.bugs:
+                raise RpcError(-32002, "resource not found")
+        elif uri.startswith("mem://by-title/"):
+            key = uri.removeprefix("mem://by-title/")
+            if key == "" and "template-crash" in self.bugs:
+                raise SystemExit("template-crash: empty title")
+        if key not in NOTES:
+            raise self.not_found()
+        if "swap-reads" in self.bugs and self.last_method == "resources/read" and self.last_read is not None:
+            return self.last_read
+        self.last_read = {"contents": [{"uri": uri, "mimeType": "text/plain", "text": NOTES[key]}]}
+        return dict(self.last_read)
+
+    def prompts_list(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Both prompts on one page."""
+        if "list-refused" in self.bugs:
+            raise RpcError(-32601, "method not found")
+        return {"prompts": PROMPTS}
+
+    def get_prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A listed prompt with string arguments; a missing required one is -32602."""
+        name = params.get("name")
+        prompt = next((p for p in PROMPTS if p["name"] == name), None)
+        if prompt is None:
+            raise InvalidParams("unknown prompt")
+        arguments = params.get("arguments") or {}
+        if not isinstance(arguments, dict) or not all(isinstance(v, str) for v in arguments.values()):
+            raise InvalidParams("arguments must be an object of strings")
+        for argument in prompt.get("arguments", []):
+            if argument["required"] and argument["name"] not in arguments:
+                if "prompt-missing-arg" in self.bugs:
+                    raise RpcError(-32603, "internal error")
+                raise InvalidParams("missing required argument")
+        text = f"Summarize the notes on {arguments.get('topic', '')}" if name == "summarize" else "Hello!"
+        return {"messages": [{"role": "user", "content": {"type": "text", "text": text}}]}
+
+    def complete(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Completions for `style` and for a note title; nothing for other arguments."""
+        ref, argument = params.get("ref"), params.get("argument")
+        if not isinstance(ref, dict) or not isinstance(argument, dict) or not isinstance(argument.get("name"), str) \
+                or not isinstance(argument.get("value"), str):
+            raise InvalidParams("ref and argument {name, value} are required")
+        if ref.get("type") == "ref/prompt" and not any(p["name"] == ref.get("name") for p in PROMPTS):
+            raise InvalidParams("unknown prompt")
+        if ref.get("type") == "ref/resource" and ref.get("uri") != TEMPLATE:
+            raise InvalidParams("unknown resource template")
+        choices = {"style": STYLES, "title": list(NOTES)}.get(argument["name"], [])
+        values = [c for c in choices if c.startswith(argument["value"])]
+        if "completion-overflow" in self.bugs:
+            values = [f"v{n}" for n in range(150)]
+        return {"completion": {"values": values, "total": len(values), "hasMore": False}}
+
+
+if __name__ == "__main__":
+    sys.exit(main(server_class=SurfaceServer))

@@ -1,0 +1,229 @@
+"""Resources, resource templates, prompts and completions: discovered, called, and judged by the right oracle.
+
+`tests/servers/surface_server.py` serves every surface in both eras; each `--bug` is caught by exactly
+its oracle, and the clean server gives no finding. The SDK surface servers (mcp 2.3.0, 1.30.0) get
+only the findings pinned here, each checked by hand against the spec.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcpfuzz.strategies.surfaces.completions import completion_declarations
+from mcpfuzz.strategies.surfaces.resources import missing_uris
+from mcpfuzz.strategies.surfaces.templates import EDGE_VALUES, edge_calls, expand, template_variables
+
+from mcpfuzz.engine.config import RunConfig
+from mcpfuzz.engine.events import CaseDone, Event, RunFinished, TargetsPlanned
+from mcpfuzz.engine.phases.targets import Selection, plan_targets, target_types
+from mcpfuzz.engine.runner import run
+from mcpfuzz.jsonrpc.target_kind import TargetKind
+from mcpfuzz.oracles.base import all_oracles
+from tests.conftest import EXAMPLE_COMMAND
+from tests.test_sdk_servers import _mcp1_python
+
+ROOT = Path(__file__).resolve().parent.parent
+SURFACE_SERVER = ROOT / "tests" / "servers" / "surface_server.py"
+SDK_SERVERS = ROOT / "tests" / "sdk_servers"
+COVERAGE = ("probe", "coverage")
+ALL_CALLS = ("probe", "catalogue", "lifecycle", "coverage", "fuzz", "stateful")
+SURFACE_KINDS = ("resource/", "template/", "prompt/", "completion/")
+
+
+def run_collecting(command: list[str], *, phases: tuple[str, ...] = COVERAGE, budget: float = 30.0,
+                   protocol_version: str | None = None, exclude: tuple[str, ...] = ()) -> tuple[RunFinished,
+                                                                                              list[Event]]:
+    """One run with every oracle, its events kept."""
+    events: list[Event] = []
+    config = RunConfig(command=command, seed=3, timeout=5.0, budget=budget, oracles=tuple(all_oracles()),
+                       protocol_version=protocol_version, phases=phases, exclude_targets=exclude)
+    finished = anyio.run(run, config, events.append)
+    return finished, events
+
+
+def surface(*bugs: str) -> list[str]:
+    """The surface test server's command with some bugs switched on."""
+    return [sys.executable, str(SURFACE_SERVER), *(arg for bug in bugs for arg in ("--bug", bug))]
+
+
+def called_targets(events: list[Event]) -> set[str]:
+    """The targets (`KIND/NAME`) the run sent a case to."""
+    return {event.exchange.case.target for event in events if isinstance(event, CaseDone)}
+
+
+@pytest.mark.parametrize("version", [None, "2025-06-18"], ids=["2026-07-28", "2025-06-18"])
+def test_clean_surface_server_gives_no_finding_in_either_era(version: str | None) -> None:
+    """Every surface discovered and called (every page listed), in every phase: zero findings."""
+    finished, events = run_collecting(surface(), phases=ALL_CALLS, budget=10, protocol_version=version)
+    assert not finished.error
+    assert finished.era == ("modern" if version is None else "legacy")
+    assert [f"{f.oracle} {f.target}: {f.message}" for f in finished.findings] == []
+    planned = next(event for event in events if isinstance(event, TargetsPlanned))
+    assert {label.split("/")[0] for label in planned.fuzzed} == {kind.value for kind in TargetKind}
+    called = called_targets(events)
+    assert {"resource/mem://notes/welcome", "resource/mem://notes/readme",  # readme is on page 2
+            "resource/mem://notes/welcome-mcpfuzz-missing", "template/mem://by-title/{title}",
+            "prompt/summarize", "prompt/greet", "prompt/mcpfuzz-no-such-prompt",
+            "completion/prompt:summarize:style", "completion/template:mem://by-title/{title}:title"} <= called
+
+
+BUG_ORACLES = {
+    "list-refused": ("declared-served", "probe/prompts-list"),
+    "cursor-loop": ("declared-served", "probe/resources-list-page-2"),
+    "unreadable-listed": ("declared-served", "resource/mem://notes/readme"),
+    "not-found-code": ("resource-not-found", "resource/mem://notes/welcome-mcpfuzz-missing"),
+    "template-crash": ("no-crash", "template/mem://by-title/{title}"),
+    "prompt-missing-arg": ("invalid-params", "prompt/summarize"),
+    "completion-overflow": ("response-schema", "completion/"),
+    "log-level-code": ("invalid-params", "logging/unknown-level"),
+    "subscribe-refused": ("method-not-found", "subscription/subscribe"),
+}
+
+
+@pytest.mark.parametrize("bug", sorted(BUG_ORACLES))
+def test_each_surface_bug_is_caught_by_exactly_its_oracle(bug: str) -> None:
+    """One switch, one finding, of the oracle that owns it, on the target that has the bug."""
+    oracle, target = BUG_ORACLES[bug]
+    legacy = target.startswith(("logging/", "subscription/"))
+    phases, version = (("probe", "catalogue"), "2025-11-25") if legacy else (COVERAGE, None)
+    finished, _ = run_collecting(surface(bug), phases=phases, protocol_version=version)
+    assert not finished.error
+    found = [(f.oracle, f.target) for f in finished.findings]
+    assert len(found) == 1 and found[0][0] == oracle and found[0][1].startswith(target), found
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_logging_and_subscriptions_are_sent_in_the_legacy_era_only(version: str) -> None:
+    """Every log level and an unknown one, subscribe and unsubscribe in the legacy era; 2026-07-28 removed them."""
+    finished, events = run_collecting(surface(), phases=("probe", "catalogue"), protocol_version=version)
+    logging = {t for t in called_targets(events) if t.startswith("logging/")}
+    subscription = {t for t in called_targets(events) if t.startswith("subscription/")}
+    assert len(logging) == (9 if version == "2025-11-25" else 0) and not finished.findings
+    assert subscription == ({"subscription/subscribe", "subscription/unsubscribe"} if version == "2025-11-25"
+                            else set())
+
+
+def test_resource_not_found_code_follows_the_era() -> None:
+    """-32002 is right up to 2025-11-25 and low from 2026-07-28 (SEP-2164 moved it to -32602)."""
+    finished, events = run_collecting(surface(), protocol_version="2025-11-25")
+    missing = [e.exchange for e in events if isinstance(e, CaseDone)
+               and e.exchange.case.target == "resource/mem://notes/welcome-mcpfuzz-missing"]
+    assert missing and b"-32002" in missing[0].arrivals[0].incoming.raw and not finished.findings
+
+
+def test_excluded_targets_are_not_called() -> None:
+    """--exclude-target takes any kind's label."""
+    exclude = ("template/mem://by-title/{title}", "prompt/summarize", "resource/mem://notes/readme")
+    finished, events = run_collecting(surface("template-crash"), exclude=exclude, phases=("probe", "catalogue",
+                                                                                          "coverage"))
+    planned = next(event for event in events if isinstance(event, TargetsPlanned))
+    assert {label for label, _ in planned.skipped} == set(exclude)
+    assert not called_targets(events) & set(exclude)
+    at_once = next(e.exchange for e in events if isinstance(e, CaseDone)
+                   and e.exchange.case.target == "concurrency/read-only-at-once")
+    assert b"mem://notes/welcome" in at_once.frames[-1] and b"mem://notes/readme" not in at_once.frames[-1]
+    assert not finished.findings  # the crash is in the excluded template
+
+
+def test_example_server_template_and_prompt_bugs_are_found() -> None:
+    """The README's first run: the template's crash on an empty id and the prompt's system message."""
+    finished, _ = run_collecting(EXAMPLE_COMMAND)
+    found = {(f.oracle, f.target) for f in finished.findings}
+    assert ("no-crash", "template/notes://note/{id}") in found
+    assert ("response-schema", "prompt/summarize_note") in found
+
+
+@pytest.mark.parametrize("mode", ["late-progress", "cancel-ignored"])
+def test_cancelled_request_answered_after_the_cancel_was_read_is_found(mode: str) -> None:
+    """A server that answers later on purpose but drops a cancelled answer gives nothing; one that answers it
+    anyway, after the probe sent behind the cancel, is found (low)."""
+    finished, events = run_collecting(surface(mode), phases=("probe", "catalogue"))
+    assert "cancel/tools-list-cancelled" in called_targets(events)
+    found = [(f.oracle, f.target, str(f.severity)) for f in finished.findings]
+    assert found == ([("cancel-respected", "cancel/tools-list-cancelled", "low")] if mode == "cancel-ignored" else [])
+
+
+def test_answers_swapped_between_requests_in_flight_are_found() -> None:
+    """Reads sent at once: the second gets the first's contents (a shared buffer), and concurrency says so."""
+    finished, _ = run_collecting(surface("swap-reads"), phases=("probe", "catalogue"))
+    assert [(f.oracle, f.target) for f in finished.findings] == [("concurrency", "concurrency/read-only-at-once")]
+    assert "mem://notes/readme" in finished.findings[0].message
+
+
+# -- the real SDKs ----------------------------------------------------------------------------------
+
+def _surface_findings(finished: RunFinished) -> set[tuple[str, str, str]]:
+    """Findings on the surfaces, except the SDKs' documented habit: a lone surrogate is dropped silently (low)."""
+    return {(f.oracle, f.target, str(f.severity)) for f in finished.findings if f.target.startswith(SURFACE_KINDS)
+            and not (f.oracle == "parse-error" and str(f.severity) == "low")}
+
+
+@pytest.mark.sdk
+def test_mcp_2x_surfaces_give_true_findings_only() -> None:
+    """mcp 2.3.0 answers an unknown prompt with -32603; the spec says SHOULD -32602 (low)."""
+    pytest.importorskip("mcp.server.mcpserver")
+    finished, events = run_collecting([sys.executable, str(SDK_SERVERS / "sdk2_surface_server.py")],
+                                      phases=("probe", "coverage", "fuzz"), budget=12)
+    assert not finished.error and finished.era == "modern"
+    assert len({t.split("/")[0] for t in called_targets(events)} & {"resource", "template", "prompt",
+                                                                      "completion"}) == 4
+    assert _surface_findings(finished) == {("invalid-params", "prompt/mcpfuzz-no-such-prompt", "low")}
+
+
+@pytest.mark.sdk
+def test_mcp_1x_surfaces_give_true_findings_only() -> None:
+    """mcp 1.30.0 answers an unknown resource, an unknown prompt and a missing prompt argument with error
+    code 0 (the spec says SHOULD -32002 / -32602: low)."""
+    python = _mcp1_python()
+    if python is None:
+        pytest.skip("no mcp 1.x environment: .ci/run creates .venv-mcp1 (or set MCPFUZZ_MCP1_PYTHON)")
+    finished, _ = run_collecting([python, str(SDK_SERVERS / "sdk1_surface_server.py")],
+                                 phases=("probe", "coverage", "fuzz"), budget=12)
+    assert not finished.error and finished.era == "legacy"
+    assert _surface_findings(finished) == {
+        ("resource-not-found", "resource/notes://static/welcome-mcpfuzz-missing", "low"),
+        ("invalid-params", "prompt/mcpfuzz-no-such-prompt", "low"),
+    }
+
+
+# -- generation, without a server -------------------------------------------------------------------
+
+def test_template_values_are_expanded_by_rfc_6570() -> None:
+    """Simple expansion percent-encodes reserved characters; `{+var}` keeps them."""
+    assert template_variables("file:///{dir}/{+path}{?q}") == ["dir", "path", "q"]
+    assert expand("mem://{a}", {"a": "x y/z"}) == "mem://x%20y%2Fz"
+    assert expand("mem://{+a}", {"a": "x/y"}) == "mem://x/y"
+    calls = edge_calls({"uriTemplate": "mem://{a}/{b}"})
+    assert len(calls) == 1 + 2 * len(EDGE_VALUES)
+    assert expand("mem://{a}/{b}", calls[1].arguments) == "mem:///mcpfuzz"  # the empty value
+
+
+def test_missing_uris_avoid_listed_uris_and_template_matches() -> None:
+    """A made-up URI is one no listing names and no template could produce."""
+    assert missing_uris(["mem://a", "file:///x"], []) == ["mem://a-mcpfuzz-missing", "file:///x-mcpfuzz-missing"]
+    assert missing_uris(["mem://a"], ["mem://{name}"]) == []
+    assert missing_uris(["mem://a", "mem://b"], ["other://{x}"]) == ["mem://a-mcpfuzz-missing"]
+
+
+def test_completion_targets_come_from_prompt_arguments_and_template_variables() -> None:
+    """One completion target per argument, named after its ref."""
+    found = completion_declarations([{"name": "p", "arguments": [{"name": "x"}]}],
+                                    [{"uriTemplate": "mem://{v}"}])
+    assert [d["name"] for d in found] == ["prompt:p:x", "template:mem://{v}:v"]
+    assert found[1]["ref"] == {"type": "ref/resource", "uri": "mem://{v}"}
+
+
+def test_every_kind_is_one_registration_with_its_own_name_member() -> None:
+    """Resources are named by `uri`, templates by `uriTemplate`; read-only kinds are planned as such."""
+    types = target_types()
+    assert set(types) == set(TargetKind)
+    declared = {TargetKind.RESOURCE: [{"uri": "mem://a", "name": "a"}, {"name": "no uri"}],
+                TargetKind.TEMPLATE: [{"uriTemplate": "mem://{x}", "name": "t"}],
+                TargetKind.PROMPT: [{"name": "p", "arguments": [{"name": "q", "required": True}]}]}
+    plan = plan_targets(declared, Selection(), seed=1)
+    assert [t.label for t in plan.targets] == ["resource/mem://a", "template/mem://{x}", "prompt/p"]
+    assert plan.skipped == [("resource/None", "it has no string uri")]
+    assert plan.targets[2].schema.is_valid({"q": "v"}) and not plan.targets[2].schema.is_valid({})
