@@ -50,8 +50,9 @@ def describe_reply(arrival: Arrival) -> str:
 def judge_answers(exchange: Exchange, failure: type[Failure], silence: Any) -> list[Failure]:
     """Judge the answers of a case the `failure` class's oracle owns: wrong code, wrong kind, an id where null is due.
 
-    `silence` is (severity, message) for no reply; by default silence is high when the id was
-    readable (a client waits forever) and nothing otherwise. Valid requests are `no-hang`'s.
+    `silence` is (severity, message) for no reply; by default silence is medium when the id was
+    readable (a client waits forever, but only on malformed input) and nothing otherwise. Valid requests
+    and frames past a reader limit are `no-hang`'s.
     """
     expect = exchange.case.expect
     found = []
