@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from mcpfuzz.cli.lint import lint
 from mcpfuzz.cli.options import (
     EXIT_CLEAN,
     EXIT_ERROR,
@@ -171,3 +172,4 @@ def list_oracles() -> None:
 
 
 main.add_command(soak)
+main.add_command(lint)

@@ -35,6 +35,7 @@ class PhaseName(_Name):
     FUZZ = "fuzz"
     STATEFUL = "stateful"
     SOAK = "soak"  # a soak's slices after its once-only phases
+    LINT = "lint"  # the lint rules on what the probe read, before the catalogue
 
 
 class StopReason(_Name):
@@ -90,6 +91,7 @@ class Finding:
     # Seen over many requests (a leak, a server that stopped answering between cases): no frame replays it.
     observed: bool = False
     server_wide: bool = False  # one bug whatever the frame: findings on other targets are repeats
+    rule: str | None = None  # a lint finding's rule id (`SCHEMA-004`)
 
     @property
     def fingerprint(self) -> str:

@@ -36,6 +36,7 @@ from mcpfuzz.engine.monitor.pileup import check_session_pileup
 from mcpfuzz.engine.phases.call_phases import CallPhases
 from mcpfuzz.engine.phases.frame_fuzz import FRAME_SHARE, FrameFuzz, simplest_tool
 from mcpfuzz.engine.phases.hypothesis_bridge import prepare_hypothesis
+from mcpfuzz.engine.phases.lint_phase import lint, lint_findings
 from mcpfuzz.engine.phases.probe import ProbeResult, probe
 from mcpfuzz.engine.phases.search import PhaseStopped, SearchOptions, Verdict
 from mcpfuzz.engine.phases.targets import PlanLimits, Selection, TargetPlan, plan_targets
@@ -46,6 +47,7 @@ from mcpfuzz.engine.transcripts import save_findings
 from mcpfuzz.jsonrpc.case_json import case_from_json, case_to_json
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Failure
 from mcpfuzz.strategies.catalogue import CatalogueContext, catalogue
@@ -264,6 +266,7 @@ class Run:
         """The corpus replayed, then the catalogue and lifecycle cases (each when asked)."""
         config = self.config
         assert self.probe is not None
+        await self._lint(session)
         if self._store is not None and config.replay_corpus:
             await self._regression(session)
         if PhaseName.CATALOGUE in config.phases:
@@ -273,6 +276,20 @@ class Run:
                 await self._session_pileup(session)
         if PhaseName.LIFECYCLE in config.phases:
             await self._run_cases(session, PhaseName.LIFECYCLE, lifecycle(self.probe.era))
+
+    async def _lint(self, session: Session) -> None:
+        """The lint rules on what the server declares, each problem a `lint` finding (mcpfuzz.lint)."""
+        if OracleId.LINT not in self.config.oracles or self.probe is None:
+            return
+        self.emit(PhaseStarted(PhaseName.LINT))
+        try:
+            problems = await lint(session, self.probe, in_run=True)
+        except (HarnessError, ServerStartError) as error:
+            self.emit(Notice(f"the lint phase stopped: {error}"))
+            return
+        for finding in lint_findings(problems, self.probe.era.value, self.probe.version):
+            if self.findings.add_observed(finding) is not None:
+                self.emit(FindingFound(finding))
 
     async def _fuzzers(self, session: Session) -> tuple[TargetPlan, FrameFuzz, CallPhases]:
         """The targets to call (safety hints applied) and the two searches: frames, and calls of targets."""

@@ -31,6 +31,7 @@ class OracleId(str, Enum):
     VALID_INPUT_ACCEPTED = "valid-input-accepted"
     OUTPUT_SCHEMA = "output-schema"
     VERSION_NEGOTIATION = "version-negotiation"
+    LINT = "lint"
 
     def __str__(self) -> str:
         # The id itself in messages, f-strings and file names, on every Python version.

@@ -40,6 +40,7 @@ def finding_json(finding: Finding, command: ServerTarget, corpus_path: str | Non
         "observed": finding.observed,
         "reproducer": {"frames": [frame_to_json(f) for f in finding.frames], "shell": reproduce, "notes": notes},
         "corpus_path": corpus_path,
+        "rule": finding.rule,
     }
 
 

@@ -45,9 +45,9 @@ def _answer(exchange: Exchange) -> Incoming | None:
     return None
 
 
-def _unusable(session: Session, what: str, tip: str) -> UnusableServer:
+def _unusable(session: Session, what: str, tip: str, *, silent: bool = False) -> UnusableServer:
     return UnusableServer(what, stderr_tail=session.server.stderr.text(15) or
-                          (session.server.end.stderr_tail if session.server.end else ""), tip=tip)
+                          (session.server.end.stderr_tail if session.server.end else ""), tip=tip, silent=silent)
 
 
 async def probe(session: Session, forced_version: str | None) -> ProbeResult:
@@ -111,7 +111,7 @@ async def _legacy_handshake(session: Session, result: ProbeResult, forced_versio
                             f"{show_id(others[0].id)}: {others[0].text(160)}",
                             "the server must answer each request with that request's id")
         raise _unusable(session, f"no answer to initialize within {exchange.waited:.1f}s",
-                        "check that the command is an MCP stdio server; raise --timeout for slow starters")
+                        "check that the command is an MCP stdio server; raise --timeout for slow starters", silent=True)
     if not reply.is_result or not isinstance(reply.message.get("result"), dict):
         raise _unusable(session, f"initialize was refused: {reply.text(200)}",
                         "try --protocol-version with a version the server supports")

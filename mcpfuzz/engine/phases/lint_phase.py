@@ -1,0 +1,118 @@
+"""The lint phase: read what the server declares, send a few cheap requests, and run the lint rules on it all."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcpfuzz.engine.events import Finding
+from mcpfuzz.engine.phases.listing import list_everything
+from mcpfuzz.engine.phases.probe import ProbeResult
+from mcpfuzz.engine.session.session import Session
+from mcpfuzz.jsonrpc import expectation as ex
+from mcpfuzz.jsonrpc.exchange import ID_CURRENT, ID_UNKNOWN, Exchange
+from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, Era
+from mcpfuzz.lint.declarations import short
+from mcpfuzz.lint.model import Declared, LintSeverity, Problem
+from mcpfuzz.lint.registry import run_rules
+from mcpfuzz.oracles.base import Severity
+from mcpfuzz.strategies.messages import FrameBuilder
+
+UNKNOWN_METHOD = "mcpfuzz/no-such-method"
+HANDSHAKE_CASES = {"discover-first": "server/discover", "initialize": "initialize"}
+
+
+def _answer(exchange: Exchange) -> Any:
+    for arrival in exchange.arrivals:
+        if arrival.id_tag == ID_CURRENT:
+            return arrival.incoming.message
+    return None
+
+
+async def _ask(session: Session, method: str, params: Any, case_id: str) -> Exchange:
+    rid = session.next_id()
+    expect = ex.method_not_found(rid) if method == UNKNOWN_METHOD else ex.any_answer(rid, method)
+    return await session.run_case(Case(case_id, "lint", method, session.message(method, params, rid), expect,
+                                       patient=True))
+
+
+async def gather(session: Session, probe: ProbeResult, *, fresh_checks: bool = True) -> Declared:
+    """The snapshot the rules judge: the probe's handshake, every list, a liveness request and an unknown method.
+
+    In the legacy era `fresh_checks` adds a request before `initialize` on a fresh process (the session is
+    ready again at the next case).
+    """
+    modern = probe.era is Era.MODERN
+    declared = Declared(probe.era.value, probe.version, "server/discover" if modern else "initialize")
+    exchanges = list(probe.exchanges)
+    for exchange in probe.exchanges:
+        if HANDSHAKE_CASES.get(exchange.case.id) == declared.handshake_method:
+            reply = _answer(exchange)
+            declared.handshake = reply.get("result") if isinstance(reply, dict) else None
+    if session.server.session_id:
+        declared.session_ids.append(session.server.session_id)
+    listings = await list_everything(session, declared.capabilities)
+    declared.lists = listings.outcomes
+    exchanges += listings.exchanges
+    method, params = session.liveness_request()
+    declared.liveness_method = method
+    liveness = await _ask(session, method, params, "liveness")
+    unknown = await _ask(session, UNKNOWN_METHOD, {}, "unknown-method")
+    declared.liveness_reply, declared.unknown_method_reply = _answer(liveness), _answer(unknown)
+    exchanges += [liveness, unknown]
+    if fresh_checks and not modern:
+        exchanges.append(await _before_initialize(session, declared))
+    for exchange in exchanges:
+        for arrival in exchange.responses():
+            declared.responses.append(arrival.incoming.message)
+            if arrival.id_tag == ID_UNKNOWN:
+                declared.unknown_ids.append(arrival.incoming.message.get("id"))
+    return declared
+
+
+async def _before_initialize(session: Session, declared: Declared) -> Exchange:
+    """tools/list as the first frame of a fresh process (legacy): served before the handshake or refused."""
+    builder = FrameBuilder(Era.LEGACY, LATEST_LEGACY)
+    rid = session.next_id()
+    case = Case("request-before-initialize", "lint", "tools/list before initialize", builder.frame("tools/list", {},
+                rid), ex.any_answer(rid, note="before the handshake any error is correct"), fresh=True,
+                era=Era.LEGACY, patient=True)
+    session.recycle()  # a fresh process for our own check, not a restart the server caused
+    exchange = await session.run_case(case)
+    declared.pre_init_reply = _answer(exchange)
+    session.recycle()  # and the next case gets a fresh, initialized one
+    return exchange
+
+
+async def lint(session: Session, probe: ProbeResult, *, in_run: bool = False) -> list[Problem]:
+    """Every lint problem of the server the session talks to (in `run`, without the rules an oracle covers)."""
+    return run_rules(await gather(session, probe), skip_covered=in_run)
+
+
+# A lint error breaks a MUST in what the server declares (medium, as a wrong error code); a warning is a SHOULD
+# or a trap (low); info is advice for `mcpfuzz lint`, not a finding of `run`.
+FINDING_SEVERITY = {LintSeverity.ERROR: Severity.MEDIUM, LintSeverity.WARNING: Severity.LOW}
+
+
+def lint_findings(problems: list[Problem], era: str, version: str) -> list[Finding]:
+    """The `run` findings of lint problems: oracle `lint`, the rule id, the target when there is one."""
+    findings = []
+    for problem in problems:
+        severity = FINDING_SEVERITY.get(problem.severity)
+        if severity is None:
+            continue
+        received = (f"{problem.location}: {short(problem.value, 280)}",) if problem.value is not None else \
+            (problem.location,)
+        findings.append(Finding(
+            oracle=OracleId.LINT.value, severity=severity, title=f"{problem.rule} {problem.name}",
+            message=f"{problem.rule} at {problem.location}: {problem.message}", target=problem.target or "server",
+            case_title=f"lint rule {problem.rule} ({problem.name})", expected=problem.fix, frames=(),
+            received=received, key=f"{problem.rule}|{problem.location}", tool=problem.tool, era=era,
+            protocol_version=version, observed=True, rule=problem.rule))
+    return findings
+
+
+def silent_handshake(era: str = "legacy", version: str = LATEST_LEGACY) -> list[Problem]:
+    """The problems of a server that never answered the handshake (nothing else can be judged)."""
+    return run_rules(Declared(era, version, "initialize", handshake_answered=False))
