@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -21,7 +22,7 @@ from mcpfuzz.transport.http_target import HttpTarget
 from mcpfuzz.transport.stdio_target import StdioTarget
 from tests.conftest import EXAMPLE_COMMAND, REPO_ROOT, run_cli
 from tests.engine_runs import run_engine
-from tests.http_servers import start_http_server, sdk_python
+from tests.http_servers import sdk_python, start_http_server
 from tests.servers.lint_server import MODES
 
 LINT_SERVER = REPO_ROOT / "tests" / "servers" / "lint_server.py"
@@ -34,8 +35,8 @@ UNTESTED_HERE = {"PROTO-012"}  # needs HTTP sessions: test_session_ids_outside_v
 
 def lint(command: list[str], *, version: str | None = None, timeout: float = 5.0) -> LintOutcome:
     """`mcpfuzz lint` in-process."""
-    target = StdioTarget(tuple(command))
-    return anyio.run(lambda: lint_server(target, SessionOptions(timeout=timeout), forced_version=version))
+    return anyio.run(partial(lint_server, StdioTarget(tuple(command)), SessionOptions(timeout=timeout),
+                             forced_version=version))
 
 
 def lint_command(mode: str = "") -> list[str]:
@@ -122,8 +123,8 @@ def test_session_ids_outside_visible_ascii() -> None:
     """PROTO-012: a streamable HTTP session id with a space; the same server with proper ids is clean."""
     for bugs, expected in (((), set()), (("--bug", "session-id-space"), {"PROTO-012"})):
         with start_http_server(*bugs) as url:
-            target = HttpTarget(url)
-            outcome = anyio.run(lambda: lint_server(target, SessionOptions(timeout=5), forced_version="2025-11-25"))
+            outcome = anyio.run(partial(lint_server, HttpTarget(url), SessionOptions(timeout=5),
+                                        forced_version="2025-11-25"))
         assert not outcome.error
         assert rules_of(outcome) == expected, outcome.problems
 

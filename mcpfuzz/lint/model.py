@@ -45,6 +45,8 @@ class Found:
     target: str | None = None  # `tool/NAME`, `resource/URI`, `prompt/NAME`
     severity: LintSeverity | None = None  # None: the rule's own severity
     value: Any = None  # the offending declaration (shown shortened)
+    # The `run` oracle that already reports this very thing (e.g. `response-schema` on tools/list): `run` skips it.
+    covered_by: str | None = None
 
 
 @dataclass(frozen=True)

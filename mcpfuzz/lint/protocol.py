@@ -45,7 +45,8 @@ def protocol_version(declared: Declared) -> Iterator[Found]:
         where = "initialize.result.protocolVersion"
         if not isinstance(version, str):
             yield Found(where, f"initialize's result has no string `protocolVersion` ({short(version)})",
-                        "answer initialize with the version the session will speak, e.g. \"2025-11-25\"")
+                        "answer initialize with the version the session will speak, e.g. \"2025-11-25\"",
+                        covered_by="response-schema")
         elif version not in LEGACY_VERSIONS:
             yield Found(where, f"initialize answered protocolVersion {version!r}, which is no MCP revision that "
                         f"uses initialize ({', '.join(LEGACY_VERSIONS)})",
@@ -66,7 +67,7 @@ def protocol_version(declared: Declared) -> Iterator[Found]:
                     f"in supportedVersions ({short(supported)})", "list every version the server answers")
 
 
-@rule("PROTO-003", "server-info", P, ERROR)
+@rule("PROTO-003", "server-info", P, ERROR, covered_by="response-schema")
 def server_info(declared: Declared) -> Iterator[Found]:
     """initialize's result carries `serverInfo` with a `name` and a `version` (in 2026-07-28, `_meta` may)."""
     result = declared.handshake
@@ -102,7 +103,8 @@ def capabilities(declared: Declared) -> Iterator[Found]:
     caps, where = declared.capabilities, f"{declared.handshake_method}.result.capabilities"
     if not isinstance(caps, dict):
         yield Found(where, f"the handshake result has no `capabilities` object ({short(caps)})",
-                    'declare what the server offers, e.g. `"capabilities": {"tools": {}}` (or `{}` for nothing)')
+                    'declare what the server offers, e.g. `"capabilities": {"tools": {}}` (or `{}` for nothing)',
+                    covered_by="response-schema")
         return
     for name, value in caps.items():
         if not isinstance(value, dict):
@@ -110,7 +112,7 @@ def capabilities(declared: Declared) -> Iterator[Found]:
                         f'declare it as an object, e.g. `"{name}": {{}}`', value=value)
 
 
-@rule("PROTO-005", "tool-definition", P, ERROR)
+@rule("PROTO-005", "tool-definition", P, ERROR, covered_by="response-schema")
 def tool_definition(declared: Declared) -> Iterator[Found]:
     """Every tool has a non-empty string `name` and an `inputSchema` object."""
     for item in listed(declared, TOOLS):

@@ -62,6 +62,8 @@ def run_rules(declared: Declared, *, skip_covered: bool = False) -> list[Problem
         if skip_covered and registered.covered_by:
             continue
         for found in registered.check(declared):
+            if skip_covered and found.covered_by:
+                continue
             problems.append(Problem(registered.id, registered.name, registered.category,
                                     found.severity or registered.severity, found.location, found.message,
                                     found.fix, found.target, found.value))

@@ -71,7 +71,8 @@ def root_type_object(declared: Declared) -> Iterator[Found]:
         if isinstance(tool.schema, dict) and tool.schema.get("type") != "object":
             yield Found(f"{tool.location}.type", f"the root `type` is {short(tool.schema.get('type', '(missing)'))}"
                         ', not "object"', 'add `"type": "object"` at the root: tool arguments and structured results '
-                        "are JSON objects", tool.target)
+                        "are JSON objects", tool.target,
+                        covered_by="response-schema" if tool.location.endswith(".inputSchema") else None)
 
 
 @rule("SCHEMA-003", "object-properties", S, WARNING)
