@@ -208,16 +208,19 @@ def test_run_reports_lint_problems_as_lint_findings() -> None:
     lint_findings = [f for f in finished.findings if f.oracle == "lint"]
     assert [(f.rule, str(f.severity), f.tool, f.target) for f in lint_findings] == [
         ("SCHEMA-004", "low", "echo", "tool/echo")]
-    finished = run_engine(lint_command("PROTO-005"), phases=("probe",))
-    assert [(f.rule, str(f.severity)) for f in finished.findings if f.oracle == "lint"] == [("PROTO-005", "medium")]
+    finished = run_engine(lint_command("SCHEMA-009"), phases=("probe",))
+    assert [(f.rule, str(f.severity)) for f in finished.findings if f.oracle == "lint"] == [("SCHEMA-009", "medium")]
     finished = run_engine(lint_command("SCHEMA-005"), phases=("probe",))
     assert [f for f in finished.findings if f.oracle == "lint"] == []
 
 
-def test_run_leaves_covered_rules_to_their_oracle() -> None:
-    """SEQ-002 is what `method-not-found` judges on every frame: one finding, by the oracle, not two."""
-    finished = run_engine(lint_command("SEQ-002"), phases=("probe",))
+@pytest.mark.parametrize(("mode", "oracle"), [("SEQ-002", "method-not-found"), ("PROTO-005", "response-schema")])
+def test_run_leaves_covered_rules_to_their_oracle(mode: str, oracle: str) -> None:
+    """What an oracle already judges on the exchange (an unknown method's code, tools/list's shape) is one finding,
+    the oracle's, not two."""
+    finished = run_engine(lint_command(mode), phases=("probe", "catalogue"))
     assert [f for f in finished.findings if f.oracle == "lint"] == []
+    assert oracle in {f.oracle for f in finished.findings}
 
 
 def test_run_json_report_carries_the_rule(tmp_path: Path) -> None:
