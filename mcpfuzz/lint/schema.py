@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
-
-from jsonschema.exceptions import SchemaError
 
 from mcpfuzz.lint.declarations import TOOLS, listed, short
 from mcpfuzz.lint.model import Category, Declared, Found, LintSeverity
@@ -47,21 +47,65 @@ def _path(location: str, parts: Any) -> str:
     return location + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts)
 
 
+# Checking a schema against its metaschema costs about 3 ms: distinct schemas beyond this many are not checked
+# (a server listing 10,000 different tools is linted in seconds, and says what it left out).
+MAX_METASCHEMA_CHECKS = 300
+
+
+@functools.cache
+def _metaschema_validator(cls: Any) -> Any:
+    return cls(cls.META_SCHEMA)
+
+
+@functools.lru_cache(maxsize=MAX_METASCHEMA_CHECKS)
+def _metaschema_errors(text: str) -> tuple[tuple[tuple[Any, ...], str], ...]:
+    """(path, message) of each metaschema error of a schema given as canonical JSON; cached (tools share schemas)."""
+    schema = json.loads(text)
+    validator = _metaschema_validator(DIALECTS[dialect_of(schema)])
+    return tuple((tuple(error.absolute_path), error.message) for error in validator.iter_errors(schema))
+
+
+def _canonical(schema: Any) -> str | None:
+    try:
+        return json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):
+        return None
+
+
+def metaschema_errors(schema: dict, checked: set[str]) -> tuple[tuple[tuple[Any, ...], str], ...] | None:
+    """The schema's metaschema errors, or None when it was left out (`checked` holds the schemas seen so far)."""
+    text = _canonical(schema)
+    if text is None:
+        return None
+    if text not in checked and len(checked) >= MAX_METASCHEMA_CHECKS:
+        return None
+    checked.add(text)
+    return _metaschema_errors(text)
+
+
 @rule("SCHEMA-001", "valid-json-schema", S, ERROR)
 def valid_json_schema(declared: Declared) -> Iterator[Found]:
     """Every tool schema is valid JSON Schema in its dialect (2020-12 unless `$schema` says otherwise)."""
+    checked: set[str] = set()
+    left_out = 0
     for tool in tool_schemas(declared):
         if not isinstance(tool.schema, dict):
             yield Found(tool.location, f"the schema is {short(tool.schema)}, not a JSON object", "declare an object "
                         'schema, e.g. `{"type": "object", "properties": {...}}`', tool.target)
             continue
-        cls: Any = DIALECTS[dialect_of(tool.schema)]
-        for error in cls(cls.META_SCHEMA).iter_errors(tool.schema):
-            parts = list(error.absolute_path)
+        errors = metaschema_errors(tool.schema, checked)
+        if errors is None:
+            left_out += 1
+            continue
+        for parts, message in errors:
             if parts and parts[-1] in OWNED_KEYWORDS:
                 continue
-            yield Found(_path(tool.location, parts), f"invalid JSON Schema: {error.message}",
+            yield Found(_path(tool.location, parts), f"invalid JSON Schema: {message}",
                         "fix the keyword so the schema validates against its dialect's metaschema", tool.target)
+    if left_out:
+        yield Found("tools", f"{left_out} schemas beyond the first {MAX_METASCHEMA_CHECKS} distinct ones were not "
+                    "checked against their metaschema", "lint fewer tools at a time to check them all",
+                    severity=INFO)
 
 
 @rule("SCHEMA-002", "root-type-object", S, ERROR)
@@ -293,18 +337,14 @@ def invalid_pattern(declared: Declared) -> Iterator[Found]:
 @rule("SCHEMA-012", "default-examples-valid", S, WARNING)
 def default_examples_valid(declared: Declared) -> Iterator[Found]:
     """A `default` and every `examples` value are valid against the schema they sit in."""
+    seen: set[str] = set()
     for tool in tool_schemas(declared):
-        if not isinstance(tool.schema, dict):
-            continue
-        cls: Any = DIALECTS[dialect_of(tool.schema)]
-        try:
-            cls.check_schema(tool.schema)
-            root = cls(tool.schema)
-        except SchemaError:  # SCHEMA-001 reports an invalid schema
-            continue
-        for node, where in subschemas(tool.schema, tool.location):
-            if not isinstance(node, dict):
-                continue
+        annotated = [(node, where) for node, where in subschemas(tool.schema, tool.location)
+                     if isinstance(node, dict) and ("default" in node or isinstance(node.get("examples"), list))]
+        if not annotated or not isinstance(tool.schema, dict) or metaschema_errors(tool.schema, seen) != ():
+            continue  # nothing to check, or an invalid schema (SCHEMA-001's), or one left unchecked
+        root = DIALECTS[dialect_of(tool.schema)](tool.schema)
+        for node, where in annotated:
             checked = [("default", node["default"])] if "default" in node else []
             if isinstance(node.get("examples"), list):
                 checked += [(f"examples[{i}]", value) for i, value in enumerate(node["examples"])]

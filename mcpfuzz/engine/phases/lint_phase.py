@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
+
+import anyio
 
 from mcpfuzz.engine.events import Finding
 from mcpfuzz.engine.phases.listing import list_everything
@@ -86,8 +89,13 @@ async def _before_initialize(session: Session, declared: Declared) -> Exchange:
 
 
 async def lint(session: Session, probe: ProbeResult, *, in_run: bool = False) -> list[Problem]:
-    """Every lint problem of the server the session talks to (in `run`, without the rules an oracle covers)."""
-    return run_rules(await gather(session, probe), skip_covered=in_run)
+    """Every lint problem of the server the session talks to (in `run`, without the rules an oracle covers).
+
+    The rules are CPU work (thousands of schemas take seconds): they run in a worker thread, so the budget,
+    Ctrl-C and SIGTERM still stop the run on time.
+    """
+    declared = await gather(session, probe)
+    return await anyio.to_thread.run_sync(partial(run_rules, declared, skip_covered=in_run), abandon_on_cancel=True)
 
 
 # A lint error breaks a MUST in what the server declares (medium, as a wrong error code); a warning is a SHOULD
