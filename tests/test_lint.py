@@ -48,7 +48,7 @@ def rules_of(outcome: LintOutcome) -> set[str]:
 
 
 CASES = [(mode, None) for mode in MODES if mode.split("/")[0] not in LEGACY_ONLY] + \
-    [(mode, "2025-11-25") for mode in MODES if mode.split("/")[0] in LEGACY_ONLY | BOTH_ERAS]
+    [(mode, "2025-11-25") for mode in MODES if mode.split("/")[0] in LEGACY_ONLY or mode in BOTH_ERAS]
 
 
 @pytest.mark.parametrize(("mode", "version"), CASES, ids=[f"{m}-{v or 'negotiated'}" for m, v in CASES])

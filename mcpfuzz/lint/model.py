@@ -98,6 +98,8 @@ class Declared:
     liveness_method: str = "ping"
     liveness_reply: Any = None  # the reply to ping (legacy) or server/discover (modern), None when silent
     pre_init_reply: Any = None  # legacy: the reply to tools/list sent before initialize (None: silent/unchecked)
+    # modern, when supportedVersions lists a legacy version: that version, and the reply to initialize asking for it
+    announced: tuple[str, Any] | None = None
     session_ids: list[str] = field(default_factory=list)  # HTTP session ids handed out
 
     @property

@@ -65,6 +65,15 @@ def protocol_version(declared: Declared) -> Iterator[Found]:
     if declared.version not in supported:
         yield Found(where, f"the server answered a {declared.version} request but does not list {declared.version} "
                     f"in supportedVersions ({short(supported)})", "list every version the server answers")
+    if declared.announced is not None:
+        version, reply = declared.announced
+        result = reply.get("result") if isinstance(reply, dict) else None
+        answered = result.get("protocolVersion") if isinstance(result, dict) else None
+        if answered != version:
+            what = f"answered with version {answered!r}" if isinstance(result, dict) else \
+                f"refused: {short(reply)}" if reply is not None else "not answered"
+            yield Found(where, f"supportedVersions lists {version}, but initialize asking for {version} was {what}",
+                        f"serve {version} through initialize, or drop it from supportedVersions", value=reply)
 
 
 @rule("PROTO-003", "server-info", P, ERROR, covered_by="response-schema")

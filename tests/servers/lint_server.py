@@ -22,6 +22,7 @@ META_VERSION = "io.modelcontextprotocol/protocolVersion"
 MODES = {
     "PROTO-001": "the answer to an unknown method says jsonrpc 1.0",
     "PROTO-002": "legacy: initialize answers version 2025-13-01; modern: supportedVersions lists 2099-01-01",
+    "PROTO-002/announced": "modern: supportedVersions lists 2025-06-18, but initialize answers 2025-11-25 to it",
     "PROTO-003": "legacy: initialize has no serverInfo; modern: the serverInfo in _meta has no version",
     "PROTO-004": "capabilities.logging is true instead of an object",
     "PROTO-005": "a tool without a name",
@@ -164,7 +165,8 @@ class Server:
         extra = {"resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
         if method == "server/discover":
             info = {"name": "lint-server"} if self.mode == "PROTO-003" else {"name": "lint-server", "version": "1"}
-            versions = [MODERN, "2099-01-01"] if self.mode == "PROTO-002" else [MODERN]
+            versions = {"PROTO-002": [MODERN, "2099-01-01"], "PROTO-002/announced": [MODERN, "2025-06-18"]}.get(
+                self.mode, [MODERN, *LEGACY])
             result = {"supportedVersions": versions, "capabilities": self.capabilities(),
                       "_meta": {"io.modelcontextprotocol/serverInfo": info}, **extra}
             return [{"jsonrpc": "2.0", "id": rid, "result": result}]
@@ -178,7 +180,7 @@ class Server:
             return self.error(rid, -32601, "method not found")
         if method == "initialize":
             asked = params.get("protocolVersion")
-            version = asked if asked in LEGACY else LEGACY[-1]
+            version = asked if asked in LEGACY and self.mode != "PROTO-002/announced" else LEGACY[-1]
             result: dict[str, Any] = {"protocolVersion": "2025-13-01" if self.mode == "PROTO-002" else version,
                                       "capabilities": self.capabilities()}
             if self.mode != "PROTO-003":

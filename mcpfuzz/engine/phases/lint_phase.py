@@ -15,12 +15,12 @@ from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, ID_UNKNOWN, Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
-from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, Era
+from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, LEGACY_VERSIONS, Era
 from mcpfuzz.lint.declarations import short
 from mcpfuzz.lint.model import Declared, LintSeverity, Problem
 from mcpfuzz.lint.registry import run_rules
 from mcpfuzz.oracles.base import Severity
-from mcpfuzz.strategies.messages import FrameBuilder
+from mcpfuzz.strategies.messages import FrameBuilder, initialize_params
 
 UNKNOWN_METHOD = "mcpfuzz/no-such-method"
 HANDSHAKE_CASES = {"discover-first": "server/discover", "initialize": "initialize"}
@@ -66,12 +66,36 @@ async def gather(session: Session, probe: ProbeResult, *, fresh_checks: bool = T
     exchanges += [liveness, unknown]
     if fresh_checks and not modern:
         exchanges.append(await _before_initialize(session, declared))
+    announced = _legacy_announced(declared.handshake) if fresh_checks and modern else None
+    if announced is not None:
+        exchanges.append(await _initialize_announced(session, declared, announced))
     for exchange in exchanges:
         for arrival in exchange.responses():
             declared.responses.append(arrival.incoming.message)
             if arrival.id_tag == ID_UNKNOWN:
                 declared.unknown_ids.append(arrival.incoming.message.get("id"))
     return declared
+
+
+def _legacy_announced(result: Any) -> str | None:
+    """The latest legacy version a modern server's supportedVersions lists, if any."""
+    supported = result.get("supportedVersions") if isinstance(result, dict) else None
+    listed = [v for v in supported if v in LEGACY_VERSIONS] if isinstance(supported, list) else []
+    return max(listed) if listed else None
+
+
+async def _initialize_announced(session: Session, declared: Declared, version: str) -> Exchange:
+    """initialize asking for a legacy version the modern server announces, on a fresh process."""
+    builder = FrameBuilder(Era.LEGACY, version)
+    rid = session.next_id()
+    case = Case("initialize-announced", "lint", f"initialize asking for {version}",
+                builder.frame("initialize", initialize_params(version), rid), ex.any_answer(rid, "initialize"),
+                fresh=True, era=Era.LEGACY, patient=True)
+    session.recycle()
+    exchange = await session.run_case(case)
+    declared.announced = (version, _answer(exchange))
+    session.recycle()
+    return exchange
 
 
 async def _before_initialize(session: Session, declared: Declared) -> Exchange:
