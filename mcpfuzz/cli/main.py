@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from mcpfuzz.cli.jsonrpc import jsonrpc_methods, jsonrpc_options
 from mcpfuzz.cli.lint import lint
 from mcpfuzz.cli.options import (
     EXIT_CLEAN,
@@ -40,13 +41,16 @@ def main() -> None:
 @server_options
 @click.option("--compare", "compare_with", default=None, metavar="URL|'CMD'",
               help="Send the catalogue to this second server too and list every frame whose outcome differs.")
-def run(server: tuple[str, ...], budget: float, compare_with: str | None, **options: Any) -> None:
+@jsonrpc_options
+def run(server: tuple[str, ...], budget: float, compare_with: str | None, plain_jsonrpc: bool,
+        openrpc_path: str | None, **options: Any) -> None:
     """Fuzz an MCP server: `mcpfuzz run [OPTIONS] -- CMD [ARGS]...` (stdio) or `mcpfuzz run [OPTIONS] URL`.
 
     A stdio server inherits mcpfuzz's environment and working directory. Exit status: 0 no findings
     at or above --fail-on, 1 findings, 2 usage error or unusable server.
     """
     config = build_config(server, budget, options)
+    config.jsonrpc_methods = jsonrpc_methods(plain_jsonrpc, openrpc_path)
 
     import anyio
 

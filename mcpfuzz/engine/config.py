@@ -43,6 +43,8 @@ class RunConfig:
     max_examples: int | None = None
     http: HttpTarget | None = None  # `mcpfuzz run URL`; then `command` is empty
     sample_every: float = 1.0  # seconds between two resource samples of the server (memory-growth)
+    # A plain JSON-RPC 2.0 server (`--jsonrpc --openrpc FILE`): its methods, as mcpfuzz.jsonrpc.openrpc reads them.
+    jsonrpc_methods: tuple[dict, ...] | None = None
 
     @property
     def target(self) -> ServerTarget:

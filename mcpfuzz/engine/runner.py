@@ -48,10 +48,12 @@ from mcpfuzz.jsonrpc.case_json import case_from_json, case_to_json
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
-from mcpfuzz.jsonrpc.versions import Era
+from mcpfuzz.jsonrpc.target_kind import TargetKind
+from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, Era
 from mcpfuzz.oracles.base import Failure
 from mcpfuzz.strategies.catalogue import CatalogueContext, catalogue
 from mcpfuzz.strategies.http_cases import http_cases
+from mcpfuzz.strategies.jsonrpc_catalogue import jsonrpc_catalogue
 from mcpfuzz.strategies.lifecycle import lifecycle
 from mcpfuzz.strategies.messages import FrameBuilder
 from mcpfuzz.transport.base import TransportKind
@@ -65,6 +67,8 @@ MAX_VERIFIED = 50
 HTTP_FIRST_ID = 900
 PILEUP_SECONDS = 4.0  # at most, for the burst of refused requests (about 1-2 s on the servers measured)
 PLANNING_SHARE = 0.2  # of the time left, at most, to prepare the targets' schemas
+# What the report says of a plain JSON-RPC 2.0 server (`--jsonrpc`) in place of an MCP era and version.
+PLAIN_ERA, PLAIN_VERSION = "jsonrpc", "JSON-RPC 2.0"
 
 
 class Run:
@@ -101,7 +105,8 @@ class Run:
         self._verify_until = started + config.budget - min(2.0, config.budget * 0.05)
         self.emit(RunStarted(config.server_label, config.seed, config.oracles, config.budget, config.timeout))
         options = SessionOptions(timeout=config.timeout, grace=config.grace, max_line=config.max_line,
-                                 env=config.env or None, frame_log=config.log_frames)
+                                 env=config.env or None, frame_log=config.log_frames,
+                                 plain_jsonrpc=config.jsonrpc_methods is not None)
         async with anyio.create_task_group() as group:
             group.start_soon(self._watch_signals, group.cancel_scope)
             with anyio.move_on_after(config.budget) as budget_scope:
@@ -149,8 +154,10 @@ class Run:
     def _finished(self, findings: tuple[Finding, ...], corpus_paths: dict[str, str],
                   stats: Stats | None = None) -> RunFinished:
         """The run's outcome as reporters see it."""
-        return RunFinished(stats or self.stats, findings, self.probe.version if self.probe else None,
-                           self.probe.era.value if self.probe else None, self.stopped, self.error, corpus_paths)
+        era = None if self.probe is None else PLAIN_ERA if self.config.jsonrpc_methods is not None else \
+            self.probe.era.value
+        return RunFinished(stats or self.stats, findings, self.probe.version if self.probe else None, era,
+                           self.stopped, self.error, corpus_paths)
 
     def _monitor_options(self) -> MonitorOptions:
         """Resource samples for memory-growth; `run` sends no liveness ping (its cases keep the server busy)."""
@@ -243,9 +250,28 @@ class Run:
                 return
 
     async def _phases(self, session: Session) -> None:
+        if self.config.jsonrpc_methods is not None:
+            await self._plain_phases(session, self.config.jsonrpc_methods)
+            return
         context = await self._probe(session)
         await self._protocol_phases(session, context)
         if any(phase in self.config.phases for phase in CALL_PHASES):
+            await self._call_phases(session)
+
+    async def _plain_phases(self, session: Session, methods: tuple[dict, ...]) -> None:
+        """A plain JSON-RPC 2.0 server: no handshake; the methods come from the OpenRPC document, the catalogue
+        has no MCP case, and the fuzz phase calls the methods only (the frame families speak MCP)."""
+        config = self.config
+        self.emit(PhaseStarted(PhaseName.PROBE))
+        session.era, session.version = Era.LEGACY, LATEST_LEGACY  # the legacy builders add no `_meta`
+        await session.ensure_ready()
+        self.probe = ProbeResult(Era.LEGACY, PLAIN_VERSION, declared={TargetKind.METHOD: list(methods)})
+        self.emit(ProbeDone(PLAIN_ERA, PLAIN_VERSION, {}, {}, ()))
+        if self._store is not None and config.replay_corpus:
+            await self._regression(session)
+        if PhaseName.CATALOGUE in config.phases:
+            await self._run_cases(session, PhaseName.CATALOGUE, jsonrpc_catalogue(methods[0]["name"]))
+        if any(phase in config.phases for phase in CALL_PHASES):
             await self._call_phases(session)
 
     async def _probe(self, session: Session) -> CatalogueContext:
@@ -320,7 +346,7 @@ class Run:
         plan, frames, phases = await self._fuzzers(session)
         try:
             if not plan.targets:
-                if PhaseName.FUZZ in config.phases:
+                if PhaseName.FUZZ in config.phases and config.jsonrpc_methods is None:
                     self.emit(PhaseStarted(PhaseName.FUZZ, None,
                                            f"random frames (no tool to fuzz), about {self._left():.0f}s"))
                     await frames.fuzz(self._share(1.0))
@@ -333,10 +359,12 @@ class Run:
                                      "to run them all"))
             if PhaseName.FUZZ in config.phases:
                 share = 0.6 if PhaseName.STATEFUL in config.phases else 1.0
-                self.emit(PhaseStarted(PhaseName.FUZZ, None, f"random frames, then {_count_of(plan)}, about "
+                frames_first = "" if config.jsonrpc_methods is not None else "random frames, then "
+                self.emit(PhaseStarted(PhaseName.FUZZ, None, f"{frames_first}{_count_of(plan)}, about "
                                        f"{self._left() * share:.0f}s"))
                 end = self._share(share)
-                await frames.fuzz(time.monotonic() + (end - time.monotonic()) * FRAME_SHARE)
+                if config.jsonrpc_methods is None:  # the frame families speak MCP
+                    await frames.fuzz(time.monotonic() + (end - time.monotonic()) * FRAME_SHARE)
                 await phases.fuzz(end)
             if PhaseName.STATEFUL in config.phases:
                 self.emit(PhaseStarted(PhaseName.STATEFUL, None, f"call sequences across {_count_of(plan)}, about "

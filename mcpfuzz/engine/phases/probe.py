@@ -79,7 +79,7 @@ async def probe(session: Session, forced_version: str | None) -> ProbeResult:
     else:
         await _legacy_handshake(session, result, forced_version, discover_failed=forced_version is None)
     for target_type in target_types().values():
-        if target_type.capability in result.capabilities:
+        if target_type.capability and target_type.capability in result.capabilities:
             result.declared[target_type.kind] = await _list_declared(session, result, target_type)
     return result
 
