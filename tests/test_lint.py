@@ -232,3 +232,11 @@ def test_run_json_report_carries_the_rule(tmp_path: Path) -> None:
     assert [(f["rule"], f["tool"], f["target"], f["severity"]) for f in findings if f["oracle"] == "lint"] == [
         ("META-003", "echo", "tool/echo", "medium")]
     assert {f["rule"] for f in findings if f["oracle"] != "lint"} == {None}
+
+
+@pytest.mark.parametrize("mode", ["huge-bounds", "many-required"])
+def test_hostile_declarations_are_linted_without_a_rule_failing(mode: str) -> None:
+    """A bound of 400 digits or thousands of required properties: every rule finishes (no internal error)."""
+    outcome = lint([sys.executable, str(REPO_ROOT / "tests" / "servers" / "hostile.py"), mode])
+    assert not outcome.error
+    assert not [p for p in outcome.problems if "could not finish" in p.message]

@@ -61,10 +61,15 @@ def run_rules(declared: Declared, *, skip_covered: bool = False) -> list[Problem
     for registered in all_rules().values():
         if skip_covered and registered.covered_by:
             continue
-        for found in registered.check(declared):
-            if skip_covered and found.covered_by:
-                continue
-            problems.append(Problem(registered.id, registered.name, registered.category,
-                                    found.severity or registered.severity, found.location, found.message,
-                                    found.fix, found.target, found.value))
+        try:
+            for found in registered.check(declared):
+                if skip_covered and found.covered_by:
+                    continue
+                problems.append(Problem(registered.id, registered.name, registered.category,
+                                        found.severity or registered.severity, found.location, found.message,
+                                        found.fix, found.target, found.value))
+        except Exception as error:  # noqa: BLE001  (a bug of one rule must not hide every other rule's problems)
+            problems.append(Problem(registered.id, registered.name, registered.category, LintSeverity.INFO,
+                                    "(this rule)", f"the rule could not finish on these declarations: "
+                                    f"{type(error).__name__}: {error}", "report this as a bug of mcpfuzz"))
     return sorted(problems, key=lambda p: (p.severity.rank, _order(p.rule), p.location))

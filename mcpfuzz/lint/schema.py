@@ -119,7 +119,7 @@ def root_type_object(declared: Declared) -> Iterator[Found]:
                         covered_by="response-schema" if tool.location.endswith(".inputSchema") else None)
 
 
-@rule("SCHEMA-003", "object-properties", S, WARNING)
+@rule("SCHEMA-003", "object-properties", S, INFO)
 def object_properties(declared: Declared) -> Iterator[Found]:
     """An object schema says what it holds: `properties`, `patternProperties` or `additionalProperties`."""
     for tool in tool_schemas(declared):
@@ -249,7 +249,10 @@ BOUNDS = (("minimum", "maximum"), ("minLength", "maxLength"), ("minItems", "maxI
 
 
 def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if isinstance(value, bool):
+        return False
+    # An integer of 400 digits is valid JSON: compared exactly, never through a float (which overflows).
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
 
 
 def _unsatisfiable(node: Any) -> str | None:
