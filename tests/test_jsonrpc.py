@@ -104,6 +104,8 @@ def test_cli_runs_a_plain_server_and_refuses_half_the_options(tmp_path: Path) ->
     assert done.returncode == 1, done.stdout + done.stderr
     data = json.loads(report.read_text())
     assert data["era"] == "jsonrpc" and [f["oracle"] for f in data["findings"]] == ["id-preserved"]
+    replayed = run_cli(["replay", data["findings"][0]["corpus_path"]], cwd=tmp_path)  # no handshake either
+    assert replayed.returncode == 1 and "FAILED" in replayed.stdout, replayed.stdout + replayed.stderr
     alone = run_cli(["run", "--jsonrpc", "--", sys.executable, str(SERVER)], cwd=tmp_path)
     assert alone.returncode == 2 and "--openrpc FILE" in alone.stderr
     broken = tmp_path / "broken.json"

@@ -49,7 +49,7 @@ from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.target_kind import TargetKind
-from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, Era
+from mcpfuzz.jsonrpc.versions import PLAIN_JSONRPC, Era
 from mcpfuzz.oracles.base import Failure
 from mcpfuzz.strategies.catalogue import CatalogueContext, catalogue
 from mcpfuzz.strategies.http_cases import http_cases
@@ -68,7 +68,7 @@ HTTP_FIRST_ID = 900
 PILEUP_SECONDS = 4.0  # at most, for the burst of refused requests (about 1-2 s on the servers measured)
 PLANNING_SHARE = 0.2  # of the time left, at most, to prepare the targets' schemas
 # What the report says of a plain JSON-RPC 2.0 server (`--jsonrpc`) in place of an MCP era and version.
-PLAIN_ERA, PLAIN_VERSION = "jsonrpc", "JSON-RPC 2.0"
+PLAIN_ERA, PLAIN_VERSION = "jsonrpc", PLAIN_JSONRPC
 
 
 class Run:
@@ -263,7 +263,8 @@ class Run:
         has no MCP case, and the fuzz phase calls the methods only (the frame families speak MCP)."""
         config = self.config
         self.emit(PhaseStarted(PhaseName.PROBE))
-        session.era, session.version = Era.LEGACY, LATEST_LEGACY  # the legacy builders add no `_meta`
+        # The legacy era's builders add no `_meta`; the version is what transcripts record (replay reads it back).
+        session.era, session.version = Era.LEGACY, PLAIN_JSONRPC
         await session.ensure_ready()
         self.probe = ProbeResult(Era.LEGACY, PLAIN_VERSION, declared={TargetKind.METHOD: list(methods)})
         self.emit(ProbeDone(PLAIN_ERA, PLAIN_VERSION, {}, {}, ()))
