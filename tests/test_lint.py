@@ -231,6 +231,8 @@ def test_run_json_report_carries_the_rule(tmp_path: Path) -> None:
     findings = json.loads(path.read_text())["findings"]
     assert [(f["rule"], f["tool"], f["target"], f["severity"]) for f in findings if f["oracle"] == "lint"] == [
         ("META-003", "echo", "tool/echo", "medium")]
+    lint_finding = next(f for f in findings if f["oracle"] == "lint")
+    assert lint_finding["reproducer"]["shell"].startswith("mcpfuzz lint -- ")
     assert {f["rule"] for f in findings if f["oracle"] != "lint"} == {None}
 
 
