@@ -81,6 +81,7 @@ def test_clean_server_gives_zero_findings() -> None:
     # One finding: the same wrong code on every method is one bug (server-wide), reported on the first.
     ("params-code", ("coverage",), {("invalid-params", "method/store_memory")}),
     ("id-coerce", ("catalogue",), {("id-preserved", "id/string-digits")}),
+    ("string-sum", ("coverage",), {("response-schema", "method/add")}),
 ])
 def test_each_bug_is_found_by_its_oracle(bug: str, phases: tuple[str, ...], expected: set[tuple[str, str]]) -> None:
     finished = run_plain(bug, phases=phases)

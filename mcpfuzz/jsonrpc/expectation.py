@@ -54,6 +54,8 @@ class ToolCallCheck:
     rule: str = ""
     output_schema: Mapping[str, Any] | None = field(default=None, hash=False)
     unicode_unsafe: bool = False
+    # A plain JSON-RPC method's declared result schema (OpenRPC): the whole `result` must conform (response-schema).
+    result_schema: Mapping[str, Any] | None = field(default=None, hash=False)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
+from mcpfuzz.oracles.tool_results import schema_problem
 
 ResponseSchemaFailure = failure_class(OracleId.RESPONSE_SCHEMA, "Response breaks the JSON-RPC envelope or MCP shape")
 
@@ -162,6 +163,11 @@ def response_schema(exchange: Exchange) -> Iterator[Failure]:
         if not problems and arrival.id_tag == ID_CURRENT and "result" in message:
             problems = result_problems(method, message["result"], exchange.era)
             where = f"the {method} result"
+            call = exchange.case.expect.tool_call
+            if not problems and call is not None and call.result_schema is not None:
+                broken = schema_problem(call.result_schema, message["result"])
+                if broken is not None:
+                    where, problems = "the result", [f"breaks the declared result schema at {broken[0]}: {broken[1]}"]
         else:
             where = "the response envelope"
         if problems:

@@ -25,6 +25,7 @@ BUGS = {
     "params-code": "params that break the schema are answered -32603 instead of -32602",
     "id-coerce": 'string ids that look like integers ("1") are answered as integers',
     "crash-recall-forgotten": "recall_memory of a forgotten id exits (a stateful bug)",
+    "string-sum": "add returns its sum as a string (the document says integer)",
 }
 ID_TYPES = (str, int, float, type(None))
 
@@ -119,8 +120,9 @@ class Server:
         self.forgotten.add(id)
         return True
 
-    def add(self, a: int, b: int) -> int:
-        return int(a) + int(b)
+    def add(self, a: int, b: int) -> int | str:
+        total = int(a) + int(b)
+        return str(total) if "string-sum" in self.bugs else total
 
 
 def reply_to_line(server: Server, line: str) -> Any:
