@@ -107,8 +107,13 @@ def test_cli_runs_a_plain_server_and_refuses_half_the_options(tmp_path: Path) ->
     assert data["era"] == "jsonrpc" and [f["oracle"] for f in data["findings"]] == ["id-preserved"]
     replayed = run_cli(["replay", data["findings"][0]["corpus_path"]], cwd=tmp_path)  # no handshake either
     assert replayed.returncode == 1 and "FAILED" in replayed.stdout, replayed.stdout + replayed.stderr
-    alone = run_cli(["run", "--jsonrpc", "--", sys.executable, str(SERVER)], cwd=tmp_path)
-    assert alone.returncode == 2 and "--openrpc FILE" in alone.stderr
+    discovered = run_cli(["run", "--jsonrpc", "--phases", "catalogue,coverage", "--", sys.executable, str(SERVER),
+                          "--bug", "id-coerce"], cwd=tmp_path)  # no document: the server's rpc.discover is asked
+    assert discovered.returncode == 1, discovered.stdout + discovered.stderr
+    assert "4 to call: store_memory, recall_memory, forget_memory, add" in discovered.stdout
+    assert "id-preserved" in discovered.stdout
+    alone = run_cli(["run", "--jsonrpc", "--", sys.executable, str(SERVER), "--no-discover"], cwd=tmp_path)
+    assert alone.returncode == 2 and "--openrpc FILE" in alone.stdout + alone.stderr
     broken = tmp_path / "broken.json"
     broken.write_text('{"methods": [{"params": []}]}')
     refused = run_cli(["run", "--jsonrpc", "--openrpc", str(broken), "--", sys.executable, str(SERVER)], cwd=tmp_path)

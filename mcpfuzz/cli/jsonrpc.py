@@ -11,7 +11,8 @@ JSONRPC_OPTIONS = [
     click.option("--jsonrpc", "plain_jsonrpc", is_flag=True, default=False,
                  help="The server speaks plain JSON-RPC 2.0 (no MCP handshake); its methods come from --openrpc."),
     click.option("--openrpc", "openrpc_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
-                 help="OpenRPC 1.x document declaring the methods, their params and errors (with --jsonrpc)."),
+                 help="OpenRPC 1.x document declaring the methods, their params and errors (with --jsonrpc; "
+                      "without it the server's own rpc.discover is asked)."),
 ]
 
 
@@ -23,11 +24,12 @@ def jsonrpc_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def jsonrpc_methods(plain: bool, path: str | None) -> tuple[dict, ...] | None:
-    """The methods of a plain JSON-RPC server, read from its OpenRPC document; None for an MCP server."""
+    """The methods of a plain JSON-RPC server, read from its OpenRPC document (empty: ask the server's
+    `rpc.discover`); None for an MCP server."""
     if not plain and path is None:
         return None
     if path is None:
-        raise click.UsageError("--jsonrpc needs the server's methods: give --openrpc FILE (an OpenRPC 1.x document)")
+        return ()
     if not plain:
         raise click.UsageError("--openrpc describes a plain JSON-RPC server: add --jsonrpc (MCP servers list their "
                                "own tools)")

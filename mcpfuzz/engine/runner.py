@@ -47,6 +47,7 @@ from mcpfuzz.engine.transcripts import save_findings
 from mcpfuzz.jsonrpc.case_json import case_from_json, case_to_json
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.openrpc import OpenRpcError, read_methods
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.jsonrpc.versions import PLAIN_JSONRPC, Era
@@ -266,6 +267,8 @@ class Run:
         # The legacy era's builders add no `_meta`; the version is what transcripts record (replay reads it back).
         session.era, session.version = Era.LEGACY, PLAIN_JSONRPC
         await session.ensure_ready()
+        if not methods:
+            methods = await self._discover_methods(session)
         self.probe = ProbeResult(Era.LEGACY, PLAIN_VERSION, declared={TargetKind.METHOD: list(methods)})
         self.emit(ProbeDone(PLAIN_ERA, PLAIN_VERSION, {}, {}, ()))
         if self._store is not None and config.replay_corpus:
@@ -274,6 +277,20 @@ class Run:
             await self._run_cases(session, PhaseName.CATALOGUE, jsonrpc_catalogue(methods[0]["name"]))
         if any(phase in config.phases for phase in CALL_PHASES):
             await self._call_phases(session)
+
+    async def _discover_methods(self, session: Session) -> tuple[dict, ...]:
+        """The OpenRPC service discovery method `rpc.discover`: the server's own document, read as --openrpc is."""
+        tip = "give the server's OpenRPC document with --openrpc FILE"
+        try:
+            reply = await session.call("rpc.discover")
+        except HarnessError as error:
+            raise UnusableServer(f"rpc.discover got no answer ({error})", tip=tip) from None
+        if not reply.is_result:
+            raise UnusableServer(f"rpc.discover was refused: {reply.text(200)}", tip=tip)
+        try:
+            return tuple(read_methods(reply.message["result"]))
+        except OpenRpcError as error:
+            raise UnusableServer(f"the document rpc.discover returned cannot be read: {error}", tip=tip) from None
 
     async def _probe(self, session: Session) -> CatalogueContext:
         """Negotiate the era, list the tools, judge what the probe saw; the context the catalogue is built in."""

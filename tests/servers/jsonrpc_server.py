@@ -48,8 +48,9 @@ def validators() -> dict[str, tuple[Draft202012Validator, list[str], str]]:
 class Server:
     """The store and the bugs switched on."""
 
-    def __init__(self, bugs: set[str]) -> None:
+    def __init__(self, bugs: set[str], *, discover: bool = True) -> None:
         self.bugs = bugs
+        self.discover = discover
         self.methods = validators()
         self.memories: dict[str, dict[str, Any]] = {}
         self.forgotten: set[str] = set()
@@ -81,6 +82,8 @@ class Server:
         return reply if "id" in message else None
 
     def call(self, method: str, params: dict | list, rid: Any) -> dict[str, Any]:
+        if method == "rpc.discover" and self.discover:  # OpenRPC service discovery: the server's own document
+            return {"jsonrpc": "2.0", "id": self.wire_id(rid), "result": json.loads(DOCUMENT.read_text())}
         if method not in self.methods:
             return self.error(rid, -32601, "method not found")
         validator, names, structure = self.methods[method]
@@ -142,7 +145,9 @@ def reply_to_line(server: Server, line: str) -> Any:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--bug", action="append", default=[], choices=sorted(BUGS))
-    server = Server(set(parser.parse_args().bug))
+    parser.add_argument("--no-discover", action="store_true", help="do not serve rpc.discover")
+    args = parser.parse_args()
+    server = Server(set(args.bug), discover=not args.no_discover)
     for raw in sys.stdin.buffer:
         try:
             line = raw.decode("utf-8")
