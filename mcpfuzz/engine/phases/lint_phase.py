@@ -44,7 +44,7 @@ async def gather(session: Session, probe: ProbeResult, *, fresh_checks: bool = T
     """The snapshot the rules judge: the probe's handshake, every list, a liveness request and an unknown method.
 
     In the legacy era `fresh_checks` adds a request before `initialize` on a fresh process (the session is
-    ready again at the next case).
+    handshaken again afterwards).
     """
     modern = probe.era is Era.MODERN
     declared = Declared(probe.era.value, probe.version, "server/discover" if modern else "initialize")
@@ -94,7 +94,7 @@ async def _initialize_announced(session: Session, declared: Declared, version: s
     session.recycle()
     exchange = await session.run_case(case)
     declared.announced = (version, _answer(exchange))
-    session.recycle()
+    await _ready_again(session)
     return exchange
 
 
@@ -108,8 +108,15 @@ async def _before_initialize(session: Session, declared: Declared) -> Exchange:
     session.recycle()  # a fresh process for our own check, not a restart the server caused
     exchange = await session.run_case(case)
     declared.pre_init_reply = _answer(exchange)
-    session.recycle()  # and the next case gets a fresh, initialized one
+    await _ready_again(session)
     return exchange
+
+
+async def _ready_again(session: Session) -> None:
+    """A fresh process with the era's handshake done, as before the check: what comes next (the HTTP cases ask
+    whether there is a session) sees the server as the probe left it. Not a restart the server caused."""
+    session.recycle()
+    await session.ensure_ready()
 
 
 async def lint(session: Session, probe: ProbeResult, *, in_run: bool = False) -> list[Problem]:
