@@ -118,3 +118,19 @@ def test_cli_runs_a_plain_server_and_refuses_half_the_options(tmp_path: Path) ->
     broken.write_text('{"methods": [{"params": []}]}')
     refused = run_cli(["run", "--jsonrpc", "--openrpc", str(broken), "--", sys.executable, str(SERVER)], cwd=tmp_path)
     assert refused.returncode == 2 and "no string `name`" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_methods_from_the_command_line_without_a_document(tmp_path: Path) -> None:
+    """--method with --params-schema (params by name): recall_memory is called by coverage, valid and invalid ids,
+    and the clean server gives nothing; a schema for only some of the methods is refused."""
+    schema = json.dumps({"type": "object", "properties": {"id": {"type": "string", "minLength": 1, "maxLength": 64}},
+                         "required": ["id"], "additionalProperties": False})
+    done = run_cli(["run", "--jsonrpc", "--method", "recall_memory", "--params-schema", schema, "--phases",
+                    "coverage", "--json", "report.json", "--", sys.executable, str(SERVER), "--no-discover"],
+                   cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["findings"] == [] and report["stats"]["tool_calls"] > 5
+    unpaired = run_cli(["run", "--jsonrpc", "--method", "a", "--method", "b", "--params-schema", "{}", "--",
+                        sys.executable, str(SERVER)], cwd=tmp_path)
+    assert unpaired.returncode == 2 and "one schema per method" in unpaired.stderr

@@ -43,14 +43,15 @@ def main() -> None:
               help="Send the catalogue to this second server too and list every frame whose outcome differs.")
 @jsonrpc_options
 def run(server: tuple[str, ...], budget: float, compare_with: str | None, plain_jsonrpc: bool,
-        openrpc_path: str | None, **options: Any) -> None:
+        openrpc_path: str | None, method_names: tuple[str, ...], params_schemas: tuple[str, ...],
+        **options: Any) -> None:
     """Fuzz an MCP server: `mcpfuzz run [OPTIONS] -- CMD [ARGS]...` (stdio) or `mcpfuzz run [OPTIONS] URL`.
 
     A stdio server inherits mcpfuzz's environment and working directory. Exit status: 0 no findings
     at or above --fail-on, 1 findings, 2 usage error or unusable server.
     """
     config = build_config(server, budget, options)
-    config.jsonrpc_methods = jsonrpc_methods(plain_jsonrpc, openrpc_path)
+    config.jsonrpc_methods = jsonrpc_methods(plain_jsonrpc, openrpc_path, method_names, params_schemas)
 
     import anyio
 

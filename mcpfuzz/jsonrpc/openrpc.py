@@ -99,3 +99,10 @@ def read_methods(document: Any) -> list[dict]:
     if not methods:
         raise OpenRpcError("the document declares no method")
     return methods
+
+
+def method_declaration(name: str, params_schema: dict) -> dict:
+    """A declaration from a bare params schema (`--method NAME --params-schema JSON`): by name, nothing else known."""
+    properties = params_schema.get("properties")
+    return {"name": name, "paramsSchema": params_schema, "paramOrder": list(properties) if isinstance(
+        properties, dict) else [], "paramStructure": BY_NAME, "result": None, "errors": [], "readOnly": False}
