@@ -242,3 +242,13 @@ def test_hostile_declarations_are_linted_without_a_rule_failing(mode: str) -> No
     outcome = lint([sys.executable, str(REPO_ROOT / "tests" / "servers" / "hostile.py"), mode])
     assert not outcome.error
     assert not [p for p in outcome.problems if "could not finish" in p.message]
+
+
+def test_docs_table_lists_every_rule_with_its_severity() -> None:
+    """docs/lint.md's rule table is the registry: every id once, with its name and default severity."""
+    rows = {}
+    for line in (REPO_ROOT / "docs" / "lint.md").read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip().strip("`") for cell in line.split("|")[1:-1]]
+        if len(cells) == 4 and cells[0] in all_rules():
+            rows[cells[0]] = (cells[1], cells[2])
+    assert rows == {rule.id: (rule.name, str(rule.severity)) for rule in all_rules().values()}
