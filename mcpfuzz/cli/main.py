@@ -41,8 +41,11 @@ def main() -> None:
 @server_options
 @click.option("--compare", "compare_with", default=None, metavar="URL|'CMD'",
               help="Send the catalogue to this second server too and list every frame whose outcome differs.")
+@click.option("--compare-ignore", "compare_ignore", multiple=True, metavar="JSONPATH",
+              help="With --compare: a member of the envelopes that may differ, e.g. $.result.timestamp (repeatable).")
 @jsonrpc_options
-def run(server: tuple[str, ...], budget: float, compare_with: str | None, plain_jsonrpc: bool,
+def run(server: tuple[str, ...], budget: float, compare_with: str | None, compare_ignore: tuple[str, ...],
+        plain_jsonrpc: bool,
         openrpc_path: str | None, method_names: tuple[str, ...], params_schemas: tuple[str, ...],
         **options: Any) -> None:
     """Fuzz an MCP server: `mcpfuzz run [OPTIONS] -- CMD [ARGS]...` (stdio) or `mcpfuzz run [OPTIONS] URL`.
@@ -57,10 +60,12 @@ def run(server: tuple[str, ...], budget: float, compare_with: str | None, plain_
 
     from mcpfuzz.engine.runner import run as run_engine
 
+    if compare_ignore and compare_with is None:
+        raise click.UsageError("--compare-ignore applies to --compare; give the second server with --compare")
     if compare_with is not None:
         if options["events_path"]:
             raise click.UsageError("--events streams one run; --compare runs two (leave one of them out)")
-        _compare(config, compare_with)
+        _compare(config, compare_with, compare_ignore)
     reporting = Reporting(config, options)
     finished = reporting.run(lambda sink: anyio.run(run_engine, config, sink))
     reporting.exit_on_problem()
@@ -137,15 +142,22 @@ def replay(ctx: click.Context, paths: tuple[str, ...], timeout: float, env_pairs
     sys.exit(EXIT_FINDINGS if FAILED in statuses else EXIT_ERROR if ERROR in statuses else EXIT_CLEAN)
 
 
-def _compare(config: RunConfig, other: str) -> None:
-    """`run --compare`: the protocol phases against both servers; exit 1 when any frame's outcome differs."""
+def _compare(config: RunConfig, other: str, ignore: tuple[str, ...] = ()) -> None:
+    """`run --compare`: the protocol phases against both servers, then the first one's coverage and stateful calls
+    sent to the second; exit 1 when any frame's outcome (or any call's envelope) differs."""
     import shlex
     from dataclasses import replace
 
     import anyio
 
     from mcpfuzz.engine.compare import compare
+    from mcpfuzz.engine.json_paths import PathError, parse_path
     from mcpfuzz.report.compare_console import print_comparison
+
+    try:
+        paths = tuple(parse_path(path) for path in ignore)
+    except PathError as error:
+        raise click.BadParameter(str(error), param_hint="--compare-ignore") from None
 
     try:
         words = shlex.split(other)
@@ -156,9 +168,9 @@ def _compare(config: RunConfig, other: str) -> None:
     http = http_target(words, (), None, "auto")
     second = replace(config, command=[] if http else words, http=http)
     first_label, second_label = config.server_label, second.server_label
-    click.echo(f"comparing\n  A: {first_label}\n  B: {second_label}\n(catalogue and lifecycle on each; seed "
-               f"{config.seed})")
-    comparison = anyio.run(compare, config, second, lambda event: None)
+    click.echo(f"comparing\n  A: {first_label}\n  B: {second_label}\n(catalogue and lifecycle on each, then A's "
+               f"coverage and stateful calls sent to B too; seed {config.seed})")
+    comparison = anyio.run(compare, config, second, lambda event: None, paths)
     for label, finished in (("A", comparison.first), ("B", comparison.second)):
         if finished.error:
             click.echo(f"error: server {label} could not be tested: {finished.error}", err=True)
