@@ -24,6 +24,7 @@ from mcpfuzz.engine.events import (
     TargetsPlanned,
 )
 from mcpfuzz.oracles.base import Severity
+from mcpfuzz.report.json_report import rerun_command
 from mcpfuzz.report.reproduce import reproduction
 
 SEVERITY_STYLE = {Severity.CRITICAL: "bold red", Severity.HIGH: "red", Severity.MEDIUM: "yellow",
@@ -153,6 +154,9 @@ class ConsoleReporter:
         if finding.observed:
             for line in finding.received[:3]:
                 self.console.print(f"   saw:      {escape(line[:300])}")
+            if finding.rule:  # a lint problem: what the server declares, shown again by `mcpfuzz lint`
+                self.console.print(f"   reproduce: {escape(rerun_command(self.config.target, 'lint'))}", style="dim")
+                return
             self.console.print(f"   reproduce: run mcpfuzz on this server again (--seed {self.config.seed}); this "
                                "shows over many requests, so no single frame replays it", style="dim")
             return
