@@ -6,6 +6,7 @@ import functools
 import json
 import math
 import re
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -310,7 +311,9 @@ def regex_problem(pattern: str) -> str | None:
         text = form.sub(replacement, text)
     text = re.sub(r"\(\?P=([A-Za-z_$][\w$]*)>", r"(?P=\1)", text)
     try:
-        re.compile(text)
+        with warnings.catch_warnings():  # "possible nested set" and the like: advice about a valid expression
+            warnings.simplefilter("ignore")
+            re.compile(text)
     except re.error as error:
         return str(error)
     except (RecursionError, OverflowError):
