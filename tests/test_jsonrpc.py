@@ -134,3 +134,17 @@ def test_methods_from_the_command_line_without_a_document(tmp_path: Path) -> Non
     unpaired = run_cli(["run", "--jsonrpc", "--method", "a", "--method", "b", "--params-schema", "{}", "--",
                         sys.executable, str(SERVER)], cwd=tmp_path)
     assert unpaired.returncode == 2 and "one schema per method" in unpaired.stderr
+
+
+@pytest.mark.parametrize(("bugs", "expected"), [((), []), (("--bug", "string-sum"), ["response-schema"])])
+def test_over_http_post_too(tmp_path: Path, bugs: tuple[str, ...], expected: list[str]) -> None:
+    """A plain JSON-RPC endpoint over HTTP (204 for notifications, 200 with -32700 for bad JSON): MCP's HTTP
+    transport rules do not apply; the methods' bugs are found as over stdio."""
+    server = SERVER.with_name("jsonrpc_http_server.py")
+    done = run_cli(["run", "--jsonrpc", "--openrpc", str(DOCUMENT), "--phases", "catalogue,coverage",
+                    "--json", "report.json", "http://127.0.0.1:{port}/rpc", "--launch",
+                    " ".join([sys.executable, str(server), "--port", "{port}", *bugs])], cwd=tmp_path, timeout=120)
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["error"] is None, done.stdout + done.stderr
+    assert [f["oracle"] for f in report["findings"]] == expected, done.stdout
+    assert report["stats"]["tool_calls"] > 20

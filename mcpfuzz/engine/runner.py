@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -70,12 +71,16 @@ PILEUP_SECONDS = 4.0  # at most, for the burst of refused requests (about 1-2 s 
 PLANNING_SHARE = 0.2  # of the time left, at most, to prepare the targets' schemas
 # What the report says of a plain JSON-RPC 2.0 server (`--jsonrpc`) in place of an MCP era and version.
 PLAIN_ERA, PLAIN_VERSION = "jsonrpc", PLAIN_JSONRPC
+MCP_TRANSPORT_ORACLES = (OracleId.HTTP_STATUS, OracleId.SESSION_LEAK, OracleId.ORIGIN_CHECK)
 
 
 class Run:
     """One run's state; survives cancellation so that a partial report can always be written."""
 
     def __init__(self, config: RunConfig, emit: EventSink) -> None:
+        if config.jsonrpc_methods is not None:
+            # MCP's streamable HTTP rules (status codes, sessions, Origin) do not bind a plain JSON-RPC endpoint.
+            config = replace(config, oracles=tuple(o for o in config.oracles if o not in MCP_TRANSPORT_ORACLES))
         self.config = config
         self._redactor = Redactor(config.secrets)
         self.emit: EventSink = RedactingSink(emit, self._redactor)
