@@ -82,6 +82,7 @@ def test_clean_server_gives_zero_findings() -> None:
     ("params-code", ("coverage",), {("invalid-params", "method/store_memory")}),
     ("id-coerce", ("catalogue",), {("id-preserved", "id/string-digits")}),
     ("string-sum", ("coverage",), {("response-schema", "method/add")}),
+    ("undeclared-error", ("coverage",), {("response-schema", "method/recall_memory")}),
 ])
 def test_each_bug_is_found_by_its_oracle(bug: str, phases: tuple[str, ...], expected: set[tuple[str, str]]) -> None:
     finished = run_plain(bug, phases=phases)

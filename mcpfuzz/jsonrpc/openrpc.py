@@ -102,7 +102,8 @@ def read_methods(document: Any) -> list[dict]:
 
 
 def method_declaration(name: str, params_schema: dict) -> dict:
-    """A declaration from a bare params schema (`--method NAME --params-schema JSON`): by name, nothing else known."""
+    """A declaration from a bare params schema (`--method NAME --params-schema JSON`): by name, nothing else known
+    (`errors` None: no error code is judged)."""
     properties = params_schema.get("properties")
     return {"name": name, "paramsSchema": params_schema, "paramOrder": list(properties) if isinstance(
-        properties, dict) else [], "paramStructure": BY_NAME, "result": None, "errors": [], "readOnly": False}
+        properties, dict) else [], "paramStructure": BY_NAME, "result": None, "errors": None, "readOnly": False}

@@ -40,8 +40,10 @@ def method_expectation(rid: int, call: ArgumentCall, method: dict) -> Expectatio
     """Valid params: a result, or any error but -32602 (a domain error the document may declare). Invalid ones:
     -32602 (JSON-RPC 2.0 section 5.1, invalid method parameters)."""
     result = method.get("result")
+    errors = method.get("errors")
     check = ToolCallCheck(tool=None, valid=call.kind == POSITIVE, rule=call.rule, unicode_unsafe=call.unicode_unsafe,
-                          result_schema=result if isinstance(result, dict) else None)
+                          result_schema=result if isinstance(result, dict) else None,
+                          declared_errors=tuple(errors) if isinstance(errors, list) else None)
     if call.unicode_unsafe:
         return Expectation(judge=OracleId.PARSE_ERROR, id=rid, codes=frozenset({ex.PARSE_ERROR, ex.INVALID_PARAMS}),
                            result_ok=True, error_ok=True, null_id_ok=True, lenient=True, tool_call=check)

@@ -26,6 +26,7 @@ BUGS = {
     "id-coerce": 'string ids that look like integers ("1") are answered as integers',
     "crash-recall-forgotten": "recall_memory of a forgotten id exits (a stateful bug)",
     "string-sum": "add returns its sum as a string (the document says integer)",
+    "undeclared-error": "recall_memory of an unknown id answers -32002 (the document declares -32001)",
 }
 ID_TYPES = (str, int, float, type(None))
 
@@ -99,7 +100,7 @@ class Server:
         try:
             result = getattr(self, method)(**params)
         except KeyError:
-            return self.error(rid, -32001, "memory not found")
+            return self.error(rid, -32002 if "undeclared-error" in self.bugs else -32001, "memory not found")
         return {"jsonrpc": "2.0", "id": self.wire_id(rid), "result": result}
 
     def invalid(self, rid: Any, why: str) -> dict[str, Any]:
