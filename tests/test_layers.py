@@ -16,12 +16,13 @@ STRATEGIES_DIR = REPO_ROOT / "strategies"
 
 # Layer -> rank: a module may import its own layer and layers of a lower rank. transport and strategies
 # share a rank but are distinct layers, so neither may import the other.
-RANKS = {"jsonrpc": 0, "transport": 1, "corpus": 1, "strategies": 1, "oracles": 2, "engine": 3, "report": 4, "cli": 5,
-         "testing": 6}
+RANKS = {"jsonrpc": 0, "transport": 1, "corpus": 1, "strategies": 1, "oracles": 2, "lint": 2, "engine": 3, "report": 4,
+         "cli": 5, "testing": 6}
 # Not layers: the package root (only __version__) and the example server (standalone); both import nothing
 # from the layers, and no layer imports the example.
 ROOT, EXAMPLE = "root", "example"
-SUBPACKAGES = {"jsonrpc", "transport", "corpus", "strategies", "oracles", "engine", "report", "example", "testing"}
+SUBPACKAGES = {"jsonrpc", "transport", "corpus", "strategies", "oracles", "lint", "engine", "report", "example",
+               "testing"}
 # The only thing anyone may take from the package root.
 ROOT_NAMES = {"__version__"}
 IO_MODULES = {"anyio", "subprocess", "socket", "httpx", "os"}

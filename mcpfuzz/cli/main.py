@@ -9,6 +9,8 @@ import click
 
 from mcpfuzz.cli.baseline import baseline
 from mcpfuzz.cli.config_file import config_file_option
+from mcpfuzz.cli.jsonrpc import jsonrpc_methods, jsonrpc_options
+from mcpfuzz.cli.lint import lint
 from mcpfuzz.cli.options import (
     EXIT_CLEAN,
     EXIT_ERROR,
@@ -45,8 +47,13 @@ def main() -> None:
               help="Send the catalogue to this second server too and list every frame whose outcome differs.")
 @click.option("--all-servers", is_flag=True, default=False,
               help="With --servers-file: fuzz every server in it in turn (reports and corpus per server).")
+@click.option("--compare-ignore", "compare_ignore", multiple=True, metavar="JSONPATH",
+              help="With --compare: a member of the envelopes that may differ, e.g. $.result.timestamp (repeatable).")
+@jsonrpc_options
 @config_file_option
-def run(server: tuple[str, ...], budget: float, compare_with: str | None, all_servers: bool, **options: Any) -> None:
+def run(server: tuple[str, ...], budget: float, compare_with: str | None, all_servers: bool,
+        compare_ignore: tuple[str, ...], plain_jsonrpc: bool, openrpc_path: str | None, method_names: tuple[str, ...],
+        params_schemas: tuple[str, ...], **options: Any) -> None:
     """Fuzz an MCP server: `mcpfuzz run [OPTIONS] -- CMD [ARGS]...` (stdio) or `mcpfuzz run [OPTIONS] URL`.
 
     A stdio server inherits mcpfuzz's environment and working directory. Exit status: 0 no findings
@@ -57,15 +64,18 @@ def run(server: tuple[str, ...], budget: float, compare_with: str | None, all_se
 
         sys.exit(run_all_servers(server, budget, compare_with, options))
     config = build_config(server, budget, options)
+    config.jsonrpc_methods = jsonrpc_methods(plain_jsonrpc, openrpc_path, method_names, params_schemas)
 
     import anyio
 
     from mcpfuzz.engine.runner import run as run_engine
 
+    if compare_ignore and compare_with is None:
+        raise click.UsageError("--compare-ignore applies to --compare; give the second server with --compare")
     if compare_with is not None:
         if options["events_path"]:
             raise click.UsageError("--events streams one run; --compare runs two (leave one of them out)")
-        _compare(config, compare_with)
+        _compare(config, compare_with, compare_ignore)
     reporting = Reporting(config, options)
     finished = reporting.run(lambda sink: anyio.run(run_engine, config, sink))
     reporting.exit_on_problem()
@@ -147,15 +157,22 @@ def replay(ctx: click.Context, paths: tuple[str, ...], timeout: float, call_time
     sys.exit(EXIT_FINDINGS if FAILED in statuses else EXIT_ERROR if ERROR in statuses else EXIT_CLEAN)
 
 
-def _compare(config: RunConfig, other: str) -> None:
-    """`run --compare`: the protocol phases against both servers; exit 1 when any frame's outcome differs."""
+def _compare(config: RunConfig, other: str, ignore: tuple[str, ...] = ()) -> None:
+    """`run --compare`: the protocol phases against both servers, then the first one's coverage and stateful calls
+    sent to the second; exit 1 when any frame's outcome (or any call's envelope) differs."""
     import shlex
     from dataclasses import replace
 
     import anyio
 
     from mcpfuzz.engine.compare import compare
+    from mcpfuzz.engine.json_paths import PathError, parse_path
     from mcpfuzz.report.compare_console import print_comparison
+
+    try:
+        paths = tuple(parse_path(path) for path in ignore)
+    except PathError as error:
+        raise click.BadParameter(str(error), param_hint="--compare-ignore") from None
 
     try:
         words = shlex.split(other)
@@ -166,9 +183,9 @@ def _compare(config: RunConfig, other: str) -> None:
     http = http_target(words, (), None, "auto")
     second = replace(config, command=[] if http else words, http=http)
     first_label, second_label = config.server_label, second.server_label
-    click.echo(f"comparing\n  A: {first_label}\n  B: {second_label}\n(catalogue and lifecycle on each; seed "
-               f"{config.seed})")
-    comparison = anyio.run(compare, config, second, lambda event: None)
+    click.echo(f"comparing\n  A: {first_label}\n  B: {second_label}\n(catalogue and lifecycle on each, then A's "
+               f"coverage and stateful calls sent to B too; seed {config.seed})")
+    comparison = anyio.run(compare, config, second, lambda event: None, paths)
     for label, finished in (("A", comparison.first), ("B", comparison.second)):
         if finished.error:
             click.echo(f"error: server {label} could not be tested: {finished.error}", err=True)
@@ -190,3 +207,4 @@ main.add_command(soak)
 main.add_command(baseline)
 main.add_command(shared_status)
 main.add_command(shared_report)
+main.add_command(lint)

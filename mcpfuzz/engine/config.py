@@ -53,6 +53,8 @@ class RunConfig:
     # Values from ${VAR} in a config or servers file: they may be credentials wherever they were put.
     known_secrets: tuple[str, ...] = ()
     shared: SharedOptions | None = None  # --shared: one search with other processes through Redis
+    # A plain JSON-RPC 2.0 server (`--jsonrpc --openrpc FILE`): its methods, as mcpfuzz.jsonrpc.openrpc reads them.
+    jsonrpc_methods: tuple[dict, ...] | None = None
 
     @property
     def target(self) -> ServerTarget:

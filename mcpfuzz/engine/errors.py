@@ -6,8 +6,9 @@ from __future__ import annotations
 class UnusableServer(Exception):
     """The server could not be started or never completed the handshake."""
 
-    def __init__(self, message: str, *, stderr_tail: str = "", tip: str = "") -> None:
+    def __init__(self, message: str, *, stderr_tail: str = "", tip: str = "", silent: bool = False) -> None:
         super().__init__(message)
         self.message = message
         self.stderr_tail = stderr_tail
         self.tip = tip
+        self.silent = silent  # the handshake got no answer at all (lint reports it as rule SEQ-004)

@@ -35,6 +35,7 @@ class PhaseName(_Name):
     FUZZ = "fuzz"
     STATEFUL = "stateful"
     SOAK = "soak"  # a soak's slices after its once-only phases
+    LINT = "lint"  # the lint rules on what the probe read, before the catalogue
 
 
 class StopReason(_Name):
@@ -107,6 +108,7 @@ class Finding:
     also_on: tuple[str, ...] = field(default=(), compare=False)
     baselined: bool = field(default=False, compare=False)  # accepted in --baseline: reported, not failing
     upstream: Upstream | None = field(default=None, compare=False)  # a known behaviour of the server's SDK
+    rule: str | None = None  # a lint finding's rule id (`SCHEMA-004`)
 
     @property
     def fingerprint(self) -> str:

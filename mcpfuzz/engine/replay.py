@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mcpfuzz.corpus.store import CorpusError, CorpusStore
@@ -12,6 +12,7 @@ from mcpfuzz.engine.session.session import HarnessError, Session, SessionOptions
 from mcpfuzz.engine.transcripts import Replayable, from_transcript
 from mcpfuzz.jsonrpc.case_json import CaseFormatError
 from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.versions import PLAIN_JSONRPC
 from mcpfuzz.transport.connect import ServerTarget
 from mcpfuzz.transport.errors import ServerStartError, TransportError
 
@@ -71,6 +72,8 @@ async def replay_one(replayable: Replayable, server: ServerTarget | None, option
     if server is None:
         return ReplayOutcome(replayable.path, ERROR, "the transcript names no server command; give one after `--`",
                              replayable)
+    if replayable.version == PLAIN_JSONRPC:  # a plain JSON-RPC server: no handshake before the frames
+        options = replace(options, plain_jsonrpc=True)
     try:
         async with Session(server, options) as session:
             session.era, session.version = replayable.era, replayable.version or session.version

@@ -40,6 +40,7 @@ from mcpfuzz.engine.monitor.pileup import check_session_pileup
 from mcpfuzz.engine.phases.call_phases import CallPhases
 from mcpfuzz.engine.phases.frame_fuzz import FRAME_SHARE, FrameFuzz, simplest_tool
 from mcpfuzz.engine.phases.hypothesis_bridge import prepare_hypothesis
+from mcpfuzz.engine.phases.lint_phase import lint, lint_findings
 from mcpfuzz.engine.phases.probe import ProbeResult, probe
 from mcpfuzz.engine.phases.search import PhaseStopped, SearchOptions, Verdict
 from mcpfuzz.engine.phases.target_kinds import TOOLS
@@ -52,13 +53,16 @@ from mcpfuzz.engine.transcripts import from_transcript, save_findings
 from mcpfuzz.jsonrpc.case_json import CaseFormatError, case_from_json, case_to_json
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.openrpc import OpenRpcError, read_methods
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.target_kind import TargetKind
-from mcpfuzz.jsonrpc.versions import Era
+from mcpfuzz.jsonrpc.versions import PLAIN_JSONRPC, Era
 from mcpfuzz.oracles.base import Failure
 from mcpfuzz.strategies.cancellation import cancel_case
 from mcpfuzz.strategies.catalogue import CatalogueContext, catalogue
 from mcpfuzz.strategies.concurrency import concurrent_case
 from mcpfuzz.strategies.http_cases import http_cases
+from mcpfuzz.strategies.jsonrpc_catalogue import jsonrpc_catalogue
 from mcpfuzz.strategies.lifecycle import lifecycle
 from mcpfuzz.strategies.messages import FrameBuilder
 from mcpfuzz.transport.base import TransportKind
@@ -73,12 +77,18 @@ HTTP_FIRST_ID = 900
 CANCEL_FIRST_ID = 960  # the cancellation and concurrency cases' ids, above the HTTP family's
 PILEUP_SECONDS = 4.0  # at most, for the burst of refused requests (about 1-2 s on the servers measured)
 PLANNING_SHARE = 0.2  # of the time left, at most, to prepare the targets' schemas
+# What the report says of a plain JSON-RPC 2.0 server (`--jsonrpc`) in place of an MCP era and version.
+PLAIN_ERA, PLAIN_VERSION = "jsonrpc", PLAIN_JSONRPC
+MCP_TRANSPORT_ORACLES = (OracleId.HTTP_STATUS, OracleId.SESSION_LEAK, OracleId.ORIGIN_CHECK)
 
 
 class Run:
     """One run's state; survives cancellation so that a partial report can always be written."""
 
     def __init__(self, config: RunConfig, emit: EventSink) -> None:
+        if config.jsonrpc_methods is not None:
+            # MCP's streamable HTTP rules (status codes, sessions, Origin) do not bind a plain JSON-RPC endpoint.
+            config = replace(config, oracles=tuple(o for o in config.oracles if o not in MCP_TRANSPORT_ORACLES))
         self.config = config
         self._redactor = Redactor(config.secrets)
         self.emit: EventSink = RedactingSink(emit, self._redactor)
@@ -115,7 +125,8 @@ class Run:
         self._detect_sdk()
         options = SessionOptions(timeout=config.timeout, call_timeout=config.call_timeout, grace=config.grace,
                                  max_line=config.max_line,
-                                 env=config.env or None, frame_log=config.log_frames)
+                                 env=config.env or None, frame_log=config.log_frames,
+                                 plain_jsonrpc=config.jsonrpc_methods is not None)
         if config.shared is not None:
             self.shared = await anyio.to_thread.run_sync(partial(
                 SharedHub, config.shared, server=config.target, seed=config.seed, redactor=self._redactor))
@@ -178,9 +189,10 @@ class Run:
         """The run's outcome as reporters see it."""
         if self.shared is not None:  # found first by another machine: known, as if the corpus had held it
             findings = tuple(replace(f, known=True) if f.fingerprint in self.shared.elsewhere else f for f in findings)
-        return RunFinished(stats or self.stats, findings, self.probe.version if self.probe else None,
-                           self.probe.era.value if self.probe else None, self.stopped, self.error, corpus_paths,
-                           self._stale)
+        era = None if self.probe is None else PLAIN_ERA if self.config.jsonrpc_methods is not None else \
+            self.probe.era.value
+        return RunFinished(stats or self.stats, findings, self.probe.version if self.probe else None, era,
+                           self.stopped, self.error, corpus_paths, self._stale)
 
     def _detect_sdk(self) -> None:
         """Which SDK the server is built on (from package files next to its command), said once in the header."""
@@ -351,6 +363,9 @@ class Run:
                 return
 
     async def _phases(self, session: Session) -> None:
+        if self.config.jsonrpc_methods is not None:
+            await self._plain_phases(session, self.config.jsonrpc_methods)
+            return
         context = await self._probe(session)
         await self._protocol_phases(session, context)
         # Findings so far are re-run now, while there is time: an unverified finding is worth less than
@@ -358,6 +373,39 @@ class Run:
         await self._verify(session, until=self._deadline)
         if any(phase in self.config.phases for phase in CALL_PHASES):
             await self._call_phases(session)
+
+    async def _plain_phases(self, session: Session, methods: tuple[dict, ...]) -> None:
+        """A plain JSON-RPC 2.0 server: no handshake; the methods come from the OpenRPC document, the catalogue
+        has no MCP case, and the fuzz phase calls the methods only (the frame families speak MCP)."""
+        config = self.config
+        self.emit(PhaseStarted(PhaseName.PROBE))
+        # The legacy era's builders add no `_meta`; the version is what transcripts record (replay reads it back).
+        session.era, session.version = Era.LEGACY, PLAIN_JSONRPC
+        await session.ensure_ready()
+        if not methods:
+            methods = await self._discover_methods(session)
+        self.probe = ProbeResult(Era.LEGACY, PLAIN_VERSION, declared={TargetKind.METHOD: list(methods)})
+        self.emit(ProbeDone(PLAIN_ERA, PLAIN_VERSION, {}, {}, ()))
+        if self._store is not None and config.replay_corpus:
+            await self._regression(session)
+        if PhaseName.CATALOGUE in config.phases:
+            await self._run_cases(session, PhaseName.CATALOGUE, jsonrpc_catalogue(methods[0]["name"]))
+        if any(phase in config.phases for phase in CALL_PHASES):
+            await self._call_phases(session)
+
+    async def _discover_methods(self, session: Session) -> tuple[dict, ...]:
+        """The OpenRPC service discovery method `rpc.discover`: the server's own document, read as --openrpc is."""
+        tip = "give the server's OpenRPC document with --openrpc FILE"
+        try:
+            reply = await session.call("rpc.discover")
+        except HarnessError as error:
+            raise UnusableServer(f"rpc.discover got no answer ({error})", tip=tip) from None
+        if not reply.is_result:
+            raise UnusableServer(f"rpc.discover was refused: {reply.text(200)}", tip=tip)
+        try:
+            return tuple(read_methods(reply.message["result"]))
+        except OpenRpcError as error:
+            raise UnusableServer(f"the document rpc.discover returned cannot be read: {error}", tip=tip) from None
 
     async def _probe(self, session: Session) -> CatalogueContext:
         """Negotiate the era, list the tools, judge what the probe saw; the context the catalogue is built in."""
@@ -389,6 +437,7 @@ class Run:
         """The corpus replayed, then the catalogue and lifecycle cases (each when asked)."""
         config = self.config
         assert self.probe is not None
+        await self._lint(session)
         if self._store is not None and config.replay_corpus:
             await self._regression(session)
         if config.baseline is not None:
@@ -404,6 +453,20 @@ class Run:
                 await self._run_cases(session, PhaseName.LIFECYCLE, lifecycle(self.probe.era))
             finally:
                 session.thorough = False
+
+    async def _lint(self, session: Session) -> None:
+        """The lint rules on what the server declares, each problem a `lint` finding (mcpfuzz.lint)."""
+        if OracleId.LINT not in self.config.oracles or self.probe is None:
+            return
+        self.emit(PhaseStarted(PhaseName.LINT))
+        try:
+            problems = await lint(session, self.probe, in_run=True)
+        except (HarnessError, ServerStartError) as error:
+            self.emit(Notice(f"the lint phase stopped: {error}"))
+            return
+        for finding in lint_findings(problems, self.probe.era.value, self.probe.version):
+            if self.findings.add_observed(finding) is not None:
+                self.emit(FindingFound(finding))
 
     async def _fuzzers(self, session: Session) -> tuple[TargetPlan, FrameFuzz, CallPhases]:
         """The targets to call (safety hints applied) and the two searches: frames, and calls of targets."""
@@ -436,7 +499,7 @@ class Run:
         plan, frames, phases = await self._fuzzers(session)
         try:
             if not plan.targets:
-                if PhaseName.FUZZ in config.phases:
+                if PhaseName.FUZZ in config.phases and config.jsonrpc_methods is None:
                     self.emit(PhaseStarted(PhaseName.FUZZ, None,
                                            f"random frames (no tool to fuzz), about {self._left():.0f}s",
                                            self._left()))
@@ -450,10 +513,12 @@ class Run:
                                      "to run them all"))
             if PhaseName.FUZZ in config.phases:
                 share = 0.6 if PhaseName.STATEFUL in config.phases else 1.0
-                self.emit(PhaseStarted(PhaseName.FUZZ, None, f"random frames, then {_count_of(plan, fuzzed=True)}, "
-                                       f"about {self._left() * share:.0f}s", self._left() * share))
+                frames_first = "" if config.jsonrpc_methods is not None else "random frames, then "
+                self.emit(PhaseStarted(PhaseName.FUZZ, None, f"{frames_first}{_count_of(plan, fuzzed=True)}, about "
+                                       f"{self._left() * share:.0f}s", self._left() * share))
                 end = self._share(share)
-                await frames.fuzz(time.monotonic() + (end - time.monotonic()) * FRAME_SHARE)
+                if config.jsonrpc_methods is None:  # the frame families speak MCP
+                    await frames.fuzz(time.monotonic() + (end - time.monotonic()) * FRAME_SHARE)
                 await phases.fuzz(end)
             if PhaseName.STATEFUL in config.phases:
                 self.emit(PhaseStarted(PhaseName.STATEFUL, None, f"call sequences across {_count_of(plan)}, about "

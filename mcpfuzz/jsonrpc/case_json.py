@@ -76,6 +76,10 @@ def _extra_to_json(expect: Expectation) -> dict[str, Any]:
     if call is not None:
         extra.update(tool=call.tool, arguments=POSITIVE if call.valid else NEGATIVE, rule=call.rule,
                      output_schema=None if call.output_schema is None else dict(call.output_schema))
+        if call.result_schema is not None:
+            extra["result_schema"] = dict(call.result_schema)
+        if call.declared_errors is not None:
+            extra["declared_errors"] = list(call.declared_errors)
     if expect.lenient:
         extra["lenient"] = True
     if call is not None and call.unicode_unsafe:
@@ -157,10 +161,15 @@ def _tool_call(extra: dict) -> ToolCallCheck | None:
     if not {"tool", "arguments", "output_schema"} & set(extra):
         return None
     schema = extra.get("output_schema")
+    result_schema = extra.get("result_schema")
+    declared = extra.get("declared_errors")
     tool = extra.get("tool")
     return ToolCallCheck(tool=tool if isinstance(tool, str) else None, valid=extra.get("arguments") == POSITIVE,
                          rule=str(extra.get("rule") or ""), output_schema=schema if isinstance(schema, dict) else None,
-                         unicode_unsafe=bool(extra.get("unicode_unsafe")))
+                         unicode_unsafe=bool(extra.get("unicode_unsafe")),
+                         result_schema=result_schema if isinstance(result_schema, dict) else None,
+                         declared_errors=tuple(c for c in declared if isinstance(c, int)) if isinstance(
+                             declared, list) else None)
 
 
 def _listing(extra: dict) -> ListingCheck | None:

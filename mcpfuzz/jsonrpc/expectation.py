@@ -72,6 +72,10 @@ class ToolCallCheck:
     rule: str = ""
     output_schema: Mapping[str, Any] | None = field(default=None, hash=False)
     unicode_unsafe: bool = False
+    # A plain JSON-RPC method's declared result schema (OpenRPC): the whole `result` must conform (response-schema).
+    result_schema: Mapping[str, Any] | None = field(default=None, hash=False)
+    # A plain method's declared error codes: valid params may get these or a JSON-RPC 2.0 code, no other. None: any.
+    declared_errors: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ class OracleId(str, Enum):
     DECLARED_SERVED = "declared-served"
     CANCEL_RESPECTED = "cancel-respected"
     CONCURRENCY = "concurrency"
+    LINT = "lint"
 
     def __str__(self) -> str:
         # The id itself in messages, f-strings and file names, on every Python version.

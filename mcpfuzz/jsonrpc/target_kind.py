@@ -13,6 +13,7 @@ class TargetKind(str, Enum):
     TEMPLATE = "template"  # resources/read of URIs expanded from a listed URI template
     PROMPT = "prompt"  # prompts/get of a listed prompt
     COMPLETION = "completion"  # completion/complete of one prompt argument or template variable
+    METHOD = "method"  # a plain JSON-RPC 2.0 method declared by an OpenRPC document
 
     def label(self, name: str) -> str:
         """The target's name in reports: `tool/NAME`."""

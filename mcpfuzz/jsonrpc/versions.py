@@ -10,6 +10,9 @@ KNOWN_VERSIONS = LEGACY_VERSIONS + MODERN_VERSIONS
 LATEST_LEGACY = "2025-11-25"
 LATEST_MODERN = "2026-07-28"
 
+# What reports and transcripts name as the version of a plain JSON-RPC 2.0 server (`run --jsonrpc`, no MCP).
+PLAIN_JSONRPC = "JSON-RPC 2.0"
+
 # Only this revision has JSON-RPC batches (added 2025-03-26, removed 2025-06-18).
 BATCH_VERSION = "2025-03-26"
 

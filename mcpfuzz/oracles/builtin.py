@@ -7,6 +7,7 @@ from mcpfuzz.oracles import (  # noqa: F401
     http,
     ids,
     leaks,
+    lint,
     memory,
     notifications,
     process,

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
+from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Arrival, Exchange
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 from mcpfuzz.oracles.spec_schema import spec_result_problems
+from mcpfuzz.oracles.tool_results import schema_problem
 
 ResponseSchemaFailure = failure_class(OracleId.RESPONSE_SCHEMA, "Response breaks the JSON-RPC envelope or MCP shape")
 
@@ -156,6 +157,23 @@ def result_problems(method: str | None, result: Any, era: Era, version: str = ""
     return problems
 
 
+# JSON-RPC 2.0 section 5.1: the codes any method may answer (pre-defined errors).
+JSONRPC_CODES = frozenset({-32700, -32600, -32601, -32602, -32603})
+
+
+def _undeclared_error(exchange: Exchange, arrival: Arrival) -> str | None:
+    """A plain method's valid call answered with an error code neither JSON-RPC 2.0 nor its document declares."""
+    call = exchange.case.expect.tool_call
+    if call is None or call.declared_errors is None or not call.valid or arrival.id_tag != ID_CURRENT:
+        return None
+    code = arrival.incoming.error_code
+    if not isinstance(code, int) or code in JSONRPC_CODES or code in call.declared_errors:
+        return None
+    declared = ", ".join(map(str, call.declared_errors)) or "none"
+    return f"valid params were answered with error {code}, which the method's document does not declare " \
+           f"(declared: {declared}; -32000 to -32099 are server errors a document declares too)"
+
+
 @register(ResponseSchemaFailure, Severity.MEDIUM)
 def response_schema(exchange: Exchange) -> Iterator[Failure]:
     """Every response is a JSON-RPC envelope; results have their method's MCP shape in the era."""
@@ -171,10 +189,19 @@ def response_schema(exchange: Exchange) -> Iterator[Failure]:
         if not problems and arrival.id_tag == ID_CURRENT and "result" in message:
             problems = result_problems(method, message["result"], exchange.era, exchange.protocol_version)
             where = f"the {method} result"
+            call = exchange.case.expect.tool_call
+            if not problems and call is not None and call.result_schema is not None:
+                broken = schema_problem(call.result_schema, message["result"])
+                if broken is not None:
+                    where, problems = "the result", [f"breaks the declared result schema at {broken[0]}: {broken[1]}"]
         else:
             where = "the response envelope"
         if problems:
             yield ResponseSchemaFailure(Severity.MEDIUM, f"{where}: " + "; ".join(problems[:4]),
                                         f"{where}:{problems[0][:40]}", server_wide=True)
+            return
+        undeclared = _undeclared_error(exchange, arrival)
+        if undeclared is not None:
+            yield ResponseSchemaFailure(Severity.MEDIUM, undeclared, "undeclared-error")
             return
 

@@ -53,7 +53,7 @@ def output_schema(exchange: Exchange) -> Iterator[Failure]:
                 yield OutputSchemaFailure(Severity.MEDIUM, "the tool declares an outputSchema, but this successful "
                                           "result has no structuredContent", "missing")
             continue
-        problem = _first_problem(schema, result["structuredContent"])
+        problem = schema_problem(schema, result["structuredContent"])
         if problem is not None:
             where, text, keyword = problem
             yield OutputSchemaFailure(Severity.MEDIUM, f"structuredContent breaks the outputSchema at {where}: "
@@ -71,7 +71,9 @@ def _validator(schema_text: str) -> Any:
     return cls(schema)
 
 
-def _first_problem(schema: Mapping[str, Any], value: Any) -> tuple[str, str, str] | None:
+def schema_problem(schema: Mapping[str, Any], value: Any) -> tuple[str, str, str] | None:
+    """Where `value` first breaks `schema`, what is wrong, the keyword; None when it conforms (or the schema is
+    invalid: a declaration problem, not one of the answer)."""
     validator = _validator(json.dumps(schema, sort_keys=True))
     if validator is None:
         return None

@@ -24,6 +24,10 @@ def print_comparison(comparison: Comparison, first: str, second: str, console: C
     if comparison.only_one:
         console.print(f"\nnot compared (sent to one server only): {escape(', '.join(comparison.only_one))}",
                       style="dim")
+    if comparison.stopped:
+        console.print(f"\nthe call phases were not compared to the end: {escape(comparison.stopped)}", style="yellow")
+    total = comparison.compared + comparison.calls
     verdict = "[bold green]same outcome for every frame[/]" if not comparison.differences else \
-        f"[bold red]{len(comparison.differences)} of {comparison.compared} frames differ[/]"
-    console.print(f"\ncompared {comparison.compared} frames: {verdict}")
+        f"[bold red]{len(comparison.differences)} of {total} frames differ[/]"
+    calls = f" and {comparison.calls} calls (whole envelopes)" if comparison.calls else ""
+    console.print(f"\ncompared {comparison.compared} frames{calls}: {verdict}")

@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from mcpfuzz.engine.events import Finding
 from mcpfuzz.oracles.base import Severity
+from mcpfuzz.report.json_report import rerun_command
 from mcpfuzz.report.reproduce import reproduction
 from mcpfuzz.transport.connect import ServerTarget
 
@@ -73,6 +74,9 @@ class FindingPrinter:
         if finding.observed:
             for line in finding.received[:RECEIVED_LINES[False]]:
                 print_(f"   saw:      {escape(line[:300])}")
+            if finding.rule:  # a lint problem: what the server declares, shown again by `mcpfuzz lint`
+                print_(f"   reproduce: {escape(rerun_command(self.target, 'lint'))}", style="dim")
+                return
             print_(f"   reproduce: run mcpfuzz on this server again (--seed {self.seed}); this "
                    "shows over many requests, so no single frame replays it", style="dim")
             return

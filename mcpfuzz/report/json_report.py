@@ -20,7 +20,9 @@ REPORT_VERSION = 1
 
 def finding_json(finding: Finding, command: ServerTarget, corpus_path: str | None = None) -> dict:
     """One finding as the contract shapes it (plus extra fields that help a reader)."""
-    if finding.observed:
+    if finding.rule:
+        reproduce, notes = rerun_command(command, "lint"), ["a lint problem: `mcpfuzz lint` shows it again"]
+    elif finding.observed:
         reproduce, notes = rerun_command(command), ["seen over many requests, not on one frame: no transcript "
                                                     "replays it; run mcpfuzz on the server again to see it"]
     else:
@@ -47,17 +49,18 @@ def finding_json(finding: Finding, command: ServerTarget, corpus_path: str | Non
         "observed": finding.observed,
         "reproducer": {"frames": [frame_to_json(f) for f in finding.frames], "shell": reproduce, "notes": notes},
         "corpus_path": corpus_path,
+        "rule": finding.rule,
     }
 
 
-def rerun_command(command: ServerTarget) -> str:
-    """`mcpfuzz run` on the same server (header values left out; a handler in memory is named by its label)."""
+def rerun_command(command: ServerTarget, verb: str = "run") -> str:
+    """`mcpfuzz run` (or `lint`) on the same server (header values left out; a handler in memory by its label)."""
     import shlex
 
     if command.kind is ServerKind.URL:
         launch = f" --launch {shlex.quote(shlex.join(command.launch))}" if command.launch else ""
-        return f"mcpfuzz run {shlex.quote(command.url)}{launch}"
-    return f"mcpfuzz run -- {command.label}"
+        return f"mcpfuzz {verb} {shlex.quote(command.url)}{launch}"
+    return f"mcpfuzz {verb} -- {command.label}"
 
 
 def report_json(config: RunConfig, finished: RunFinished) -> dict:

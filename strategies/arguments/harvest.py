@@ -29,12 +29,16 @@ def _strings(value: Any, found: list[str]) -> None:
 
 
 def harvest(exchange: Exchange, pool: list[Any]) -> list[Any]:
-    """The pool with the strings of this exchange's result added (structuredContent, JSON text, UUIDs in text)."""
+    """The pool with the strings of this exchange's result added (structuredContent, JSON text, UUIDs in text;
+    every string of a plain JSON-RPC result, which has no MCP shape)."""
     found: list[str] = []
     for arrival in exchange.responses():
         message = arrival.incoming.message
         result = message.get("result") if arrival.id_tag == ID_CURRENT and isinstance(message, dict) else None
-        if not isinstance(result, dict) or result.get("isError") is True:
+        if not isinstance(result, dict) or not ("content" in result or "structuredContent" in result):
+            _strings(result, found)
+            continue
+        if result.get("isError") is True:
             continue
         _strings(result.get("structuredContent"), found)
         for item in result.get("content") or []:

@@ -55,6 +55,7 @@ BUGS: dict[str, str] = {
     "no-origin-check": "a foreign Origin is accepted instead of refused with 403",
     "session-pileup": "every refused request creates a session that is never freed (memory grows)",
     "ignore-headers": "modern: MCP-Protocol-Version / Mcp-Method / Mcp-Name disagreeing with the body accepted",
+    "session-id-space": "session ids hold a space (streamable HTTP allows visible ASCII, 0x21-0x7E, only)",
 }
 
 HOST = "127.0.0.1"
@@ -161,16 +162,18 @@ class Session:
 class SessionTable:
     """Live sessions (the oldest ended beyond MAX_SESSIONS) plus, for session-pileup, the leaked ones."""
 
-    def __init__(self, server_bugs: set[str]) -> None:
+    def __init__(self, server_bugs: set[str], *, spaced_ids: bool = False) -> None:
         """Start empty."""
         self.server_bugs = server_bugs
+        self.spaced_ids = spaced_ids
         self.live: OrderedDict[str, Session] = OrderedDict()
         self.leaked: list[Session] = []
         self.lock = threading.Lock()
 
     def new(self) -> Session:
         """A session with a fresh ``Server``, not yet registered."""
-        return Session(secrets.token_hex(16), Server(set(self.server_bugs)))
+        sid = f"{secrets.token_hex(8)} {secrets.token_hex(8)}" if self.spaced_ids else secrets.token_hex(16)
+        return Session(sid, Server(set(self.server_bugs)))
 
     def add(self, session: Session) -> None:
         """Register a session; end the oldest when there are too many."""
@@ -660,7 +663,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.set_int_max_str_digits(100_000)  # as mcp_server.main: big ids allowed, with a cap
     options = Options(args.mode, args.sse_responses, args.endpoint_json, args.stream_seconds, args.verbose,
                       set(args.bug))
-    httpd = McpHttpServer(args.port, options, SessionTable(set(args.server_bug)))
+    sessions = SessionTable(set(args.server_bug), spaced_ids="session-id-space" in args.bug)
+    httpd = McpHttpServer(args.port, options, sessions)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     port = httpd.server_address[1]
     log(f"mode={args.mode} bugs={sorted(options.bugs) or 'none'} server-bugs={sorted(args.server_bug) or 'none'}")

@@ -46,9 +46,9 @@ def _answer(exchange: Exchange) -> Incoming | None:
     return None
 
 
-def _unusable(session: Session, what: str, tip: str) -> UnusableServer:
+def _unusable(session: Session, what: str, tip: str, *, silent: bool = False) -> UnusableServer:
     return UnusableServer(what, stderr_tail=session.server.stderr.text(15) or
-                          (session.server.end.stderr_tail if session.server.end else ""), tip=tip)
+                          (session.server.end.stderr_tail if session.server.end else ""), tip=tip, silent=silent)
 
 
 async def probe(session: Session, forced_version: str | None) -> ProbeResult:
@@ -80,7 +80,8 @@ async def probe(session: Session, forced_version: str | None) -> ProbeResult:
     else:
         await _legacy_handshake(session, result, forced_version, discover_failed=forced_version is None)
     for target_type in target_types().values():
-        if target_type.capability in result.capabilities and target_type.list_method is not None:
+        if target_type.capability and target_type.capability in result.capabilities \
+                and target_type.list_method is not None:
             result.declared[target_type.kind] = await _list_declared(session, result, target_type)
     for target_type in target_types().values():
         if target_type.capability in result.capabilities and target_type.derive is not None:
@@ -119,7 +120,7 @@ async def _legacy_handshake(session: Session, result: ProbeResult, forced_versio
                             "check that the URL is the server's MCP endpoint (often /mcp) and that it speaks MCP "
                             "over HTTP (--transport names the transport); raise --timeout for slow servers")
         raise _unusable(session, f"no answer to initialize within {exchange.waited:.1f}s",
-                        "check that the command is an MCP stdio server; raise --timeout for slow starters")
+                        "check that the command is an MCP stdio server; raise --timeout for slow starters", silent=True)
     if not reply.is_result or not isinstance(reply.message.get("result"), dict):
         raise _unusable(session, f"initialize was refused: {reply.text(200)}",
                         "try --protocol-version with a version the server supports")

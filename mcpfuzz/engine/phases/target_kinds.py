@@ -6,6 +6,7 @@ from mcpfuzz.engine.phases.targets import CallTarget, Safety, TargetType, regist
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
+from mcpfuzz.strategies.arguments.method_calls import method_call_case
 from mcpfuzz.strategies.arguments.tool_calls import tool_call_case
 from mcpfuzz.strategies.messages import FrameBuilder
 from mcpfuzz.strategies.surfaces.completions import VALUE_SCHEMA, completion_case, completion_declarations
@@ -102,3 +103,21 @@ COMPLETIONS = register_target_type(TargetType(
     make_case=_completion_case, option="--include-target",
     derive=lambda declared: completion_declarations(declared.get(TargetKind.PROMPT, []),
                                                     declared.get(TargetKind.TEMPLATE, []))))
+
+
+def method_safety(method: dict) -> Safety:
+    """OpenRPC has no standard safety hint; `x-readonly` / `x-safe` (read into `readOnly`) mark a safe one."""
+    return Safety.READ_ONLY if method.get("readOnly") is True else Safety.UNKNOWN
+
+
+def _method_case(builder: FrameBuilder, target: CallTarget, call: ArgumentCall, family: str,
+                 history: tuple[bytes, ...]) -> Case:
+    return method_call_case(builder, target.declaration, call, family=family, history=history)
+
+
+# A plain JSON-RPC method from an OpenRPC document (`run --jsonrpc --openrpc FILE`): no capability, never listed
+# by the MCP probe (its capability is the empty string, which no server declares); the document declares it.
+METHODS = register_target_type(TargetType(
+    kind=TargetKind.METHOD, method="", capability="", list_method="rpc.discover", list_key="methods",
+    result_oracle="response-schema", schema=lambda method: method.get("paramsSchema"), safety=method_safety,
+    make_case=_method_case, option="--include-target"))

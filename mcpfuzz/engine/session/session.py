@@ -44,6 +44,11 @@ class SessionOptions:
     write_timeout: float = 5.0
     env: dict[str, str] | None = None
     frame_log: Path | None = None
+    plain_jsonrpc: bool = False  # a plain JSON-RPC 2.0 server: no handshake; the barrier is an unknown method
+
+
+# The barrier of a plain JSON-RPC server: a method none serves, so any server answers it at once (-32601).
+PLAIN_BARRIER = "mcpfuzz.barrier"
 
 
 class HarnessError(Exception):
@@ -142,8 +147,11 @@ class Session:
         await self.handshake()
 
     async def handshake(self) -> None:
-        """Era handshake, unjudged: initialize + initialized (legacy) or server/discover (modern)."""
-        if self.era is Era.MODERN:
+        """Era handshake, unjudged: initialize + initialized (legacy) or server/discover (modern); none for a plain
+        JSON-RPC server."""
+        if self.options.plain_jsonrpc:
+            pass
+        elif self.era is Era.MODERN:
             await self.call("server/discover", {})
         else:
             from mcpfuzz.strategies.messages import initialize_params
@@ -205,6 +213,8 @@ class Session:
 
     def liveness_request(self) -> tuple[str, Any]:
         """The era's cheapest request, method and params (`ping`; `server/discover` in the modern era)."""
+        if self.options.plain_jsonrpc:
+            return PLAIN_BARRIER, ABSENT
         return ("server/discover", {}) if self.era is Era.MODERN else ("ping", ABSENT)
 
     def _barrier_frame(self) -> tuple[bytes, Pending]:

@@ -1,0 +1,157 @@
+"""The lint phase: read what the server declares, send a few cheap requests, and run the lint rules on it all."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import anyio
+
+from mcpfuzz.engine.events import Finding
+from mcpfuzz.engine.phases.listing import list_everything
+from mcpfuzz.engine.phases.probe import ProbeResult
+from mcpfuzz.engine.session.session import Session
+from mcpfuzz.jsonrpc import expectation as ex
+from mcpfuzz.jsonrpc.exchange import ID_CURRENT, ID_UNKNOWN, Exchange
+from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, LEGACY_VERSIONS, Era
+from mcpfuzz.lint.declarations import short
+from mcpfuzz.lint.model import Declared, LintSeverity, Problem
+from mcpfuzz.lint.registry import run_rules
+from mcpfuzz.oracles.base import Severity
+from mcpfuzz.strategies.messages import FrameBuilder, initialize_params
+
+UNKNOWN_METHOD = "mcpfuzz/no-such-method"
+HANDSHAKE_CASES = {"discover-first": "server/discover", "initialize": "initialize"}
+
+
+def _answer(exchange: Exchange) -> Any:
+    for arrival in exchange.arrivals:
+        if arrival.id_tag == ID_CURRENT:
+            return arrival.incoming.message
+    return None
+
+
+async def _ask(session: Session, method: str, params: Any, case_id: str) -> Exchange:
+    rid = session.next_id()
+    expect = ex.method_not_found(rid) if method == UNKNOWN_METHOD else ex.any_answer(rid, method)
+    return await session.run_case(Case(case_id, "lint", method, session.message(method, params, rid), expect,
+                                       patient=True))
+
+
+async def gather(session: Session, probe: ProbeResult, *, fresh_checks: bool = True) -> Declared:
+    """The snapshot the rules judge: the probe's handshake, every list, a liveness request and an unknown method.
+
+    In the legacy era `fresh_checks` adds a request before `initialize` on a fresh process (the session is
+    handshaken again afterwards).
+    """
+    modern = probe.era is Era.MODERN
+    declared = Declared(probe.era.value, probe.version, "server/discover" if modern else "initialize")
+    exchanges = list(probe.exchanges)
+    for exchange in probe.exchanges:
+        if HANDSHAKE_CASES.get(exchange.case.id) == declared.handshake_method:
+            reply = _answer(exchange)
+            declared.handshake = reply.get("result") if isinstance(reply, dict) else None
+    if session.server.session_id:
+        declared.session_ids.append(session.server.session_id)
+    listings = await list_everything(session, declared.capabilities)
+    declared.lists = listings.outcomes
+    exchanges += listings.exchanges
+    method, params = session.liveness_request()
+    declared.liveness_method = method
+    liveness = await _ask(session, method, params, "liveness")
+    unknown = await _ask(session, UNKNOWN_METHOD, {}, "unknown-method")
+    declared.liveness_reply, declared.unknown_method_reply = _answer(liveness), _answer(unknown)
+    exchanges += [liveness, unknown]
+    if fresh_checks and not modern:
+        exchanges.append(await _before_initialize(session, declared))
+    announced = _legacy_announced(declared.handshake) if fresh_checks and modern else None
+    if announced is not None:
+        exchanges.append(await _initialize_announced(session, declared, announced))
+    for exchange in exchanges:
+        for arrival in exchange.responses():
+            declared.responses.append(arrival.incoming.message)
+            if arrival.id_tag == ID_UNKNOWN:
+                declared.unknown_ids.append(arrival.incoming.message.get("id"))
+    return declared
+
+
+def _legacy_announced(result: Any) -> str | None:
+    """The latest legacy version a modern server's supportedVersions lists, if any."""
+    supported = result.get("supportedVersions") if isinstance(result, dict) else None
+    listed = [v for v in supported if v in LEGACY_VERSIONS] if isinstance(supported, list) else []
+    return max(listed) if listed else None
+
+
+async def _initialize_announced(session: Session, declared: Declared, version: str) -> Exchange:
+    """initialize asking for a legacy version the modern server announces, on a fresh process."""
+    builder = FrameBuilder(Era.LEGACY, version)
+    rid = session.next_id()
+    case = Case("initialize-announced", "lint", f"initialize asking for {version}",
+                builder.frame("initialize", initialize_params(version), rid), ex.any_answer(rid, "initialize"),
+                fresh=True, era=Era.LEGACY, patient=True)
+    session.recycle()
+    exchange = await session.run_case(case)
+    declared.announced = (version, _answer(exchange))
+    await _ready_again(session)
+    return exchange
+
+
+async def _before_initialize(session: Session, declared: Declared) -> Exchange:
+    """tools/list as the first frame of a fresh process (legacy): served before the handshake or refused."""
+    builder = FrameBuilder(Era.LEGACY, LATEST_LEGACY)
+    rid = session.next_id()
+    case = Case("request-before-initialize", "lint", "tools/list before initialize", builder.frame("tools/list", {},
+                rid), ex.any_answer(rid, note="before the handshake any error is correct"), fresh=True,
+                era=Era.LEGACY, patient=True)
+    session.recycle()  # a fresh process for our own check, not a restart the server caused
+    exchange = await session.run_case(case)
+    declared.pre_init_reply = _answer(exchange)
+    await _ready_again(session)
+    return exchange
+
+
+async def _ready_again(session: Session) -> None:
+    """A fresh process with the era's handshake done, as before the check: what comes next (the HTTP cases ask
+    whether there is a session) sees the server as the probe left it. Not a restart the server caused."""
+    session.recycle()
+    await session.ensure_ready()
+
+
+async def lint(session: Session, probe: ProbeResult, *, in_run: bool = False) -> list[Problem]:
+    """Every lint problem of the server the session talks to (in `run`, without the rules an oracle covers).
+
+    The rules are CPU work (thousands of schemas take seconds): they run in a worker thread, so the budget,
+    Ctrl-C and SIGTERM still stop the run on time.
+    """
+    declared = await gather(session, probe)
+    return await anyio.to_thread.run_sync(partial(run_rules, declared, skip_covered=in_run), abandon_on_cancel=True)
+
+
+# A lint error breaks a MUST in what the server declares (medium, as a wrong error code); a warning is a SHOULD
+# or a trap (low); info is advice for `mcpfuzz lint`, not a finding of `run`.
+FINDING_SEVERITY = {LintSeverity.ERROR: Severity.MEDIUM, LintSeverity.WARNING: Severity.LOW}
+
+
+def lint_findings(problems: list[Problem], era: str, version: str) -> list[Finding]:
+    """The `run` findings of lint problems: oracle `lint`, the rule id, the target when there is one."""
+    findings = []
+    for problem in problems:
+        severity = FINDING_SEVERITY.get(problem.severity)
+        if severity is None:
+            continue
+        received = (f"{problem.location}: {short(problem.value, 280)}",) if problem.value is not None else \
+            (problem.location,)
+        findings.append(Finding(
+            oracle=OracleId.LINT.value, severity=severity, title=f"{problem.rule} {problem.name}",
+            message=f"{problem.rule} at {problem.location}: {problem.message}", target=problem.target or "server",
+            case_title=f"lint rule {problem.rule} ({problem.name})", expected=problem.fix, frames=(),
+            received=received, key=f"{problem.rule}|{problem.location}", tool=problem.tool, era=era,
+            protocol_version=version, observed=True, rule=problem.rule))
+    return findings
+
+
+def silent_handshake(era: str = "legacy", version: str = LATEST_LEGACY) -> list[Problem]:
+    """The problems of a server that never answered the handshake (nothing else can be judged)."""
+    return run_rules(Declared(era, version, "initialize", handshake_answered=False))
