@@ -12,15 +12,15 @@ from mcpfuzz.oracles.base import REGISTRY, Failure, Oracle, Scope, Severity, all
 from mcpfuzz.report.sarif import LEVELS, sarif_rule
 from tests.conftest import ORACLE_IDS, REPO_ROOT
 
-# A README oracle row: | `id` | fires when | severity words |
+# A row of docs/oracles.md's table: | `id` | fires when | severity words |
 README_ROW = re.compile(r"^\| `([a-z-]+)` \| .* \| ([^|]+) \|$")
 SEVERITY_WORD = re.compile(r"\b(low|medium|high|critical)\b")
 
 
 def readme_oracles() -> dict[str, Severity]:
-    """The README's oracle table: each id with the worst severity its row names."""
-    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    table = text.split("### Oracles", 1)[1].split("\n\n", 2)[1]
+    """The oracle table of docs/oracles.md: each id with the worst severity its row names."""
+    text = (REPO_ROOT / "docs" / "oracles.md").read_text(encoding="utf-8")
+    table = text.split("# Oracles", 1)[1].split("\n\n", 2)[1]
     rows = {}
     for line in table.splitlines()[2:]:
         match = README_ROW.match(line)
@@ -72,7 +72,7 @@ def test_a_judge_that_is_no_oracle_id_fails_when_the_case_is_built() -> None:
 
 
 def test_readme_table_lists_every_oracle_with_its_severity() -> None:
-    """README's oracle table has one row per registered oracle, and its worst severity is the registered one."""
+    """docs/oracles.md's table has one row per registered oracle, and its worst severity is the registered one."""
     rows = readme_oracles()
     assert sorted(rows) == sorted(all_oracles())
     assert rows == {oracle_id: oracle.severity for oracle_id, oracle in all_oracles().items()}

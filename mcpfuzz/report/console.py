@@ -89,7 +89,7 @@ class ConsoleReporter:
         for kind in sorted(kinds or {"tool"}):
             names = [label.partition("/")[2] for label in event.fuzzed if label.partition("/")[0] == kind]
             more = f" (+{len(names) - 10})" if len(names) > 10 else ""
-            self.console.print(f"{kind}s: {len(names)} to call with generated arguments"
+            self.console.print(f"{kind}s: {len(names)} to call"
                                + (f": {escape(', '.join(names[:10]))}{more}" if names else ""))
             skipped = [(label.partition("/")[2], reason) for label, reason in event.skipped
                        if label.partition("/")[0] == kind]
