@@ -133,3 +133,10 @@ def test_typed_tools_on_mcp_1x_are_fuzzed_without_false_positives() -> None:
     assert not finished.error
     assert finished.stats.phases["coverage"] > 50
     assert _tool_findings(finished) == []
+
+
+def test_the_readme_lists_every_known_behaviour_with_its_link() -> None:
+    """The README's SDK table and the shipped table are one list: every row, with its upstream link."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for row in known_behaviours():
+        assert f"]({row.link})" in readme and row.behaviour in readme, row.id

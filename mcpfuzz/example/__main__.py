@@ -87,8 +87,10 @@ TOOLS: list[dict[str, Any]] = [
 
 ABOUT_URI = "notes://about"
 NOTE_TEMPLATE = "notes://note/{id}"
-RESOURCES = [{"uri": ABOUT_URI, "name": "about", "mimeType": "text/plain"}]
-TEMPLATES = [{"uriTemplate": NOTE_TEMPLATE, "name": "note", "mimeType": "text/plain"}]
+RESOURCES = [{"uri": ABOUT_URI, "name": "about", "description": "What this server is and what it stores.",
+              "mimeType": "text/plain"}]
+TEMPLATES = [{"uriTemplate": NOTE_TEMPLATE, "name": "note", "description": "One note, by the id add_note returned.",
+              "mimeType": "text/plain"}]
 PROMPTS = [
     {
         "name": "summarize_note",

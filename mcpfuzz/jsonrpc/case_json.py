@@ -203,10 +203,13 @@ def _concurrent(extra: dict) -> ConcurrencyCheck | None:
 
 def case_to_json(case: Case) -> dict:
     """A case's identity, flags and expectation (its frames are stored beside it)."""
-    return {"id": case.id, "family": case.family, "title": case.title, "fresh": case.fresh,
+    data = {"id": case.id, "family": case.family, "title": case.title, "fresh": case.fresh,
             "patient": case.patient, "era": case.era.value if case.era else None,
             "expect": expectation_to_json(case.expect),
             "http_headers": [[name, value] for name, value in case.http_headers]}
+    if case.slow_ok != _slow_ok(data, case.expect):
+        data["slow_ok"] = case.slow_ok  # only where it differs from what an earlier reader would assume
+    return data
 
 
 def case_from_json(data: Any, frames: list[bytes]) -> Case:
@@ -219,8 +222,17 @@ def case_from_json(data: Any, frames: list[bytes]) -> Case:
     http_headers = tuple((str(pair[0]), None if pair[1] is None else str(pair[1])) for pair in headers
                          if isinstance(pair, list) and len(pair) == 2)
     try:
+        expect = expectation_from_json(data.get("expect"))
         return Case(str(data.get("id", "replay")), str(data.get("family", "corpus")), str(data.get("title", "")),
-                    frames[-1], expectation_from_json(data.get("expect")), setup=tuple(frames[:-1]), fresh=True,
-                    patient=bool(data.get("patient")), era=Era(era) if era else None, http_headers=http_headers)
+                    frames[-1], expect, setup=tuple(frames[:-1]), fresh=True,
+                    patient=bool(data.get("patient")), slow_ok=_slow_ok(data, expect),
+                    era=Era(era) if era else None, http_headers=http_headers)
     except ValueError as error:
         raise CaseFormatError(str(error)) from None
+
+
+def _slow_ok(data: dict, expect: Expectation) -> bool:
+    """A transcript's `slow_ok`; transcripts written before it existed: a patient tools/call."""
+    if "slow_ok" in data:
+        return bool(data["slow_ok"])
+    return bool(data.get("patient")) and expect.method == "tools/call"

@@ -17,7 +17,9 @@ class Case:
     legacy handshake cases). `setup` frames go first with no judgement (e.g. `initialize` for a double
     initialize). `history` lists frames sent
     earlier on the same process that a reproduction needs (a stateful sequence); they are not
-    sent again. `fresh` asks for a new server process with no handshake (lifecycle cases). `http_headers`
+    sent again. `fresh` asks for a new server process with no handshake (lifecycle cases). `patient`: a valid
+    request waited for without a barrier; `slow_ok`: a call of a target, which may take long by its nature
+    (once the server shows it is alive, it gets --call-timeout; the handshake and lists keep --timeout). `http_headers`
     change the HTTP request that carries the frame (a value of None removes that header); stdio ignores them.
     """
 
@@ -29,6 +31,7 @@ class Case:
     setup: tuple[bytes, ...] = ()
     fresh: bool = False
     patient: bool = False
+    slow_ok: bool = False
     era: Era | None = None
     history: tuple[bytes, ...] = ()
     http_headers: tuple[tuple[str, str | None], ...] = ()

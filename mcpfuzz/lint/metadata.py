@@ -38,6 +38,10 @@ def duplicate_name(declared: Declared) -> Iterator[Found]:
     """Names are unique: no two tools or prompts share a name, no two resources a URI, no two templates a template."""
     for method in (TOOLS, PROMPTS, RESOURCES, TEMPLATES):
         key, prefix, _ = NAMING[method]
+        outcome = declared.lists.get(method)
+        # Pages listed again through a repeated cursor repeat their names: that is the cursor loop, which
+        # declared-served reports in `run`, not two entries with one name.
+        looped = "declared-served" if outcome is not None and outcome.looped else None
         seen: dict[str, int] = {}
         for item in listed(declared, method):
             if item.name is None:
@@ -45,7 +49,8 @@ def duplicate_name(declared: Declared) -> Iterator[Found]:
             seen[item.name] = seen.get(item.name, 0) + 1
             if seen[item.name] == 2:
                 yield Found(item.location, f"{prefix} lists {key} {item.name!r} more than once", f"give each entry "
-                            f"its own {key}: a client calls the first or the last, unpredictably", item.target)
+                            f"its own {key}: a client calls the first or the last, unpredictably", item.target,
+                            covered_by=looped)
 
 
 def _annotations(item: Item) -> Any:

@@ -80,6 +80,7 @@ class ListOutcome:
     answered: bool = False  # a reply came (result or error)
     items: list[Any] | None = None  # None unless every page was a result
     error_code: Any = None  # the code of an error answer
+    looped: bool = False  # a page handed out a cursor handed out before (the listing stopped there)
 
 
 @dataclass

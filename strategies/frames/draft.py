@@ -111,4 +111,4 @@ class FrameDraft:
         expect = expect_frame(data, ctx, ids)
         # A tool may take a while: wait for a valid call patiently, as the tool phases do.
         patient = expect.well_formed and expect.method == "tools/call"
-        return Case(self.family, FRAMES_FAMILY, self.title(), data, expect, patient=patient)
+        return Case(self.family, FRAMES_FAMILY, self.title(), data, expect, patient=patient, slow_ok=patient)

@@ -59,7 +59,9 @@ async def _list(session: Session, listings: Listings, method: str, key: str, cap
         listed = result.get(key)
         items += listed if isinstance(listed, list) else []
         cursor = result.get("nextCursor")
-        if not declared or not isinstance(cursor, str) or not cursor or cursor in seen:
+        if isinstance(cursor, str) and cursor in seen:
+            return ListOutcome(method, key, capability, declared, answered=True, items=items, looped=True)
+        if not declared or not isinstance(cursor, str) or not cursor:
             break
         seen.add(cursor)
     return ListOutcome(method, key, capability, declared, answered=True, items=items)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 
@@ -121,8 +121,9 @@ class CallTarget:
 
     def case(self, builder: FrameBuilder, call: ArgumentCall, *, family: str | None = None,
              history: tuple[bytes, ...] = ()) -> Case:
-        """The frame that calls this target with `call`'s params, and its expectation."""
-        return self.type.make_case(builder, self, call, family or self.kind.value, history)
+        """The frame that calls this target with `call`'s params, and its expectation (a call may take long)."""
+        case = self.type.make_case(builder, self, call, family or self.kind.value, history)
+        return replace(case, slow_ok=case.patient)
 
     def database(self, root: Path | None, server: str) -> Path | None:
         """Server + target + schema: this target's Hypothesis example database (None without a corpus)."""

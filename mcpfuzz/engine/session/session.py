@@ -286,7 +286,7 @@ class Session:
             if late and exchange.timed_out and self.alive and not exchange.write_error:
                 barrier = await self._late_barrier()
             alive = barrier is not None and barrier.reply is not None and self.alive and not exchange.write_error
-            if patient_call and exchange.timed_out and alive:
+            if patient_call and case.slow_ok and exchange.timed_out and alive:
                 # Slow is not dropped: a valid call to a server that answers pings gets the call limit,
                 # and each progress notification moves that limit on.
                 exchange.timed_out, exchange.extended = False, True
