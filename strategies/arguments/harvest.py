@@ -82,3 +82,29 @@ def substitute(schema: Any, arguments: dict, pool: list[Any], data: Any) -> dict
         if candidate is not None and schema.is_valid(candidate):
             arguments = candidate
     return arguments
+
+
+MAX_LINKS = 8
+
+
+def linked_uris(exchange: Exchange, links: list[str]) -> list[str]:
+    """The links with the URIs this exchange's result pointed to added: `resource_link` items and embedded
+    resources of a tools/call or prompts/get result (newest first, at most MAX_LINKS)."""
+    found: list[str] = []
+    for arrival in exchange.responses():
+        message = arrival.incoming.message
+        result = message.get("result") if arrival.id_tag == ID_CURRENT and isinstance(message, dict) else None
+        if not isinstance(result, dict):
+            continue
+        items = list(result.get("content") or []) if isinstance(result.get("content"), list) else []
+        items += [m.get("content") for m in result.get("messages") or [] if isinstance(m, dict)] \
+            if isinstance(result.get("messages"), list) else []
+        for item in items:
+            if not isinstance(item, dict):
+                continue
+            resource = item.get("resource") if item.get("type") == "resource" else item
+            uri = resource.get("uri") if isinstance(resource, dict) and item.get("type") in (
+                "resource_link", "resource") else None
+            if isinstance(uri, str) and 0 < len(uri) <= 2048:
+                found.append(uri)
+    return list(dict.fromkeys([*reversed(found), *links]))[:MAX_LINKS]

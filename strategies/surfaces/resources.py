@@ -75,3 +75,18 @@ def missing_uris(listed: Iterable[str], templates: Iterable[str], limit: int = 2
         if len(found) == limit:
             break
     return list(found.values())
+
+
+LINKED_FAMILY = "linked"
+
+
+def linked_read_case(builder: FrameBuilder, uri: str, *, history: tuple[bytes, ...] = ()) -> Case:
+    """Read a URI an earlier result linked to (a `resource_link`): any result or error, never a crash or silence.
+
+    The spec does not promise a linked resource stays readable (it need not be listed), so only robustness is judged.
+    """
+    rid = builder.fresh_id()
+    expect = Expectation(judge=OracleId.NO_HANG, id=rid, result_ok=True, error_ok=True, well_formed=True,
+                         method=READ, note="linked by an earlier result", resource=ResourceCheck(uri))
+    return Case(uri, LINKED_FAMILY, f"read {uri[:120]}, which an earlier result linked to",
+                builder.frame(READ, {"uri": uri}, rid), expect, history=history, patient=True, slow_ok=True)

@@ -18,7 +18,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 from mcp_server import BUGS as BASE_BUGS  # noqa: E402
-from mcp_server import InvalidParams, RpcError, Server, main  # noqa: E402
+from mcp_server import TOOLS as BASE_TOOLS  # noqa: E402
+from mcp_server import InvalidParams, RpcError, Server, check_arguments, main, text_item, tool_error  # noqa: E402
 
 SURFACE_BUGS = {
     "list-refused": "declares prompts, but prompts/list answers -32601",
@@ -34,6 +35,14 @@ SURFACE_BUGS = {
     "late-progress": "not a bug: a request with a progressToken is answered after the next request, unless "
                      "cancelled first",
     "cancel-ignored": "late-progress, but a cancelled request is answered anyway",
+    "crash-linked": "reading a URI that archive_note linked to (mem://archive/N) kills the process",
+}
+ARCHIVE = "mem://archive/"
+# A tool whose result links to a resource (a `resource_link`): sequences read what it links to.
+ARCHIVE_TOOL = {
+    "name": "archive_note", "description": "Archive a note; the result links to its archived copy.",
+    "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"],
+                    "additionalProperties": False},
 }
 NOTES = {"welcome": "Hello.", "readme": "Read me first."}
 RESOURCES = [{"uri": f"mem://notes/{key}", "name": key, "mimeType": "text/plain"} for key in NOTES]
@@ -51,11 +60,13 @@ class SurfaceServer(Server):
     """Resources, a template, prompts and completions on top of the base server."""
 
     BUGS = {**BASE_BUGS, **SURFACE_BUGS}
+    TOOLS = [*BASE_TOOLS, ARCHIVE_TOOL]
     CAPABILITIES = {"tools": {}, "resources": {"subscribe": True}, "prompts": {}, "completions": {}, "logging": {}}
 
     def __init__(self, bugs: set[str]) -> None:
         """The base server's state, and the answers of requests still "in the background"."""
         super().__init__(bugs)
+        self.archive: list[str] = []
         self.modern = False
         self.background = bool({"late-progress", "cancel-ignored"} & bugs)
         self.queued: list[tuple[Any, list[Any]]] = []
@@ -144,12 +155,31 @@ class SurfaceServer(Server):
         """One template."""
         return {"resourceTemplates": [{"uriTemplate": TEMPLATE, "name": "note by title"}]}
 
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """archive_note links to the archived copy; the base server's tools as they are."""
+        if name != ARCHIVE_TOOL["name"]:
+            return super().call_tool(name, arguments)
+        problem = check_arguments(ARCHIVE_TOOL["inputSchema"], arguments)
+        if problem is not None:
+            return tool_error(f"invalid arguments: {problem}")
+        self.archive.append(str(arguments["id"])[:100])
+        uri = f"{ARCHIVE}{len(self.archive)}"
+        return {"content": [text_item("archived"), {"type": "resource_link", "uri": uri, "name": "archived note"}],
+                "isError": False}
+
     def read(self, params: dict[str, Any]) -> dict[str, Any]:
         """A listed note, or a note by title through the template."""
         uri = params.get("uri")
         if not isinstance(uri, str):
             raise InvalidParams("uri must be a string")
         key = None
+        if uri.startswith(ARCHIVE):
+            if "crash-linked" in self.bugs:
+                raise SystemExit("crash-linked: reading an archived note")
+            number = uri.removeprefix(ARCHIVE)
+            if not number.isdigit() or int(number) > len(self.archive):
+                raise self.not_found()
+            return {"contents": [{"uri": uri, "mimeType": "text/plain", "text": self.archive[int(number) - 1]}]}
         if uri.startswith("mem://notes/"):
             key = uri.removeprefix("mem://notes/")
             if key == "readme" and "unreadable-listed" in self.bugs:

@@ -23,9 +23,10 @@ from mcpfuzz.oracles.base import Failure
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
 from mcpfuzz.strategies.arguments.coverage import coverage_calls
 from mcpfuzz.strategies.arguments.edges import edge_arguments
-from mcpfuzz.strategies.arguments.harvest import harvest, substitute, takes_ids
+from mcpfuzz.strategies.arguments.harvest import harvest, linked_uris, substitute, takes_ids
 from mcpfuzz.strategies.arguments.negative import negative_arguments
 from mcpfuzz.strategies.messages import FrameBuilder
+from mcpfuzz.strategies.surfaces.resources import linked_read_case
 from mcpfuzz.transport.errors import ServerStartError
 
 # Call ids live far above the catalogue's (100+) and the harness's (10000+).
@@ -176,10 +177,22 @@ class CallPhases:
     def _sequence(self, data: Any, deadline: float, pursued: set[FindingKey]) -> Failure | None:
         """One sequence (runs in the Hypothesis thread; calls go through the event loop)."""
         pool: list[Any] = []
+        links: list[str] = []  # URIs earlier results linked to: a sequence may read them (across surfaces)
         history: list[bytes] = []
         process = self.session.process
         for step in range(data.draw(st.integers(2, MAX_SEQUENCE), label="steps")):
             check_deadline(deadline)
+            if links and data.draw(st.integers(0, 2), label="follow a link") == 0:
+                uri = data.draw(st.sampled_from(links), label="linked uri")
+                case = linked_read_case(self.builder, uri, history=tuple(history))
+                exchange, judged = anyio.from_thread.run(partial(self._run_linked, case))
+                failure = to_raise(judged, pursued)
+                if failure is not None:
+                    return failure
+                if self.session.process != process or exchange.crash is not None:
+                    return None
+                history.append(exchange.case.data)
+                continue
             # Once results have given ids back, favour the targets that take ids (3 times in 4).
             feed = pool and self._consumers and data.draw(st.integers(0, 3), label="feed") > 0
             target = data.draw(st.sampled_from(self._consumers if feed else self.targets), label="tool")
@@ -195,4 +208,14 @@ class CallPhases:
                 return None  # a new process: the sequence's state is gone
             history.append(exchange.case.data)
             pool = harvest(exchange, pool)
+            links = linked_uris(exchange, links)
         return None
+
+    async def _run_linked(self, case: Case) -> tuple[Exchange, list[Verdict]]:
+        """A read of a URI an earlier call linked to, judged like any call of the sequence."""
+        try:
+            exchange = await self.session.run_case(case)
+        except (HarnessError, ServerStartError) as error:
+            raise PhaseStopped(str(error)) from None
+        self.calls += 1
+        return exchange, self.judge(PhaseName.STATEFUL, exchange)
