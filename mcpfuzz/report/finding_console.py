@@ -18,7 +18,7 @@ from mcpfuzz.transport.connect import ServerTarget
 
 SEVERITY_STYLE = {Severity.CRITICAL: "bold red", Severity.HIGH: "red", Severity.MEDIUM: "yellow",
                   Severity.LOW: "cyan"}
-STDERR_LINES = 8  # of a crash's stderr tail at normal verbosity (the exception and the frames above it)
+STDERR_LINES = 5  # of a crash's stderr tail at normal verbosity: the exception and the innermost frames above it
 RECEIVED_LINES = {False: 2, True: 6}  # what came back, at normal / verbose
 _ALSO_ON = re.compile(r" \(also on [^)]*\)$")
 
