@@ -291,18 +291,20 @@ def test_both_eras_at_once(url: str, client: httpx.Client) -> None:
 
 
 def test_sse_responses_carry_one_message_event_with_an_id(client: httpx.Client) -> None:
-    """--sse-responses: a request gets text/event-stream with one `message` event; notifications stay 202."""
+    """--sse-responses: a request gets text/event-stream, a priming event (an id, empty data) then one `message`
+    event; notifications stay 202."""
     with start_http_server("--sse-responses") as base:
         response = post(client, base, INITIALIZE)
         assert response.status_code == 200 and response.headers["Content-Type"] == "text/event-stream"
         assert "Mcp-Session-Id" in response.headers
-        (event,) = sse_events(response.text)
+        priming, event = sse_events(response.text)
+        assert priming["id"] and not priming.get("data", "").strip()
         assert event["event"] == "message" and event["id"]
         assert json.loads(event["data"])["result"]["protocolVersion"] == LEGACY
         session = {"Mcp-Session-Id": response.headers["Mcp-Session-Id"], "MCP-Protocol-Version": LEGACY}
         assert post(client, base, INITIALIZED, session).status_code == 202
         modern = post(client, base, DISCOVER, modern_headers("server/discover"))
-        assert [json.loads(e["data"])["id"] for e in sse_events(modern.text)] == ["d1"]
+        assert [json.loads(e["data"])["id"] for e in sse_events(modern.text) if e.get("data", "").strip()] == ["d1"]
 
 
 def test_server_bug_passes_through(client: httpx.Client) -> None:

@@ -124,7 +124,7 @@ class LegacySseServer(HttpConnection):
                             if event.event == "endpoint" and self.endpoint is None:
                                 self.endpoint, self.session_id = endpoint_of(event.data, self.url)
                                 ready.set()
-                            elif event.event == "message":
+                            elif event.event == "message" and event.data.strip():
                                 data = event.data.encode("utf-8", "surrogateescape")
                                 self._on_line(data, len(data))
         except httpx.HTTPError as error:

@@ -151,7 +151,8 @@ class StreamableHttpServer(HttpConnection):
             async for chunk in response.aiter_raw():
                 reply.body_size += len(chunk)
                 for event in parser.feed(chunk):
-                    if event.event == "message" and generation == self._generation:
+                    # An event with empty data primes reconnection (an event id, nothing to deliver): no message.
+                    if event.event == "message" and event.data.strip() and generation == self._generation:
                         self._deliver(event.data.encode("utf-8", "surrogateescape"), None, reply, is_initialize)
             return
         body = bytearray()
@@ -197,7 +198,7 @@ class StreamableHttpServer(HttpConnection):
                     if generation != self._generation:
                         return
                     for event in parser.feed(chunk):
-                        if event.event == "message":
+                        if event.event == "message" and event.data.strip():
                             data = event.data.encode("utf-8", "surrogateescape")
                             self._on_line(data, len(data))
 

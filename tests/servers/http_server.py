@@ -544,6 +544,9 @@ class Handler(BaseHTTPRequestHandler):
         if status == 200 and (self.options.sse_responses or len(replies) > 1):
             # Item 5/6: the server may answer a request with an SSE stream; several replies need one.
             self.start_stream(headers)
+            # 2025-11-25 streamable-http: the server SHOULD first send an event with an id and an empty data
+            # field, priming a client's reconnection (the TypeScript SDK does); it carries no message.
+            self.write_chunk(f"id: {secrets.token_hex(8)}\ndata: \n\n".encode())
             for reply in replies:
                 event_id = session.next_event_id() if session is not None else secrets.token_hex(8)
                 self.write_chunk(sse_event(reply, event_id))
