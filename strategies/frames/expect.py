@@ -89,7 +89,10 @@ def _loosen(expect: Expectation, data: bytes, values: list[Any], ids: tuple[Any,
         return replace(expect, past_limit=limit) if expect.reply else expect
     if not expect.reply or expect.lenient:
         return anything("a reader may refuse a frame this big or this deep", ids)
-    return replace(expect, codes=frozenset(), error_ok=True, null_id_ok=True, past_limit=limit,
+    # Silence is blamed on the limit only when nothing else is wrong with the frame: an invalid envelope that is
+    # also deep is dropped for being invalid as often as for its depth, and invalid-request says so.
+    past = limit if expect.well_formed else None
+    return replace(expect, codes=frozenset(), error_ok=True, null_id_ok=True, past_limit=past,
                    note="a frame this big or this deep may be refused")
 
 
