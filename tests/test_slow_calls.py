@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 
 from mcpfuzz.engine.events import Event, Notice
 from mcpfuzz.oracles.base import Severity
@@ -56,4 +57,13 @@ def test_a_call_still_reporting_progress_at_the_limit_is_working_not_dropped() -
     finished = run_engine([sys.executable, str(SLOW_SERVER), "--delay", "600", "--progress"], timeout=1,
                           call_timeout=3, budget=30, phases=PHASES, events=events)
     assert not finished.error, finished.error
+    assert _findings(finished) == []
+
+
+def test_a_slow_call_is_waited_for_only_until_its_phase_ends() -> None:
+    """--call-timeout 60 in a 20 s run: the wait stops at the coverage phase's end, no verdict, the run on time."""
+    started = time.monotonic()
+    finished = run_engine([sys.executable, str(SLOW_SERVER), "--drop"], timeout=1, call_timeout=60, budget=20,
+                          phases=PHASES)
+    assert time.monotonic() - started < 20 + 15
     assert _findings(finished) == []

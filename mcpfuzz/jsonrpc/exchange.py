@@ -64,6 +64,8 @@ class Exchange:
     # The answer was not in within --timeout, the server answered a liveness request, so the wait went on
     # to the call limit (a slow tool, not a dropped request).
     extended: bool = False
+    # The extended wait ended at the phase's deadline, before --call-timeout: no verdict on silence.
+    cut_short: bool = False
     waited: float = 0.0
     crash: ProcessEnd | None = None
     write_error: str | None = None

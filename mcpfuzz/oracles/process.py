@@ -51,6 +51,8 @@ def no_hang(exchange: Exchange) -> Iterator[Failure]:
             return  # refused at the HTTP level: an answer, judged by http-status
         if exchange.extended and exchange.progress_count() and exchange.barrier_answered:
             return  # still reporting progress at the call limit: working, not dropped (mcpfuzz cancelled it)
+        if exchange.cut_short and exchange.barrier_answered:
+            return  # the phase ended before --call-timeout did: too early to call it dropped
         if exchange.barrier_answered:
             if exchange.extended:
                 message = (f"no reply after {exchange.waited:.1f}s (--call-timeout) and no progress notification, "

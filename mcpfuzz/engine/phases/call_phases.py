@@ -71,8 +71,15 @@ class CallPhases:
     # -- coverage ------------------------------------------------------------------------------
 
     async def coverage(self, deadline: float) -> int:
-        """Each kind's own cases, then every target's deterministic calls, in order; returns how many were
-        skipped for lack of time."""
+        """Each kind's own cases, then every target's deterministic calls (a slow call waited for until the
+        deadline at most); returns how many were skipped for lack of time."""
+        self.session.patience_until = deadline
+        try:
+            return await self._coverage(deadline)
+        finally:
+            self.session.patience_until = None
+
+    async def _coverage(self, deadline: float) -> int:
         for case in self._kind_cases():
             if time.monotonic() >= deadline:
                 break
@@ -148,9 +155,13 @@ class CallPhases:
         def body(calls: list[ArgumentCall], pursued: set[FindingKey]) -> Failure | None:
             return anyio.from_thread.run(self._call_batch, target, calls, pursued, deadline)
 
-        await search(st.lists(self._strategy(target), min_size=1, max_size=BATCH), body, options=self.options,
-                     name=target.seed_name, deadline=deadline, epoch=epoch,
-                     database=target.database(self.options.database_root, self.options.server_label))
+        self.session.patience_until = deadline  # a slow call is waited for until the target's share ends at most
+        try:
+            await search(st.lists(self._strategy(target), min_size=1, max_size=BATCH), body, options=self.options,
+                         name=target.seed_name, deadline=deadline, epoch=epoch,
+                         database=target.database(self.options.database_root, self.options.server_label))
+        finally:
+            self.session.patience_until = None
 
     async def _call_batch(self, target: CallTarget, calls: list[ArgumentCall], pursued: set[FindingKey],
                           deadline: float) -> Failure | None:
@@ -172,7 +183,11 @@ class CallPhases:
         def body(data: Any, pursued: set[FindingKey]) -> Failure | None:
             return self._sequence(data, deadline, pursued)
 
-        await search(st.data(), body, options=self.options, name=STATEFUL, deadline=deadline, epoch=epoch)
+        self.session.patience_until = deadline
+        try:
+            await search(st.data(), body, options=self.options, name=STATEFUL, deadline=deadline, epoch=epoch)
+        finally:
+            self.session.patience_until = None
 
     def _sequence(self, data: Any, deadline: float, pursued: set[FindingKey]) -> Failure | None:
         """One sequence (runs in the Hypothesis thread; calls go through the event loop)."""

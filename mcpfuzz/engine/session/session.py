@@ -84,6 +84,9 @@ class Session:
         # Probe, lifecycle, replays and verification: a valid call's answer is followed by a barrier, so a second
         # answer written after the first (initialize answered twice) is seen every time, not by luck.
         self.thorough = False
+        # A call phase's deadline (monotonic): a slow call is waited for until then at most, so one slow tool
+        # cannot eat the phases after it (None: the whole --call-timeout).
+        self.patience_until: float | None = None
         self._group: anyio.abc.TaskGroup
         self._frame_log: BinaryIO | None = None
 
@@ -291,12 +294,17 @@ class Session:
                 # and each progress notification moves that limit on.
                 exchange.timed_out, exchange.extended = False, True
                 limit = max(self.options.call_timeout, timeout or 0.0)  # a target's own timeout may be longer
+                most = 2 * limit
+                if self.patience_until is not None:
+                    room = max(0.0, self.patience_until - window.started)
+                    exchange.cut_short = room < limit
+                    limit, most = min(limit, room), min(most, room)
                 await self._collector.collect(window, None, case, http=http, timeout=limit,
                                               grace=self.options.grace, progress_extends=self.options.timeout,
-                                              most=2 * limit)
-                if exchange.timed_out and exchange.progress_count() and self.alive:
-                    # Still reporting progress at the limit: working, not dropped. Tell the server to stop.
-                    await self._cancel(case.expect.id, "still working at mcpfuzz's --call-timeout")
+                                              most=most)
+                if exchange.timed_out and (exchange.progress_count() or exchange.cut_short) and self.alive:
+                    # Still working at the limit (or the phase is over): not dropped. Tell the server to stop.
+                    await self._cancel(case.expect.id, "still working when mcpfuzz stopped waiting")
             if self.thorough and lean and barrier is None and self.server.needs_barrier and self.alive \
                     and not exchange.write_error:
                 # Answered: a request now (never in the handshake's own write, which some SDKs cannot take) keeps
