@@ -252,3 +252,13 @@ def test_run_help_names_options() -> None:
     options = ("--seed", "--budget", "--timeout", "--json", "--oracles", "--exclude-oracles", "--fail-on")
     for option in options:
         assert option in result.stdout, option
+
+
+def test_a_server_refusing_its_command_line_gets_the_options_before_dashes_tip(tmp_path: Path) -> None:
+    """A server that exits with its own usage error (mcpfuzz options put after `--`) is told so, exit 2."""
+    argparse_server = "import argparse; argparse.ArgumentParser().parse_args()"
+    result = run_cli(["run", "--budget", "10", "--", sys.executable, "-c", argparse_server, "--exclude-tool", "x"],
+                     cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "options go before `--`" in result.stdout + result.stderr
+    assert "Traceback" not in result.stderr

@@ -111,3 +111,20 @@ def test_include_target_must_be_kind_slash_name() -> None:
     assert result.returncode == 2
     assert "'delete_item' is not KIND/NAME with a kind of tool" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_prompt_named_like_a_tool_held_back_is_held_back_too() -> None:
+    """mcp-server-fetch's `fetch` prompt fetches its URL like the `fetch` tool: excluding (or a risk hint on) the
+    tool keeps the prompt and its completions uncalled, unless the prompt itself is named."""
+    fetch_tool = {**_tool("fetch"), "annotations": {"openWorldHint": True}}
+    prompt = {"name": "fetch", "arguments": [{"name": "url", "required": True}]}
+    declared = {TargetKind.PROMPT: [prompt, {"name": "greet"}], TargetKind.TOOL: [fetch_tool, _tool("plain")]}
+    plan = plan_targets(declared, Selection(), seed=1)
+    skipped = dict(plan.skipped)
+    assert "prompt/fetch" in skipped and "openWorldHint" in skipped["prompt/fetch"]
+    assert {t.label for t in plan.targets} == {"tool/plain", "prompt/greet"}
+    named = plan_targets(declared, Selection(include=("prompt/fetch",)), seed=1)
+    assert "prompt/fetch" in {t.label for t in named.targets} and "tool/fetch" not in {t.label for t in named.targets}
+    excluded = plan_targets({TargetKind.TOOL: [_tool("get")], TargetKind.PROMPT: [{"name": "get"}]},
+                            Selection(exclude=("tool/get",)), seed=1)
+    assert {t.label for t in excluded.targets} == set()

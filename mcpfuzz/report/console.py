@@ -93,6 +93,11 @@ class ConsoleReporter:
                                + (f": {escape(', '.join(names[:10]))}{more}" if names else ""))
             skipped = [(label.partition("/")[2], reason) for label, reason in event.skipped
                        if label.partition("/")[0] == kind]
+            if self.verbosity is Verbosity.QUIET:
+                if skipped:
+                    self.console.print(f"  {len(skipped)} {kind}s skipped (the default output says why)",
+                                       style="yellow")
+                continue
             for name, reason in skipped[:MAX_SKIPPED_LINES]:
                 self.console.print(f"  skipped {escape(name)}: {escape(reason)}", style="yellow")
             if len(skipped) > MAX_SKIPPED_LINES:

@@ -46,6 +46,18 @@ def _answer(exchange: Exchange) -> Incoming | None:
     return None
 
 
+USAGE_SIGNS = ("usage:", "unrecognized arguments", "unknown option", "unknown argument", "invalid option")
+
+
+def _exit_tip(stderr: str) -> str:
+    """What to try when the server exits before the handshake: its own usage error says mcpfuzz's options may have
+    gone after `--`, where they are the server's."""
+    if any(sign in stderr.lower() for sign in USAGE_SIGNS):
+        return ("the server refused its command line: mcpfuzz's own options go before `--` (`mcpfuzz run "
+                "[OPTIONS] -- CMD [ARGS]`), everything after it is the server's")
+    return "run the command by hand: does it start and wait for input on stdin?"
+
+
 def _unusable(session: Session, what: str, tip: str, *, silent: bool = False) -> UnusableServer:
     return UnusableServer(what, stderr_tail=session.server.stderr.text(15) or
                           (session.server.end.stderr_tail if session.server.end else ""), tip=tip, silent=silent)
@@ -103,7 +115,7 @@ async def _legacy_handshake(session: Session, result: ProbeResult, forced_versio
     reply = _answer(exchange)
     if exchange.crash is not None:
         raise _unusable(session, f"the server {exchange.crash.describe()} during initialize",
-                        "run the command by hand: does it start and wait for input on stdin?")
+                        _exit_tip(exchange.crash.stderr_tail))
     if reply is None:
         noise = [a.incoming.text(80) for a in exchange.arrivals if a.incoming.kind in ("noise", "oversized")]
         if noise:

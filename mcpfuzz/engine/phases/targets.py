@@ -174,6 +174,20 @@ def skip_reason(target_type: TargetType, declaration: dict, selection: Selection
     return None
 
 
+def _held_with_its_tool(kind: TargetKind, name: str, held_back: dict[str, str], selection: Selection) -> str | None:
+    """A prompt (or a completion of one) named like a tool that is not called is not called either, unless named."""
+    if kind is TargetKind.COMPLETION and name.startswith("prompt:"):
+        prompt = name.split(":", 2)[1]
+    elif kind is TargetKind.PROMPT:
+        prompt = name
+    else:
+        return None
+    if prompt not in held_back or kind.label(name) in selection.include:
+        return None
+    return (f"the tool {prompt!r} is not called ({held_back[prompt]}), and a prompt of its name may do what it "
+            f"does; name it with --include-target {kind.label(name)} to call it")
+
+
 @dataclass(frozen=True)
 class PlanLimits:
     """When planning must stop: a deadline (targets not prepared by then are skipped) and a cancellation check."""
@@ -186,8 +200,12 @@ def plan_targets(declared: dict[TargetKind, list[dict]], selection: Selection, *
                  limits: PlanLimits = PlanLimits()) -> TargetPlan:  # noqa: B008 (immutable default)
     """Select the targets and prepare their schemas (CPU work: run it off the event loop)."""
     plan = TargetPlan()
-    for kind, declarations in declared.items():
-        _plan_kind(plan, target_types()[kind], declarations, selection, seed, limits)
+    # Tools first: a prompt named like a tool held back (excluded, or annotated as risky) may do what the tool
+    # does (mcp-server-fetch's `fetch` prompt fetches its URL), so it is held back with it.
+    for kind, declarations in sorted(declared.items(), key=lambda item: item[0] is not TargetKind.TOOL):
+        held_back = {label.partition("/")[2]: reason for label, reason in plan.skipped
+                     if label.startswith(f"{TargetKind.TOOL.value}/") and reason != NO_TIME}
+        _plan_kind(plan, target_types()[kind], declarations, selection, seed, limits, held_back)
     late = sum(1 for _, reason in plan.skipped if reason == NO_TIME)
     if late:
         plan.warnings.append(f"{late} targets were not prepared within the planning share of --budget and are not "
@@ -199,7 +217,7 @@ NO_TIME = "not prepared in time"
 
 
 def _plan_kind(plan: TargetPlan, target_type: TargetType, declarations: list[dict], selection: Selection,
-               seed: int, limits: PlanLimits) -> None:
+               seed: int, limits: PlanLimits, held_back: dict[str, str] | None = None) -> None:
     kind, prefix = target_type.kind, f"{target_type.kind.value}/"
     listed = {str(target_type.name_of(declaration)) for declaration in declarations}
     for option, labels in ((target_type.option, selection.include),
@@ -213,6 +231,8 @@ def _plan_kind(plan: TargetPlan, target_type: TargetType, declarations: list[dic
         limits.check_cancelled()  # Ctrl-C, SIGTERM or the budget: stop planning now
         reason = skip_reason(target_type, declaration, selection)
         name = str(target_type.name_of(declaration))
+        if reason is None and held_back:
+            reason = _held_with_its_tool(kind, name, held_back, selection)
         if reason is None and time.monotonic() >= limits.deadline:
             reason = NO_TIME
         if reason is None and name in seen:
