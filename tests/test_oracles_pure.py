@@ -285,6 +285,13 @@ RULES: dict[str, Rule] = {
         ex.result(1, "ping"), b'{"jsonrpc":"2.0","id":1,"result":{"n":-Infinity}}'), (MEDIUM,)),
     "no-hang NaN in a result is still an answer": Rule(P.NO_HANG, exchange(
         ex.result(1, "ping"), b'{"jsonrpc":"2.0","id":1,"result":{"n":NaN}}'), ()),
+    # RFC 8259 section 6: a frame with an integer beyond 2**53 may be refused with any error (id null too).
+    "parse-error a refusal of an id beyond 2**53 is allowed": Rule(P.PARSE_ERROR, exchange(replace(
+        ex.result(2**53 + 1, "ping"), past_limit=ReaderLimit.BIG_INTEGER, error_ok=True, null_id_ok=True),
+        error(None, -32700)), ()),
+    "id-preserved a refusal of an id beyond 2**53 with id null is allowed": Rule(P.ID_PRESERVED, exchange(replace(
+        ex.result(2**53 + 1, "ping"), past_limit=ReaderLimit.BIG_INTEGER, error_ok=True, null_id_ok=True),
+        error(None, -32700)), ()),
     "no-hang late answer is no hang": Rule(P.NO_HANG, exchange(tool_call(1), result(1, call_result()),
                                                                extended=True), ()),
     "no-hang id null answer is an answer": Rule(P.NO_HANG, exchange(ex.result(1, "ping"), error(None, -32603)), ()),

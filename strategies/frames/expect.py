@@ -86,7 +86,8 @@ def _loosen(expect: Expectation, data: bytes, values: list[Any], ids: tuple[Any,
     if limit is None:
         return expect
     if limit is ReaderLimit.BIG_INTEGER:
-        return replace(expect, past_limit=limit) if expect.reply else expect
+        # A reader may refuse the frame (any error, id null when it cannot hold the id): allowed, not a finding.
+        return replace(expect, past_limit=limit, error_ok=True, null_id_ok=True) if expect.reply else expect
     if not expect.reply or expect.lenient:
         return anything("a reader may refuse a frame this big or this deep", ids)
     # Silence is blamed on the limit only when nothing else is wrong with the frame: an invalid envelope that is
