@@ -49,7 +49,7 @@ from mcpfuzz.engine.redaction import RedactingSink
 from mcpfuzz.engine.replay import load_replayables, unusable_replay
 from mcpfuzz.engine.session.session import HarnessError, Session, SessionOptions
 from mcpfuzz.engine.shared.hub import SharedHub
-from mcpfuzz.engine.transcripts import from_transcript, save_findings
+from mcpfuzz.engine.transcripts import Replayable, from_transcript, save_findings
 from mcpfuzz.jsonrpc.case_json import CaseFormatError, case_from_json, case_to_json
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.frame import Case
@@ -275,16 +275,10 @@ class Run:
         if not replayables:
             return
         self.emit(PhaseStarted(PhaseName.REGRESSION, len(replayables)))
-        era, version = session.era, session.version
         for replayable in replayables:
-            session.era, session.version = replayable.era, replayable.version or version
-            try:
-                exchange = await session.run_case(replayable.case)
-            except (HarnessError, ServerStartError) as error:
-                self.emit(Notice(f"corpus: {replayable.path.name} could not be replayed: {error}"))
+            exchange = await self._run_replayable(session, replayable, f"corpus: {replayable.path.name}")
+            if exchange is None:
                 continue
-            finally:
-                session.era, session.version = era, version
             judged = self._judge(PhaseName.REGRESSION, exchange)
             unusable = unusable_replay(replayable, exchange)
             if unusable:
@@ -297,7 +291,6 @@ class Run:
     async def _replay_baseline(self, session: Session) -> None:
         """Replay each baseline entry's transcript, so whether it still fails is known, not left to chance."""
         assert self.config.baseline is not None
-        era, version = session.era, session.version
         for entry in self.config.baseline.entries:
             if entry.transcript is None or time.monotonic() > self._deadline:
                 continue
@@ -306,15 +299,22 @@ class Run:
             except CaseFormatError as error:
                 self.emit(Notice(f"baseline: {entry.describe()} cannot be replayed: {error}"))
                 continue
-            session.era, session.version = replayable.era, replayable.version or version
-            try:
-                exchange = await session.run_case(replayable.case)
-            except (HarnessError, ServerStartError) as error:
-                self.emit(Notice(f"baseline: {entry.describe()} could not be replayed: {error}"))
-                continue
-            finally:
-                session.era, session.version = era, version
-            self._judge(PhaseName.REGRESSION, exchange)
+            exchange = await self._run_replayable(session, replayable, f"baseline: {entry.describe()}")
+            if exchange is not None:
+                self._judge(PhaseName.REGRESSION, exchange)
+
+    async def _run_replayable(self, session: Session, replayable: Replayable, what: str) -> Exchange | None:
+        """A saved case on a fresh server in its own era and version (the run's are put back); None, said, when
+        the server cannot run it."""
+        era, version = session.era, session.version
+        session.era, session.version = replayable.era, replayable.version or version
+        try:
+            return await session.run_case(replayable.case)
+        except (HarnessError, ServerStartError) as error:
+            self.emit(Notice(f"{what} could not be replayed: {error}"))
+            return None
+        finally:
+            session.era, session.version = era, version
 
     async def _verify(self, session: Session, until: float | None = None) -> None:
         """Re-run each finding's frames on a fresh server, as `mcpfuzz replay` will; mark the ones that pass.
