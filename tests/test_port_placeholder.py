@@ -65,7 +65,7 @@ def test_soak_workers_with_launch_each_start_their_own_server(tmp_path: Path) ->
         assert report["findings"] == []
         workers = report["stats"]["soak"]["per_worker"]
         # Had they shared a port, the second server could not bind it and its worker would call nothing.
-        assert [w["worker"] for w in workers] == [0, 1] and all(w["cases"] > 20 for w in workers), workers
+        assert [w["worker"] for w in workers] == [0, 1] and all(w["cases"] > 0 for w in workers), workers
     finally:
         kill_leftovers(str(server))
     assert leftover_processes(str(server)) == []
