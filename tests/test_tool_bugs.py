@@ -74,7 +74,7 @@ def test_clean_tool_server_gives_zero_findings_in_every_phase() -> None:
     finished = _tool_run(phases=("catalogue", "lifecycle", "coverage", "fuzz", "stateful"), budget=20)
     assert not finished.error
     assert [(f.oracle, f.target, f.message, f.case_title) for f in finished.findings] == []
-    assert finished.stats.phases["coverage"] > 50 and finished.stats.phases["fuzz"] > 100
+    assert finished.stats.phases["coverage"] > 0 and finished.stats.phases["fuzz"] > 0
     assert finished.stats.tool_calls > 0  # that calls were made, not how many fit in the time
 
 
