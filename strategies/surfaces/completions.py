@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from mcpfuzz.strategies.arguments.call import NEGATIVE, ArgumentCall
+from mcpfuzz.strategies.arguments.call import ArgumentCall
 from mcpfuzz.strategies.messages import FrameBuilder
-from mcpfuzz.strategies.surfaces.prompts import LENIENT_RULES, refused, unicode_unsafe
+from mcpfuzz.strategies.surfaces.prompts import drawn_call_expectation
 from mcpfuzz.strategies.surfaces.templates import template_variables
 
-from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.frame import Case
 
 COMPLETE = "completion/complete"
@@ -42,11 +41,6 @@ def completion_case(builder: FrameBuilder, declaration: dict, call: ArgumentCall
     drawn = call.arguments if isinstance(call.arguments, dict) else {"value": call.arguments}
     argument = {"name": declaration["argument"], **drawn}
     frame = builder.frame(COMPLETE, {"ref": declaration["ref"], "argument": argument}, rid)
-    if call.unicode_unsafe:
-        expect = unicode_unsafe(rid, COMPLETE)
-    elif call.kind == NEGATIVE and call.rule not in LENIENT_RULES:
-        expect = refused(rid, COMPLETE, "MCP completion: the argument needs a string `value`")
-    else:
-        expect = ex.any_answer(rid, COMPLETE)
+    expect = drawn_call_expectation(rid, COMPLETE, call, "MCP completion: the argument needs a string `value`")
     return Case(declaration["name"], family, f"{declaration['name']}: {call.description}", frame, expect,
                 history=history, patient=not call.unicode_unsafe)

@@ -38,18 +38,23 @@ def unicode_unsafe(rid: int, method: str) -> Expectation:
                        result_ok=True, null_id_ok=True, method=method, lenient=True)
 
 
+def drawn_call_expectation(rid: int, method: str, call: ArgumentCall, refusal: str) -> Expectation:
+    """What a drawn call of a prompt or completion is due: a lone surrogate may be refused as unparseable; arguments
+    that break a rule (not a lenient one) get -32602 (`refusal` says which rule); anything else any answer."""
+    if call.unicode_unsafe:
+        return unicode_unsafe(rid, method)
+    if call.kind == NEGATIVE and call.rule not in LENIENT_RULES:
+        return refused(rid, method, refusal)
+    return ex.any_answer(rid, method)
+
+
 def prompt_get_case(builder: FrameBuilder, prompt: dict, call: ArgumentCall, *, family: str = PROMPT_FAMILY,
                     history: tuple[bytes, ...] = ()) -> Case:
     """One prompts/get: valid arguments get any answer (a prompt may refuse values), broken ones -32602."""
     rid = builder.fresh_id()
     name = prompt["name"]
     frame = builder.frame(GET, {"name": name, "arguments": call.arguments}, rid)
-    if call.unicode_unsafe:
-        expect = unicode_unsafe(rid, GET)
-    elif call.kind == NEGATIVE and call.rule not in LENIENT_RULES:
-        expect = refused(rid, GET, "MCP server/prompts: invalid prompt arguments")
-    else:
-        expect = ex.any_answer(rid, GET)
+    expect = drawn_call_expectation(rid, GET, call, "MCP server/prompts: invalid prompt arguments")
     # Not patient for a lone surrogate: parsers that refuse it stay silent, and the barrier's answer says so.
     return Case(name, family, f"{name}: {call.description}", frame, expect, history=history,
                 patient=not call.unicode_unsafe)
