@@ -241,12 +241,19 @@ def test_the_memory_chart_draws_the_fitted_slope_of_a_leak() -> None:
     for event in leak_events():
         timeline.handle(event)
     page = html_page(report_json(CONFIG, finished_with()), timeline)
-    assert "pid 4242: fitted slope, 100.0 KB per request" in page and "(a leak)" in page
+    assert 'aria-label="Server memory against requests sent (pid 4242)"' in page
+    assert "fitted slope: 100.0 KB per request over 4,750 requests after warm-up (a leak by the oracle" in page
     assert page.count('stroke-dasharray="6 4"') == 1  # the fit, dashed, over the samples' line
+    fitted = re.search(r'<polyline points="([^"]+)"[^>]*stroke-dasharray', page)
+    assert fitted is not None
+    ends = [tuple(map(float, point.split(","))) for point in fitted.group(1).split()]
+    heights = [b[1] - a[1] for a, b in zip(ends, ends[1:], strict=False)]
+    assert max(heights) - min(heights) < 0.2  # a straight line: RSS against requests, as the oracle fits it
     flat = RunTimeline()
     for event in leak_events(per_request=0):
         flat.handle(event)
-    assert "0.0 KB per request over" in html_page(report_json(CONFIG, finished_with()), flat)
+    assert "fitted slope: 0.0 KB per request over 4,750 requests after warm-up (not a leak by" in html_page(
+        report_json(CONFIG, finished_with()), flat)
 
 
 def test_every_series_stays_bounded_over_a_long_soak() -> None:

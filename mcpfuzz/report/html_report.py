@@ -20,7 +20,7 @@ from mcpfuzz.oracles.base import Severity
 from mcpfuzz.oracles.memory import KIB, MIB, measure_growth
 from mcpfuzz.report.json_report import write_atomic
 from mcpfuzz.report.run_timeline import RunTimeline
-from mcpfuzz.report.svg_charts import Line, Mark, clock, lane_chart, line_chart
+from mcpfuzz.report.svg_charts import Line, Mark, clock, count_axis, lane_chart, line_chart
 
 SEVERITIES = ("critical", "high", "medium", "low")
 SEVERITY_COLOURS = {"critical": "#7b1fa2", "high": "#c62828", "medium": "#ef6c00", "low": "#1565c0"}
@@ -149,39 +149,38 @@ def _memory(report: dict, timeline: RunTimeline, x_high: float) -> str:
     if not processes:
         return _empty(heading, "The server's memory was not sampled: mcpfuzz samples the processes it starts "
                                "(an HTTP server it did not launch is not its to read), about once a second.")
-    lines: list[Line] = []
-    notes: list[str] = []
-    for index, (pid, points) in enumerate(sorted(processes.items(), key=lambda item: item[1][0][0])):
-        colour = PALETTE[index % len(PALETTE)]
-        lines.append(Line(f"pid {pid}", [(t, rss / MIB) for t, _, rss in points], colour))
-        fitted = _fit(points)
-        if fitted is not None:
-            line, note = fitted
-            lines.append(Line(f"pid {pid}: fitted slope, {note}", line, "#333333", dashed=True))
-            notes.append(f"pid {pid}: {visible(note)}")
+    ordered = sorted(processes.items(), key=lambda item: item[1][0][0])
+    lines = [Line(f"pid {pid}", [(t, rss / MIB) for t, _, rss in points], PALETTE[index % len(PALETTE)])
+             for index, (pid, points) in enumerate(ordered)]
     leaks = [f for f in report["findings"] if f["oracle"] == "memory-growth"]
-    verdict_text = (f'<strong>memory-growth</strong>: {visible(leaks[0]["message"])}' if leaks
-                    else "memory-growth found no leak.")
-    shown = len(lines) - len(notes)
-    caption = (f"{verdict_text} {shown} process(es); a restarted server starts a new series. The dashed line is "
-               "the Theil-Sen fit of RSS against requests after the warm-up (the oracle's method), recomputed "
-               "from the plotted samples" + (f": {'; '.join(notes)}." if notes else "; too few samples to fit."))
-    # From 0 MB: a zoomed axis makes a few pages of noise look like a leak.
-    chart = line_chart(lines, title=heading, x_high=x_high, y_label="MB")
-    return _figure(heading, chart, caption)
+    judged = (f'<strong>memory-growth</strong>: {visible(leaks[0]["message"])}' if leaks
+              else "memory-growth found no leak.")
+    over_time = _figure(heading, line_chart(lines, title=heading, x_high=x_high, y_label="MB"),
+                        f"{judged} {len(lines)} process(es): a restarted server starts a new series.")
+    return over_time + _memory_fit(ordered)
 
 
-def _fit(points: Sequence[tuple[float, int, int]]) -> tuple[list[tuple[float, float]], str] | None:
-    """The fitted RSS over the judged window, at the samples' times, and the slope in words; None when too short."""
-    samples = [RssPoint(t, requests, rss) for t, requests, rss in points]
-    growth = measure_growth(samples)
-    if growth is None:
-        return None
-    window = [s for s in samples if s.requests >= growth.first_requests]
-    intercept = median(s.rss - growth.slope * s.requests for s in window)
-    line = [(s.t, (intercept + growth.slope * s.requests) / MIB) for s in window]
-    state = "a leak" if growth.leaking() else "not a leak"
-    return line, f"{growth.slope / KIB:,.1f} KB per request over {growth.requests:,} requests ({state})"
+def _memory_fit(processes: list[tuple[int, list[tuple[float, int, int]]]]) -> str:
+    """RSS against requests for the process that most looks like a leak, with the oracle's fitted slope."""
+    fits = [(pid, points, growth) for pid, points in processes
+            if (growth := measure_growth([RssPoint(*point) for point in points])) is not None]
+    if not fits:
+        return ""  # too few samples to judge: the oracle said nothing either
+    pid, points, growth = max(fits, key=lambda fit: (fit[2].leaking(), fit[2].slope))
+    window = [point for point in points if point[1] >= growth.first_requests]
+    intercept = median(rss - growth.slope * requests for _, requests, rss in window)
+    state = "a leak by the oracle's rules" if growth.leaking() else "not a leak by the oracle's rules"
+    fitted = (f"fitted slope: {growth.slope / KIB:,.1f} KB per request over {growth.requests:,} requests "
+              f"after warm-up ({state})")
+    heading = f"Server memory against requests sent (pid {pid})"
+    lines = [Line(f"pid {pid}", [(requests, rss / MIB) for _, requests, rss in points], PALETTE[0]),
+             Line(fitted, [(requests, (intercept + growth.slope * requests) / MIB) for _, requests, _ in window],
+                  "#333333", dashed=True)]
+    chart = line_chart(lines, title=heading, x_high=max(requests for _, requests, _ in points) or 1.0,
+                       y_label="MB", x_axis=count_axis("requests sent to this process"))
+    return _figure(heading, chart, "What memory-growth judges: RSS against the requests sent, after a warm-up; the "
+                                   "dashed line is the Theil-Sen fit (the median of the pairwise slopes), "
+                                   "recomputed from the plotted samples.")
 
 
 def _rate(timeline: RunTimeline, x_high: float) -> str:
@@ -318,7 +317,8 @@ def _targets(report: dict, timeline: RunTimeline) -> str:
                                          counts.timed_out, counts.crashes)]
             if soak:
                 cells += [f"{counts.slices:,}", f"{counts.new_behaviours:,}"]
-        cells.append(str(found.get(label, 0)))
+        # A group of one-off cases has no label of its own: their findings are listed by their case's target.
+        cells.append("–" if label.endswith(" cases") and label not in found else str(found.get(label, 0)))
         cells.append(visible(f"skipped: {timeline.skipped[label]}") if label in timeline.skipped else "")
         rows.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
     head = "".join(f"<th>{name}</th>" for name in heads)

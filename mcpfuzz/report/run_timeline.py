@@ -7,7 +7,6 @@ Times are seconds since the run started (its `RunStarted`).
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 
 from mcpfuzz.engine.events import (
@@ -228,11 +227,3 @@ class RunTimeline:
     def rss_by_process(self) -> dict[int, list[tuple[float, int, int]]]:
         """Each process's samples as (seconds, requests, rss bytes)."""
         return {pid: [(p[0], int(p[1]), int(p[2])) for p in series.all()] for pid, series in self.memory.items()}
-
-    def outcomes(self) -> Counter[str]:
-        """Cases per outcome over every target."""
-        total: Counter[str] = Counter()
-        for row in self.targets.values():
-            total.update(results=row.results, errors=row.errors, tool_errors=row.tool_errors,
-                         timed_out=row.timed_out, crashes=row.crashes)
-        return total

@@ -35,6 +35,15 @@ class Mark:
 
 
 @dataclass(frozen=True)
+class Axis:
+    """A horizontal axis: its label, the ticks that cover a highest value, how a tick reads."""
+
+    label: str
+    ticks: Callable[[float], list[float]]
+    format: Format
+
+
+@dataclass(frozen=True)
 class Scale:
     """A linear map from a domain onto pixels."""
 
@@ -91,16 +100,24 @@ def number(value: float) -> str:
     return f"{value:.2f}".rstrip("0").rstrip(".") or "0"
 
 
+TIME_AXIS = Axis("time since the run started", time_ticks, clock)
+
+
+def count_axis(label: str) -> Axis:
+    """An axis of counts from 0 (requests sent)."""
+    return Axis(label, lambda high: nice_ticks(0.0, high), number)
+
+
 def line_chart(lines: Sequence[Line], *, title: str, x_high: float, y_label: str, y_format: Format = number,
-               y_floor: float | None = 0.0) -> str:
-    """Lines over time (x in seconds from 0 to `x_high`), with axes, a grid and a legend."""
+               x_axis: Axis | None = None) -> str:
+    """Lines from x = 0 to `x_high` (seconds, unless another axis is given) and y from 0, with a grid and a legend."""
+    axis = x_axis or TIME_AXIS
     values = [y for line in lines for _, y in line.points]
-    low = min(values) if y_floor is None else min(y_floor, *values)
-    y_ticks = nice_ticks(low, max(values) if values else 1.0)
-    x_ticks = time_ticks(x_high)
+    y_ticks = nice_ticks(min(0.0, *values), max(values) if values else 1.0)
+    x_ticks = axis.ticks(x_high)
     x = Scale(0.0, x_ticks[-1], LEFT, WIDTH - RIGHT)
     y = Scale(y_ticks[0], y_ticks[-1], HEIGHT - BOTTOM, TOP)
-    parts = [_open(title), *_grid(x, y, x_ticks, y_ticks, y_format), _y_label(y_label)]
+    parts = [_open(title), *_grid(x, y, x_ticks, y_ticks, y_format, axis), _y_label(y_label)]
     for line in lines:
         path = " ".join(f"{x(px):.1f},{y(py):.1f}" for px, py in line.points)
         dash = ' stroke-dasharray="6 4"' if line.dashed else ""
@@ -144,7 +161,8 @@ def _open(title: str, height: int = HEIGHT) -> str:
             f'aria-label="{escape(title)}" class="chart"><title>{escape(title)}</title>')
 
 
-def _grid(x: Scale, y: Scale, x_ticks: list[float], y_ticks: list[float], y_format: Format) -> list[str]:
+def _grid(x: Scale, y: Scale, x_ticks: list[float], y_ticks: list[float], y_format: Format,
+          axis: Axis) -> list[str]:
     parts = []
     for tick in y_ticks:
         parts.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" class="grid"/>')
@@ -152,12 +170,12 @@ def _grid(x: Scale, y: Scale, x_ticks: list[float], y_ticks: list[float], y_form
     for tick in x_ticks:
         parts.append(f'<line x1="{x(tick):.1f}" x2="{x(tick):.1f}" y1="{TOP}" y2="{HEIGHT - BOTTOM}" class="grid"/>')
         parts.append(f'<text x="{x(tick):.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">'
-                     f"{escape(clock(tick))}</text>")
+                     f"{escape(axis.format(tick))}</text>")
     parts.append(f'<line x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{HEIGHT - BOTTOM}" class="axis-line"/>')
     parts.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{HEIGHT - BOTTOM}" y2="{HEIGHT - BOTTOM}" '
                  'class="axis-line"/>')
     parts.append(f'<text x="{(LEFT + WIDTH - RIGHT) / 2:.0f}" y="{HEIGHT - 4}" text-anchor="middle" class="axis">'
-                 "time since the run started</text>")
+                 f"{escape(axis.label)}</text>")
     return parts
 
 
