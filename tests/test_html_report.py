@@ -301,3 +301,21 @@ def test_a_checkpoint_rewrites_the_page_and_findings_keep_their_marks(tmp_path: 
     assert found.links == ["https://github.com/o/r/issues/1"] and found.fetching == []
     assert "no answer to &lt;bad json&gt;" in text and "first seen at 3s" in text
     assert files.problem == ""
+
+
+def test_workers_slices_give_the_rate_and_behaviours_but_no_outcomes() -> None:
+    """With --workers only slices arrive (no CaseDone), two workers' slightly out of time order."""
+    timeline = RunTimeline()
+    timeline.handle(RunStarted("s", 1, (), 60.0, 1.0, timestamp=START))
+    for at, target in ((10.5, "tool/a"), (10.0, "tool/b"), (20.5, "tool/a"), (20.0, "tool/b")):
+        timeline.handle(SliceDone(target, 10.0, 1000, 2, 0, timestamp=START + at))
+    totals = timeline.behaviours.all()
+    assert [total for _, total in totals] == [2, 4, 6, 8]
+    assert all(a[0] <= b[0] for a, b in zip(totals, totals[1:], strict=False))  # never back in time
+    assert sum(timeline.cases.counts) == pytest.approx(4000)
+    assert [round(rate) for _, rate in timeline.cases.rates()[1:9]] == [200] * 8  # two workers, 100 cases/s each
+    page = html_page(report_json(CONFIG, finished_with()), timeline)
+    row = re.search(r"<tr><td><code>tool/a</code></td>(.*?)</tr>", page)
+    assert row is not None
+    assert re.findall(r"<td>([^<]*)</td>", row.group(1)) == ["2,000", "–", "–", "–", "–", "–", "2", "4", "0", ""]
+    assert "Told by the workers' slices" in page

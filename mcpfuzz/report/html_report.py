@@ -313,8 +313,9 @@ def _targets(report: dict, timeline: RunTimeline) -> str:
         if counts is None:
             cells += ["0"] * (8 if soak else 6)
         else:
-            cells += [f"{n:,}" for n in (counts.cases, counts.results, counts.errors, counts.tool_errors,
-                                         counts.timed_out, counts.crashes)]
+            outcomes = (counts.results, counts.errors, counts.tool_errors, counts.timed_out, counts.crashes)
+            # Workers tell their slices, not their cases: what each case got back is not known here.
+            cells += [f"{counts.cases:,}", *(f"{n:,}" if timeline.case_events else "–" for n in outcomes)]
             if soak:
                 cells += [f"{counts.slices:,}", f"{counts.new_behaviours:,}"]
         # A group of one-off cases has no label of its own: their findings are listed by their case's target.

@@ -191,7 +191,9 @@ class RunTimeline:
     def _slice(self, event: SliceDone, at: float) -> None:
         self.slices += 1
         self.new_behaviours += event.new_behaviours
-        self.behaviours.add(at, self.new_behaviours)
+        # The latest time seen, not the slice's own: several workers' slices arrive slightly out of order,
+        # and a running total must not step back in time.
+        self.behaviours.add(self.latest, self.new_behaviours)
         row = self._row(event.target)
         row.slices += 1
         row.new_behaviours += event.new_behaviours
