@@ -287,7 +287,8 @@ def test_a_checkpoint_rewrites_the_page_and_findings_keep_their_marks(tmp_path: 
     """A soak's checkpoint writes the page so far; an SDK finding links upstream, a baselined one is marked."""
     from mcpfuzz.engine.events import Upstream
 
-    finding = Finding("parse-error", Severity.LOW, "t", "no answer to <bad json>", "frames/json", "c", "e",
+    finding = Finding("parse-error", Severity.LOW, "t", "no answer to <bad json>\x00\x1b[31m\ud800", "frames/json", "c",
+                      "e",
                       (b"{",), (), "k", upstream=Upstream("the TypeScript SDK 1.0", "drops it",
                                                           "https://github.com/o/r/issues/1"), baselined=True)
     path = tmp_path / "soak.html"
@@ -299,7 +300,8 @@ def test_a_checkpoint_rewrites_the_page_and_findings_keep_their_marks(tmp_path: 
     assert "From the SDK the server is built on (1)" in text and "accepted in the baseline" in text
     found = Resources(text)
     assert found.links == ["https://github.com/o/r/issues/1"] and found.fetching == []
-    assert "no answer to &lt;bad json&gt;" in text and "first seen at 3s" in text
+    # NUL, ESC and a lone surrogate (which no UTF-8 file can hold) are spelled out.
+    assert "no answer to &lt;bad json&gt;\\u0000\\u001b[31m\\ud800" in text and "first seen at 3s" in text
     assert files.problem == ""
 
 

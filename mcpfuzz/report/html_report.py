@@ -86,8 +86,10 @@ def _header(report: dict, timeline: RunTimeline) -> str:
     facts = [("server", f"<code>{visible(report['server'])}</code>"
                         + (f" (serverInfo: {visible(timeline.server_name)})" if timeline.server_name else "")),
              ("protocol", protocol), ("seed", f"<code>{report['seed']}</code>"),
-             ("duration", f"{clock(stats['duration_s'])} ({stats['duration_s']:.1f} s)"),
-             ("stopped", visible(report["stopped"]) if report["stopped"] else "no: the run did all its work"),
+             ("duration", f"{stats['duration_s']:.1f} s" if stats["duration_s"] < 60 else
+              f"{clock(stats['duration_s'])} ({stats['duration_s']:,.0f} s)"),
+             ("stopped", visible(report["stopped"]) if report["stopped"] else
+              "no: the run did all its work" if not report["error"] else "the server could not be tested"),
              ("work", f"{stats['cases']:,} cases · {stats['tool_calls']:,} tool calls · "
                       f"{stats['frames_sent']:,} frames · {stats['restarts']:,} restarts"),
              ("fails on", f"{visible(report['failOn'])} and above"), ("mcpfuzz", visible(report["mcpfuzz"]))]
@@ -374,5 +376,5 @@ figure{margin:16px 0 24px}figcaption{color:var(--muted);font-size:14px;margin-to
 .swatch{display:inline-block;width:24px;border-top:3px solid;vertical-align:middle;margin-right:6px}
 .swatch.dashed{border-top-style:dashed}
 .empty{color:var(--muted);font-style:italic}
-.error{color:#b71c1c}section.error pre{color:var(--fg)}
+section.error h2,p.error{color:#b71c1c}
 """
