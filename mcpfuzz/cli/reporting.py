@@ -71,7 +71,12 @@ class Reporting:
         """The page a person opens after the run, under the console's closing lines (once it is written)."""
         path = self.files.paths.html
         if path and not self.files.problem:
+            from pathlib import Path
+
             from rich.markup import escape
+
+            if not Path(path).is_file():
+                return  # the run ended before its report (an error of mcpfuzz's own was shown)
 
             self.console.console.print(f"HTML report: {escape(path)}", style="dim")
 

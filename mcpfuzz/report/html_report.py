@@ -201,8 +201,8 @@ def _behaviours(timeline: RunTimeline, x_high: float) -> str:
     heading = "New behaviours (soak)"
     points = [(0.0, 0.0), *((t, float(total)) for t, total in timeline.behaviours.all())]
     if not timeline.slices:
-        return _empty(heading, "Not a soak, or no slice finished: `mcpfuzz soak` counts the server's new behaviours "
-                               "(answer shapes not seen before) slice by slice.")
+        return _empty(heading, "Not a soak, or no slice finished: <code>mcpfuzz soak</code> counts the server's new "
+                               "behaviours (answer shapes not seen before) slice by slice.")
     chart = line_chart([Line("new behaviours so far", points, PALETTE[1])], title=heading, x_high=x_high,
                        y_label="behaviours")
     return _figure(heading, chart, f"{timeline.new_behaviours:,} new behaviours in {timeline.slices:,} slices: a "
