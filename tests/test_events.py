@@ -22,9 +22,11 @@ from mcpfuzz.engine.events import (
     PhaseName,
     PhaseStarted,
     ProbeDone,
+    ResourcesSampled,
     RunFinished,
     RunStarted,
     ServerRestarted,
+    SliceDone,
     Stats,
     StopReason,
     TargetsPlanned,
@@ -59,6 +61,8 @@ def every_event() -> list[Event]:
         CaseDone(PhaseName.CATALOGUE, Exchange(CASE, Era.LEGACY, "2025-11-25"), (FINDING,)),
         FindingFound(FINDING),
         ServerRestarted("restarted after the previous case"),
+        ResourcesSampled(4242, 120, 50 * 1024 * 1024, 9, 3, 2),
+        SliceDone(f"tool/echo-{SECRET}", 8.0, 400, 12, 1),
         Notice(f"the server printed {SECRET}"),
         CheckpointSaved("corpus/soak-checkpoint.json", finished),
         finished,
@@ -131,6 +135,7 @@ def test_fan_out_feeds_every_handler_in_order_and_finishes_the_started_ones() ->
 
 
 def test_every_event_becomes_one_json_object_with_its_type_and_time() -> None:
+    assert {type(event) for event in every_event()} == set(Event.__subclasses__())  # a new event is listed above
     for event in every_event():
         data = event_json(event, CONFIG)
         assert data["event"] == type(event).__name__ and data["timestamp"] == round(event.timestamp, 6)
@@ -139,6 +144,9 @@ def test_every_event_becomes_one_json_object_with_its_type_and_time() -> None:
     assert case_done["phase"] == "catalogue" and case_done["findings"] == [FINDING.fingerprint]
     assert case_done["case"] == {"id": "empty-array", "family": "envelope", "title": "an empty batch",
                                  "target": "envelope/empty-array"}
+    sample = event_json(ResourcesSampled(7, 10, 2048, None), CONFIG)
+    assert {key: sample[key] for key in ("pid", "requests", "rss", "fds", "threads", "processes")} == {
+        "pid": 7, "requests": 10, "rss": 2048, "fds": None, "threads": 0, "processes": 1}
     finished = event_json(every_event()[-1], CONFIG)
     assert finished["stopped"] == "budget" and finished["findings"] == [FINDING.fingerprint]
     assert finished["stats"]["phases"] == {"catalogue": 3} and finished["version"] == 1

@@ -7,6 +7,7 @@ instead, whichever writer produced them.
 
 from __future__ import annotations
 
+import html
 import sys
 from pathlib import Path
 
@@ -21,12 +22,12 @@ from tests.http_servers import HTTP_SERVER
 
 SECRET = "s3cr3t-value-4242"
 PASSWORD = "pw-9f8e7d6c"
-OUTPUTS = ("report.json", "junit.xml", "report.sarif", "summary.md", "events.ndjson")
+OUTPUTS = ("report.json", "junit.xml", "report.sarif", "summary.md", "report.html", "events.ndjson")
 
 
 def _report_options() -> list[str]:
     return ["--json", "report.json", "--junit-xml", "junit.xml", "--sarif", "report.sarif",
-            "--summary-md", "summary.md", "--events", "events.ndjson"]
+            "--summary-md", "summary.md", "--html", "report.html", "--events", "events.ndjson"]
 
 
 def test_a_secret_the_server_prints_is_in_no_report_no_stream_and_not_on_the_console(tmp_path: Path) -> None:
@@ -40,6 +41,7 @@ def test_a_secret_the_server_prints_is_in_no_report_no_stream_and_not_on_the_con
     assert [name for name, text in texts.items() if SECRET in text] == []
     # The secret was there to hide: the crash's stderr tail is in the report, redacted.
     assert f"starting with token {REDACTED}" in texts["report.json"]
+    assert f"starting with token {html.escape(REDACTED)}" in texts["report.html"]
 
 
 def test_a_password_in_the_url_and_header_values_are_in_no_output(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import html
 import json
 import signal
 import subprocess
@@ -50,12 +51,18 @@ def test_a_leaking_server_is_caught_by_memory_growth_in_a_short_soak(tmp_path: P
     # Slices of 8 s: a frame slice may start a fresh process (a new series), a tool slice holds 40 samples.
     # --max-findings 1: the soak ends at the first slice boundary after the leak is judged (30 s at most).
     result, report = soak(tmp_path, ["--duration", "30", "--slice", "8", "--max-findings", "1", *QUICK,
-                                     "--oracles", "memory-growth"],
+                                     "--oracles", "memory-growth", "--html", "report.html"],
                           [sys.executable, str(LEAKY), "--leak-kb", "100"])
     assert result.returncode == 1, result.stdout + result.stderr
     [finding] = report["findings"]
     assert finding["oracle"] == "memory-growth" and finding["observed"] is True
     assert "KB per request" in finding["message"]
+    # The HTML report shows the evidence: the RSS, the leak's fitted slope, the slices' new behaviours.
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert html.escape(finding["message"]) in page and "fitted slope: " in page
+    assert 'aria-label="Server memory (RSS of its process tree)"' in page
+    assert 'aria-label="Server memory against requests sent (pid ' in page
+    assert 'aria-label="New behaviours (soak)"' in page and "new behaviours so far" in page
     resources = report["stats"]["resources"]
     # The peak: the last sample may be of a fresh process (a frame slice may start one).
     assert resources["server_rss_mb"]["peak"] > resources["server_rss_mb"]["first"] + 8

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from mcpfuzz.engine.events import EventSink, RunFinished
 
 # Report options whose file names get the server's name, so that runs do not overwrite each other.
-REPORT_PATHS = ("json_path", "junit_path", "sarif_path", "summary_path", "events_path", "log_frames")
+REPORT_PATHS = ("json_path", "junit_path", "sarif_path", "summary_path", "html_path", "events_path", "log_frames")
 
 
 def run_all_servers(server: tuple[str, ...], budget: float, compare_with: str | None,

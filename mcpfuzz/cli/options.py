@@ -86,6 +86,9 @@ SERVER_OPTIONS = [
               metavar="PATH", help="Write a SARIF 2.1.0 report here (for GitHub code scanning)."),
     click.option("--summary-md", "summary_path", type=click.Path(dir_okay=False, writable=True), default=None,
               metavar="PATH", help="Write a Markdown summary here (e.g. \"$GITHUB_STEP_SUMMARY\")."),
+    click.option("--html", "html_path", type=click.Path(dir_okay=False, writable=True), default=None,
+              metavar="PATH", help="Write a self-contained HTML report here: findings by root cause with their "
+              "reproductions, per-target statistics, charts of memory, cases/s and findings over time."),
     click.option("-q", "--quiet", "quiet", is_flag=True, default=False,
               help="Console: no live progress, one line per finding, then the summary."),
     click.option("-v", "--verbose", "verbose", is_flag=True, default=False,

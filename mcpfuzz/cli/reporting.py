@@ -13,6 +13,7 @@ from mcpfuzz.cli.options import EXIT_ERROR
 if TYPE_CHECKING:
     from mcpfuzz.engine.config import RunConfig
     from mcpfuzz.engine.events import EventSink, RunFinished
+    from mcpfuzz.report.console import ConsoleReporter
     from mcpfuzz.report.event_log import EventLog
     from mcpfuzz.report.files import ReportFiles
     from mcpfuzz.report.handlers import FanOut
@@ -36,15 +37,17 @@ class Reporting:
         # `--events -` keeps stdout for the stream alone: the console moves to stderr.
         console = Console(highlight=False, soft_wrap=True, stderr=True) if events_path == STDOUT else None
         self.files: ReportFiles = ReportFiles(config, ReportPaths(
-            options["json_path"], options["junit_path"], options["sarif_path"], options["summary_path"]),
+            options["json_path"], options["junit_path"], options["sarif_path"], options["summary_path"],
+            options.get("html_path")),
             warn=lambda problem: click.echo(f"warning: {problem}", err=True))
         self.log: EventLog | None = EventLog(config, events_path) if events_path else None
         if options.get("quiet") and options.get("verbose"):
             raise click.UsageError("-q and -v ask for opposite things; give one of them")
         verbosity = Verbosity.QUIET if options.get("quiet") else \
             Verbosity.VERBOSE if options.get("verbose") else Verbosity.NORMAL
-        handlers: list[EventHandler] = [ConsoleReporter(config, console, verbosity=verbosity,
-                                                        program=invoked_as(sys.argv[0])), self.files]
+        self.console: ConsoleReporter = ConsoleReporter(config, console, verbosity=verbosity,
+                                                        program=invoked_as(sys.argv[0]))
+        handlers: list[EventHandler] = [self.console, self.files]
         if self.log is not None:
             handlers.append(self.log)
         self.sink: FanOut = FanOut(handlers)
@@ -58,9 +61,24 @@ class Reporting:
             click.echo(f"error: cannot write the event stream to {path}: {error.strerror or error}", err=True)
             sys.exit(EXIT_ERROR)
         try:
-            return engine(self.sink)
+            finished = engine(self.sink)
         finally:
             self.sink.finish()
+        self._point_to_html()
+        return finished
+
+    def _point_to_html(self) -> None:
+        """The page a person opens after the run, under the console's closing lines (once it is written)."""
+        path = self.files.paths.html
+        if path and not self.files.problem:
+            from pathlib import Path
+
+            from rich.markup import escape
+
+            if not Path(path).is_file():
+                return  # the run ended before its report (an error of mcpfuzz's own was shown)
+
+            self.console.console.print(f"HTML report: {escape(path)}", style="dim")
 
     def exit_on_problem(self) -> None:
         """Exit 2 when a report or the event stream could not be written."""

@@ -183,6 +183,29 @@ class ServerRestarted(Event):
 
 
 @dataclass(frozen=True)
+class ResourcesSampled(Event):
+    """The monitor sampled the server's process tree (`memory-growth` judges each process's series)."""
+
+    pid: int  # the root process; a restarted server is a new pid and a new series
+    requests: int  # requests sent to this process when sampled
+    rss: int  # bytes, summed over the process tree
+    fds: int | None = None  # open file descriptors over the tree; None where the OS has no such count
+    threads: int = 0
+    processes: int = 1
+
+
+@dataclass(frozen=True)
+class SliceDone(Event):
+    """A soak's slice of one target ended: its length, cases, and the new behaviours and findings it showed."""
+
+    target: str  # a target label (`tool/NAME`), a frame family (`frames/ids`) or `stateful`
+    seconds: float
+    cases: int
+    new_behaviours: int
+    new_findings: int
+
+
+@dataclass(frozen=True)
 class Notice(Event):
     """A warning or remark for the person running mcpfuzz."""
 

@@ -26,6 +26,7 @@ from mcpfuzz.engine.events import (
     PhaseName,
     PhaseStarted,
     ProbeDone,
+    ResourcesSampled,
     RunFinished,
     RunStarted,
     ServerRestarted,
@@ -37,6 +38,7 @@ from mcpfuzz.engine.events import (
 from mcpfuzz.engine.judge import FindingSet, observed_finding, received_lines
 from mcpfuzz.engine.monitor.monitor import Monitor, MonitorOptions
 from mcpfuzz.engine.monitor.pileup import check_session_pileup
+from mcpfuzz.engine.monitor.resources import Sample
 from mcpfuzz.engine.phases.call_phases import CallPhases
 from mcpfuzz.engine.phases.frame_fuzz import FRAME_SHARE, FrameFuzz, simplest_tool
 from mcpfuzz.engine.phases.hypothesis_bridge import prepare_hypothesis
@@ -138,7 +140,7 @@ class Run:
                 try:
                     async with Session(config.target, options) as session:
                         self._session = session
-                        self.monitor = Monitor(session, self._monitor_options(), self._observed)
+                        self.monitor = Monitor(session, self._monitor_options(), self._observed, self._sampled)
                         session.before_case = self.monitor
                         try:
                             await self._phases(session)
@@ -237,6 +239,10 @@ class Run:
     def _monitor_options(self) -> MonitorOptions:
         """Resource samples for memory-growth; `run` sends no liveness ping (its cases keep the server busy)."""
         return MonitorOptions(sample_every=self.config.sample_every, ping_timeout=self.config.timeout)
+
+    def _sampled(self, pid: int, sample: Sample) -> None:
+        """A resource sample of the server, told to the reports (the HTML report charts the memory)."""
+        self.emit(ResourcesSampled(pid, sample.requests, sample.rss, sample.fds, sample.threads, sample.processes))
 
     def _observed(self, failure: Failure, received: tuple[str, ...], expected: str = "") -> None:
         """A failure seen over many requests becomes a finding (no single frame replays it)."""

@@ -28,6 +28,8 @@ MIB = 1024 * 1024
 
 # (failure, lines describing what was observed) -> None: the run turns it into a finding.
 FailureSink = Callable[[Failure, tuple[str, ...]], None]
+# (pid, sample) -> None: each sample of the server as it is taken (the run emits it as an event).
+SampleSink = Callable[[int, Sample], None]
 
 
 @dataclass
@@ -74,10 +76,12 @@ class MonitorFigures:
 class Monitor:
     """Called before each case (`Session.before_case`); samples on a clock, not per case."""
 
-    def __init__(self, session: Session, options: MonitorOptions, on_failure: FailureSink) -> None:
+    def __init__(self, session: Session, options: MonitorOptions, on_failure: FailureSink,
+                 on_sample: SampleSink | None = None) -> None:
         self.session = session
         self.options = options
         self.on_failure = on_failure
+        self.on_sample = on_sample
         self.figures = MonitorFigures()
         self.leak_reported = False
         self._own = psutil.Process()
@@ -120,6 +124,8 @@ class Monitor:
         figures.server_rss_last = sample.rss
         figures.server_rss_peak = max(figures.server_rss_peak, sample.rss)
         figures.server_fds_last = sample.fds
+        if self.on_sample is not None:
+            self.on_sample(pid, sample)
         self._series.append(sample)
         if len(self._series) > MAX_SERIES:
             self._series = self._series[::2]

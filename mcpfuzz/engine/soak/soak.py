@@ -18,6 +18,7 @@ from mcpfuzz.engine.events import (
     PhaseName,
     PhaseStarted,
     RunFinished,
+    SliceDone,
     Stats,
     StopReason,
 )
@@ -205,7 +206,10 @@ class Soak(Run):
             finally:
                 self._target = ""
             self.slices += 1
-            self.scheduler.update(name, self.stats.cases - cases, self._novel - novel, self._new_findings() - found)
+            done = SliceDone(name, time.monotonic() - now, self.stats.cases - cases, self._novel - novel,
+                             self._new_findings() - found)
+            self.scheduler.update(name, done.cases, done.new_behaviours, done.new_findings)
+            self.emit(done)
 
     def _scheduler(self, names: list[str], scores: dict[str, float] | None) -> Scheduler:
         """The scheduler; with --shared one whose scores are the whole fleet's."""

@@ -22,8 +22,10 @@ from mcpfuzz.engine.events import (
     Notice,
     PhaseStarted,
     ProbeDone,
+    ResourcesSampled,
     RunFinished,
     RunStarted,
+    SliceDone,
     Stats,
     StopReason,
     TargetsPlanned,
@@ -37,7 +39,8 @@ PR_SET_PDEATHSIG = 1  # linux/prctl.h: the signal a process gets when its parent
 STOP_WAIT = 30.0  # after SIGTERM/Ctrl-C, how long workers get to shrink, save and report
 # The lead worker (0) tells the whole story; the others only what is theirs to tell.
 LEAD_ONLY = (RunStarted, ProbeDone, TargetsPlanned, PhaseStarted)
-RELAYED = (FindingFound, Notice, CheckpointSaved, RunFinished, *LEAD_ONLY)
+# Slices and resource samples are small and few (one a second at most): the HTML report charts them.
+RELAYED = (FindingFound, Notice, CheckpointSaved, RunFinished, SliceDone, ResourcesSampled, *LEAD_ONLY)
 
 
 @dataclass(frozen=True)

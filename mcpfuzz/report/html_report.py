@@ -1,0 +1,380 @@
+"""`--html PATH`: one self-contained page (inline CSS and SVG, no script, no URL to fetch) a person reads.
+
+Built from the JSON report's data (so it holds what the JSON report holds, redacted the same way)
+and from the `RunTimeline` gathered from the events (the charts). Every text from the server is
+escaped: a hostile error message shows as text, never as markup.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+from statistics import median
+
+from mcpfuzz.oracles.base import Severity
+from mcpfuzz.oracles.memory import KIB, MIB, measure_growth
+from mcpfuzz.report.json_report import write_atomic
+from mcpfuzz.report.run_timeline import RunTimeline
+from mcpfuzz.report.svg_charts import Line, Mark, clock, count_axis, lane_chart, line_chart
+
+SEVERITIES = ("critical", "high", "medium", "low")
+SEVERITY_COLOURS = {"critical": "#7b1fa2", "high": "#c62828", "medium": "#ef6c00", "low": "#1565c0"}
+PALETTE = ("#1565c0", "#2e7d32", "#6a1b9a", "#00838f", "#ad1457", "#4e342e")
+MAX_TEXT = 20_000  # characters of one message, frame or answer shown; the JSON report has all of it
+MAX_OPEN = 20  # findings shown unfolded; the rest fold (a click opens them)
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")
+
+
+def visible(value: object) -> str:
+    """Text with control characters and lone surrogates spelled out (`\\x1b`), cut to MAX_TEXT, escaped."""
+    text = _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", str(value))
+    if len(text) > MAX_TEXT:
+        text = text[:MAX_TEXT] + f"… ({len(text) - MAX_TEXT:,} more characters in the JSON report)"
+    return escape(text, quote=True)
+
+
+@dataclass(frozen=True)
+class RssPoint:
+    """One memory sample as `measure_growth` reads it."""
+
+    t: float
+    requests: int
+    rss: int
+
+
+def html_page(report: dict, timeline: RunTimeline) -> str:
+    """The whole page."""
+    title = f"mcpfuzz report: {report['server']}"
+    body = [_header(report, timeline), _charts(report, timeline), _findings(report), _targets(report, timeline),
+            _rerun(report)]
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{visible(title)}</title><style>{CSS}</style></head>"
+            f"<body><main>{''.join(body)}</main></body></html>\n")
+
+
+def write_html(path: Path, report: dict, timeline: RunTimeline) -> None:
+    """Write the page atomically (a soak rewrites it at each checkpoint; a reader never sees half of it)."""
+    write_atomic(path, html_page(report, timeline))
+
+
+# -- header --------------------------------------------------------------------------------------
+
+
+def verdict(report: dict) -> str:
+    """`failed`, `error`, `incomplete` or `passed`, as the exit status and the Markdown summary say it."""
+    fail_on = Severity.parse(report["failOn"])
+    failing = any(Severity.parse(f["severity"]) >= fail_on and not f.get("baselined") for f in report["findings"])
+    if failing or report.get("staleBaseline"):
+        return "failed"
+    if report["error"]:
+        return "error"
+    return "incomplete" if report["stopped"] else "passed"
+
+
+def _header(report: dict, timeline: RunTimeline) -> str:
+    stats = report["stats"]
+    counts = Counter(f["severity"] for f in report["findings"])
+    outcome = verdict(report)
+    protocol = (f"{visible(report['protocolVersion'])} ({visible(report['era'])} era)" if report["protocolVersion"]
+                else "none negotiated")
+    facts = [("server", f"<code>{visible(report['server'])}</code>"
+                        + (f" (serverInfo: {visible(timeline.server_name)})" if timeline.server_name else "")),
+             ("protocol", protocol), ("seed", f"<code>{report['seed']}</code>"),
+             ("duration", f"{stats['duration_s']:.1f} s" if stats["duration_s"] < 60 else
+              f"{clock(stats['duration_s'])} ({stats['duration_s']:,.0f} s)"),
+             ("stopped", visible(report["stopped"]) if report["stopped"] else
+              "no: the run did all its work" if not report["error"] else "the server could not be tested"),
+             ("work", f"{stats['cases']:,} cases · {stats['tool_calls']:,} tool calls · "
+                      f"{stats['frames_sent']:,} frames · {stats['restarts']:,} restarts"),
+             ("fails on", f"{visible(report['failOn'])} and above"), ("mcpfuzz", visible(report["mcpfuzz"]))]
+    soak = stats.get("soak")
+    if soak:
+        facts.append(("soak", f"{soak.get('slices', 0):,} slices · {soak.get('new_behaviours', 0):,} new behaviours"
+                              f" · {soak.get('workers', 1)} worker(s) · {soak.get('resumes', 0)} resume(s)"))
+    rss = (stats.get("resources") or {}).get("server_rss_mb") or {}
+    if rss.get("peak") is not None:
+        facts.append(("server RSS", f"{rss['first']} MB first · {rss['last']} MB last · {rss['peak']} MB peak"))
+    badges = "".join(f'<span class="badge sev-{name}{"" if counts.get(name) else " zero"}">{counts.get(name, 0)} '
+                     f"{name}</span>" for name in SEVERITIES)
+    rows = "".join(f"<tr><th>{name}</th><td>{value}</td></tr>" for name, value in facts)
+    parts = [f'<header><h1>mcpfuzz report <span class="verdict {outcome}">{outcome}</span></h1>',
+             f'<p class="totals"><strong>{len(report["findings"])} findings</strong> {badges}</p>',
+             f'<table class="facts">{rows}</table></header>']
+    if report["error"]:
+        parts.append(f'<section class="error"><h2>The server could not be tested</h2>'
+                     f"<pre>{visible(report['error'])}</pre></section>")
+    for entry in report.get("staleBaseline") or ():
+        parts.append(f'<p class="error">stale baseline entry: {visible(entry)} no longer reproduces</p>')
+    return "".join(parts)
+
+
+# -- charts --------------------------------------------------------------------------------------
+
+
+def _charts(report: dict, timeline: RunTimeline) -> str:
+    x_high = max(timeline.latest, 1.0)
+    parts = ['<section><h2>Over time</h2>', _finding_marks(timeline, x_high), _memory(report, timeline, x_high),
+             _rate(timeline, x_high), _behaviours(timeline, x_high), "</section>"]
+    return "".join(parts)
+
+
+def _figure(heading: str, chart: str, caption: str = "") -> str:
+    note = f"<figcaption>{caption}</figcaption>" if caption else ""
+    return f'<figure><h3>{heading}</h3>{chart}{note}</figure>'
+
+
+def _empty(heading: str, why: str) -> str:
+    return f'<figure><h3>{heading}</h3><p class="empty">{why}</p></figure>'
+
+
+def _finding_marks(timeline: RunTimeline, x_high: float) -> str:
+    heading = "Findings when first seen"
+    if not timeline.findings:
+        return _empty(heading, "No finding was seen during the run.")
+    marks = [Mark(mark.at, mark.severity, f"{mark.severity} · {mark.oracle} · {mark.target} "
+                                          f"(first seen at {clock(mark.at)})") for mark in timeline.findings]
+    lanes = [(name, SEVERITY_COLOURS[name]) for name in SEVERITIES]
+    chart = lane_chart(marks, lanes, title=heading, x_high=x_high)
+    return _figure(heading, chart, "One mark per finding, at the time it was first seen (hover for its oracle "
+                                   "and target); the list below has each root cause once.")
+
+
+def _memory(report: dict, timeline: RunTimeline, x_high: float) -> str:
+    heading = "Server memory (RSS of its process tree)"
+    processes = {pid: points for pid, points in timeline.rss_by_process().items() if points}
+    if not processes:
+        return _empty(heading, "The server's memory was not sampled: mcpfuzz samples the processes it starts "
+                               "(an HTTP server it did not launch is not its to read), about once a second.")
+    ordered = sorted(processes.items(), key=lambda item: item[1][0][0])
+    lines = [Line(f"pid {pid}", [(t, rss / MIB) for t, _, rss in points], PALETTE[index % len(PALETTE)])
+             for index, (pid, points) in enumerate(ordered)]
+    leaks = [f for f in report["findings"] if f["oracle"] == "memory-growth"]
+    judged = (f'<strong>memory-growth</strong>: {visible(leaks[0]["message"])}' if leaks
+              else "memory-growth found no leak.")
+    over_time = _figure(heading, line_chart(lines, title=heading, x_high=x_high, y_label="MB"),
+                        f"{judged} {len(lines)} process(es): a restarted server starts a new series.")
+    return over_time + _memory_fit(ordered)
+
+
+def _memory_fit(processes: list[tuple[int, list[tuple[float, int, int]]]]) -> str:
+    """RSS against requests for the process that most looks like a leak, with the oracle's fitted slope."""
+    fits = [(pid, points, growth) for pid, points in processes
+            if (growth := measure_growth([RssPoint(*point) for point in points])) is not None]
+    if not fits:
+        return ""  # too few samples to judge: the oracle said nothing either
+    pid, points, growth = max(fits, key=lambda fit: (fit[2].leaking(), fit[2].slope))
+    window = [point for point in points if point[1] >= growth.first_requests]
+    intercept = median(rss - growth.slope * requests for _, requests, rss in window)
+    state = "a leak by the oracle's rules" if growth.leaking() else "not a leak by the oracle's rules"
+    fitted = (f"fitted slope: {growth.slope / KIB:,.1f} KB per request over {growth.requests:,} requests "
+              f"after warm-up ({state})")
+    heading = f"Server memory against requests sent (pid {pid})"
+    lines = [Line(f"pid {pid}", [(requests, rss / MIB) for _, requests, rss in points], PALETTE[0]),
+             Line(fitted, [(requests, (intercept + growth.slope * requests) / MIB) for _, requests, _ in window],
+                  "#333333", dashed=True)]
+    chart = line_chart(lines, title=heading, x_high=max(requests for _, requests, _ in points) or 1.0,
+                       y_label="MB", x_axis=count_axis("requests sent to this process"))
+    return _figure(heading, chart, "What memory-growth judges: RSS against the requests sent, after a warm-up; the "
+                                   "dashed line is the Theil-Sen fit (the median of the pairwise slopes), "
+                                   "recomputed from the plotted samples.")
+
+
+def _rate(timeline: RunTimeline, x_high: float) -> str:
+    heading = "Cases per second"
+    rates = timeline.cases.rates()
+    if not rates:
+        return _empty(heading, "No case was run.")
+    width = timeline.cases.width
+    chart = line_chart([Line(f"cases per second (averaged over {clock(width)})", rates, PALETTE[0])],
+                       title=heading, x_high=x_high, y_label="cases/s")
+    source = "" if timeline.case_events else " Told by the workers' slices (their cases stay inside them)."
+    return _figure(heading, chart, f"Every frame or call mcpfuzz sent and judged, per second.{source}")
+
+
+def _behaviours(timeline: RunTimeline, x_high: float) -> str:
+    heading = "New behaviours (soak)"
+    points = [(0.0, 0.0), *((t, float(total)) for t, total in timeline.behaviours.all())]
+    if not timeline.slices:
+        return _empty(heading, "Not a soak, or no slice finished: <code>mcpfuzz soak</code> counts the server's new "
+                               "behaviours (answer shapes not seen before) slice by slice.")
+    chart = line_chart([Line("new behaviours so far", points, PALETTE[1])], title=heading, x_high=x_high,
+                       y_label="behaviours")
+    return _figure(heading, chart, f"{timeline.new_behaviours:,} new behaviours in {timeline.slices:,} slices: a "
+                                   "line that flattens means the search has stopped finding new answers.")
+
+
+# -- findings ------------------------------------------------------------------------------------
+
+
+def _findings(report: dict) -> str:
+    findings = sorted(report["findings"], key=lambda f: -Severity.parse(f["severity"]))
+    if not findings:
+        return "<section><h2>Findings</h2><p class=\"empty\">No findings.</p></section>"
+    own = [f for f in findings if not f.get("upstream")]
+    inherited = [f for f in findings if f.get("upstream")]
+    fail_on = Severity.parse(report["failOn"])
+    parts = [f"<section><h2>Findings by root cause ({len(findings)})</h2>"]
+    number = 0
+    for heading, group, note in (
+            ("This server's findings", own, ""),
+            ("From the SDK the server is built on", inherited,
+             "Known behaviours of the SDK: the fix belongs upstream (each has its link); they still count.")):
+        if not group:
+            continue
+        parts.append(f"<h3>{heading} ({len(group)})</h3>" + (f"<p>{note}</p>" if note else ""))
+        for finding in group:
+            number += 1
+            unfold = number <= MAX_OPEN and Severity.parse(finding["severity"]) >= fail_on
+            parts.append(_finding(number, finding, unfold))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _finding(number: int, finding: dict, unfold: bool) -> str:
+    severity = finding["severity"]
+    tags = []
+    if finding.get("baselined"):
+        tags.append('<span class="tag">accepted in the baseline</span>')
+    if finding.get("reproducible") is False:
+        tags.append('<span class="tag">not reproducible</span>')
+    if finding.get("new") is False:
+        tags.append('<span class="tag">known (in the corpus before)</span>')
+    first_line = (finding["message"] or "").splitlines()[0] if finding["message"] else ""
+    summary = (f'<summary><span class="badge sev-{severity}">{visible(severity)}</span> '
+               f"<strong>#{number} {visible(finding['oracle'])}</strong> on <code>{visible(finding['target'])}</code>"
+               f" {''.join(tags)}<br><span class=\"gist\">{visible(first_line)}</span></summary>")
+    rows = [("message", f"<pre>{visible(finding['message'])}</pre>")]
+    if finding.get("exception"):
+        rows.append(("exception", f"<code>{visible(finding['exception'])}</code>"))
+    if finding.get("also_on"):
+        rows.append(("also on", ", ".join(f"<code>{visible(t)}</code>" for t in finding["also_on"])))
+    upstream = finding.get("upstream")
+    if upstream:
+        rows.append(("fix belongs to", f"{visible(upstream['sdk'])}: {visible(upstream['behaviour'])} "
+                                       f"({_link(upstream['link'])})"))
+    rows += [("case", visible(finding["case"])), ("expected", visible(finding["expected"])),
+             ("sent", _frames(finding["reproducer"]["frames"])),
+             ("came back", _blocks(finding["received"], "nothing"))]
+    reproduce = finding["reproducer"]
+    if reproduce["shell"]:
+        rows.append(("reproduce", f"<pre class=\"command\">{visible(reproduce['shell'])}</pre>"))
+    if finding.get("corpus_path"):
+        rows.append(("replay", f"<pre class=\"command\">mcpfuzz replay "
+                               f"{visible(shlex.quote(finding['corpus_path']))}</pre>"))
+    if reproduce["notes"]:
+        rows.append(("notes", "<ul>" + "".join(f"<li>{visible(n)}</li>" for n in reproduce["notes"]) + "</ul>"))
+    rows.append(("fingerprint", f"<code>{visible(finding['fingerprint'])}</code>"))
+    table = "".join(f"<tr><th>{name}</th><td>{value}</td></tr>" for name, value in rows)
+    return (f'<details class="finding sev-{severity}"{" open" if unfold else ""} id="finding-{number}">'
+            f"{summary}<table>{table}</table></details>")
+
+
+def _frames(frames: list) -> str:
+    """What was sent, frame by frame (a frame that is not UTF-8 as hex)."""
+    shown = [frame if isinstance(frame, str) else f"hex: {frame.get('hex', '')}" for frame in frames]
+    return _blocks(shown, "no frame (seen over many requests)")
+
+
+def _blocks(texts: Sequence[str], none: str) -> str:
+    if not texts:
+        return f'<span class="empty">{none}</span>'
+    return "".join(f"<pre>{visible(text)}</pre>" for text in texts)
+
+
+def _link(url: str) -> str:
+    """A link the reader may follow (mcpfuzz's own table of upstream issues); anything not https stays text."""
+    if re.fullmatch(r"https://[^\s\"'<>]+", url):
+        return f'<a href="{escape(url, quote=True)}" rel="noreferrer">{visible(url)}</a>'
+    return visible(url)
+
+
+# -- targets and re-running ----------------------------------------------------------------------
+
+
+def _targets(report: dict, timeline: RunTimeline) -> str:
+    found: Counter[str] = Counter()
+    for finding in report["findings"]:
+        found.update({finding["target"], *finding["also_on"]})
+    labels = [*timeline.planned, *(key for key in timeline.targets if key not in timeline.planned),
+              *(label for label in timeline.skipped if label not in timeline.targets)]
+    if not labels:
+        return "<section><h2>Targets</h2><p class=\"empty\">No case was run.</p></section>"
+    soak = timeline.slices > 0
+    heads = ["target", "cases", "results", "errors", "tool errors", "timed out", "crashes",
+             *(("slices", "new behaviours") if soak else ()), "findings", "note"]
+    rows = []
+    for label in labels:
+        counts = timeline.targets.get(label)
+        cells = [f"<code>{visible(label)}</code>"]
+        if counts is None:
+            cells += ["0"] * (8 if soak else 6)
+        else:
+            outcomes = (counts.results, counts.errors, counts.tool_errors, counts.timed_out, counts.crashes)
+            # Workers tell their slices, not their cases: what each case got back is not known here.
+            cells += [f"{counts.cases:,}", *(f"{n:,}" if timeline.case_events else "–" for n in outcomes)]
+            if soak:
+                cells += [f"{counts.slices:,}", f"{counts.new_behaviours:,}"]
+        # A group of one-off cases has no label of its own: their findings are listed by their case's target.
+        cells.append("–" if label.endswith(" cases") and label not in found else str(found.get(label, 0)))
+        cells.append(visible(f"skipped: {timeline.skipped[label]}") if label in timeline.skipped else "")
+        rows.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
+    head = "".join(f"<th>{name}</th>" for name in heads)
+    return (f"<section><h2>Targets ({len(labels)})</h2><p>Cases per call target and frame family (the catalogue's "
+            "one-off cases grouped by phase), by what came back: a result, a JSON-RPC error, a result flagged "
+            "<code>isError</code>, nothing in time, or a crash.</p>"
+            f'<table class="targets"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></section>')
+
+
+def _rerun(report: dict) -> str:
+    again = f"mcpfuzz run --seed {report['seed']} -- {report['server']}"
+    return (f"<section><h2>Run it again</h2><p>The same seed draws the same cases:</p>"
+            f"<pre class=\"command\">{visible(again)}</pre></section>")
+
+
+CSS = """
+:root{--fg:#1d1d1f;--muted:#5f6368;--line:#d9dce1;--bg:#fff;--soft:#f5f6f8}
+*{box-sizing:border-box}
+body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;
+color:var(--fg);background:var(--bg)}
+main{max-width:1120px;margin:0 auto;padding:24px}
+h1{font-size:26px;margin:0 0 8px}h2{font-size:20px;margin:32px 0 12px;border-bottom:1px solid var(--line);
+padding-bottom:4px}h3{font-size:16px;margin:20px 0 8px}
+code,pre{font:13px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+pre{background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:8px 10px;margin:4px 0;
+white-space:pre-wrap;overflow-wrap:anywhere;max-height:360px;overflow:auto}
+pre.command{background:#1f2328;color:#f0f3f6;border-color:#1f2328}
+table{border-collapse:collapse}th,td{text-align:left;vertical-align:top;padding:4px 10px 4px 0}
+.facts th{color:var(--muted);font-weight:500;white-space:nowrap}
+.targets{width:100%;font-size:14px}.targets th,.targets td{border-bottom:1px solid var(--line);padding:4px 8px}
+.targets td:not(:first-child):not(:last-child){text-align:right}
+.badge{display:inline-block;border-radius:10px;padding:0 9px;margin:0 4px 0 0;color:#fff;font-size:13px}
+.sev-critical.badge{background:#7b1fa2}.sev-high.badge{background:#c62828}
+.sev-medium.badge{background:#ef6c00}.sev-low.badge{background:#1565c0}.badge.zero{opacity:.35}
+.verdict{font-size:15px;vertical-align:middle;border-radius:4px;padding:2px 10px;color:#fff}
+.verdict.passed{background:#2e7d32}.verdict.failed{background:#c62828}.verdict.error{background:#6d4c41}
+.verdict.incomplete{background:#ef6c00}
+.tag{display:inline-block;border:1px solid var(--line);border-radius:4px;padding:0 6px;font-size:12px;
+color:var(--muted);margin-left:4px}
+details.finding{border:1px solid var(--line);border-left:5px solid var(--muted);border-radius:6px;
+margin:10px 0;padding:8px 12px}
+details.finding.sev-critical{border-left-color:#7b1fa2}details.finding.sev-high{border-left-color:#c62828}
+details.finding.sev-medium{border-left-color:#ef6c00}details.finding.sev-low{border-left-color:#1565c0}
+details.finding table{width:100%;margin-top:8px;table-layout:fixed}
+details.finding th{width:120px;color:var(--muted);font-weight:500}
+summary{cursor:pointer}.gist{color:var(--muted);overflow-wrap:anywhere}
+figure{margin:16px 0 24px}figcaption{color:var(--muted);font-size:14px;margin-top:4px}
+.chart{width:100%;height:auto;display:block}
+.chart text{font-size:12px;fill:#5f6368}.chart .axis{font-size:13px;fill:#1d1d1f}
+.chart .grid{stroke:#eceef1}.chart .lane{stroke:#d9dce1;stroke-dasharray:2 4}.chart .axis-line{stroke:#9aa0a6}
+.legend{font-size:13px;color:var(--muted)}.key{margin-right:16px;white-space:nowrap}
+.swatch{display:inline-block;width:24px;border-top:3px solid;vertical-align:middle;margin-right:6px}
+.swatch.dashed{border-top-style:dashed}
+.empty{color:var(--muted);font-style:italic}
+section.error h2,p.error{color:#b71c1c}
+"""
