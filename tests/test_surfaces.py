@@ -154,6 +154,39 @@ def test_answers_swapped_between_requests_in_flight_are_found() -> None:
     assert "mem://notes/readme" in finished.findings[0].message
 
 
+@pytest.mark.parametrize("version", [None, "2025-11-25"], ids=["2026-07-28", "2025-11-25"])
+@pytest.mark.parametrize("mode", ["reverse-at-once", "swap-at-once"])
+def test_read_only_tool_calls_at_once_are_compared_with_their_answers_alone(mode: str, version: str | None) -> None:
+    """The tools annotated readOnlyHint: true are called in the burst, and each answer is compared with what the
+    same call got alone: answers in reverse order are right; results rotated between calls are found, though
+    each still has a tool result's shape."""
+    finished, events = run_collecting(surface(mode), phases=("probe", "catalogue"), protocol_version=version)
+    at_once = next(e.exchange for e in events if isinstance(e, CaseDone)
+                   and e.exchange.case.target == "concurrency/read-only-at-once")
+    check = at_once.case.expect.concurrent
+    assert check is not None
+    assert {subject for _, method, subject in check.requests if method == "tools/call"} == {"count_notes",
+                                                                                            "find_notes"}
+    assert len(check.alone) == len(check.requests) and all(a.before == a.after for a in check.alone)
+    found = [(f.oracle, f.target) for f in finished.findings]
+    if mode == "reverse-at-once":
+        assert found == []
+    else:
+        assert found == [("concurrency", "concurrency/read-only-at-once")]
+        assert "as it answers it alone" in finished.findings[0].message
+        assert finished.findings[0].reproducible  # verified on a fresh server, with fresh answers alone
+
+
+def test_only_tools_annotated_read_only_are_called_at_once() -> None:
+    """--include-target lets a tool be called, never called at once: only readOnlyHint: true tools are."""
+    _, events = run_collecting(surface(), phases=("probe", "catalogue"), exclude=("tool/find_notes",))
+    at_once = next(e.exchange for e in events if isinstance(e, CaseDone)
+                   and e.exchange.case.target == "concurrency/read-only-at-once")
+    assert at_once.case.expect.concurrent is not None
+    tools = {subject for _, method, subject in at_once.case.expect.concurrent.requests if method == "tools/call"}
+    assert tools == {"count_notes"}
+
+
 # -- the real SDKs ----------------------------------------------------------------------------------
 
 def _surface_findings(finished: RunFinished) -> set[tuple[str, str, str]]:
