@@ -24,7 +24,8 @@ def concurrent_case(builder: FrameBuilder, list_methods: list[str], uris: list[s
     `tool_calls` are (tool, valid arguments) of tools annotated readOnlyHint: true only: calling one twice at
     once must be harmless, and any other tool may change what the others answer.
     """
-    requests = [(builder.fresh_id(), method, "", None) for method in list_methods]
+    requests: list[tuple[int, str, str, dict[str, Any] | None]] = [
+        (builder.fresh_id(), method, "", None) for method in list_methods]
     requests += [(builder.fresh_id(), "resources/read", uri, {"uri": uri}) for uri in uris[:MAX_READS]]
     requests += [(builder.fresh_id(), "tools/call", name, {"name": name, "arguments": arguments})
                  for name, arguments in tool_calls[:MAX_TOOL_CALLS]]
