@@ -1,5 +1,5 @@
 """Read-only requests in flight at once: list methods, reads of listed resources and calls of tools annotated
-`readOnlyHint: true`, written in one go."""
+`readOnlyHint: true`, sent together (one write on stdio, POSTs in flight at once over streamable HTTP)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from mcpfuzz.strategies.messages import FrameBuilder
 
 from mcpfuzz.jsonrpc.expectation import ConcurrencyCheck, Expectation
-from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.frame import Case, Posting
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 
 CONCURRENCY_FAMILY = "concurrency"
@@ -19,7 +19,8 @@ MAX_TOOL_CALLS = 4
 
 def concurrent_case(builder: FrameBuilder, list_methods: list[str], uris: list[str],
                     tool_calls: Sequence[tuple[str, dict[str, Any]]] = ()) -> Case | None:
-    """One line per request, all in one write (stdio only); None when fewer than two requests can be made.
+    """One line per request, all in one write (over streamable HTTP, one POST each, all in flight at once); None
+    when fewer than two requests can be made.
 
     `tool_calls` are (tool, valid arguments) of tools annotated readOnlyHint: true only: calling one twice at
     once must be harmless, and any other tool may change what the others answer.
@@ -37,5 +38,5 @@ def concurrent_case(builder: FrameBuilder, list_methods: list[str], uris: list[s
     expect = Expectation(judge=OracleId.CONCURRENCY, id=ids[0], batch_ids=ids, result_ok=True, error_ok=True,
                          well_formed=True, note="each request answered once, with its own answer",
                          concurrent=ConcurrencyCheck(described))
-    return Case("read-only-at-once", CONCURRENCY_FAMILY, f"{len(requests)} read-only requests in one write",
-                b"\n".join(lines), expect, patient=True)
+    return Case("read-only-at-once", CONCURRENCY_FAMILY, f"{len(requests)} read-only requests at once",
+                b"\n".join(lines), expect, patient=True, posts=Posting.AT_ONCE)

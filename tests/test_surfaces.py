@@ -20,9 +20,13 @@ from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import CaseDone, Event, RunFinished, TargetsPlanned
 from mcpfuzz.engine.phases.targets import Selection, plan_targets, target_types
 from mcpfuzz.engine.runner import run
+from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.oracles.base import all_oracles
+from mcpfuzz.transport.http_target import HttpTarget
 from tests.conftest import EXAMPLE_COMMAND
+from tests.engine_runs import run_engine
+from tests.http_servers import start_http_server
 from tests.test_sdk_servers import _mcp1_python
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -185,6 +189,56 @@ def test_only_tools_annotated_read_only_are_called_at_once() -> None:
     assert at_once.case.expect.concurrent is not None
     tools = {subject for _, method, subject in at_once.case.expect.concurrent.requests if method == "tools/call"}
     assert tools == {"count_notes"}
+
+
+# -- over streamable HTTP: one POST per request ------------------------------------------------------
+
+def run_over_http(*args: str, version: str | None = None) -> tuple[RunFinished, list[Event]]:
+    """The catalogue against tests/servers/http_server.py serving the surface server, with `args`."""
+    events: list[Event] = []
+    with start_http_server("--surface", *args) as url:
+        finished = run_engine([], http=HttpTarget(url), protocol_version=version, phases=("probe", "catalogue"),
+                              timeout=5, budget=90, events=events)
+    return finished, events
+
+
+def several_posts(events: list[Event]) -> dict[str, Exchange]:
+    """The cancel and concurrency cases, by target."""
+    return {e.exchange.case.target: e.exchange for e in events if isinstance(e, CaseDone)
+            and e.exchange.case.family in ("cancel", "concurrency")}
+
+
+@pytest.mark.parametrize("version", [None, "2025-11-25"], ids=["2026-07-28", "2025-11-25"])
+def test_clean_server_over_http_gives_no_finding_with_requests_posted_together(version: str | None) -> None:
+    """The cancel case is three POSTs (the cancel answered 202), the concurrency case one POST per request."""
+    finished, events = run_over_http(version=version)
+    assert not finished.error and [(f.oracle, f.target) for f in finished.findings] == []
+    cases = several_posts(events)
+    cancel, at_once = cases["cancel/tools-list-cancelled"], cases["concurrency/read-only-at-once"]
+    assert [reply.status for reply in cancel.posts] == [200, 202, 200]
+    assert at_once.case.expect.concurrent is not None
+    assert len(at_once.posts) == len(at_once.case.expect.concurrent.requests) == 8
+    assert all(reply.messages == 1 for reply in at_once.posts)
+
+
+@pytest.mark.parametrize("mode", ["late-in-flight", "swap-in-flight"])
+def test_tool_calls_in_flight_over_http_are_compared_with_their_answers_alone(mode: str) -> None:
+    """Two read-only tool calls that each wait for the other are right; trading results is found."""
+    finished, _ = run_over_http("--bug", mode)
+    found = [(f.oracle, f.target) for f in finished.findings]
+    assert found == ([] if mode == "late-in-flight" else [("concurrency", "concurrency/read-only-at-once")])
+
+
+@pytest.mark.parametrize("mode", ["late-cancel", "cancel-ignored"])
+def test_cancelled_request_over_http_answered_after_the_probe_is_found(mode: str) -> None:
+    """A request answered late on its SSE stream: dropped once cancelled (right), or answered anyway after
+    the probe POSTed behind the cancel was answered (low)."""
+    finished, events = run_over_http("--bug", mode)
+    cancel = several_posts(events)["cancel/tools-list-cancelled"]
+    assert [reply.status for reply in cancel.posts] == [200, 202, 200]
+    found = [(f.oracle, f.target, str(f.severity)) for f in finished.findings]
+    assert found == ([("cancel-respected", "cancel/tools-list-cancelled", "low")] if mode == "cancel-ignored"
+                     else [])
 
 
 # -- the real SDKs ----------------------------------------------------------------------------------

@@ -446,7 +446,7 @@ class Run:
             await self._replay_baseline(session)
         if PhaseName.CATALOGUE in config.phases:
             await self._run_cases(session, PhaseName.CATALOGUE, [*catalogue(context), *self._http_cases(
-                session, context), *await self._stdio_cases(session, context)])
+                session, context), *await self._multi_frame_cases(session, context)])
             if "session-leak" in config.oracles:
                 await self._session_pileup(session)
         if PhaseName.LIFECYCLE in config.phases:
@@ -571,10 +571,11 @@ class Run:
         builder = FrameBuilder(context.era, context.version, next_id=HTTP_FIRST_ID)
         return list(http_cases(builder, tool=context.tool, has_session=bool(session.server.session_id)))
 
-    async def _stdio_cases(self, session: Session, context: CatalogueContext) -> list[Case]:
-        """Cases that need several lines in one write (stdio only): a request cancelled at once, and read-only
-        requests in flight at once (tools annotated readOnlyHint: true among them)."""
-        if session.transport is not TransportKind.STDIO or self.probe is None:
+    async def _multi_frame_cases(self, session: Session, context: CatalogueContext) -> list[Case]:
+        """Cases of several requests sent together (one write on stdio, POSTs over streamable HTTP): a request
+        cancelled at once, and read-only requests in flight at once (tools annotated readOnlyHint: true among
+        them). Legacy HTTP+SSE answers on its GET stream, where nothing tells which POST an answer belongs to."""
+        if session.transport not in (TransportKind.STDIO, TransportKind.STREAMABLE_HTTP) or self.probe is None:
             return []
         await anyio.to_thread.run_sync(prepare_hypothesis)
         tool_calls = await anyio.to_thread.run_sync(partial(
