@@ -85,6 +85,8 @@ BUG_ORACLES = {
     "completion-overflow": ("response-schema", "completion/"),
     "log-level-code": ("invalid-params", "logging/unknown-level"),
     "subscribe-refused": ("method-not-found", "subscription/subscribe"),
+    "listen-cancel-crash": ("no-crash", "subscription/listen-cancelled"),
+    "listen-refused": ("method-not-found", "subscription/listen-cancelled"),
 }
 
 
@@ -92,8 +94,10 @@ BUG_ORACLES = {
 def test_each_surface_bug_is_caught_by_exactly_its_oracle(bug: str) -> None:
     """One switch, one finding, of the oracle that owns it, on the target that has the bug."""
     oracle, target = BUG_ORACLES[bug]
-    legacy = target.startswith(("logging/", "subscription/"))
+    legacy = target.startswith(("logging/", "subscription/subscribe"))
     phases, version = (("probe", "catalogue"), "2025-11-25") if legacy else (COVERAGE, None)
+    if target.startswith("subscription/listen"):
+        phases = ("probe", "catalogue")
     finished, _ = run_collecting(surface(bug), phases=phases, protocol_version=version)
     assert not finished.error
     found = [(f.oracle, f.target) for f in finished.findings]
@@ -101,14 +105,23 @@ def test_each_surface_bug_is_caught_by_exactly_its_oracle(bug: str) -> None:
 
 
 @pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
-def test_logging_and_subscriptions_are_sent_in_the_legacy_era_only(version: str) -> None:
-    """Every log level and an unknown one, subscribe and unsubscribe in the legacy era; 2026-07-28 removed them."""
+def test_logging_and_subscriptions_follow_the_era(version: str) -> None:
+    """Every log level and an unknown one in the legacy era only (2026-07-28 removed logging/setLevel);
+    subscribe and unsubscribe in both (in 2026-07-28 -32601 is right), and a listen in 2026-07-28: acknowledged,
+    never answered, ended with a cancel, and the server answers on."""
     finished, events = run_collecting(surface(), phases=("probe", "catalogue"), protocol_version=version)
     logging = {t for t in called_targets(events) if t.startswith("logging/")}
     subscription = {t for t in called_targets(events) if t.startswith("subscription/")}
     assert len(logging) == (9 if version == "2025-11-25" else 0) and not finished.findings
-    assert subscription == ({"subscription/subscribe", "subscription/unsubscribe"} if version == "2025-11-25"
-                            else set())
+    assert subscription == {"subscription/subscribe", "subscription/unsubscribe"} | (
+        set() if version == "2025-11-25" else {"subscription/listen-cancelled"})
+    if version == "2026-07-28":
+        listen = next(e.exchange for e in events if isinstance(e, CaseDone)
+                      and e.exchange.case.target == "subscription/listen-cancelled")
+        assert [a.incoming.message.get("method") for a in listen.arrivals][0] == \
+            "notifications/subscriptions/acknowledged"
+        assert not [a for a in listen.responses() if a.incoming.id == listen.case.expect.id]
+        assert listen.barrier_answered
 
 
 def test_resource_not_found_code_follows_the_era() -> None:

@@ -67,6 +67,7 @@ from mcpfuzz.strategies.http_cases import http_cases
 from mcpfuzz.strategies.jsonrpc_catalogue import jsonrpc_catalogue
 from mcpfuzz.strategies.lifecycle import lifecycle
 from mcpfuzz.strategies.messages import FrameBuilder
+from mcpfuzz.strategies.subscription_cases import listen_case
 from mcpfuzz.transport.base import TransportKind
 from mcpfuzz.transport.errors import ServerStartError
 from mcpfuzz.transport.target import ServerKind
@@ -573,8 +574,9 @@ class Run:
 
     async def _multi_frame_cases(self, session: Session, context: CatalogueContext) -> list[Case]:
         """Cases of several requests sent together (one write on stdio, POSTs over streamable HTTP): a request
-        cancelled at once, and read-only requests in flight at once (tools annotated readOnlyHint: true among
-        them). Legacy HTTP+SSE answers on its GET stream, where nothing tells which POST an answer belongs to."""
+        cancelled at once, read-only requests in flight at once (tools annotated readOnlyHint: true among
+        them), and (stdio) a subscriptions/listen ended by the client. Legacy HTTP+SSE answers on its GET stream,
+        where nothing tells which POST an answer belongs to."""
         if session.transport not in (TransportKind.STDIO, TransportKind.STREAMABLE_HTTP) or self.probe is None:
             return []
         await anyio.to_thread.run_sync(prepare_hypothesis)
@@ -585,7 +587,10 @@ class Run:
                         if t.capability in context.capabilities and t.list_method is not None]
         uris = [r["uri"] for r in self.probe.declared.get(TargetKind.RESOURCE, []) if isinstance(r.get("uri"), str)
                 and TargetKind.RESOURCE.label(r["uri"]) not in self.config.exclude_targets]
-        cases = (cancel_case(builder, context.capabilities), concurrent_case(builder, list_methods, uris, tool_calls))
+        cases = (cancel_case(builder, context.capabilities), concurrent_case(builder, list_methods, uris, tool_calls),
+                 # Over HTTP a listen is an SSE stream the client ends by closing it: stdio only.
+                 listen_case(builder, context.capabilities, context.resource)
+                 if session.transport is TransportKind.STDIO else None)
         return [case for case in cases if case is not None]
 
     def _left(self) -> float:

@@ -52,6 +52,7 @@ SURFACE_BUGS = {
     "swap-at-once": "tool calls that arrive in one read get each other's results (rotated)",
     "reverse-at-once": "not a bug: requests that arrive in one read are answered in reverse order",
     "listen-cancel-crash": "cancelling an open subscriptions/listen kills the process",
+    "listen-refused": "declares resources.subscribe, but subscriptions/listen answers -32601",
 }
 ARCHIVE = "mem://archive/"
 # A tool whose result links to a resource (a `resource_link`): sequences read what it links to.
@@ -128,6 +129,8 @@ class SurfaceServer(Server):
         """subscriptions/listen (2026-07-28): acknowledged at once, answered only when the subscription ends."""
         if method != "subscriptions/listen" or meta.get(META_VERSION) != MODERN_VERSION:
             return super().handle_modern(rid, method, params, meta)
+        if "listen-refused" in self.bugs:
+            return self.method_not_found(rid)
         wanted = params.get("notifications")
         if not isinstance(wanted, dict):
             raise InvalidParams("notifications must be an object")
