@@ -26,7 +26,7 @@ from mcpfuzz.oracles.base import all_oracles
 from mcpfuzz.transport.http_target import HttpTarget
 from tests.conftest import EXAMPLE_COMMAND
 from tests.engine_runs import run_engine
-from tests.http_servers import start_http_server
+from tests.http_servers import start_http_server, start_sdk_server
 from tests.test_sdk_servers import _mcp1_python
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -256,6 +256,11 @@ def test_cancelled_request_over_http_answered_after_the_probe_is_found(mode: str
 
 # -- the real SDKs ----------------------------------------------------------------------------------
 
+# The SDK surface servers' read-only tools are for the concurrency case; the budget here is the surfaces'.
+SDK_TOOLS_NAMES = ("count_notes", "find_notes")
+SDK_TOOLS = tuple(f"tool/{name}" for name in SDK_TOOLS_NAMES)
+
+
 def _surface_findings(finished: RunFinished) -> set[tuple[str, str, str]]:
     """Findings on the surfaces, except the SDKs' documented habit: a lone surrogate is dropped silently (low)."""
     return {(f.oracle, f.target, str(f.severity)) for f in finished.findings if f.target.startswith(SURFACE_KINDS)
@@ -267,7 +272,7 @@ def test_mcp_2x_surfaces_give_true_findings_only() -> None:
     """mcp 2.3.0 answers an unknown prompt with -32603; the spec says SHOULD -32602 (low)."""
     pytest.importorskip("mcp.server.mcpserver")
     finished, events = run_collecting([sys.executable, str(SDK_SERVERS / "sdk2_surface_server.py")],
-                                      phases=("probe", "coverage", "fuzz"), budget=12)
+                                      phases=("probe", "coverage", "fuzz"), budget=12, exclude=SDK_TOOLS)
     assert not finished.error and finished.era == "modern"
     assert len({t.split("/")[0] for t in called_targets(events)} & {"resource", "template", "prompt",
                                                                       "completion"}) == 4
@@ -282,12 +287,52 @@ def test_mcp_1x_surfaces_give_true_findings_only() -> None:
     if python is None:
         pytest.skip("no mcp 1.x environment: .ci/run creates .venv-mcp1 (or set MCPFUZZ_MCP1_PYTHON)")
     finished, _ = run_collecting([python, str(SDK_SERVERS / "sdk1_surface_server.py")],
-                                 phases=("probe", "coverage", "fuzz"), budget=12)
+                                 phases=("probe", "coverage", "fuzz"), budget=12, exclude=SDK_TOOLS)
     assert not finished.error and finished.era == "legacy"
     assert _surface_findings(finished) == {
         ("resource-not-found", "resource/notes://static/welcome-mcpfuzz-missing", "low"),
         ("invalid-params", "prompt/mcpfuzz-no-such-prompt", "low"),
     }
+
+
+TOGETHER = ("cancel/", "concurrency/", "subscription/")
+
+
+@pytest.mark.sdk
+@pytest.mark.parametrize("sdk", ["sdk2", "sdk1"])
+def test_sdk_surface_servers_get_no_finding_from_requests_sent_together(sdk: str) -> None:
+    """Both SDKs on stdio: the read-only tools called at once with the lists and reads, each answer equal to its
+    answer alone; the cancelled list request answered before the cancel; mcp 2.x keeps a listen open (silent)
+    and answers on after its cancel. None of it is a finding."""
+    python = sys.executable if sdk == "sdk2" else _mcp1_python()
+    if python is None:
+        pytest.skip("no mcp 1.x environment: .ci/run creates .venv-mcp1 (or set MCPFUZZ_MCP1_PYTHON)")
+    if sdk == "sdk2":
+        pytest.importorskip("mcp.server.mcpserver")
+    finished, events = run_collecting([python, str(SDK_SERVERS / f"{sdk}_surface_server.py")],
+                                      phases=("probe", "catalogue"))
+    assert [(f.oracle, f.target) for f in finished.findings if f.target.startswith(TOGETHER)] == []
+    at_once = next(e.exchange for e in events if isinstance(e, CaseDone)
+                   and e.exchange.case.target == "concurrency/read-only-at-once")
+    check = at_once.case.expect.concurrent
+    assert check is not None and {s for _, m, s in check.requests if m == "tools/call"} == set(SDK_TOOLS_NAMES)
+    assert all(a.before is not None and a.before == a.after for a in check.alone)
+    assert ("subscription/listen-cancelled" in called_targets(events)) == (sdk == "sdk2")
+
+
+@pytest.mark.sdk
+@pytest.mark.parametrize("sdk", ["sdk2", "sdk1"])
+def test_sdk_http_servers_get_no_finding_from_requests_posted_together(sdk: str) -> None:
+    """Both SDKs over streamable HTTP: the cancel case's three POSTs and the concurrency case's POSTs in flight
+    at once give no finding."""
+    events: list[Event] = []
+    with start_sdk_server(sdk) as url:
+        finished = run_engine([], http=HttpTarget(url), phases=("probe", "catalogue"), timeout=5, budget=90,
+                              events=events)
+    assert [(f.oracle, f.target) for f in finished.findings if f.target.startswith(TOGETHER)] == []
+    cases = several_posts(events)
+    assert len(cases["concurrency/read-only-at-once"].posts) > 1
+    assert [reply.status for reply in cases["cancel/tools-list-cancelled"].posts][1] == 202
 
 
 # -- generation, without a server -------------------------------------------------------------------
