@@ -14,15 +14,13 @@ CancelRespectedFailure = failure_class(OracleId.CANCEL_RESPECTED, "Cancelled req
 
 @register(CancelRespectedFailure, Severity.LOW)
 def cancel_respected(exchange: Exchange) -> Iterator[Failure]:
-    """MCP cancellation: a request answered after a probe sent behind its cancel was answered (SHOULD NOT: low).
-
-    Over streamable HTTP the three are POSTs in order, each sent once the previous one's response headers are
-    in: the probe went out after the server had taken the cancel (its 202), so an answer arriving after the
-    probe's was written after the server had the cancel for the whole of the probe's round trip.
-    """
+    """MCP cancellation: a request answered after a probe sent behind its cancel was answered (SHOULD NOT: low)."""
     cancel = exchange.case.expect.cancel
     if cancel is None:
         return
+    # Over streamable HTTP the three are POSTs in order, each sent once the previous one's response headers are
+    # in: the probe went out after the server had taken the cancel (its 202), so an answer arriving after the
+    # probe's was written while the server had the cancel for the whole of the probe's round trip.
     if exchange.posts and (len(exchange.posts) < 3 or not _accepted(exchange.posts[1])):
         return  # over HTTP: the cancel's POST was refused (or never sent), so the server may not have it
     order = [a.incoming.id for a in exchange.responses() if a.id_tag == ID_CURRENT]

@@ -17,8 +17,7 @@ ConcurrencyFailure = failure_class(OracleId.CONCURRENCY, "Concurrent requests lo
 
 @register(ConcurrencyFailure, Severity.HIGH)
 def concurrency(exchange: Exchange) -> Iterator[Failure]:
-    """Read-only requests sent at once are each answered, each with the answer of its own request: its own
-    method's shape and URI, and not the answer another of them gets alone."""
+    """Read-only requests sent at once each get their own answer (not another's, nor what another gets alone)."""
     check = exchange.case.expect.concurrent
     if check is None or exchange.timed_out and not exchange.barrier_answered:
         return  # a stuck server is no-hang's
