@@ -39,11 +39,11 @@ async def _alone(session: Session, lines: list[bytes]) -> list[Any]:
     """Each line's request sent alone (a fresh id, its answer awaited before the next): its result, or None."""
     results: list[Any] = []
     for line in lines:
-        message = json.loads(line)
         try:
+            message = json.loads(line)
             reply = await session.call(message["method"], message.get("params", ABSENT))
-        except (HarnessError, TransportError):
-            results.append(None)
+        except (ValueError, TypeError, KeyError, HarnessError, TransportError):
+            results.append(None)  # an edited transcript's line, or a server that did not answer: nothing alone
             continue
         results.append(reply.message.get("result") if reply.is_result else None)
     return results
