@@ -1,11 +1,12 @@
-"""A request cancelled at once: the request, `notifications/cancelled` for it and a probe request, in one write."""
+"""A request cancelled at once: the request, `notifications/cancelled` for it and a probe request (one write on stdio,
+three POSTs in order over streamable HTTP)."""
 
 from __future__ import annotations
 
 from mcpfuzz.strategies.messages import FrameBuilder
 
 from mcpfuzz.jsonrpc.expectation import CancelCheck, Expectation
-from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.frame import Case, Posting
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 
 CANCEL_FAMILY = "cancel"
@@ -14,8 +15,9 @@ LIST_METHODS = (("tools", "tools/list"), ("resources", "resources/list"), ("prom
 
 
 def cancel_case(builder: FrameBuilder, capabilities: dict) -> Case | None:
-    """Three lines in one frame (stdio only): a list request carrying a progressToken (work a server may do
-    in the background), its cancellation, then the era's cheapest request as the probe."""
+    """Three lines: a list request carrying a progressToken (work a server may do in the background), its
+    cancellation, then the era's cheapest request as the probe. On stdio one write; over streamable HTTP three
+    POSTs, each sent once the previous one's response headers are in."""
     method = next((m for capability, m in LIST_METHODS if capability in capabilities), None)
     if method is None:
         return None
@@ -30,4 +32,4 @@ def cancel_case(builder: FrameBuilder, capabilities: dict) -> Case | None:
                          batch_ids=(probe,), note="after its cancellation, no answer to the request",
                          cancel=CancelCheck(rid, probe))
     return Case(f"{method.replace('/', '-')}-cancelled", CANCEL_FAMILY, f"{method}, cancelled at once",
-                b"\n".join(lines), expect)
+                b"\n".join(lines), expect, posts=Posting.IN_ORDER)

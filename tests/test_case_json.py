@@ -4,15 +4,19 @@ is written again key for key, so existing corpora replay."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from mcpfuzz.strategies import catalogue, http_cases, lifecycle
 from mcpfuzz.strategies.arguments.call import NEGATIVE, POSITIVE, ArgumentCall
 from mcpfuzz.strategies.arguments.tool_calls import tool_call_case
+from mcpfuzz.strategies.cancellation import cancel_case
+from mcpfuzz.strategies.concurrency import concurrent_case
 from mcpfuzz.strategies.messages import FrameBuilder
 
 from mcpfuzz.jsonrpc.case_json import CaseFormatError, case_from_json, case_to_json, expectation_from_json
-from mcpfuzz.jsonrpc.expectation import HttpRule, ToolCallCheck, VersionCheck
+from mcpfuzz.jsonrpc.expectation import AloneAnswers, HttpRule, ToolCallCheck, VersionCheck
+from mcpfuzz.jsonrpc.frame import Posting
 from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, MODERN_VERSIONS, Era
@@ -96,3 +100,21 @@ def test_every_built_case_round_trips() -> None:
         back = case_from_json(json.loads(json.dumps(data)), frames)
         assert case_to_json(back)["expect"] == data["expect"], case.target
         assert back.expect == case.expect, case.target
+
+
+def test_cases_of_several_requests_keep_how_they_are_posted_and_never_their_answers_alone() -> None:
+    """The cancel case is POSTed in order, the concurrency case at once; the answers alone the engine adds to
+    a concurrency case are observations, asked again on every run, so a transcript does not keep them."""
+    builder = FrameBuilder(Era.MODERN, MODERN_VERSIONS[0])
+    cancel = cancel_case(builder, {"tools": {}})
+    at_once = concurrent_case(builder, ["tools/list"], ["mem://a"], [("lookup", {"q": "x"})])
+    assert cancel is not None and at_once is not None and at_once.expect.concurrent is not None
+    observed = replace(at_once, expect=replace(at_once.expect, concurrent=replace(
+        at_once.expect.concurrent, alone=(AloneAnswers(1, {"tools": []}, {"tools": []}),))))
+    for case, posts in ((cancel, Posting.IN_ORDER), (observed, Posting.AT_ONCE)):
+        back = case_from_json(json.loads(json.dumps(case_to_json(case))), [case.data])
+        assert back.posts is posts and back.data == case.data
+    back = case_from_json(json.loads(json.dumps(case_to_json(observed))), [observed.data])
+    assert back.expect.concurrent == at_once.expect.concurrent  # requests kept, alone dropped
+    assert [method for _, method, _ in at_once.expect.concurrent.requests] == ["tools/list", "resources/read",
+                                                                              "tools/call"]

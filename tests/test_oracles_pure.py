@@ -18,6 +18,7 @@ from mcpfuzz.engine.session.collector import Collector
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.exchange import Exchange, ProcessEnd
 from mcpfuzz.jsonrpc.expectation import (
+    AloneAnswers,
     CancelCheck,
     ConcurrencyCheck,
     Expectation,
@@ -140,6 +141,19 @@ def at_once() -> Expectation:
     requests = ((1, "tools/list", ""), (2, "resources/read", "mem://a"), (3, "resources/read", "mem://b"))
     return Expectation(judge=P.CONCURRENCY, id=1, batch_ids=(1, 2, 3), result_ok=True, error_ok=True,
                        well_formed=True, concurrent=ConcurrencyCheck(requests))
+
+
+def tools_at_once(alone_a: tuple[object, object], alone_b: tuple[object, object]) -> Expectation:
+    """Two read-only tool calls (1, 2) in one write, with what each got alone before and after the burst."""
+    requests = ((1, "tools/call", "a"), (2, "tools/call", "b"))
+    return Expectation(judge=P.CONCURRENCY, id=1, batch_ids=(1, 2), result_ok=True, error_ok=True,
+                       well_formed=True, concurrent=ConcurrencyCheck(requests, (AloneAnswers(1, *alone_a),
+                                                                                AloneAnswers(2, *alone_b))))
+
+
+def text(value: str, **meta: object) -> dict:
+    """A tool result of one text item (with `_meta` when given)."""
+    return {"content": [{"type": "text", "text": value}], **({"_meta": meta} if meta else {})}
 
 
 def listed(rid: int) -> Expectation:
@@ -405,6 +419,23 @@ RULES: dict[str, Rule] = {
     "concurrency a list answered with a read": Rule(P.CONCURRENCY, exchange(at_once(), read(1, "a"), read(2, "a"),
                                                                             read(3, "b")), (HIGH,)),
     "concurrency one lost": Rule(P.CONCURRENCY, exchange(at_once(), result(1, {"tools": []}), read(2, "a")), (HIGH,)),
+    "concurrency answers equal to alone, _meta aside": Rule(P.CONCURRENCY, exchange(
+        tools_at_once((text("A"), text("A")), (text("B"), text("B"))), result(1, text("A", at=1)),
+        result(2, text("B", at=2))), ()),
+    "concurrency tool answers swapped (each the other's answer alone)": Rule(P.CONCURRENCY, exchange(
+        tools_at_once((text("A"), text("A")), (text("B"), text("B"))), result(1, text("B")), result(2, text("A"))),
+        (HIGH,)),
+    "concurrency one answer duplicated onto the other": Rule(P.CONCURRENCY, exchange(
+        tools_at_once((text("A"), text("A")), (text("B"), text("B"))), result(1, text("A")), result(2, text("A"))),
+        (HIGH,)),
+    "concurrency answer alone not stable (before and after differ)": Rule(P.CONCURRENCY, exchange(
+        tools_at_once((text("A"), text("A2")), (text("B"), text("B"))), result(1, text("B")), result(2, text("B"))),
+        ()),
+    "concurrency an answer no request gets alone (a state that changed)": Rule(P.CONCURRENCY, exchange(
+        tools_at_once((text("A"), text("A")), (text("B"), text("B"))), result(1, text("C")), result(2, text("B"))),
+        ()),
+    "concurrency no answer alone (an error then)": Rule(P.CONCURRENCY, exchange(
+        tools_at_once((None, None), (text("B"), text("B"))), result(1, text("B")), result(2, text("B"))), ()),
     # invalid-params where the spec says SHOULD (prompts): another code is low.
     "invalid-params a prompt's missing argument, wrong code": Rule(P.INVALID_PARAMS, exchange(Expectation(
         judge=P.INVALID_PARAMS, id=5, codes=frozenset({-32602}), well_formed=True, method="prompts/get",

@@ -20,9 +20,13 @@ from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import CaseDone, Event, RunFinished, TargetsPlanned
 from mcpfuzz.engine.phases.targets import Selection, plan_targets, target_types
 from mcpfuzz.engine.runner import run
+from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.oracles.base import all_oracles
+from mcpfuzz.transport.http_target import HttpTarget
 from tests.conftest import EXAMPLE_COMMAND
+from tests.engine_runs import run_engine
+from tests.http_servers import start_http_server, start_sdk_server
 from tests.test_sdk_servers import _mcp1_python
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,6 +85,8 @@ BUG_ORACLES = {
     "completion-overflow": ("response-schema", "completion/"),
     "log-level-code": ("invalid-params", "logging/unknown-level"),
     "subscribe-refused": ("method-not-found", "subscription/subscribe"),
+    "listen-cancel-crash": ("no-crash", "subscription/listen-cancelled"),
+    "listen-refused": ("method-not-found", "subscription/listen-cancelled"),
 }
 
 
@@ -88,8 +94,10 @@ BUG_ORACLES = {
 def test_each_surface_bug_is_caught_by_exactly_its_oracle(bug: str) -> None:
     """One switch, one finding, of the oracle that owns it, on the target that has the bug."""
     oracle, target = BUG_ORACLES[bug]
-    legacy = target.startswith(("logging/", "subscription/"))
+    legacy = target.startswith(("logging/", "subscription/subscribe"))
     phases, version = (("probe", "catalogue"), "2025-11-25") if legacy else (COVERAGE, None)
+    if target.startswith("subscription/listen"):
+        phases = ("probe", "catalogue")
     finished, _ = run_collecting(surface(bug), phases=phases, protocol_version=version)
     assert not finished.error
     found = [(f.oracle, f.target) for f in finished.findings]
@@ -97,14 +105,23 @@ def test_each_surface_bug_is_caught_by_exactly_its_oracle(bug: str) -> None:
 
 
 @pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
-def test_logging_and_subscriptions_are_sent_in_the_legacy_era_only(version: str) -> None:
-    """Every log level and an unknown one, subscribe and unsubscribe in the legacy era; 2026-07-28 removed them."""
+def test_logging_and_subscriptions_follow_the_era(version: str) -> None:
+    """Every log level and an unknown one in the legacy era only (2026-07-28 removed logging/setLevel);
+    subscribe and unsubscribe in both (in 2026-07-28 -32601 is right), and a listen in 2026-07-28: acknowledged,
+    never answered, ended with a cancel, and the server answers on."""
     finished, events = run_collecting(surface(), phases=("probe", "catalogue"), protocol_version=version)
     logging = {t for t in called_targets(events) if t.startswith("logging/")}
     subscription = {t for t in called_targets(events) if t.startswith("subscription/")}
     assert len(logging) == (9 if version == "2025-11-25" else 0) and not finished.findings
-    assert subscription == ({"subscription/subscribe", "subscription/unsubscribe"} if version == "2025-11-25"
-                            else set())
+    assert subscription == {"subscription/subscribe", "subscription/unsubscribe"} | (
+        set() if version == "2025-11-25" else {"subscription/listen-cancelled"})
+    if version == "2026-07-28":
+        listen = next(e.exchange for e in events if isinstance(e, CaseDone)
+                      and e.exchange.case.target == "subscription/listen-cancelled")
+        assert [a.incoming.message.get("method") for a in listen.arrivals][0] == \
+            "notifications/subscriptions/acknowledged"
+        assert not [a for a in listen.responses() if a.incoming.id == listen.case.expect.id]
+        assert listen.barrier_answered
 
 
 def test_resource_not_found_code_follows_the_era() -> None:
@@ -154,7 +171,95 @@ def test_answers_swapped_between_requests_in_flight_are_found() -> None:
     assert "mem://notes/readme" in finished.findings[0].message
 
 
+@pytest.mark.parametrize("version", [None, "2025-11-25"], ids=["2026-07-28", "2025-11-25"])
+@pytest.mark.parametrize("mode", ["reverse-at-once", "swap-at-once"])
+def test_read_only_tool_calls_at_once_are_compared_with_their_answers_alone(mode: str, version: str | None) -> None:
+    """The tools annotated readOnlyHint: true are called in the burst, and each answer is compared with what the
+    same call got alone: answers in reverse order are right; results rotated between calls are found, though
+    each still has a tool result's shape."""
+    finished, events = run_collecting(surface(mode), phases=("probe", "catalogue"), protocol_version=version)
+    at_once = next(e.exchange for e in events if isinstance(e, CaseDone)
+                   and e.exchange.case.target == "concurrency/read-only-at-once")
+    check = at_once.case.expect.concurrent
+    assert check is not None
+    assert {subject for _, method, subject in check.requests if method == "tools/call"} == {"count_notes",
+                                                                                            "find_notes"}
+    assert len(check.alone) == len(check.requests) and all(a.before == a.after for a in check.alone)
+    found = [(f.oracle, f.target) for f in finished.findings]
+    if mode == "reverse-at-once":
+        assert found == []
+    else:
+        assert found == [("concurrency", "concurrency/read-only-at-once")]
+        assert "as it answers it alone" in finished.findings[0].message
+        assert finished.findings[0].reproducible  # verified on a fresh server, with fresh answers alone
+
+
+def test_only_tools_annotated_read_only_are_called_at_once() -> None:
+    """--include-target lets a tool be called, never called at once: only readOnlyHint: true tools are."""
+    _, events = run_collecting(surface(), phases=("probe", "catalogue"), exclude=("tool/find_notes",))
+    at_once = next(e.exchange for e in events if isinstance(e, CaseDone)
+                   and e.exchange.case.target == "concurrency/read-only-at-once")
+    assert at_once.case.expect.concurrent is not None
+    tools = {subject for _, method, subject in at_once.case.expect.concurrent.requests if method == "tools/call"}
+    assert tools == {"count_notes"}
+
+
+# -- over streamable HTTP: one POST per request ------------------------------------------------------
+
+def run_over_http(*args: str, version: str | None = None) -> tuple[RunFinished, list[Event]]:
+    """The catalogue against tests/servers/http_server.py serving the surface server, with `args`."""
+    events: list[Event] = []
+    with start_http_server("--surface", *args) as url:
+        finished = run_engine([], http=HttpTarget(url), protocol_version=version, phases=("probe", "catalogue"),
+                              timeout=5, budget=90, events=events)
+    return finished, events
+
+
+def several_posts(events: list[Event]) -> dict[str, Exchange]:
+    """The cancel and concurrency cases, by target."""
+    return {e.exchange.case.target: e.exchange for e in events if isinstance(e, CaseDone)
+            and e.exchange.case.family in ("cancel", "concurrency")}
+
+
+@pytest.mark.parametrize("version", [None, "2025-11-25"], ids=["2026-07-28", "2025-11-25"])
+def test_clean_server_over_http_gives_no_finding_with_requests_posted_together(version: str | None) -> None:
+    """The cancel case is three POSTs (the cancel answered 202), the concurrency case one POST per request."""
+    finished, events = run_over_http(version=version)
+    assert not finished.error and [(f.oracle, f.target) for f in finished.findings] == []
+    cases = several_posts(events)
+    cancel, at_once = cases["cancel/tools-list-cancelled"], cases["concurrency/read-only-at-once"]
+    assert [reply.status for reply in cancel.posts] == [200, 202, 200]
+    assert at_once.case.expect.concurrent is not None
+    assert len(at_once.posts) == len(at_once.case.expect.concurrent.requests) == 8
+    assert all(reply.messages == 1 for reply in at_once.posts)
+
+
+@pytest.mark.parametrize("mode", ["late-in-flight", "swap-in-flight"])
+def test_tool_calls_in_flight_over_http_are_compared_with_their_answers_alone(mode: str) -> None:
+    """Two read-only tool calls that each wait for the other are right; trading results is found."""
+    finished, _ = run_over_http("--bug", mode)
+    found = [(f.oracle, f.target) for f in finished.findings]
+    assert found == ([] if mode == "late-in-flight" else [("concurrency", "concurrency/read-only-at-once")])
+
+
+@pytest.mark.parametrize("mode", ["late-cancel", "cancel-ignored"])
+def test_cancelled_request_over_http_answered_after_the_probe_is_found(mode: str) -> None:
+    """A request answered late on its SSE stream: dropped once cancelled (right), or answered anyway after
+    the probe POSTed behind the cancel was answered (low)."""
+    finished, events = run_over_http("--bug", mode)
+    cancel = several_posts(events)["cancel/tools-list-cancelled"]
+    assert [reply.status for reply in cancel.posts] == [200, 202, 200]
+    found = [(f.oracle, f.target, str(f.severity)) for f in finished.findings]
+    assert found == ([("cancel-respected", "cancel/tools-list-cancelled", "low")] if mode == "cancel-ignored"
+                     else [])
+
+
 # -- the real SDKs ----------------------------------------------------------------------------------
+
+# The SDK surface servers' read-only tools are for the concurrency case; the budget here is the surfaces'.
+SDK_TOOLS_NAMES = ("count_notes", "find_notes")
+SDK_TOOLS = tuple(f"tool/{name}" for name in SDK_TOOLS_NAMES)
+
 
 def _surface_findings(finished: RunFinished) -> set[tuple[str, str, str]]:
     """Findings on the surfaces, except the SDKs' documented habit: a lone surrogate is dropped silently (low)."""
@@ -167,7 +272,7 @@ def test_mcp_2x_surfaces_give_true_findings_only() -> None:
     """mcp 2.3.0 answers an unknown prompt with -32603; the spec says SHOULD -32602 (low)."""
     pytest.importorskip("mcp.server.mcpserver")
     finished, events = run_collecting([sys.executable, str(SDK_SERVERS / "sdk2_surface_server.py")],
-                                      phases=("probe", "coverage", "fuzz"), budget=12)
+                                      phases=("probe", "coverage", "fuzz"), budget=12, exclude=SDK_TOOLS)
     assert not finished.error and finished.era == "modern"
     assert len({t.split("/")[0] for t in called_targets(events)} & {"resource", "template", "prompt",
                                                                       "completion"}) == 4
@@ -182,12 +287,52 @@ def test_mcp_1x_surfaces_give_true_findings_only() -> None:
     if python is None:
         pytest.skip("no mcp 1.x environment: .ci/run creates .venv-mcp1 (or set MCPFUZZ_MCP1_PYTHON)")
     finished, _ = run_collecting([python, str(SDK_SERVERS / "sdk1_surface_server.py")],
-                                 phases=("probe", "coverage", "fuzz"), budget=12)
+                                 phases=("probe", "coverage", "fuzz"), budget=12, exclude=SDK_TOOLS)
     assert not finished.error and finished.era == "legacy"
     assert _surface_findings(finished) == {
         ("resource-not-found", "resource/notes://static/welcome-mcpfuzz-missing", "low"),
         ("invalid-params", "prompt/mcpfuzz-no-such-prompt", "low"),
     }
+
+
+TOGETHER = ("cancel/", "concurrency/", "subscription/")
+
+
+@pytest.mark.sdk
+@pytest.mark.parametrize("sdk", ["sdk2", "sdk1"])
+def test_sdk_surface_servers_get_no_finding_from_requests_sent_together(sdk: str) -> None:
+    """Both SDKs on stdio: the read-only tools called at once with the lists and reads, each answer equal to its
+    answer alone; the cancelled list request answered before the cancel; mcp 2.x keeps a listen open (silent)
+    and answers on after its cancel. None of it is a finding."""
+    python = sys.executable if sdk == "sdk2" else _mcp1_python()
+    if python is None:
+        pytest.skip("no mcp 1.x environment: .ci/run creates .venv-mcp1 (or set MCPFUZZ_MCP1_PYTHON)")
+    if sdk == "sdk2":
+        pytest.importorskip("mcp.server.mcpserver")
+    finished, events = run_collecting([python, str(SDK_SERVERS / f"{sdk}_surface_server.py")],
+                                      phases=("probe", "catalogue"))
+    assert [(f.oracle, f.target) for f in finished.findings if f.target.startswith(TOGETHER)] == []
+    at_once = next(e.exchange for e in events if isinstance(e, CaseDone)
+                   and e.exchange.case.target == "concurrency/read-only-at-once")
+    check = at_once.case.expect.concurrent
+    assert check is not None and {s for _, m, s in check.requests if m == "tools/call"} == set(SDK_TOOLS_NAMES)
+    assert all(a.before is not None and a.before == a.after for a in check.alone)
+    assert ("subscription/listen-cancelled" in called_targets(events)) == (sdk == "sdk2")
+
+
+@pytest.mark.sdk
+@pytest.mark.parametrize("sdk", ["sdk2", "sdk1"])
+def test_sdk_http_servers_get_no_finding_from_requests_posted_together(sdk: str) -> None:
+    """Both SDKs over streamable HTTP: the cancel case's three POSTs and the concurrency case's POSTs in flight
+    at once give no finding."""
+    events: list[Event] = []
+    with start_sdk_server(sdk) as url:
+        finished = run_engine([], http=HttpTarget(url), phases=("probe", "catalogue"), timeout=5, budget=90,
+                              events=events)
+    assert [(f.oracle, f.target) for f in finished.findings if f.target.startswith(TOGETHER)] == []
+    cases = several_posts(events)
+    assert len(cases["concurrency/read-only-at-once"].posts) > 1
+    assert [reply.status for reply in cases["cancel/tools-list-cancelled"].posts][1] == 202
 
 
 # -- generation, without a server -------------------------------------------------------------------

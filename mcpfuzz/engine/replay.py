@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mcpfuzz.corpus.store import CorpusError, CorpusStore
+from mcpfuzz.engine.alone_answers import run_case
 from mcpfuzz.engine.events import Finding
 from mcpfuzz.engine.judge import FindingSet
 from mcpfuzz.engine.session.session import HarnessError, Session, SessionOptions
@@ -78,7 +79,7 @@ async def replay_one(replayable: Replayable, server: ServerTarget | None, option
         async with Session(server, options) as session:
             session.era, session.version = replayable.era, replayable.version or session.version
             session.thorough = True
-            exchange = await session.run_case(replayable.case)
+            exchange = await run_case(session, replayable.case)
     except (ServerStartError, HarnessError, TransportError) as error:
         return ReplayOutcome(replayable.path, ERROR, f"the server could not be run: {error}", replayable,
                              server=server)

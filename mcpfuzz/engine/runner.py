@@ -13,6 +13,7 @@ import anyio
 
 from mcpfuzz.corpus.redact import Redactor
 from mcpfuzz.corpus.store import CorpusError, CorpusStore
+from mcpfuzz.engine.alone_answers import run_case
 from mcpfuzz.engine.attribution.detect import SdkInfo, detect_sdk
 from mcpfuzz.engine.attribution.known import explain
 from mcpfuzz.engine.config import CALL_PHASES, RunConfig
@@ -40,6 +41,7 @@ from mcpfuzz.engine.monitor.monitor import Monitor, MonitorOptions
 from mcpfuzz.engine.monitor.pileup import check_session_pileup
 from mcpfuzz.engine.monitor.resources import Sample
 from mcpfuzz.engine.phases.call_phases import CallPhases
+from mcpfuzz.engine.phases.concurrent_calls import read_only_tool_calls
 from mcpfuzz.engine.phases.frame_fuzz import FRAME_SHARE, FrameFuzz, simplest_tool
 from mcpfuzz.engine.phases.hypothesis_bridge import prepare_hypothesis
 from mcpfuzz.engine.phases.lint_phase import lint, lint_findings
@@ -67,6 +69,7 @@ from mcpfuzz.strategies.http_cases import http_cases
 from mcpfuzz.strategies.jsonrpc_catalogue import jsonrpc_catalogue
 from mcpfuzz.strategies.lifecycle import lifecycle
 from mcpfuzz.strategies.messages import FrameBuilder
+from mcpfuzz.strategies.subscription_cases import listen_case
 from mcpfuzz.transport.base import TransportKind
 from mcpfuzz.transport.errors import ServerStartError
 from mcpfuzz.transport.target import ServerKind
@@ -315,7 +318,7 @@ class Run:
         era, version = session.era, session.version
         session.era, session.version = replayable.era, replayable.version or version
         try:
-            return await session.run_case(replayable.case)
+            return await run_case(session, replayable.case)
         except (HarnessError, ServerStartError) as error:
             self.emit(Notice(f"{what} could not be replayed: {error}"))
             return None
@@ -346,7 +349,7 @@ class Run:
             session.era = Era(finding.era) if finding.era else era
             session.version = finding.protocol_version or version
             try:
-                exchange = await session.run_case(case)
+                exchange = await run_case(session, case)
             except (HarnessError, ServerStartError):
                 break
             finally:
@@ -450,7 +453,7 @@ class Run:
             await self._replay_baseline(session)
         if PhaseName.CATALOGUE in config.phases:
             await self._run_cases(session, PhaseName.CATALOGUE, [*catalogue(context), *self._http_cases(
-                session, context), *self._stdio_cases(session, context)])
+                session, context), *await self._multi_frame_cases(session, context)])
             if "session-leak" in config.oracles:
                 await self._session_pileup(session)
         if PhaseName.LIFECYCLE in config.phases:
@@ -575,17 +578,25 @@ class Run:
         builder = FrameBuilder(context.era, context.version, next_id=HTTP_FIRST_ID)
         return list(http_cases(builder, tool=context.tool, has_session=bool(session.server.session_id)))
 
-    def _stdio_cases(self, session: Session, context: CatalogueContext) -> list[Case]:
-        """Cases that need several lines in one write (stdio only): a request cancelled at once, and read-only
-        requests in flight at once."""
-        if session.transport is not TransportKind.STDIO or self.probe is None:
+    async def _multi_frame_cases(self, session: Session, context: CatalogueContext) -> list[Case]:
+        """Cases of several requests sent together (one write on stdio, POSTs over streamable HTTP): a request
+        cancelled at once, read-only requests in flight at once (tools annotated readOnlyHint: true among
+        them), and (stdio) a subscriptions/listen ended by the client. Legacy HTTP+SSE answers on its GET stream,
+        where nothing tells which POST an answer belongs to."""
+        if session.transport not in (TransportKind.STDIO, TransportKind.STREAMABLE_HTTP) or self.probe is None:
             return []
+        await anyio.to_thread.run_sync(prepare_hypothesis)
+        tool_calls = await anyio.to_thread.run_sync(partial(
+            read_only_tool_calls, self.probe.declared.get(TargetKind.TOOL, []), self._selection(), self.config.seed))
         builder = FrameBuilder(context.era, context.version, next_id=CANCEL_FIRST_ID)
         list_methods = [t.list_method for t in target_types().values()
                         if t.capability in context.capabilities and t.list_method is not None]
         uris = [r["uri"] for r in self.probe.declared.get(TargetKind.RESOURCE, []) if isinstance(r.get("uri"), str)
                 and TargetKind.RESOURCE.label(r["uri"]) not in self.config.exclude_targets]
-        cases = (cancel_case(builder, context.capabilities), concurrent_case(builder, list_methods, uris))
+        cases = (cancel_case(builder, context.capabilities), concurrent_case(builder, list_methods, uris, tool_calls),
+                 # Over HTTP a listen is an SSE stream the client ends by closing it: stdio only.
+                 listen_case(builder, context.capabilities, context.resource)
+                 if session.transport is TransportKind.STDIO else None)
         return [case for case in cases if case is not None]
 
     def _left(self) -> float:
@@ -601,7 +612,7 @@ class Run:
         for case in cases:
             restarts = session.restarts
             try:
-                exchange = await session.run_case(case)
+                exchange = await run_case(session, case)
             except (HarnessError, ServerStartError) as error:
                 self._server_lost(error, phase)
                 return

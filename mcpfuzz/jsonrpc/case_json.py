@@ -15,7 +15,7 @@ from mcpfuzz.jsonrpc.expectation import (
     ToolCallCheck,
     VersionCheck,
 )
-from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.frame import Case, Posting
 from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.versions import Era
 
@@ -207,6 +207,8 @@ def case_to_json(case: Case) -> dict:
             "patient": case.patient, "era": case.era.value if case.era else None,
             "expect": expectation_to_json(case.expect),
             "http_headers": [[name, value] for name, value in case.http_headers]}
+    if case.posts is not Posting.ONE:
+        data["posts"] = case.posts.value
     if case.slow_ok != _slow_ok(data, case.expect):
         data["slow_ok"] = case.slow_ok  # only where it differs from what an earlier reader would assume
     return data
@@ -226,7 +228,8 @@ def case_from_json(data: Any, frames: list[bytes]) -> Case:
         return Case(str(data.get("id", "replay")), str(data.get("family", "corpus")), str(data.get("title", "")),
                     frames[-1], expect, setup=tuple(frames[:-1]), fresh=True,
                     patient=bool(data.get("patient")), slow_ok=_slow_ok(data, expect),
-                    era=Era(era) if era else None, http_headers=http_headers)
+                    era=Era(era) if era else None, http_headers=http_headers,
+                    posts=Posting(data.get("posts", Posting.ONE.value)))
     except ValueError as error:
         raise CaseFormatError(str(error)) from None
 

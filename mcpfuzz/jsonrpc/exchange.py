@@ -71,6 +71,7 @@ class Exchange:
     write_error: str | None = None
     stderr_tail: str = ""
     http: HttpReply | None = None  # over HTTP: what the POST of the case's frame got back
+    posts: list[HttpReply] = field(default_factory=list)  # a frame POSTed line by line: each POST's reply, in order
 
     def progress_count(self) -> int:
         """How many progress notifications arrived while the case was open (a long call saying it is working)."""

@@ -117,11 +117,27 @@ class CancelCheck:
 
 
 @dataclass(frozen=True)
+class AloneAnswers:
+    """The result one request of a concurrent case got when sent alone, before and after the burst.
+
+    None where it got no result (an error, silence, a dead server). Observed by the engine around the case,
+    never saved with it: a replay asks again.
+    """
+
+    request: int
+    before: Any = None
+    after: Any = None
+
+
+@dataclass(frozen=True)
 class ConcurrencyCheck:
-    """Read-only requests in flight at once (read by concurrency): each `(id, method, uri)` is answered once,
-    with its own answer (the shape of its own method, a read's contents for its own URI)."""
+    """Read-only requests in flight at once (read by concurrency): each `(id, method, subject)` is answered
+    once, with its own answer (the shape of its own method, a read's contents for its own URI, and not the
+    answer another of them got alone). `subject` is a read's URI, a tool call's tool name, or "" for a list.
+    `alone`: what each request got when sent alone, filled in by the engine around the burst."""
 
     requests: tuple[tuple[int, str, str], ...]
+    alone: tuple[AloneAnswers, ...] = ()
 
 
 @dataclass(frozen=True)

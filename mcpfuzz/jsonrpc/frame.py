@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.versions import Era
+
+
+class Posting(str, Enum):
+    """How a case of several lines travels over streamable HTTP (stdio always writes them in one go)."""
+
+    ONE = "one"  # the whole frame is one POST body
+    IN_ORDER = "in-order"  # each line its own POST, sent once the previous one's response headers are in
+    AT_ONCE = "at-once"  # each line its own POST, all started before any response is waited for
 
 
 @dataclass(frozen=True)
@@ -21,6 +30,7 @@ class Case:
     request waited for without a barrier; `slow_ok`: a call of a target, which may take long by its nature
     (once the server shows it is alive, it gets --call-timeout; the handshake and lists keep --timeout). `http_headers`
     change the HTTP request that carries the frame (a value of None removes that header); stdio ignores them.
+    `posts`: how a frame of several lines is POSTed over streamable HTTP.
     """
 
     id: str
@@ -35,6 +45,7 @@ class Case:
     era: Era | None = None
     history: tuple[bytes, ...] = ()
     http_headers: tuple[tuple[str, str | None], ...] = ()
+    posts: Posting = Posting.ONE
 
     @property
     def target(self) -> str:

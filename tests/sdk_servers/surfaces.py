@@ -1,4 +1,5 @@
-"""Resources, a resource template, prompts and a completion handler, registered the same way on both SDKs.
+"""Resources, a resource template, prompts, a completion handler and two read-only tools, registered the same
+way on both SDKs.
 
 mcp 1.x FastMCP and mcp 2.x MCPServer share the decorators used here (`resource`, `prompt`,
 `completion`); the handlers are plain and deterministic (an in-memory dict), so either SDK serves them
@@ -9,14 +10,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp.types import Completion, PromptReference, ResourceTemplateReference
+from mcp.types import Completion, PromptReference, ResourceTemplateReference, ToolAnnotations
 
 NOTES = {"welcome": "Hello.", "readme": "Read me first."}
 STYLES = ["brief", "detailed", "bullet points"]
 
 
 def register(app: Any) -> None:
-    """Two static resources, the template notes://by-title/{title}, two prompts and completions for both."""
+    """Two static resources, the template notes://by-title/{title}, two prompts and completions for both, and
+    two tools annotated read-only (called at once by the concurrency case)."""
+
+    @app.tool(description="How many notes there are.", annotations=ToolAnnotations(readOnlyHint=True))
+    def count_notes() -> str:
+        return f"{len(NOTES)} notes"
+
+    @app.tool(description="The notes whose key starts with a prefix.",
+              annotations=ToolAnnotations(readOnlyHint=True))
+    def find_notes(prefix: str) -> str:
+        return ", ".join(key for key in NOTES if key.startswith(prefix)) or "no note"
 
     @app.resource("notes://static/welcome", name="welcome", mime_type="text/plain")
     def welcome() -> str:

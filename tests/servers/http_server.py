@@ -45,8 +45,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from in_flight import InFlight
 from mcp_server import BUGS as SERVER_BUGS
 from mcp_server import LEGACY_VERSIONS, META_VERSION, MODERN_VERSION, Server, is_valid_id, log, reject_constant
+from surface_server import SURFACE_BUGS, SurfaceServer
 
 BUGS: dict[str, str] = {
     "lost-id-400": "a request refused with 400 by the transport carries id null instead of its id",
@@ -56,7 +58,15 @@ BUGS: dict[str, str] = {
     "session-pileup": "every refused request creates a session that is never freed (memory grows)",
     "ignore-headers": "modern: MCP-Protocol-Version / Mcp-Method / Mcp-Name disagreeing with the body accepted",
     "session-id-space": "session ids hold a space (streamable HTTP allows visible ASCII, 0x21-0x7E, only)",
+    "late-in-flight": "not a bug: a call of count_notes or find_notes (--surface) waits for a call of the other "
+                      "one in flight before it is answered",
+    "swap-in-flight": "late-in-flight, but the two calls in flight get each other's results",
+    "late-cancel": "not a bug: a list request with a progressToken is answered on an SSE stream after 10s, "
+                   "unless cancelled first (then the stream ends with no answer)",
+    "cancel-ignored": "late-cancel, but a cancelled request is answered anyway, once a later request has been",
 }
+IN_FLIGHT = InFlight()
+SERVER_CLASS: list[type[Server]] = [Server]  # --surface: surface_server.SurfaceServer
 
 HOST = "127.0.0.1"
 MCP_PATH = "/mcp"
@@ -173,7 +183,7 @@ class SessionTable:
     def new(self) -> Session:
         """A session with a fresh ``Server``, not yet registered."""
         sid = f"{secrets.token_hex(8)} {secrets.token_hex(8)}" if self.spaced_ids else secrets.token_hex(16)
-        return Session(sid, Server(set(self.server_bugs)))
+        return Session(sid, SERVER_CLASS[0](set(self.server_bugs)))
 
     def add(self, session: Session) -> None:
         """Register a session; end the oldest when there are too many."""
@@ -448,9 +458,10 @@ class Handler(BaseHTTPRequestHandler):
         if "application/json" not in media_types(self.headers.get("Content-Type")):
             raise Refused(415, "unsupported media type: Content-Type must be application/json")
         value = peek_json(body)
+        IN_FLIGHT.note(value)
         if value is UNPARSEABLE:
             # JSON-RPC 2.0 section 5.1: -32700 with id null; as an HTTP error, since nothing was accepted.
-            fresh = Server(set(self.sessions.server_bugs))
+            fresh = SERVER_CLASS[0](set(self.sessions.server_bugs))
             replies = fresh.handle_line(body) if body.strip(b" \t\r\n") else fresh.parse_error("parse error: empty")
             if "session-pileup" in self.options.bugs:
                 self.sessions.leak()
@@ -474,7 +485,7 @@ class Handler(BaseHTTPRequestHandler):
             problem = self.header_mismatch(value)
             if problem is not None:
                 raise Refused(400, f"header mismatch: {problem}", rid, HEADER_MISMATCH)
-        replies = Server(set(self.sessions.server_bugs)).handle_line(body)
+        replies = SERVER_CLASS[0](set(self.sessions.server_bugs)).handle_line(body)
         status = 200
         if len(replies) == 1 and isinstance(replies[0], dict) and isinstance(replies[0].get("error"), dict):
             status = MODERN_ERROR_STATUS.get(replies[0]["error"].get("code"), 200)
@@ -532,6 +543,35 @@ class Handler(BaseHTTPRequestHandler):
 
     def answer(self, replies: list[Any], value: Any, session: Session | None, status: int,
                headers: dict[str, str] | None = None) -> None:
+        """Write the server's replies (the in-flight modes may hold or trade them first)."""
+        bugs = self.options.bugs
+        if {"late-in-flight", "swap-in-flight"} & bugs:
+            replies = IN_FLIGHT.pair_tool_call(value, replies, swap="swap-in-flight" in bugs)
+        if {"late-cancel", "cancel-ignored"} & bugs and status == 200 and replies and InFlight.deferred(value):
+            self.answer_deferred(replies, dict(headers or {}))
+        else:
+            self.write_answer(replies, value, session, status, headers)
+        if replies:
+            IN_FLIGHT.answered()
+
+    def answer_deferred(self, replies: list[Any], headers: dict[str, str]) -> None:
+        """Headers and a priming event at once; the answer later, or never once cancelled (2025-11-25
+        cancellation: the receiver SHOULD NOT answer a cancelled request), except with cancel-ignored."""
+        self.start_stream(headers)
+        self.write_chunk(f"id: {secrets.token_hex(8)}\ndata: \n\n".encode())
+        self.wfile.flush()
+        cancelled = IN_FLIGHT.wait_cancel(replies[0].get("id"))
+        if cancelled and "cancel-ignored" not in self.options.bugs:
+            self.end_stream()
+            return
+        if cancelled:
+            IN_FLIGHT.wait_next_answer()
+        for reply in replies:
+            self.write_chunk(sse_event(reply, secrets.token_hex(8)))
+        self.end_stream()
+
+    def write_answer(self, replies: list[Any], value: Any, session: Session | None, status: int,
+                     headers: dict[str, str] | None = None) -> None:
         """Write the server's replies: 202 when there are none, JSON or one SSE event per reply otherwise."""
         headers = dict(headers or {})
         if not replies:
@@ -659,9 +699,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stream-seconds", type=float, default=3.0, help="how long a GET stream stays open")
     parser.add_argument("--verbose", action="store_true", help="log every request to stderr")
     parser.add_argument("--bug", action="append", default=[], choices=sorted(BUGS), help="turn one HTTP bug on")
-    parser.add_argument("--server-bug", action="append", default=[], choices=sorted(SERVER_BUGS),
-                        help="turn one bug of mcp_server.Server on")
+    parser.add_argument("--server-bug", action="append", default=[], choices=sorted({**SERVER_BUGS, **SURFACE_BUGS}),
+                        help="turn one bug of mcp_server.Server (or, with --surface, of SurfaceServer) on")
+    parser.add_argument("--surface", action="store_true", help="serve surface_server.SurfaceServer")
     args = parser.parse_args(argv)
+    if args.surface:
+        SERVER_CLASS[0] = SurfaceServer
     if hasattr(sys, "set_int_max_str_digits"):
         sys.set_int_max_str_digits(100_000)  # as mcp_server.main: big ids allowed, with a cap
     options = Options(args.mode, args.sse_responses, args.endpoint_json, args.stream_seconds, args.verbose,

@@ -11,6 +11,8 @@ the legacy era.
 
 from __future__ import annotations
 
+import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,8 +20,19 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 from mcp_server import BUGS as BASE_BUGS  # noqa: E402
+from mcp_server import (  # noqa: E402
+    META_VERSION,
+    MODERN_VERSION,
+    InvalidParams,
+    RpcError,
+    Server,
+    check_arguments,
+    main,
+    text_item,
+    tool_error,
+    write,
+)
 from mcp_server import TOOLS as BASE_TOOLS  # noqa: E402
-from mcp_server import InvalidParams, RpcError, Server, check_arguments, main, text_item, tool_error  # noqa: E402
 
 SURFACE_BUGS = {
     "list-refused": "declares prompts, but prompts/list answers -32601",
@@ -36,6 +49,10 @@ SURFACE_BUGS = {
                      "cancelled first",
     "cancel-ignored": "late-progress, but a cancelled request is answered anyway",
     "crash-linked": "reading a URI that archive_note linked to (mem://archive/N) kills the process",
+    "swap-at-once": "tool calls that arrive in one read get each other's results (rotated)",
+    "reverse-at-once": "not a bug: requests that arrive in one read are answered in reverse order",
+    "listen-cancel-crash": "cancelling an open subscriptions/listen kills the process",
+    "listen-refused": "declares resources.subscribe, but subscriptions/listen answers -32601",
 }
 ARCHIVE = "mem://archive/"
 # A tool whose result links to a resource (a `resource_link`): sequences read what it links to.
@@ -44,6 +61,15 @@ ARCHIVE_TOOL = {
     "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"],
                     "additionalProperties": False},
 }
+# Tools annotated read-only: a concurrency case calls them at once.
+READ_ONLY_TOOLS = [
+    {"name": "count_notes", "description": "How many notes there are.", "annotations": {"readOnlyHint": True},
+     "inputSchema": {"type": "object", "properties": {}, "required": [], "additionalProperties": False}},
+    {"name": "find_notes", "description": "The notes whose key starts with a prefix.",
+     "annotations": {"readOnlyHint": True},
+     "inputSchema": {"type": "object", "properties": {"prefix": {"type": "string"}}, "required": ["prefix"],
+                     "additionalProperties": False}},
+]
 NOTES = {"welcome": "Hello.", "readme": "Read me first."}
 RESOURCES = [{"uri": f"mem://notes/{key}", "name": key, "mimeType": "text/plain"} for key in NOTES]
 TEMPLATE = "mem://by-title/{title}"
@@ -60,7 +86,7 @@ class SurfaceServer(Server):
     """Resources, a template, prompts and completions on top of the base server."""
 
     BUGS = {**BASE_BUGS, **SURFACE_BUGS}
-    TOOLS = [*BASE_TOOLS, ARCHIVE_TOOL]
+    TOOLS = [*BASE_TOOLS, ARCHIVE_TOOL, *READ_ONLY_TOOLS]
     CAPABILITIES = {"tools": {}, "resources": {"subscribe": True}, "prompts": {}, "completions": {}, "logging": {}}
 
     def __init__(self, bugs: set[str]) -> None:
@@ -72,6 +98,9 @@ class SurfaceServer(Server):
         self.queued: list[tuple[Any, list[Any]]] = []
         self.last_method = ""
         self.last_read: dict[str, Any] | None = None
+        self.tool_calls: set[Any] = set()  # ids of the tools/call requests of the current read
+        self.listening: set[Any] = set()  # ids of the open subscriptions/listen requests
+        self.cancelled_now: set[Any] = set()  # ids cancelled in the current read
 
     def handle_line(self, raw: bytes) -> list[Any]:
         """Background answers go out right after the next answer: work done while that request ran."""
@@ -82,12 +111,33 @@ class SurfaceServer(Server):
         return out
 
     def handle_message(self, msg: Any, *, first: bool) -> list[Any]:
-        """A cancel drops the cancelled request's background answer (unless the cancel-ignored bug is on)."""
+        """A cancel drops the cancelled request's background answer (unless the cancel-ignored bug is on), or
+        ends an open subscriptions/listen (with no answer: the client ended it)."""
         if isinstance(msg, dict) and msg.get("method") == "notifications/cancelled" and "id" not in msg \
-                and isinstance(msg.get("params"), dict) and "cancel-ignored" not in self.bugs:
+                and isinstance(msg.get("params"), dict):
             cancelled = msg["params"].get("requestId")
-            self.queued = [(rid, replies) for rid, replies in self.queued if rid != cancelled]
+            self.cancelled_now.add(cancelled)
+            if cancelled in self.listening:
+                if "listen-cancel-crash" in self.bugs:
+                    raise SystemExit("listen-cancel-crash: a subscription ended by the client")
+                self.listening.discard(cancelled)
+            if "cancel-ignored" not in self.bugs:
+                self.queued = [(rid, replies) for rid, replies in self.queued if rid != cancelled]
         return super().handle_message(msg, first=first)
+
+    def handle_modern(self, rid: Any, method: str, params: dict[str, Any], meta: dict[str, Any]) -> list[Any]:
+        """subscriptions/listen (2026-07-28): acknowledged at once, answered only when the subscription ends."""
+        if method != "subscriptions/listen" or meta.get(META_VERSION) != MODERN_VERSION:
+            return super().handle_modern(rid, method, params, meta)
+        if "listen-refused" in self.bugs:
+            return self.method_not_found(rid)
+        wanted = params.get("notifications")
+        if not isinstance(wanted, dict):
+            raise InvalidParams("notifications must be an object")
+        self.listening.add(rid)
+        agreed = {key: wanted[key] for key in ("resourceSubscriptions", "resourcesListChanged") if key in wanted}
+        return [{"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                 "params": {"notifications": agreed, "_meta": {"io.modelcontextprotocol/subscriptionId": rid}}}]
 
     def handle_request(self, rid: Any, method: str, params: dict[str, Any], *, first: bool) -> list[Any]:
         """In the background modes, a request carrying a progressToken is answered later."""
@@ -95,6 +145,8 @@ class SurfaceServer(Server):
             replies = super().handle_request(rid, method, params, first=first)
         finally:
             self.last_method = method
+            if method == "tools/call":
+                self.tool_calls.add(rid)
         meta = params.get("_meta")
         if self.background and replies and isinstance(meta, dict) and "progressToken" in meta:
             self.queued.append((rid, replies))
@@ -157,6 +209,15 @@ class SurfaceServer(Server):
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """archive_note links to the archived copy; the base server's tools as they are."""
+        read_only = next((tool for tool in READ_ONLY_TOOLS if tool["name"] == name), None)
+        problem = check_arguments(read_only["inputSchema"], arguments) if read_only is not None else None
+        if problem is not None:
+            return tool_error(f"invalid arguments: {problem}")
+        if name == "count_notes":
+            return {"content": [text_item(f"{len(NOTES)} notes")], "isError": False}
+        if name == "find_notes":
+            found = [key for key in NOTES if key.startswith(arguments["prefix"])]
+            return {"content": [text_item(", ".join(found) or "no note")], "isError": False}
         if name != ARCHIVE_TOOL["name"]:
             return super().call_tool(name, arguments)
         problem = check_arguments(ARCHIVE_TOOL["inputSchema"], arguments)
@@ -235,5 +296,38 @@ class SurfaceServer(Server):
         return {"completion": {"values": values, "total": len(values), "hasMore": False}}
 
 
+    def handle_chunk(self, lines: list[bytes]) -> list[Any]:
+        """The lines of one read from stdin: requests that arrived together (the at-once modes act on them)."""
+        self.tool_calls, self.cancelled_now = set(), set()
+        out = [reply for line in lines for reply in self.handle_line(line)]
+        if "swap-at-once" in self.bugs:
+            mine = [i for i, reply in enumerate(out) if isinstance(reply, dict) and "result" in reply
+                    and reply.get("id") in self.tool_calls]
+            results = [out[i]["result"] for i in mine]
+            for i, result in zip(mine, results[-1:] + results[:-1], strict=True):
+                out[i] = {**out[i], "result": result}
+        if "reverse-at-once" in self.bugs:
+            # Answered later than the requests after them: a cancel read meanwhile drops the answer.
+            out = [reply for reply in out[::-1] if not (isinstance(reply, dict) and "method" not in reply
+                                                        and reply.get("id") in self.cancelled_now)]
+        return out
+
+
+def serve_chunks(argv: list[str] | None = None) -> int:
+    """Serve stdin read by read (not line by line), so the lines of one write are handled as one group."""
+    parser = argparse.ArgumentParser(description="MCP surface test server over stdio.")
+    parser.add_argument("--bug", action="append", default=[], choices=sorted(SurfaceServer.BUGS))
+    server = SurfaceServer(set(parser.parse_args(argv).bug))
+    pending = b""
+    try:
+        while chunk := os.read(0, 1 << 20):
+            *lines, pending = (pending + chunk).split(b"\n")
+            write(server.handle_chunk([line + b"\n" for line in lines]))
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main(server_class=SurfaceServer))
+    at_once = {"swap-at-once", "reverse-at-once"} & set(sys.argv)
+    sys.exit(serve_chunks() if at_once else main(server_class=SurfaceServer))

@@ -17,7 +17,7 @@ from mcpfuzz.engine.session.collector import Collector, Pending
 from mcpfuzz.engine.session.server_requests import ServerRequests
 from mcpfuzz.jsonrpc.encode import dumps, request, with_meta
 from mcpfuzz.jsonrpc.exchange import Exchange, ProcessEnd
-from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.frame import Case, Posting
 from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.incoming import REQUEST, RESPONSE_BATCH, Incoming, classify, split_batch
@@ -273,6 +273,9 @@ class Session:
                 # The frame and its barrier in one write, in that order: one wake-up of the server per case.
                 frame, barrier = self._barrier_frame()
                 await self._send_frames((case.data, frame))
+            elif case.posts is not Posting.ONE and self.server.replies_on_request:
+                exchange.posts = await self.send_posts(case)
+                exchange.http = exchange.posts[-1] if exchange.posts else None
             else:
                 exchange.http = await self.send_frame(case.data, case.http_headers)
                 if self.alive and not lean and self.server.needs_barrier:
@@ -331,6 +334,38 @@ class Session:
         if case.fresh:
             self.ready = False  # a lifecycle case leaves the process in an odd state
         return exchange
+
+    async def send_posts(self, case: Case) -> list[HttpReply]:
+        """Each line of a case its own POST (`case.posts`: in order, or all at once); returns once every response
+        has ended, the server died, or --timeout passed, so answers on any of them are in the case's window."""
+        lines = case.data.split(b"\n")
+        replies: list[HttpReply | None] = [None] * len(lines)
+        failures: list[TransportError] = []
+
+        async def post(index: int) -> None:
+            try:
+                replies[index] = await self.server.send(lines[index])
+            except TransportError as error:  # raised below, once, as a single send would raise it
+                failures.append(error)
+
+        async with self._write_lock:
+            if case.posts is Posting.AT_ONCE:
+                async with anyio.create_task_group() as group:
+                    for index in range(len(lines)):
+                        group.start_soon(post, index)
+            else:
+                for index in range(len(lines)):
+                    await post(index)  # returns once its response headers are in: the server has the request
+                    if failures:
+                        break
+        self._sent_frames(tuple(lines))
+        if failures:
+            raise failures[0]
+        sent = [reply for reply in replies if reply is not None]
+        until = time.monotonic() + self.options.timeout
+        for reply in sent:
+            await self._collector.wait_settled(reply, max(0.0, until - time.monotonic()))
+        return sent
 
     async def _cancel(self, request_id: Any, reason: str) -> None:
         """notifications/cancelled for a request of ours (MCP: the receiver should stop work on it)."""
