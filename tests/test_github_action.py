@@ -37,6 +37,14 @@ def test_action_yml_and_the_script_agree_on_the_inputs() -> None:
     assert "python -m mcpfuzz.cli.github_action" in ACTION
 
 
+def test_the_artifact_keeps_every_report_the_script_writes() -> None:
+    """The JSON, SARIF, JUnit and HTML reports the script names in its outputs are uploaded as the artifact."""
+    upload = ACTION.split("uses: actions/upload-artifact@v4", 1)[1].split("\n    - name:", 1)[0]
+    uploaded = set(re.findall(r"\$\{\{ steps\.fuzz\.outputs\.([a-z-]+) \}\}", upload))
+    assert uploaded == {"json", "sarif", "junit-xml", "html"}
+    assert "value: ${{ steps.fuzz.outputs.html }}" in ACTION
+
+
 def quick_plan(**given: str) -> list[str]:
     inputs = dict.fromkeys(INPUTS, "")
     inputs.update({key.replace("_", "-"): value for key, value in given.items()})
@@ -47,7 +55,8 @@ def test_inputs_become_one_command_line() -> None:
     """run with a command, soak with a URL, a servers-file entry, none (a config file's); contradictions refused."""
     assert quick_plan(command="python server.py --x 'a b'", fail_on="high", args="--exclude-tool rm") == [
         "mcpfuzz", "run", "--fail-on", "high", "--json", "mcpfuzz-run.json", "--sarif", "mcpfuzz-run.sarif",
-        "--junit-xml", "mcpfuzz-run.xml", "--summary-md", "/tmp/s.md", "--exclude-tool", "rm",
+        "--junit-xml", "mcpfuzz-run.xml", "--html", "mcpfuzz-run.html", "--summary-md", "/tmp/s.md",
+        "--exclude-tool", "rm",
         "--", "python", "server.py", "--x", "a b"]
     soak = quick_plan(mode="soak", url="http://127.0.0.1:8000/mcp", duration="2h", budget="120")
     assert soak[:4] == ["mcpfuzz", "soak", "--duration", "2h"] and "--budget" not in soak
@@ -82,6 +91,8 @@ def test_script_runs_mcpfuzz_and_reports_for_the_later_steps(tmp_path: Path) -> 
     assert outputs["exit-code"] == "1" and outputs["findings"] == "1"
     assert (tmp_path / outputs["sarif"]).is_file() and (tmp_path / outputs["json"]).is_file()
     assert (tmp_path / outputs["junit-xml"]).is_file()
+    page = (tmp_path / outputs["html"]).read_text()
+    assert page.startswith("<!DOCTYPE html>") and "id-preserved" in page
     assert summary.startswith("earlier step\n") and "id-preserved" in summary
     assert list((tmp_path / "corpus").glob("*_id-preserved_*.json"))
 

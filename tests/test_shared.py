@@ -297,6 +297,33 @@ def test_claims_are_unique_and_a_lost_store_is_caught_up(tmp_path: Path, redis_s
     second.link.close()
 
 
+def test_the_merged_report_writes_an_html_page_of_every_shared_finding(tmp_path: Path,
+                                                                        redis_server: RedisServer) -> None:
+    """Two machines' findings, one hostile message among them: one escaped page, each finding once, no charts
+    (the store keeps no events), no password."""
+    options = SharedOptions(url=redis_server.url, prefix="page")
+    hubs = [SharedHub(options, server=StdioTarget(("python", "s.py")), seed=1, redactor=Redactor(options.secrets))
+            for _ in range(2)]
+    hubs[0].publish([finding("tool/a", message="died <script>alert(1)</script>")])
+    hubs[1].publish([finding("tool/a"), finding("tool/b")])
+    for hub in hubs:
+        hub.beat({"cases": 3})
+        hub.link.close()
+    result = run_cli(["report", "--shared", redis_server.url, "--shared-prefix", "page", "--json", "merged.json",
+                      "--html", "merged.html"], cwd=tmp_path, timeout=60)
+    assert result.returncode == 1, result.stdout + result.stderr
+    page = (tmp_path / "merged.html").read_text()
+    merged = json.loads((tmp_path / "merged.json").read_text())
+    assert sorted(f["target"] for f in merged["findings"]) == ["tool/a", "tool/b"]
+    assert all(page.count(f["fingerprint"]) >= 1 for f in merged["findings"])
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    assert "A merged report of a shared store" in page and "<svg" not in page
+    assert PASSWORD not in page + result.stdout + result.stderr
+    unwritable = run_cli(["report", "--shared", redis_server.url, "--shared-prefix", "page", "--html",
+                          str(tmp_path / "merged.json" / "merged.html")], cwd=tmp_path, timeout=60)
+    assert unwritable.returncode == 2 and "cannot write the HTML report" in unwritable.stderr
+
+
 def test_urls_are_checked_before_anything_starts() -> None:
     from mcpfuzz.engine.shared.options import SharedUrlError, check_prefix, check_url, redacted_url
 

@@ -1,9 +1,10 @@
 """The logic of the repository's GitHub Action (action.yml): its inputs as an `mcpfuzz` command line, its outputs.
 
 The composite action passes every input as an `MCPFUZZ_INPUT_<NAME>` variable and runs
-`python -m mcpfuzz.cli.github_action`. This module runs mcpfuzz, appends the Markdown summary to the
-job summary, writes the step outputs, and always exits 0 so that the corpus, SARIF and report steps
-after it still run; the action's last step fails the job with mcpfuzz's own exit status.
+`python -m mcpfuzz.cli.github_action`. This module runs mcpfuzz (JSON, SARIF, JUnit and HTML reports),
+appends the Markdown summary to the job summary, writes the step outputs, and always exits 0 so that the
+corpus, SARIF and report steps after it still run; the action's last step fails the job with mcpfuzz's own
+exit status.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class ActionPlan:
     json_path: str
     sarif_path: str
     junit_path: str
+    html_path: str
     summary_path: str
 
 
@@ -57,7 +59,8 @@ def plan(inputs: Mapping[str, str], summary_path: str) -> ActionPlan:
     if inputs["server"] and not inputs["servers-file"]:
         raise ActionError("server names an entry of servers-file; give servers-file too")
     prefix = inputs["report-prefix"] or f"mcpfuzz-{mode}"
-    paths = {"json": f"{prefix}.json", "sarif": f"{prefix}.sarif", "junit-xml": f"{prefix}.xml"}
+    paths = {"json": f"{prefix}.json", "sarif": f"{prefix}.sarif", "junit-xml": f"{prefix}.xml",
+             "html": f"{prefix}.html"}
     argv = ["mcpfuzz", mode]
     if inputs["config-file"]:
         argv += ["--config-file", inputs["config-file"]]
@@ -84,7 +87,7 @@ def plan(inputs: Mapping[str, str], summary_path: str) -> ActionPlan:
             argv += ["--", *shlex.split(inputs["command"])]
         except ValueError as error:
             raise ActionError(f"command: cannot split {inputs['command']!r} into words: {error}") from None
-    return ActionPlan(argv, paths["json"], paths["sarif"], paths["junit-xml"], summary_path)
+    return ActionPlan(argv, paths["json"], paths["sarif"], paths["junit-xml"], paths["html"], summary_path)
 
 
 def write_outputs(path: str | None, outputs: Mapping[str, str]) -> None:
@@ -127,7 +130,7 @@ def main(environ: Mapping[str, str] = os.environ) -> int:
     sarif = action.sarif_path if Path(action.sarif_path).is_file() else ""
     write_outputs(environ.get("GITHUB_OUTPUT"), {
         "exit-code": str(status), "findings": count_findings(action.json_path), "json": action.json_path,
-        "sarif": sarif, "junit-xml": action.junit_path})
+        "sarif": sarif, "junit-xml": action.junit_path, "html": action.html_path})
     return 0
 
 

@@ -92,12 +92,15 @@ def status(shared_url: str, shared_prefix: str) -> None:
               help="Write the merged SARIF 2.1.0 report here.")
 @click.option("--summary-md", "summary_path", type=click.Path(dir_okay=False), default=None, metavar="PATH",
               help="Write the merged Markdown summary here.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None, metavar="PATH",
+              help="Write the merged HTML report here (the findings; the charts are each machine's own).")
 @click.option("--export", "export_dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
               help="Write every shared finding as a corpus transcript into DIR (what `mcpfuzz replay DIR` reads).")
 @click.option("--fail-on", type=click.Choice(SEVERITIES), default="medium", show_default=True,
               help="Lowest severity that makes the exit status 1.")
 def report(shared_url: str, shared_prefix: str, json_path: str | None, junit_path: str | None,
-           sarif_path: str | None, summary_path: str | None, export_dir: str | None, fail_on: str) -> None:
+           sarif_path: str | None, summary_path: str | None, html_path: str | None, export_dir: str | None,
+           fail_on: str) -> None:
     """Merge what every machine of a shared search found: one report, each finding once, and its corpus.
 
     Exit status: 0 no finding at or above --fail-on, 1 findings, 2 the store cannot be read or a file written.
@@ -130,7 +133,8 @@ def report(shared_url: str, shared_prefix: str, json_path: str | None, junit_pat
         except (OSError, CorpusError) as error:
             click.echo(f"error: cannot export the shared corpus to {export_dir}: {error}", err=True)
             sys.exit(EXIT_ERROR)
-    files = ReportFiles(config.public(), ReportPaths(json_path, junit_path, sarif_path, summary_path))
+    files = ReportFiles(config.public(), ReportPaths(json_path, junit_path, sarif_path, summary_path, html_path),
+                        events=False)
     problem = files.write(finished)
     if problem:
         click.echo(f"error: {problem}", err=True)

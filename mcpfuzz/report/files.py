@@ -35,13 +35,16 @@ class ReportFiles:
     event also feeds the timeline its charts are drawn from.
     """
 
-    def __init__(self, config: RunConfig, paths: ReportPaths, warn: Callable[[str], None] = lambda text: None) -> None:
+    def __init__(self, config: RunConfig, paths: ReportPaths, warn: Callable[[str], None] = lambda text: None,
+                 *, events: bool = True) -> None:
         self.config = config
         self.paths = paths
         self.warn = warn
         self.problem = ""
         self._warned: set[str] = set()
-        self.timeline: RunTimeline | None = RunTimeline() if paths.html else None
+        # `events=False`: only `write` is called (a shared store's merged report): the page has no timeline.
+        self.events = events
+        self.timeline: RunTimeline | None = RunTimeline() if paths.html and events else None
 
     def start(self) -> None:
         """Nothing to open: each write replaces the whole file atomically."""
@@ -67,12 +70,13 @@ class ReportFiles:
             return ""
         report = report_json(self.config, finished)
         oracles = self.config.oracles
+        timeline = (self.timeline or RunTimeline()) if self.events else None
         writers: tuple[tuple[str, str | None, Callable[[Path], None]], ...] = (
             ("JSON report", self.paths.json, lambda p: write_report_data(p, report)),
             ("JUnit XML report", self.paths.junit, lambda p: write_junit(p, report, oracles)),
             ("SARIF report", self.paths.sarif, lambda p: write_sarif(p, report, oracles)),
             ("Markdown summary", self.paths.summary, lambda p: write_summary(p, report)),
-            ("HTML report", self.paths.html, lambda p: write_html(p, report, self.timeline or RunTimeline())))
+            ("HTML report", self.paths.html, lambda p: write_html(p, report, timeline)))
         for what, path, write in writers:
             if not path:
                 continue

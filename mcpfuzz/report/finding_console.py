@@ -13,7 +13,7 @@ from rich.markup import escape
 from mcpfuzz.engine.events import Finding
 from mcpfuzz.oracles.base import Severity
 from mcpfuzz.report.json_report import rerun_command
-from mcpfuzz.report.reproduce import reproduction
+from mcpfuzz.report.reproduce import finding_reproduction
 from mcpfuzz.transport.connect import ServerTarget
 
 SEVERITY_STYLE = {Severity.CRITICAL: "bold red", Severity.HIGH: "red", Severity.MEDIUM: "yellow",
@@ -84,7 +84,7 @@ class FindingPrinter:
         print_(f"   sent:     {escape(_show_frame(frame))}")
         for line in finding.received[:RECEIVED_LINES[self.verbosity is Verbosity.VERBOSE]]:
             print_(f"   got:      {escape(line[:300])}")
-        command, notes = reproduction(self.target, finding.frames)
+        command, notes = finding_reproduction(self.target, finding)
         print_(f"   reproduce: {escape(command)}", soft_wrap=True)
         for note in notes:
             if note not in self._notes_said or self.verbosity is Verbosity.VERBOSE:

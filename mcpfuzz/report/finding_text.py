@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 
 from mcpfuzz.engine.events import Finding
-from mcpfuzz.report.reproduce import reproduction
+from mcpfuzz.report.reproduce import finding_reproduction
 from mcpfuzz.transport.connect import ServerTarget
 
 # A frame longer than this is cut in the text; the corpus transcript has it whole.
@@ -29,7 +29,7 @@ def finding_text(finding: Finding, target: ServerTarget, seed: int, corpus_path:
         lines.append("  got:  nothing")
     if finding.stderr_tail:
         lines.append(f"  server stderr (last lines): {finding.stderr_tail.strip()[-MAX_FRAME_CHARS:]}")
-    command, notes = reproduction(target, finding.frames)
+    command, notes = finding_reproduction(target, finding)
     if command:
         lines += ["  reproduce:", f"    {command}", *(f"    ({note})" for note in notes)]
     if corpus_path:

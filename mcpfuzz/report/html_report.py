@@ -47,18 +47,27 @@ class RssPoint:
     rss: int
 
 
-def html_page(report: dict, timeline: RunTimeline) -> str:
-    """The whole page."""
+# A shared store keeps the machines' findings and totals, not their events: nothing to chart or count per target.
+MERGED_NOTE = ("<section><h2>Over time, per target</h2><p class=\"empty\">A merged report of a shared store: it "
+               "keeps each machine's findings and totals, not the events the charts and the per-target table are "
+               "drawn from. Each machine's own <code>--html</code> has them.</p></section>")
+
+
+def html_page(report: dict, timeline: RunTimeline | None) -> str:
+    """The whole page; with no timeline (no events fed it: a shared store's merged report), no charts or targets."""
     title = f"mcpfuzz report: {report['server']}"
-    body = [_header(report, timeline), _charts(report, timeline), _findings(report), _targets(report, timeline),
-            _rerun(report)]
+    if timeline is None:
+        body = [_header(report, RunTimeline()), MERGED_NOTE, _findings(report), _rerun(report)]
+    else:
+        body = [_header(report, timeline), _charts(report, timeline), _findings(report), _targets(report, timeline),
+                _rerun(report)]
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{visible(title)}</title><style>{CSS}</style></head>"
             f"<body><main>{''.join(body)}</main></body></html>\n")
 
 
-def write_html(path: Path, report: dict, timeline: RunTimeline) -> None:
+def write_html(path: Path, report: dict, timeline: RunTimeline | None) -> None:
     """Write the page atomically (a soak rewrites it at each checkpoint; a reader never sees half of it)."""
     write_atomic(path, html_page(report, timeline))
 

@@ -11,7 +11,7 @@ from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import Finding, RunFinished
 from mcpfuzz.jsonrpc.case_json import frame_to_json
 from mcpfuzz.oracles.crash_signature import exception_line
-from mcpfuzz.report.reproduce import reproduction
+from mcpfuzz.report.reproduce import finding_reproduction
 from mcpfuzz.transport.connect import ServerTarget
 from mcpfuzz.transport.target import ServerKind
 
@@ -26,7 +26,7 @@ def finding_json(finding: Finding, command: ServerTarget, corpus_path: str | Non
         reproduce, notes = rerun_command(command), ["seen over many requests, not on one frame: no transcript "
                                                     "replays it; run mcpfuzz on the server again to see it"]
     else:
-        reproduce, notes = reproduction(command, finding.frames)
+        reproduce, notes = finding_reproduction(command, finding)
     return {
         "oracle": finding.oracle,
         "severity": str(finding.severity),

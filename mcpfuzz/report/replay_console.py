@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from mcpfuzz.engine.replay import FAILED, FIXED, ReplayOutcome
-from mcpfuzz.report.reproduce import reproduction
+from mcpfuzz.report.reproduce import finding_reproduction
 
 STYLES = {FIXED: "bold green", FAILED: "bold red"}
 _console = Console(highlight=False, soft_wrap=True)
@@ -29,7 +29,7 @@ def print_outcome(outcome: ReplayOutcome, console: Console | None = None) -> Non
     same = [f for f in outcome.findings if f.oracle == outcome.replayable.oracle]
     for finding in same[:1]:
         console.print(f"   {escape(finding.message)}")
-        command, notes = reproduction(outcome.server, finding.frames)
+        command, notes = finding_reproduction(outcome.server, finding)
         console.print("   reproduce:", style="dim")
         console.print(f"     {escape(command)}")
         for note in notes:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
+from mcpfuzz.engine.events import Finding
+from mcpfuzz.jsonrpc.frame import Posting
 from mcpfuzz.transport.base import TransportKind
 from mcpfuzz.transport.connect import ServerTarget
-from mcpfuzz.transport.http_headers import ACCEPT_BOTH, mcp_headers, parse_body
+from mcpfuzz.transport.http_headers import ACCEPT_BOTH, mcp_headers, modern_version, parse_body
 from mcpfuzz.transport.http_target import HttpTarget
 from mcpfuzz.transport.target import ServerKind
 
@@ -20,14 +22,20 @@ ALIVE_ID = "mcpfuzz-alive"  # the id of the liveness request that ends every rep
 def liveness_frame(frames: Sequence[bytes]) -> bytes:
     """The era's cheapest request, sent last: its answer shows the server still alive (silence: dead or stuck).
 
-    In the 2026-07-28 era that is the reproduction's own `server/discover` again (its `_meta` included).
+    In the 2026-07-28 era that is the reproduction's own `server/discover` again (its `_meta` included), or one
+    carrying the `_meta` of its first modern request.
     """
     import json
 
-    for frame in frames:
-        message = parse_body(frame)
+    messages = [parse_body(line) for frame in frames for line in frame.split(b"\n")]  # a case's lines: its POSTs
+    for message in messages:
         if isinstance(message, dict) and message.get("method") == "server/discover":
             return json.dumps({**message, "id": ALIVE_ID}, separators=(",", ":")).encode()
+    for message in messages:  # a stateless request with no discover of its own: one with the same `_meta`
+        if modern_version(message) is not None:
+            discover = {"jsonrpc": "2.0", "id": ALIVE_ID, "method": "server/discover",
+                        "params": {"_meta": message["params"]["_meta"]}}
+            return json.dumps(discover, separators=(",", ":")).encode()
     return json.dumps({"jsonrpc": "2.0", "id": ALIVE_ID, "method": "ping"}, separators=(",", ":")).encode()
 
 
@@ -86,9 +94,11 @@ def shell_reproduction(command: Sequence[str], frames: Sequence[bytes]) -> tuple
     return "{ " + "; ".join(steps) + "; } | " + shlex.join(command), notes
 
 
-def curl_reproduction(target: HttpTarget, frames: Sequence[bytes]) -> tuple[str, list[str]]:
+def curl_reproduction(target: HttpTarget, frames: Sequence[bytes],
+                      posts: Posting = Posting.ONE) -> tuple[str, list[str]]:
     """curl commands that POST the frames to the URL, carrying the session id the handshake hands out.
 
+    `posts` says how the last frame (the case's own) travels: one POST, or one POST per line as the case sends them.
     Header values given with --header are not repeated (they may be secrets): the notes say so.
     """
     notes: list[str] = []
@@ -100,12 +110,16 @@ def curl_reproduction(target: HttpTarget, frames: Sequence[bytes]) -> tuple[str,
         notes.append("start the server with a free port in place of {port} in its launch command, and put that "
                      "port in the URLs below")
     if target.transport is TransportKind.LEGACY_SSE:
+        posts = Posting.ONE  # its answers come on the GET stream, so a case is sent as one POST
         notes.append("legacy HTTP+SSE: answers arrive on the GET stream; open it first with "
                      f"`curl -N {shlex.quote(target.url)}` and POST to the endpoint its first event names")
     steps: list[str] = []
     version: str | None = None
     for index, frame in enumerate(frames):
-        if len(frame) > MAX_INLINE_FRAME:
+        # The case's own frame may travel as one POST per line: each line is then a body of its own.
+        several = index == len(frames) - 1 and posts is not Posting.ONE
+        longest = max(map(len, frame.split(b"\n"))) if several else len(frame)
+        if longest > MAX_INLINE_FRAME:
             notes.append(f"frame {index + 1} is {len(frame)} bytes: too long to paste; the JSON report holds it")
             continue
         message = parse_body(frame)
@@ -115,24 +129,63 @@ def curl_reproduction(target: HttpTarget, frames: Sequence[bytes]) -> tuple[str,
             steps.append(_curl(target.url, frame, mcp_headers(message, None), capture_session=True))
             version = asked if isinstance(asked, str) else None
             continue
+        if several:
+            steps += _several_posts(target.url, frame.split(b"\n"), posts, version)
+            notes.append(POSTS_NOTES[posts])
+            continue
         if not is_printable(frame):
             notes.append(f"frame {index + 1} has bytes that are not printable UTF-8: written as octal escapes")
-        headers = mcp_headers(message, version)
-        steps.append(_curl(target.url, frame, headers, session=version is not None))
+        steps.append(_curl(target.url, frame, mcp_headers(message, version), session=version is not None))
     alive = liveness_frame(frames)
     steps.append(_curl(target.url, alive, mcp_headers(parse_body(alive), version), session=version is not None))
     notes.append(ALIVE_NOTE)
     return "\n".join(steps), notes
 
 
+POSTS_NOTES = {
+    Posting.IN_ORDER: "the case's lines are POSTed one by one, each once the previous one's response headers are in "
+                      "(the server has it); earlier ones stay open in the background, `wait` collects their answers",
+    Posting.AT_ONCE: "the case's lines are POSTed all at once, in the background; `wait` collects their answers",
+}
+HEADERS_DIR = 'H=$(mktemp -d)'  # each background POST dumps its response headers here: their arrival is the cue
+
+
+def _several_posts(url: str, lines: Sequence[bytes], posts: Posting, version: str | None) -> list[str]:
+    """One curl per line, as `posts` sends them, then `wait` for every answer.
+
+    In order, a POST starts once the previous one's response headers are in, while that one may still be open
+    (a cancel must reach the server while its request is in flight): each but the last runs in the background.
+    """
+    session = version is not None
+    steps = [HEADERS_DIR] if posts is Posting.IN_ORDER else []
+    for index, line in enumerate(lines):
+        headers = mcp_headers(parse_body(line), version)
+        if posts is Posting.AT_ONCE:
+            steps.append(f"{{ {_curl(url, line, headers, session=session)}; }} &")
+        elif index < len(lines) - 1:
+            dump = f'"$H/{index + 1}"'
+            steps.append(f"{{ {_curl(url, line, headers, session=session, dump_headers=dump)}; }} &")
+            # Headers in (or that curl gave up): the server has this request; the next POST may go.
+            steps.append(f"while [ ! -s {dump} ] && kill -0 $! 2>/dev/null; do sleep 0.1; done")
+        else:
+            steps.append(_curl(url, line, headers, session=session))
+    steps.append("wait")
+    if posts is Posting.IN_ORDER:
+        steps.append('rm -r "$H"')
+    return steps
+
+
 def _curl(url: str, frame: bytes, headers: dict[str, str], *, capture_session: bool = False,
-          session: bool = False) -> str:
-    """One POST as a curl command (the initialize one saves the Mcp-Session-Id into $SID)."""
+          session: bool = False, dump_headers: str | None = None) -> str:
+    """One POST as a curl command (the initialize one saves the Mcp-Session-Id into $SID; `dump_headers`: the
+    file its response headers go to)."""
     parts = ["curl", "-sS", "-X", "POST", shlex.quote(url), "-H", shlex.quote(f"Accept: {ACCEPT_BOTH}"),
              "-H", shlex.quote("Content-Type: application/json")]
     parts += [item for name, value in headers.items() for item in ("-H", shlex.quote(f"{name}: {value}"))]
     if session:
         parts += ["-H", '"Mcp-Session-Id: $SID"']
+    if dump_headers:
+        parts += ["-D", dump_headers]
     if is_printable(frame):
         command = " ".join([*parts, "--data-binary", shlex.quote(frame.decode("utf-8"))])
     else:
@@ -142,10 +195,16 @@ def _curl(url: str, frame: bytes, headers: dict[str, str], *, capture_session: b
     return command + "; echo"
 
 
-def reproduction(server: ServerTarget, frames: Sequence[bytes]) -> tuple[str, list[str]]:
-    """The shell reproduction for a stdio command or an HTTP URL (none for a handler in memory)."""
+def finding_reproduction(server: ServerTarget, finding: Finding) -> tuple[str, list[str]]:
+    """The shell reproduction of a finding's frames, POSTed as its case sends them."""
+    return reproduction(server, finding.frames, finding.case.posts if finding.case else Posting.ONE)
+
+
+def reproduction(server: ServerTarget, frames: Sequence[bytes],
+                 posts: Posting = Posting.ONE) -> tuple[str, list[str]]:
+    """The shell reproduction for a stdio command (all frames in one go) or an HTTP URL (as `posts` says)."""
     if server.kind is ServerKind.URL:
-        return curl_reproduction(server, frames)
+        return curl_reproduction(server, frames, posts)
     if server.kind is ServerKind.COMMAND:
         command, notes = shell_reproduction(server.command, frames)
         return (f"cd {shlex.quote(server.cwd)} && {command}" if server.cwd else command), notes
