@@ -165,3 +165,15 @@ def test_the_readme_lists_every_known_behaviour_with_its_link() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for row in known_behaviours():
         assert f"]({row.link})" in readme and row.behaviour in readme, row.id
+
+
+def test_zod_coercion_on_the_typescript_sdk_is_no_finding_unless_strict_types() -> None:
+    """z.coerce.number() takes [3] for 3 (JavaScript's Number()): lax coercion, so no tool finding by default; the
+    type changes still sent ("text", an object, [1, 2]) are refused by it, as they should be. (Which values are sent
+    is pinned in test_argument_strategies; this checks the real SDK agrees.)"""
+    if shutil.which("node") is None or not (TS_SERVER.parent / "node_modules" / "@modelcontextprotocol").is_dir():
+        pytest.skip("no TypeScript SDK server: .ci/run installs it (npm install in tests/sdk_servers/ts)")
+    finished = run_engine(["node", str(TS_SERVER)], timeout=5, budget=20, phases=("probe", "coverage", "fuzz"))
+    assert not finished.error
+    assert finished.stats.phases["coverage"] > 0
+    assert [(f.oracle, f.target, f.message) for f in finished.findings if f.target == "tool/step"] == []
