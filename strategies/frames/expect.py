@@ -91,8 +91,9 @@ def _loosen(expect: Expectation, data: bytes, values: list[Any], ids: tuple[Any,
     if not expect.reply or expect.lenient:
         return anything("a reader may refuse a frame this big or this deep", ids)
     # Silence is blamed on the limit only when nothing else is wrong with the frame: an invalid envelope that is
-    # also deep is dropped for being invalid as often as for its depth, and invalid-request says so.
-    past = limit if expect.well_formed else None
+    # also deep is dropped for being invalid as often as for its depth, and invalid-request says so. An unknown
+    # method is nothing wrong with the envelope (servers answer it, -32601): silence there is the limit's too.
+    past = limit if expect.well_formed or expect.judge == OracleId.METHOD_NOT_FOUND else None
     return replace(expect, codes=frozenset(), error_ok=True, null_id_ok=True, past_limit=past,
                    note="a frame this big or this deep may be refused")
 
