@@ -203,3 +203,18 @@ def test_strategies_compose_with_plain_hypothesis() -> None:
         assert arguments.is_valid(pair[0]) and not arguments.is_valid(pair[1].arguments)
 
     check()
+
+
+@pytest.mark.parametrize("kind", ["integer", "number"])
+def test_a_one_element_array_for_a_number_is_a_strict_type_change_only(kind: str) -> None:
+    """JavaScript's Number([1]) is 1 (zod's z.coerce.number() takes it): lax coercion, sent only with
+    --strict-types; [1, 2] (NaN to Number()) is sent always."""
+    schema = ArgumentSchema({"type": "object", "properties": {"n": {"type": kind}}, "required": ["n"]})
+
+    def sent(strict: bool) -> list[object]:
+        return [call.arguments["n"] for choice in range(8)
+                for call in negative_calls(schema, {"n": 3}, strict_types=strict, choice=choice)
+                if call.rule == "type"]
+
+    assert [1] not in sent(False) and [1, 2] in sent(False)
+    assert [1] in sent(True)

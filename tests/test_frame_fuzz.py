@@ -100,6 +100,29 @@ def test_expectation_is_read_from_the_final_bytes(data: bytes, judge: str, rid: 
         (judge, rid, codes, result_ok, null_ok)
 
 
+def test_silence_on_a_deep_request_for_an_unknown_method_is_the_depth_limits() -> None:
+    """mcp's stdio drops a frame nested past 200 levels whatever its method: for an unknown method too, that is one
+    low no-hang finding (limit:nesting, the SDK's known behaviour), not a medium method-not-found one; an invalid
+    envelope that is also deep stays invalid-request's."""
+    deep = b'{"jsonrpc":"2.0","id":7,"method":"mcpfuzz/","params":{"deep":' + b"[" * 220 + b"1" + b"]" * 220 + b"}}"
+    expect = expect_frame(deep, LEGACY)
+    assert (expect.judge, expect.past_limit) == ("method-not-found", ex.ReaderLimit.NESTING)
+    invalid = deep.replace(b'"jsonrpc":"2.0",', b"")
+    assert expect_frame(invalid, LEGACY).past_limit is None
+
+
+def test_a_frame_past_the_nesting_and_integer_limits_blames_the_one_an_sdk_enforces() -> None:
+    """96 deep with an id of 2**64: the TypeScript SDK drops it for the id (its known behaviour), as no SDK's
+    reader stops at 96 levels; 220 deep, mcp's reader refuses the depth first."""
+    def frame(levels: int) -> bytes:
+        return (b'{"jsonrpc":"2.0","id":18446744073709551616,"method":"mcpfuzz/x","params":{"deep":'
+                + b"[" * levels + b"1" + b"]" * levels + b"}}")
+
+    assert expect_frame(frame(96), LEGACY).past_limit is ex.ReaderLimit.BIG_INTEGER
+    assert expect_frame(frame(220), LEGACY).past_limit is ex.ReaderLimit.NESTING
+    assert expect_frame(frame(96), LEGACY).codes == frozenset()  # any refusal of a deep frame stays allowed
+
+
 def test_frames_the_spec_leaves_open_expect_nothing_but_survival() -> None:
     """Conflicting duplicate ids, a notification with bad params, a big notification: no reply is due, none banned."""
     for data in (b'{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}',

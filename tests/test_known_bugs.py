@@ -31,6 +31,7 @@ EXPECTED = {
     "id-null-invalid": {"id-preserved"},
     "drop-deep": {"no-hang"},
     "drop-big-id": {"no-hang"},
+    "invalid-as-parse": {"invalid-request"},
 }
 
 
@@ -145,3 +146,13 @@ def test_an_id_null_answer_is_a_changed_id_not_silence() -> None:
     assert {(f.oracle, f.severity) for f in finished.findings} == {("id-preserved", Severity.MEDIUM)}
     (finding,) = finished.findings
     assert "came back as null" in finding.message and "no reply" not in finding.message
+
+
+def test_minus_32700_for_every_invalid_message_is_one_finding() -> None:
+    """-32700 for bad envelopes and for params that are not an object is one root cause (the TypeScript SDK's
+    HTTP transport), so one invalid-request finding naming the params frames too, not one per oracle."""
+    finished = run_engine(fixture_command("invalid-as-parse"))
+    (finding,) = finished.findings
+    assert (finding.oracle, finding.key, finding.severity) == ("invalid-request", "code:-32700", Severity.MEDIUM)
+    assert "answered error -32700" in finding.message
+    assert {"params/string", "params/array"} <= set(finding.also_on) | {finding.target}

@@ -14,6 +14,7 @@ import json
 import os
 import queue
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -90,6 +91,42 @@ def test_a_linear_leak_is_found_with_its_figures(noise: float) -> None:
     text = exact.message()
     assert "grew 1" in text and "over 1550 requests" in text and "about 100 KB per request" in text
     assert "still growing" in text
+
+
+def test_a_v8_heap_warming_up_is_not_a_leak_but_a_leak_past_it_is() -> None:
+    """A Node.js server's RSS climbs ~50-60 MB over its first thousands of requests (the reference TypeScript
+    servers measured) before its first full collection: under the V8 warm-up floor, no leak; the same slope
+    carried past it is one."""
+    from dataclasses import replace
+
+    def on_v8(points: list[Sample]) -> list[Sample]:
+        return [replace(point, v8=True) for point in points]
+
+    warming = series(leak(30 * KIB), per=50)  # ~57 MB in all, ~45 MB after the warm-up share
+    assert judge_growth(warming) is not None  # a leak in a process that does not run V8
+    assert judge_growth(on_v8(warming)) is None
+    long_leak = on_v8(series(leak(30 * KIB, per=200), per=200))  # the same slope over 7,800 requests
+    growth = judge_growth(long_leak)
+    assert growth is not None and growth.v8 and growth.growth > DEFAULT_LIMITS.v8_heap_warmup
+
+
+def test_the_sampler_tells_a_v8_process_tree() -> None:
+    """A tree with a node process in it samples as V8; a Python one does not."""
+    if shutil.which("node") is None:
+        pytest.skip("no node on this machine")
+    for command, v8 in (([sys.executable, "-c", "import time; time.sleep(30)"], False),
+                        (["node", "-e", "setTimeout(() => {}, 30000)"], True)):
+        process = subprocess.Popen(command)
+        try:
+            deadline = time.monotonic() + 10
+            sample = ResourceSampler(process.pid).sample(0)
+            while sample is not None and sample.v8 != v8 and time.monotonic() < deadline:
+                time.sleep(0.05)  # the name is the program's only once it has exec'd
+                sample = ResourceSampler(process.pid).sample(0)
+            assert sample is not None and sample.v8 is v8
+        finally:
+            process.kill()
+            process.wait()
 
 
 def test_a_slow_leak_just_above_the_floor_is_found() -> None:

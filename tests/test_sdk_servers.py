@@ -17,11 +17,13 @@ import pytest
 
 from mcpfuzz.engine.attribution.known import known_behaviours
 from mcpfuzz.engine.events import RunFinished
+from mcpfuzz.transport.http_target import HttpTarget
 from tests.engine_runs import run_engine
 
 ROOT = Path(__file__).resolve().parent.parent
 SDK_SERVERS = ROOT / "tests" / "sdk_servers"
 TS_SERVER = SDK_SERVERS / "ts" / "server.mjs"
+TS_HTTP_SERVER = SDK_SERVERS / "ts" / "http_server.mjs"
 
 SILENT_ON_BAD_FRAMES = {
     ("parse-error", "parse/truncated", "low"),
@@ -70,6 +72,35 @@ def ts_run() -> RunFinished:
     return run_engine(["node", str(TS_SERVER)], timeout=5)
 
 
+@pytest.fixture(scope="module")
+def ts_http_run() -> RunFinished:
+    """The TypeScript SDK 1.32.2 over streamable HTTP (stateless, --launch), the protocol phases and coverage (where
+    a missing resource is read)."""
+    if shutil.which("node") is None or not (TS_SERVER.parent / "node_modules" / "@modelcontextprotocol").is_dir():
+        pytest.skip("no TypeScript SDK server: .ci/run installs it (npm install in tests/sdk_servers/ts)")
+    target = HttpTarget("http://127.0.0.1:{port}/mcp", launch=("node", str(TS_HTTP_SERVER), "--port", "{port}"))
+    return run_engine([], http=target, timeout=5, budget=40,
+                      phases=("probe", "catalogue", "lifecycle", "coverage"))
+
+
+def test_the_typescript_sdk_over_http_calls_every_invalid_message_unparseable_once(ts_http_run: RunFinished) -> None:
+    """Its HTTP transport answers -32700 to bad envelopes and to params that are not an object alike: one
+    finding (invalid-request), marked as the SDK's, never a second one under invalid-params."""
+    assert not ts_http_run.error
+    parse_codes = [f for f in ts_http_run.findings if f.key == "code:-32700"]
+    assert [(f.oracle, str(f.severity)) for f in parse_codes] == [("invalid-request", "medium")]
+    assert "params/string" in parse_codes[0].also_on
+    upstream = parse_codes[0].upstream
+    assert upstream is not None and upstream.link.endswith("/typescript-sdk/pull/2000")
+    assert upstream.sdk == "the TypeScript SDK 1.32.2"
+
+
+def test_a_node_servers_heap_warming_up_under_refusals_is_no_session_leak(ts_http_run: RunFinished) -> None:
+    """The stateless server keeps nothing per refused request, but V8 grows its heap by tens of MB over the
+    first thousand requests: no session-leak (nor memory-growth) finding from that."""
+    assert [f.oracle for f in ts_http_run.findings if f.oracle in ("session-leak", "memory-growth")] == []
+
+
 def test_mcp_2x_server_runs_in_the_modern_era_with_true_findings_only(sdk2_run: RunFinished) -> None:
     """mcp 2.3.0 negotiates 2026-07-28 through server/discover."""
     assert not sdk2_run.error
@@ -99,10 +130,10 @@ def test_every_finding_on_an_sdk_server_is_marked_as_the_sdks(sdk2_run: RunFinis
 
 
 def test_every_row_of_the_known_behaviour_table_shows_on_a_real_server(
-        sdk2_run: RunFinished, sdk1_run: RunFinished, ts_run: RunFinished) -> None:
+        sdk2_run: RunFinished, sdk1_run: RunFinished, ts_run: RunFinished, ts_http_run: RunFinished) -> None:
     """A row nothing matches is a claim about an SDK nobody checked: each must explain a finding on its SDK."""
     shown = set()
-    for finished in (sdk2_run, sdk1_run, ts_run):
+    for finished in (sdk2_run, sdk1_run, ts_run, ts_http_run):
         shown |= {(f.upstream.link, f.upstream.behaviour) for f in finished.findings if f.upstream is not None}
     missing = [row.id for row in known_behaviours() if (row.link, row.behaviour) not in shown]
     assert missing == []
@@ -140,3 +171,15 @@ def test_the_readme_lists_every_known_behaviour_with_its_link() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for row in known_behaviours():
         assert f"]({row.link})" in readme and row.behaviour in readme, row.id
+
+
+def test_zod_coercion_on_the_typescript_sdk_is_no_finding_unless_strict_types() -> None:
+    """z.coerce.number() takes [3] for 3 (JavaScript's Number()): lax coercion, so no tool finding by default; the
+    type changes still sent ("text", an object, [1, 2]) are refused by it, as they should be. (Which values are sent
+    is pinned in test_argument_strategies; this checks the real SDK agrees.)"""
+    if shutil.which("node") is None or not (TS_SERVER.parent / "node_modules" / "@modelcontextprotocol").is_dir():
+        pytest.skip("no TypeScript SDK server: .ci/run installs it (npm install in tests/sdk_servers/ts)")
+    finished = run_engine(["node", str(TS_SERVER)], timeout=5, budget=20, phases=("probe", "coverage", "fuzz"))
+    assert not finished.error
+    assert finished.stats.phases["coverage"] > 0
+    assert [(f.oracle, f.target, f.message) for f in finished.findings if f.target == "tool/step"] == []

@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 
 from mcpfuzz.engine.phases.search import SearchOptions, database_key, derive_seed, search
 from mcpfuzz.engine.phases.targets import (
+    NO_TIME,
+    PlanLimits,
     Safety,
     Selection,
     TargetType,
@@ -46,6 +48,20 @@ def test_targets_are_named_by_kind_and_risky_ones_wait_to_be_named() -> None:
     plan = plan_targets(declared, Selection(include=("tool/wipe",), exclude=("tool/plain",)), seed=1)
     assert [t.label for t in plan.targets] == ["tool/read", "tool/wipe"]
     assert dict(plan.skipped)["tool/plain"] == "--exclude-tool"
+
+
+def test_a_machine_busy_elsewhere_does_not_skip_targets_for_lack_of_planning_time() -> None:
+    """Planning's share is its own CPU time: wall-clock stalls between targets (a loaded machine deschedules the
+    planning thread; here it sleeps) cost it nothing, so every target is prepared. Only the work counts."""
+    declared = {TargetKind.TOOL: [_tool(f"t{i}") for i in range(4)]}
+    plan = plan_targets(declared, Selection(), seed=1,
+                        limits=PlanLimits(cpu_seconds=0.5, check_cancelled=lambda: time.sleep(0.3)))
+    assert [t.label for t in plan.targets] == ["tool/t0", "tool/t1", "tool/t2", "tool/t3"]
+    assert plan.skipped == [] and plan.warnings == []
+    # No CPU allowance at all: nothing is prepared, and the run says why.
+    plan = plan_targets(declared, Selection(), seed=1, limits=PlanLimits(cpu_seconds=0.0))
+    assert plan.targets == [] and {reason for _, reason in plan.skipped} == {NO_TIME}
+    assert "not prepared within the planning share of --budget" in plan.warnings[0]
 
 
 def test_a_label_that_names_no_target_is_a_warning_that_lists_the_real_ones() -> None:

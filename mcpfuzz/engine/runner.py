@@ -482,9 +482,10 @@ class Run:
         config = self.config
         assert self.probe is not None
         await anyio.to_thread.run_sync(prepare_hypothesis)
-        # Planning (preflight draws per target) gets at most a fifth of the time left: a server that lists
-        # thousands of tools must still be fuzzed, and Ctrl-C or the budget stops it between two targets.
-        limits = PlanLimits(time.monotonic() + self._left() * PLANNING_SHARE, anyio.from_thread.check_cancelled)
+        # Planning (preflight draws per target) gets at most a fifth of the time left, in its own CPU time (a
+        # loaded machine must not skip targets): a server that lists thousands of tools must still be fuzzed,
+        # and Ctrl-C or the budget stops it between two targets.
+        limits = PlanLimits(self._left() * PLANNING_SHARE, anyio.from_thread.check_cancelled)
         plan = await anyio.to_thread.run_sync(partial(
             plan_targets, self.probe.declared, self._selection(),
             seed=config.seed, limits=limits))

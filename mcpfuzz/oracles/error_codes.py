@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
+from mcpfuzz.jsonrpc.expectation import INVALID_REQUEST, PARSE_ERROR, Expectation
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.oracles.answers import case_answers, judge_answers, misused_code
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
@@ -13,6 +14,20 @@ ParseErrorFailure = failure_class(OracleId.PARSE_ERROR, "Unparseable input not a
 InvalidRequestFailure = failure_class(OracleId.INVALID_REQUEST, "Invalid request not answered with -32600")
 MethodNotFoundFailure = failure_class(OracleId.METHOD_NOT_FOUND, "Unknown method not answered with -32601")
 InvalidParamsFailure = failure_class(OracleId.INVALID_PARAMS, "Bad params not answered with -32602")
+
+
+PARSE_CODE_KEY = f"code:{PARSE_ERROR}"
+
+
+def _invalid_envelope_too(expect: Expectation) -> bool:
+    """Params that are not an object also break the JSON-RPC envelope (section 4: params is a structured value;
+    MCP: an object), so -32600 is due as well as -32602.
+
+    A -32700 for such a frame is the invalid-request oracle's: a server whose validator calls every parseable
+    but invalid message unparseable (the TypeScript SDK over HTTP) has one root cause, so one finding, not one
+    per oracle.
+    """
+    return expect.judge == OracleId.INVALID_PARAMS and INVALID_REQUEST in expect.codes
 
 
 @register(ParseErrorFailure, Severity.MEDIUM)
@@ -52,6 +67,9 @@ def invalid_request(exchange: Exchange) -> Iterator[Failure]:
                        "can wait for it; JSON-RPC 2.0 asks for -32600 with id null)")
         yield from judge_answers(exchange, InvalidRequestFailure, silence)
         return
+    if _invalid_envelope_too(expect):
+        yield from (failure for failure in judge_answers(exchange, InvalidRequestFailure, None)
+                    if failure.key == PARSE_CODE_KEY)
     yield from misused_code(exchange, OracleId.INVALID_REQUEST, InvalidRequestFailure)
 
 
@@ -69,7 +87,9 @@ def invalid_params(exchange: Exchange) -> Iterator[Failure]:
     """Bad params for a known method get -32602 (or an isError result for tool arguments)."""
     expect = exchange.case.expect
     if expect.judge == OracleId.INVALID_PARAMS:
-        yield from judge_answers(exchange, InvalidParamsFailure, None)
+        for failure in judge_answers(exchange, InvalidParamsFailure, None):
+            if not (failure.key == PARSE_CODE_KEY and _invalid_envelope_too(expect)):
+                yield failure
         if expect.is_error_result_ok:
             # SEP-1303 (2025-11-25): bad tool arguments may come back as a result, but only one
             # that says it failed.

@@ -20,11 +20,12 @@ SPREADS = (1, 2, 10, 1000, 2**31)
 
 # Replacement values per declared type that no lax server coerces back into that type. Numbers for
 # strings ("5" vs 5), strings and booleans for numbers, null for anything, and 1.5 for integers are
-# changes lax servers legitimately accept: only with --strict-types.
+# changes lax servers legitimately accept: only with --strict-types. So is a one-element array for a
+# number: JavaScript's Number([1]) is 1 (zod's z.coerce.number() accepts it), while Number([1, 2]) is NaN.
 _SAFE_REPLACEMENTS: dict[str, list[Any]] = {
     "string": [{"mcpfuzz": 1}, [1], True],
-    "integer": ["text", {"mcpfuzz": 1}, [1]],
-    "number": ["text", {"mcpfuzz": 1}, [1]],
+    "integer": ["text", {"mcpfuzz": 1}, [1, 2]],
+    "number": ["text", {"mcpfuzz": 1}, [1, 2]],
     "boolean": ["text", {"mcpfuzz": 1}, [1]],
     "object": ["text", 12345, [1]],
     "array": ["text", 12345, {"mcpfuzz": 1}],
@@ -32,8 +33,8 @@ _SAFE_REPLACEMENTS: dict[str, list[Any]] = {
 }
 _STRICT_REPLACEMENTS: dict[str, list[Any]] = {
     "string": [12345, None],
-    "integer": [1.5, True, "12", None],
-    "number": [True, "12.5", None],
+    "integer": [1.5, True, "12", None, [1]],
+    "number": [True, "12.5", None, [1]],
     "boolean": [1, "true", None],
     "object": [None],
     "array": [None],

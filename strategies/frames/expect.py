@@ -22,6 +22,9 @@ from mcpfuzz.jsonrpc.versions import BATCH_VERSION
 
 BIG_FRAME = 64 * 1024  # RFC 8259 section 9: a reader may limit the size of texts
 DEEP = 32  # ... and their nesting; past these, a refusal with id null is accepted too
+# The shallowest nesting limit of the readers the SDKs use (pydantic-core's). A frame no deeper than this that
+# also carries an integer beyond 2**53 is refused for the integer, if at all (JavaScript's readers cannot hold it).
+SDK_READER_DEPTH = 200
 
 
 def expect_frame(data: bytes, ctx: FrameContext, ids: tuple[Any, ...] = ()) -> Expectation:
@@ -91,8 +94,12 @@ def _loosen(expect: Expectation, data: bytes, values: list[Any], ids: tuple[Any,
     if not expect.reply or expect.lenient:
         return anything("a reader may refuse a frame this big or this deep", ids)
     # Silence is blamed on the limit only when nothing else is wrong with the frame: an invalid envelope that is
-    # also deep is dropped for being invalid as often as for its depth, and invalid-request says so.
-    past = limit if expect.well_formed else None
+    # also deep is dropped for being invalid as often as for its depth, and invalid-request says so. An unknown
+    # method is nothing wrong with the envelope (servers answer it, -32601): silence there is the limit's too.
+    past: ReaderLimit | None = limit if expect.well_formed or expect.judge == OracleId.METHOD_NOT_FOUND else None
+    if past is ReaderLimit.NESTING and all(depth(v) <= SDK_READER_DEPTH for v in values) \
+            and any(has_big_integer(v) for v in values):
+        past = ReaderLimit.BIG_INTEGER  # past both limits, and only this one is any SDK's
     return replace(expect, codes=frozenset(), error_ok=True, null_id_ok=True, past_limit=past,
                    note="a frame this big or this deep may be refused")
 

@@ -44,6 +44,8 @@ BUGS: dict[str, str] = {
     "bad-shape": "tools lack inputSchema; initialize result lacks serverInfo",
     "no-result-type": "modern results lack resultType",
     "id-null-invalid": "invalid requests whose id is readable answered -32600 with id null",
+    "invalid-as-parse": "parseable invalid messages (params not an object too) answered -32700, as the "
+                        "TypeScript SDK's streamable HTTP transport does",
     "drop-deep": "frames nested deeper than 200 levels dropped silently (as pydantic-core's parser does)",
     "drop-big-id": "requests whose id lies beyond 2**53 dropped silently",
     "modern-only": "not a bug: serves only the modern era",
@@ -193,6 +195,8 @@ class Server:
         """Answer for a parseable value that is not a valid request."""
         if "silent-invalid-request" in self.bugs:
             return []
+        if "invalid-as-parse" in self.bugs:
+            return self.error(rid, -32700, "parse error: invalid JSON-RPC message")
         code = -32603 if "invalid-request-code" in self.bugs else -32600
         return self.error(None if "id-null-invalid" in self.bugs else rid, code, message)
 
@@ -263,6 +267,8 @@ class Server:
         if not isinstance(method, str):
             return self.invalid_request(rid, "invalid request: method must be a string")
         if "params" in msg and not isinstance(msg["params"], dict):
+            if "invalid-as-parse" in self.bugs:
+                return self.invalid_request(rid, "invalid request: params must be an object")
             return self.invalid_params(rid, "invalid params: params must be an object")
         try:
             return self.handle_request(rid, method, msg.get("params", {}), first=first)

@@ -1,7 +1,9 @@
 """Which MCP SDK (and version) a server is built on, read from the package metadata next to its command.
 
-Nothing is run: a Python command's virtual environment holds `mcp-X.Y.Z.dist-info`; a Node command's
-script (or npx's cache of its package) sits under a `node_modules` that holds `@modelcontextprotocol/sdk`.
+Nothing is run: a Python command's virtual environment holds `mcp-X.Y.Z.dist-info` (and
+`fastmcp-X.Y.Z.dist-info` for a server on the standalone FastMCP, which is built on `mcp`); a Node
+command's script (or npx's cache of its package) sits under a `node_modules` that holds
+`@modelcontextprotocol/sdk`.
 """
 
 from __future__ import annotations
@@ -21,33 +23,42 @@ class Sdk(str, Enum):
 
     PYTHON = "python"  # the `mcp` package on PyPI
     TYPESCRIPT = "typescript"  # `@modelcontextprotocol/sdk` on npm
+    FASTMCP = "fastmcp"  # the standalone `fastmcp` package on PyPI (not mcp's bundled copy), built on `mcp`
 
     @property
     def display_name(self) -> str:
         """The SDK's name for people."""
-        return {Sdk.PYTHON: "the Python SDK (mcp)", Sdk.TYPESCRIPT: "the TypeScript SDK"}[self]
+        return {Sdk.PYTHON: "the Python SDK (mcp)", Sdk.TYPESCRIPT: "the TypeScript SDK", Sdk.FASTMCP: "FastMCP"}[self]
 
 
 @dataclass(frozen=True)
 class SdkInfo:
-    """The SDK a server is built on, its version, and the file that told."""
+    """The SDK a server is built on, its version, the file that told, and the SDK it is built on in turn."""
 
     sdk: Sdk
     version: str
     source: str
+    base: SdkInfo | None = None  # FastMCP's `mcp`: its transports and their known behaviours come along
 
     def describe(self) -> str:
-        """`the TypeScript SDK 1.32.2`."""
-        return f"{self.sdk.display_name} {self.version}"
+        """`the TypeScript SDK 1.32.2`; `FastMCP 4.2.3 (on the Python SDK (mcp) 2.3.0)`."""
+        own = f"{self.sdk.display_name} {self.version}"
+        return own if self.base is None else f"{own} (on {self.base.describe()})"
+
+    def layers(self) -> tuple[SdkInfo, ...]:
+        """This SDK, then the ones under it (a known behaviour of any of them shows in the server)."""
+        return (self, *(self.base.layers() if self.base is not None else ()))
 
 
 _DIST_INFO = re.compile(r"^mcp-(\d[\w.+-]*)\.dist-info$")
+_FASTMCP_DIST_INFO = re.compile(r"^fastmcp(?:_slim)?-(\d[\w.+-]*)\.dist-info$")
 _NPX_CACHE = Path.home() / ".npm" / "_npx"
 MAX_NPX_CACHES = 200  # npx keeps one folder per package set; more is a machine we should not crawl
 
 
 def detect_sdk(command: Sequence[str]) -> SdkInfo | None:
     """The SDK behind a server command (a stdio command, or an HTTP server's --launch), or None."""
+    command = _without_env(command)
     if not command:
         return None
     for found in (_python_sdk(command), _node_sdk(command)):
@@ -56,8 +67,23 @@ def detect_sdk(command: Sequence[str]) -> SdkInfo | None:
     return None
 
 
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _without_env(command: Sequence[str]) -> Sequence[str]:
+    """`env PORT=3001 node server.js` (a usual --launch command) is `node server.js`."""
+    words = list(command)
+    if words and Path(words[0]).name == "env":
+        words = words[1:]
+        while words and words[0].startswith("-"):
+            words = words[1:]
+    while words and _ASSIGNMENT.match(words[0]):
+        words = words[1:]
+    return words
+
+
 def _python_sdk(command: Sequence[str]) -> SdkInfo | None:
-    """`python ...` or a console script: the `mcp` package of that interpreter's environment."""
+    """`python ...` or a console script: the `mcp` package (or FastMCP over it) of that interpreter's environment."""
     program = _which(command[0])
     if program is None:
         return None
@@ -65,38 +91,53 @@ def _python_sdk(command: Sequence[str]) -> SdkInfo | None:
     if interpreter is None:
         return None
     sites = _site_packages(Path(interpreter))
-    if not _script_uses_mcp(command, sites):
+    entry = _entry_text(command, sites)
+    if entry is not None and _MCP_IMPORT.search(entry) is None:
         return None
+    mcp = _dist_info(sites, "mcp-*.dist-info", _DIST_INFO, Sdk.PYTHON)
+    # The standalone FastMCP: the entry imports `fastmcp` (a console script of its environment: installed
+    # at all). `from mcp.server.fastmcp import FastMCP` is mcp's own copy, so mcp's.
+    if entry is None or _FASTMCP_IMPORT.search(entry) is not None:
+        fastmcp = _dist_info(sites, "fastmcp*.dist-info", _FASTMCP_DIST_INFO, Sdk.FASTMCP)
+        if fastmcp is not None:
+            return SdkInfo(fastmcp.sdk, fastmcp.version, fastmcp.source, base=mcp)
+    return mcp
+
+
+def _dist_info(sites: list[Path], pattern: str, name: re.Pattern[str], sdk: Sdk) -> SdkInfo | None:
+    """The first `NAME-VERSION.dist-info` of a package in the environment's site-packages, as an SdkInfo."""
     for site in sites:
-        for entry in sorted(site.glob("mcp-*.dist-info")):
-            match = _DIST_INFO.match(entry.name)
+        for entry in sorted(site.glob(pattern)):
+            match = name.match(entry.name)
             if match:
-                return SdkInfo(Sdk.PYTHON, match.group(1), str(entry))
+                return SdkInfo(sdk, match.group(1), str(entry))
     return None
 
 
 _MCP_IMPORT = re.compile(rb"^\s*(?:from|import)\s+(?:mcp|fastmcp)\b", re.MULTILINE)
+_FASTMCP_IMPORT = re.compile(rb"^\s*(?:from|import)\s+fastmcp\b", re.MULTILINE)
 MAX_SCRIPT_BYTES = 1 << 20
 
 
-def _script_uses_mcp(command: Sequence[str], sites: list[Path]) -> bool:
-    """A Python server counts only when its own entry file imports mcp or fastmcp: an environment that merely
-    has `mcp` installed (a test suite's) says nothing about a hand-written server. Unreadable: no claim."""
+def _entry_text(command: Sequence[str], sites: list[Path]) -> bytes | None:
+    """The start of the server's own entry file, b"" when unreadable, None for a console script (its package is
+    the server's). A Python server counts only when its entry file imports mcp or fastmcp: an environment that
+    merely has `mcp` installed (a test suite's) says nothing about a hand-written server."""
     words = list(command[1:])
     if "-m" in words and words.index("-m") + 1 < len(words):
         entry = _module_file(words[words.index("-m") + 1], sites)
     else:
         script = next((word for word in words if word.endswith(".py")), None)
         if script is None:
-            return True  # a console script of the environment: its package is the server's
+            return None  # a console script of the environment: its package is the server's
         entry = Path(script)
     if entry is None:
-        return False
+        return b""
     try:
         with open(entry, "rb") as handle:
-            return _MCP_IMPORT.search(handle.read(MAX_SCRIPT_BYTES)) is not None
+            return handle.read(MAX_SCRIPT_BYTES)
     except OSError:
-        return False
+        return b""
 
 
 def _module_file(module: str, sites: list[Path]) -> Path | None:
@@ -115,7 +156,8 @@ def _node_sdk(command: Sequence[str]) -> SdkInfo | None:
     name = Path(command[0]).name
     starts: list[Path] = []
     if name in ("node", "nodejs"):
-        starts += [Path(word).resolve().parent for word in command[1:] if not word.startswith("-")][:1]
+        # Every word that is not an option: `node --require preload.cjs server.js` names two files.
+        starts += [Path(word).resolve().parent for word in command[1:] if not word.startswith("-")]
     elif name in ("npx", "pnpx", "bunx"):
         package = next((word for word in command[1:] if not word.startswith("-")), None)
         if package is not None:

@@ -58,7 +58,8 @@ def known_behaviours() -> tuple[KnownBehaviour, ...]:
 
 def explain(sdk: SdkInfo, transport: str, oracle: str, key: str) -> KnownBehaviour | None:
     """The known behaviour of the server's SDK that a finding is, or None (then the fix is the server's own)."""
-    for row in known_behaviours():
-        if row.covers(sdk, transport) and row.explains(oracle, key):
-            return row
+    for layer in sdk.layers():  # FastMCP's own rows first, then those of the mcp it is built on
+        for row in known_behaviours():
+            if row.covers(layer, transport) and row.explains(oracle, key):
+                return row
     return None

@@ -18,6 +18,7 @@ class Sample:
     fds: int | None  # open file descriptors summed over the tree; None where the OS has no such count
     threads: int = 0
     processes: int = 0
+    v8: bool = False  # a process of the tree runs V8 (Node.js, Deno), whose heap sizes itself up lazily
 
 
 class ResourceSampler:
@@ -48,28 +49,33 @@ class ResourceSampler:
             with root.oneshot():  # status and usage from one read of /proc/<pid>/stat
                 if root.status() == psutil.STATUS_ZOMBIE:
                     return None  # exited, not yet reaped: it holds no memory worth judging
-                rss, fds, threads = _usage(root)
+                rss, fds, threads, v8 = _usage(root)
             members = root.children(recursive=True) if self.tree else []
         except psutil.Error:
             return None  # the root died between two reads
         processes = 1
         for child in members:
             try:
-                child_rss, child_fds, child_threads = _usage(child)
+                child_rss, child_fds, child_threads, child_v8 = _usage(child)
             except psutil.Error:
                 continue  # it ended (or became unreadable) while we looked: it holds nothing now
             processes += 1
             rss += child_rss
             threads += child_threads
+            v8 = v8 or child_v8
             if fds is not None and child_fds is not None:
                 fds += child_fds
-        return Sample(time.monotonic() - self._started, requests, rss, fds, threads, processes)
+        return Sample(time.monotonic() - self._started, requests, rss, fds, threads, processes, v8)
 
 
-def _usage(process: psutil.Process) -> tuple[int, int | None, int]:
-    """RSS, open fds and thread count of one process (one /proc pass for all three)."""
+V8_PROGRAMS = frozenset({"node", "nodejs", "deno"})
+
+
+def _usage(process: psutil.Process) -> tuple[int, int | None, int, bool]:
+    """RSS, open fds, thread count of one process and whether it runs V8 (one /proc pass for all)."""
     with process.oneshot():
         rss = process.memory_info().rss
         threads = process.num_threads()
         fds: int | None = process.num_fds() if hasattr(process, "num_fds") else None  # POSIX only
-    return rss, fds, threads
+        v8 = process.name() in V8_PROGRAMS
+    return rss, fds, threads, v8

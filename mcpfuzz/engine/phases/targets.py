@@ -190,9 +190,15 @@ def _held_with_its_tool(kind: TargetKind, name: str, held_back: dict[str, str], 
 
 @dataclass(frozen=True)
 class PlanLimits:
-    """When planning must stop: a deadline (targets not prepared by then are skipped) and a cancellation check."""
+    """When planning must stop: an allowance of CPU seconds (targets not prepared within it are skipped) and a
+    cancellation check (Ctrl-C, SIGTERM, the end of --budget).
 
-    deadline: float = math.inf
+    The allowance is the planning thread's own CPU time, not the wall clock: on a machine busy with other work
+    a few small schemas can take seconds of wall time, and that must not skip them; a server listing thousands
+    of tools still stops planning once the work itself has taken its share.
+    """
+
+    cpu_seconds: float = math.inf
     check_cancelled: Callable[[], None] = lambda: None
 
 
@@ -200,12 +206,13 @@ def plan_targets(declared: dict[TargetKind, list[dict]], selection: Selection, *
                  limits: PlanLimits = PlanLimits()) -> TargetPlan:  # noqa: B008 (immutable default)
     """Select the targets and prepare their schemas (CPU work: run it off the event loop)."""
     plan = TargetPlan()
+    cpu_deadline = time.thread_time() + limits.cpu_seconds
     # Tools first: a prompt named like a tool held back (excluded, or annotated as risky) may do what the tool
     # does (mcp-server-fetch's `fetch` prompt fetches its URL), so it is held back with it.
     for kind, declarations in sorted(declared.items(), key=lambda item: item[0] is not TargetKind.TOOL):
         held_back = {label.partition("/")[2]: reason for label, reason in plan.skipped
                      if label.startswith(f"{TargetKind.TOOL.value}/") and reason != NO_TIME}
-        _plan_kind(plan, target_types()[kind], declarations, selection, seed, limits, held_back)
+        _plan_kind(plan, target_types()[kind], declarations, selection, seed, limits, cpu_deadline, held_back)
     late = sum(1 for _, reason in plan.skipped if reason == NO_TIME)
     if late:
         plan.warnings.append(f"{late} targets were not prepared within the planning share of --budget and are not "
@@ -217,7 +224,7 @@ NO_TIME = "not prepared in time"
 
 
 def _plan_kind(plan: TargetPlan, target_type: TargetType, declarations: list[dict], selection: Selection,
-               seed: int, limits: PlanLimits, held_back: dict[str, str] | None = None) -> None:
+               seed: int, limits: PlanLimits, cpu_deadline: float, held_back: dict[str, str] | None = None) -> None:
     kind, prefix = target_type.kind, f"{target_type.kind.value}/"
     listed = {str(target_type.name_of(declaration)) for declaration in declarations}
     for option, labels in ((target_type.option, selection.include),
@@ -233,7 +240,7 @@ def _plan_kind(plan: TargetPlan, target_type: TargetType, declarations: list[dic
         name = str(target_type.name_of(declaration))
         if reason is None and held_back:
             reason = _held_with_its_tool(kind, name, held_back, selection)
-        if reason is None and time.monotonic() >= limits.deadline:
+        if reason is None and time.thread_time() >= cpu_deadline:
             reason = NO_TIME
         if reason is None and name in seen:
             reason = "listed twice; the first listing is fuzzed"

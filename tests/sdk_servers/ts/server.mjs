@@ -21,4 +21,16 @@ server.registerTool(
   async ({ a, b }) => ({ content: [{ type: "text", text: String(a + b) }] }),
 );
 
+// zod's lax coercion, as @modelcontextprotocol/server-sequential-thinking declares its thought numbers: the
+// schema says integer, and Number() turns "3" or [3] into 3. Lax coercion is not a finding (--strict-types).
+server.registerTool(
+  "step",
+  {
+    description: "Say which step this is.",
+    inputSchema: { step: z.coerce.number().int().min(1) },
+    annotations: { readOnlyHint: true },
+  },
+  async ({ step }) => ({ content: [{ type: "text", text: `step ${step}` }] }),
+);
+
 await server.connect(new StdioServerTransport());
