@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.versions import Era
@@ -21,6 +22,7 @@ class Case:
     request waited for without a barrier; `slow_ok`: a call of a target, which may take long by its nature
     (once the server shows it is alive, it gets --call-timeout; the handshake and lists keep --timeout). `http_headers`
     change the HTTP request that carries the frame (a value of None removes that header); stdio ignores them.
+    `shared_ok`: a call its maker knows has no effects (a read-only tool), so it may share a pipelined window.
     """
 
     id: str
@@ -35,6 +37,14 @@ class Case:
     era: Era | None = None
     history: tuple[bytes, ...] = ()
     http_headers: tuple[tuple[str, str | None], ...] = ()
+    shared_ok: bool = False
+
+    @cached_property
+    def pipelinable(self) -> bool:
+        """True when the case may share a pipelined window: answered by id alone, harmless to the stream."""
+        from mcpfuzz.jsonrpc.pipelining import isolation_reason
+
+        return isolation_reason(self) is None
 
     @property
     def target(self) -> str:
