@@ -59,7 +59,17 @@ class WindowSet:
     windows: list[Window]
     by_id: dict[IdKey, Window]
     started: float
+    order: list[IdKey]  # the ids due an answer, in the order their frames went out
     unsettled: str = ""
+    _next: int = 0
+
+    def check_order(self, key: IdKey) -> None:
+        """A first answer must carry the next id in sending order: two answers with their ids swapped (which an
+        isolated run tells by an unknown id) would otherwise each look right in the other's case."""
+        if self._next < len(self.order) and self.order[self._next] == key:
+            self._next += 1
+        else:
+            self.unsettle("answers out of sending order")
 
     def unsettle(self, why: str) -> None:
         """Something arrived (or failed to) that no case of the window can own; the first reason is kept."""
@@ -118,7 +128,8 @@ class Collector:
             windows.append(window)
             by_id.update((key, window) for key in window.ids)
         self._window = None
-        self._shared = WindowSet(windows, by_id, started)
+        order = [id_key(w.exchange.case.expect.id) for w in windows if w.exchange.case.expect.reply]
+        self._shared = WindowSet(windows, by_id, started, order)
         return self._shared
 
     def was_sent(self, expect: Expectation) -> bool:
@@ -185,6 +196,8 @@ class Collector:
         if window is None:
             shared.unsettle(f"an answer with id {incoming.id!r}, which is no case's of the window")
             return
+        if not window.exchange.arrivals:  # a case of a window has one id: its first answer
+            shared.check_order(key)
         window.exchange.arrivals.append(Arrival(incoming, time.monotonic() - shared.started, ID_CURRENT, count))
 
     def _count_answer(self, key: IdKey) -> int:

@@ -8,7 +8,6 @@ from mcpfuzz.engine.session.collector import case_ids
 from mcpfuzz.engine.session.session import Session
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
-from mcpfuzz.jsonrpc.ids import IdKey
 
 # Cases in flight at once: enough to keep the pipe busy; a window sent back costs at most this many re-runs.
 WINDOW = 32
@@ -45,9 +44,10 @@ async def run_in_order(session: Session, cases: Sequence[Case], *, window: int =
 def _window_at(session: Session, cases: Sequence[Case], start: int, size: int) -> tuple[Case, ...]:
     """The pipelinable cases from `start` on, up to `size`, whose ids are fresh and distinct."""
     taken: list[Case] = []
-    ids: set[IdKey] = set()
+    ids: set[str] = set()
     for case in cases[start:start + size]:
-        keys = case_ids(case.expect)
+        # Loosely distinct: a server that reads "1" as 1 must not answer one case with another's id.
+        keys = {str(value) for _, value in case_ids(case.expect)}
         if not case.pipelinable or ids & keys or not session.fresh_ids(case):
             break
         ids |= keys
