@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
 from mcpfuzz.engine.judge import FindingSet
+from mcpfuzz.engine.phases.call_phases import CALL_FIRST_ID
+from mcpfuzz.engine.phases.frame_fuzz import FRAME_FIRST_ID
 from mcpfuzz.engine.session.session import HARNESS_FIRST_ID, Session, SessionOptions
 from mcpfuzz.engine.session.windows import run_in_order
 from mcpfuzz.jsonrpc import expectation as ex
@@ -19,6 +24,8 @@ from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.oracles.base import all_oracles
 from mcpfuzz.transport.memory import MemoryTarget, Reply
+from tests.conftest import run_cli
+from tests.engine_runs import TOOL_SERVER
 
 OPTIONS = SessionOptions(timeout=10.0, grace=0.01)  # generous: a test waits this long only when something is broken
 FIRST_ID = 101
@@ -190,3 +197,41 @@ def test_what_may_break_the_stream_or_change_state_runs_alone() -> None:
     read_only_call = Case("call", "window", "call", dumps(request("tools/call", {"name": "t"}, 5)),
                           ex.result(5, "tools/call"), shared_ok=True)
     assert read_only_call.pipelinable
+
+
+def _lines(log: bytes) -> list[dict[str, Any]]:
+    """The frames of a frame log that are JSON objects (random frames need not be)."""
+    frames = []
+    for line in log.splitlines():
+        with contextlib.suppress(ValueError):
+            value = json.loads(line)
+            if isinstance(value, dict):
+                frames.append(value)
+    return frames
+
+
+def test_a_read_only_tools_calls_share_windows_and_the_same_seed_sends_the_same_frames(tmp_path: Path) -> None:
+    """The fuzz phase on the tool server's read-only tools: an example's calls go out together, then one ping."""
+    logs = []
+    for run_number in range(2):
+        log = tmp_path / f"frames-{run_number}.log"
+        result = run_cli(["run", "--seed", "7", "--budget", "60", "--timeout", "2", "--max-examples", "10",
+                          "--phases", "fuzz", "--read-only", "--corpus", str(tmp_path / f"c{run_number}"),
+                          "--log-frames", str(log), "--", sys.executable, str(TOOL_SERVER)], timeout=120)
+        assert result.returncode == 0, result.stdout + result.stderr
+        logs.append(log.read_bytes())
+    assert logs[0] == logs[1]
+    frames = _lines(logs[0])
+    # Alone, a valid call waits for its answer and sends no barrier: calls followed by a harness ping are a window.
+    def numbered(frame: dict[str, Any], low: int, high: int) -> bool:
+        rid = frame.get("id")
+        return isinstance(rid, int) and low <= rid < high
+
+    def tool_call(frame: dict[str, Any]) -> bool:
+        return frame.get("method") == "tools/call" and numbered(frame, CALL_FIRST_ID, FRAME_FIRST_ID)
+
+    windows = [index for index in range(2, len(frames))
+               if frames[index].get("method") in ("ping", "server/discover")
+               and numbered(frames[index], HARNESS_FIRST_ID, CALL_FIRST_ID)
+               and tool_call(frames[index - 1]) and tool_call(frames[index - 2])]
+    assert windows, "no example's calls went out as one window"

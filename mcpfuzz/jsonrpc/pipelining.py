@@ -52,9 +52,22 @@ def isolation_reason(case: Case) -> str | None:
     method = message.get("method")
     if isinstance(method, str) and method in STATEFUL_METHODS and not (method == "tools/call" and case.shared_ok):
         return f"{method} may change what the server answers next"
-    if "progressToken" in case.data.decode():
-        return "asks for progress notifications, which belong to no answer"
+    token = _progress_token(message)
+    if token is not None and not is_valid_mcp_id(token):
+        return "asks for progress notifications under a token no notification can be matched by"
     return None
+
+
+def progress_token(case: Case) -> Any:
+    """The `progressToken` the case's request carries (its progress notifications are its own), or None."""
+    message = _plain_object(case.data)
+    return _progress_token(message) if message is not None else None
+
+
+def _progress_token(message: dict[str, Any]) -> Any:
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return meta.get("progressToken") if isinstance(meta, dict) else None
 
 
 def _plain_object(data: bytes) -> dict[str, Any] | None:

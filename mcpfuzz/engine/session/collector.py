@@ -23,7 +23,8 @@ from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.ids import ABSENT, IdKey, id_key
-from mcpfuzz.jsonrpc.incoming import REQUEST, RESPONSE, Incoming
+from mcpfuzz.jsonrpc.incoming import NOTIFICATION, REQUEST, RESPONSE, Incoming
+from mcpfuzz.jsonrpc.pipelining import progress_token
 
 MAX_SERVER_REQUESTS = 100  # the server's own requests kept per exchange
 
@@ -60,6 +61,7 @@ class WindowSet:
     by_id: dict[IdKey, Window]
     started: float
     order: list[IdKey]  # the ids due an answer, in the order their frames went out
+    by_token: dict[IdKey, Window]  # progress tokens the requests carry: their notifications are the case's own
     unsettled: str = ""
     _next: int = 0
 
@@ -129,7 +131,8 @@ class Collector:
             by_id.update((key, window) for key in window.ids)
         self._window = None
         order = [id_key(w.exchange.case.expect.id) for w in windows if w.exchange.case.expect.reply]
-        self._shared = WindowSet(windows, by_id, started, order)
+        by_token = {id_key(token): w for w in windows if (token := progress_token(w.exchange.case)) is not None}
+        self._shared = WindowSet(windows, by_id, started, order, by_token)
         return self._shared
 
     def was_sent(self, expect: Expectation) -> bool:
@@ -182,6 +185,14 @@ class Collector:
 
     def _route_shared(self, incoming: Incoming, shared: WindowSet) -> None:
         """In a pipelined window only an answer carrying a case's own id (or a harness reply) can be attributed."""
+        if incoming.kind == NOTIFICATION:
+            token = _progress_key(incoming)
+            owner = shared.by_token.get(token) if token is not None else None
+            if owner is None:
+                shared.unsettle("a notification that names no case's progress token")
+            else:
+                owner.exchange.arrivals.append(Arrival(incoming, time.monotonic() - shared.started))
+            return
         rid = incoming.id if incoming.kind == RESPONSE else ABSENT
         if rid is ABSENT or rid is None:
             shared.unsettle(f"a {incoming.kind} that carries no id of a case" if incoming.kind != RESPONSE
@@ -318,6 +329,14 @@ class Collector:
                         return
                     scope.deadline = anyio.current_time() + (min(deadline, grace_until or deadline) - now)
                     await self._next_change()
+
+
+def _progress_key(incoming: Incoming) -> IdKey | None:
+    """The token of a progress notification (None for any other notification, or one without a usable token)."""
+    message = incoming.message
+    params = message.get("params") if message.get("method") == "notifications/progress" else None
+    token = params.get("progressToken") if isinstance(params, dict) else None
+    return id_key(token) if isinstance(token, str | int) and not isinstance(token, bool) else None
 
 
 def case_ids(expect: Expectation) -> frozenset[IdKey]:

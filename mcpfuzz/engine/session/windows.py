@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 
 from mcpfuzz.engine.session.collector import case_ids
 from mcpfuzz.engine.session.session import Session
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.pipelining import progress_token
 
 # Cases in flight at once: enough to keep the pipe busy; a window sent back costs at most this many re-runs.
 WINDOW = 32
@@ -16,7 +17,8 @@ WINDOW = 32
 MAX_UNSETTLED = 2
 
 
-async def run_in_order(session: Session, cases: Sequence[Case], *, window: int = WINDOW) -> AsyncIterator[Exchange]:
+async def run_in_order(session: Session, cases: Sequence[Case], *,
+                       window: int = WINDOW) -> AsyncGenerator[Exchange, None]:
     """Each case's exchange, in the order of `cases`, each recorded as an isolated run would record it.
 
     Consecutive pipelinable cases with fresh ids go out as one window (`Session.run_window`); a window
@@ -48,6 +50,9 @@ def _window_at(session: Session, cases: Sequence[Case], start: int, size: int) -
     for case in cases[start:start + size]:
         # Loosely distinct: a server that reads "1" as 1 must not answer one case with another's id.
         keys = {str(value) for _, value in case_ids(case.expect)}
+        token = progress_token(case)
+        if token is not None:
+            keys.add(f"progress token {token}")
         if not case.pipelinable or ids & keys or not session.fresh_ids(case):
             break
         ids |= keys
