@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.versions import Era
@@ -45,6 +46,13 @@ class Case:
         from mcpfuzz.jsonrpc.pipelining import isolation_reason
 
         return isolation_reason(self) is None
+
+    @cached_property
+    def progress_token(self) -> Any:
+        """The `progressToken` the frame's request carries (its progress notifications are its own), or None."""
+        from mcpfuzz.jsonrpc.pipelining import progress_token
+
+        return progress_token(self)
 
     @property
     def target(self) -> str:

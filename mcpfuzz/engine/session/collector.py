@@ -24,7 +24,6 @@ from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.ids import ABSENT, IdKey, id_key
 from mcpfuzz.jsonrpc.incoming import NOTIFICATION, REQUEST, RESPONSE, Incoming
-from mcpfuzz.jsonrpc.pipelining import progress_token
 
 MAX_SERVER_REQUESTS = 100  # the server's own requests kept per exchange
 
@@ -131,7 +130,7 @@ class Collector:
             by_id.update((key, window) for key in window.ids)
         self._window = None
         order = [id_key(w.exchange.case.expect.id) for w in windows if w.exchange.case.expect.reply]
-        by_token = {id_key(token): w for w in windows if (token := progress_token(w.exchange.case)) is not None}
+        by_token = {id_key(token): w for w in windows if (token := w.exchange.case.progress_token) is not None}
         self._shared = WindowSet(windows, by_id, started, order, by_token)
         return self._shared
 

@@ -8,7 +8,6 @@ from mcpfuzz.engine.session.collector import case_ids
 from mcpfuzz.engine.session.session import Session
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
-from mcpfuzz.jsonrpc.pipelining import progress_token
 
 # Cases in flight at once: enough to keep the pipe busy; a window sent back costs at most this many re-runs.
 WINDOW = 32
@@ -48,12 +47,14 @@ def _window_at(session: Session, cases: Sequence[Case], start: int, size: int) -
     taken: list[Case] = []
     ids: set[str] = set()
     for case in cases[start:start + size]:
+        if not case.pipelinable:
+            break
         # Loosely distinct: a server that reads "1" as 1 must not answer one case with another's id.
         keys = {str(value) for _, value in case_ids(case.expect)}
-        token = progress_token(case)
+        token = case.progress_token
         if token is not None:
             keys.add(f"progress token {token}")
-        if not case.pipelinable or ids & keys or not session.fresh_ids(case):
+        if ids & keys or not session.fresh_ids(case):
             break
         ids |= keys
         taken.append(case)
