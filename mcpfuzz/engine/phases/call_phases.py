@@ -191,12 +191,14 @@ class CallPhases:
         the first new failure ends the example (the calls after it are not judged, as they would not have been
         sent), and a window that cannot attribute everything runs its calls one by one."""
         cases = [target.case(self.builder, call) for call in calls]
-        try:
-            exchanges = await self.session.run_window(cases) if all(c.pipelinable for c in cases) else None
-        except (HarnessError, ServerStartError) as error:
-            raise PhaseStopped(str(error)) from None
-        if exchanges is None:
-            self._unsettled[target.label] = self._unsettled.get(target.label, 0) + 1
+        exchanges = None
+        if all(case.pipelinable for case in cases):  # a lone surrogate, for one, is sent alone
+            try:
+                exchanges = await self.session.run_window(cases)
+            except (HarnessError, ServerStartError) as error:
+                raise PhaseStopped(str(error)) from None
+            if exchanges is None:
+                self._unsettled[target.label] = self._unsettled.get(target.label, 0) + 1
         for index, case in enumerate(cases):
             if exchanges is not None:
                 exchange = exchanges[index]

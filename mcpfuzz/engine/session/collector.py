@@ -297,7 +297,6 @@ class Collector:
                     scope.deadline = anyio.current_time() + (until - now)
                     await self._next_change()
 
-
     async def collect_shared(self, shared: WindowSet, barrier: Pending, *, timeout: float, grace: float) -> None:
         """Wait until every case and the barrier are answered; anything else unsettles the window and ends the wait.
 
