@@ -80,6 +80,10 @@ class WindowSet:
         """True once every case has every reply it is due."""
         return all(satisfied(w.exchange.case.expect, w.exchange) for w in self.windows)
 
+    def patient_only(self) -> bool:
+        """True when every case still unanswered is a patient one (alone, it would wait to --timeout, not a grace)."""
+        return all(w.exchange.case.patient for w in self.windows if not satisfied(w.exchange.case.expect, w.exchange))
+
 
 class Collector:
     """Tags every message from the server by how its id relates to what was sent, and waits for answers.
@@ -300,8 +304,9 @@ class Collector:
     async def collect_shared(self, shared: WindowSet, barrier: Pending, *, timeout: float, grace: float) -> None:
         """Wait until every case and the barrier are answered; anything else unsettles the window and ends the wait.
 
-        Once the barrier is answered, a case still unanswered gets only the grace (an isolated run tells
-        silence from slowness, not this window).
+        Once the barrier is answered, a case still unanswered gets only the grace, unless it is patient (a call,
+        which may take long): then it gets --timeout, as alone. Past that an isolated run tells silence from
+        slowness, not this window.
         """
         deadline = shared.started + timeout
         grace_until: float | None = None
@@ -318,10 +323,11 @@ class Collector:
                     if barrier.reply is not None:
                         if shared.answered():
                             return
-                        grace_until = grace_until or now + grace
-                        if now >= grace_until:
-                            shared.unsettle("a case unanswered after the barrier")
-                            return
+                        if not shared.patient_only():
+                            grace_until = grace_until or now + grace
+                            if now >= grace_until:
+                                shared.unsettle("a case unanswered after the barrier")
+                                return
                     if now >= deadline:
                         shared.unsettle("no answer within the timeout")
                         return
