@@ -6,6 +6,7 @@ import contextlib
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +42,11 @@ class WindowServer:
     window shows as one batch holding every case. `reverse` answers each batch last first.
     """
 
-    def __init__(self, misbehave: Misbehaviour | None = None, *, reverse: bool = False) -> None:
+    def __init__(self, misbehave: Misbehaviour | None = None, *, reverse: bool = False,
+                 barrier_first: bool = False) -> None:
         self.misbehave = misbehave
         self.reverse = reverse
+        self.barrier_first = barrier_first  # the ping answered before the answers held (as an async server may)
         self.held: list[bytes] = []
         self.batches: list[list[Any]] = []
         self._read: list[Any] = []
@@ -61,7 +64,9 @@ class WindowServer:
             self.batches.append(self._read)
             self._read = []
             held, self.held = self.held, []
-            return [*(reversed(held) if self.reverse else held), dumps(response(rid, {}))]
+            answers = list(reversed(held) if self.reverse else held)
+            barrier = dumps(response(rid, {}))
+            return [barrier, *answers] if self.barrier_first else [*answers, barrier]
         self._read.append(rid)
         answer = self.misbehave(message) if self.misbehave is not None else None
         if isinstance(answer, Reply):
@@ -81,15 +86,17 @@ def cases() -> list[Case]:
     return made
 
 
-def run(server: WindowServer, *, pipelined: bool) -> tuple[list[Exchange], Session]:
+def run(server: WindowServer, *, pipelined: bool, patient: bool = False,
+        options: SessionOptions = OPTIONS) -> tuple[list[Exchange], Session]:
     """Every case on one session over `server`, in windows or each alone; the session is returned closed."""
+    made = [replace(case, patient=True) for case in cases()] if patient else cases()
 
     async def main() -> tuple[list[Exchange], Session]:
         with anyio.fail_after(60):  # a hang is a failure, not a stuck test run
-            async with Session(MemoryTarget(server), OPTIONS) as session:
+            async with Session(MemoryTarget(server), options) as session:
                 if pipelined:
-                    return [exchange async for exchange in run_in_order(session, cases())], session
-                return [await session.run_case(case) for case in cases()], session
+                    return [exchange async for exchange in run_in_order(session, made)], session
+                return [await session.run_case(case) for case in made], session
 
     return anyio.run(main)
 
@@ -123,6 +130,22 @@ def test_each_case_alone_gets_a_barrier_of_its_own() -> None:
     server = WindowServer()
     run(server, pipelined=False)
     assert server.batches == [[rid] for rid in range(FIRST_ID, FIRST_ID + CASES)]
+
+
+def test_calls_answered_after_the_barrier_are_waited_for_as_alone_not_just_the_grace() -> None:
+    server = WindowServer(barrier_first=True)
+    exchanges, session = run(server, pipelined=True, patient=True, options=SessionOptions(timeout=10.0, grace=0.0))
+    assert server.batches == [list(range(FIRST_ID, FIRST_ID + CASES))]  # one window, never sent back
+    assert [own_answers(e) for e in exchanges] == [[rid] for rid in range(FIRST_ID, FIRST_ID + CASES)]
+    assert all(e.barrier_answered and not e.timed_out for e in exchanges)
+    assert session.process == 1
+
+
+def test_answers_after_the_barrier_with_no_grace_send_a_window_back() -> None:
+    server = WindowServer(barrier_first=True)
+    exchanges, session = run(server, pipelined=True, options=SessionOptions(timeout=10.0, grace=0.0))
+    assert server.batches[0] == list(range(FIRST_ID, FIRST_ID + CASES))
+    assert session.process > 1  # sent back: alone each case is judged on its own
 
 
 def test_answers_out_of_order_are_each_their_own_case_after_a_run_alone() -> None:
