@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import time
 from collections.abc import Iterable
+from contextlib import aclosing
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -52,6 +53,7 @@ from mcpfuzz.engine.phases.targets import PlanLimits, Selection, TargetPlan, pla
 from mcpfuzz.engine.redaction import RedactingSink
 from mcpfuzz.engine.replay import load_replayables, unusable_replay
 from mcpfuzz.engine.session.session import HarnessError, Session, SessionOptions
+from mcpfuzz.engine.session.windows import run_in_order
 from mcpfuzz.engine.shared.hub import SharedHub
 from mcpfuzz.engine.transcripts import Replayable, from_transcript, save_findings
 from mcpfuzz.jsonrpc.case_json import CaseFormatError, case_from_json, case_to_json
@@ -610,16 +612,19 @@ class Run:
     async def _run_cases(self, session: Session, phase: PhaseName, cases: Iterable[Case]) -> None:
         cases = list(cases)
         self.emit(PhaseStarted(phase, len(cases)))
-        for case in cases:
-            restarts = session.restarts
-            try:
-                exchange = await run_case(session, case)
-            except (HarnessError, ServerStartError) as error:
-                self._server_lost(error, phase)
-                return
-            if session.restarts > restarts and not case.fresh:
-                self.emit(ServerRestarted("restarted after the previous case"))
-            self._judge(phase, exchange)
+        async with aclosing(run_in_order(session, cases, run_alone=run_case)) as exchanges:
+            while True:
+                restarts = session.restarts
+                try:
+                    exchange = await anext(exchanges)
+                except StopAsyncIteration:
+                    return
+                except (HarnessError, ServerStartError) as error:
+                    self._server_lost(error, phase)
+                    return
+                if session.restarts > restarts and not exchange.case.fresh:
+                    self.emit(ServerRestarted("restarted after the previous case"))
+                self._judge(phase, exchange)
 
     def _note_slow(self, exchange: Exchange) -> None:
         """A valid call answered after --timeout by a live server: slow, not a hang; said once per target."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from functools import cached_property
+from typing import Any
 
 from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.versions import Era
@@ -31,6 +33,7 @@ class Case:
     (once the server shows it is alive, it gets --call-timeout; the handshake and lists keep --timeout). `http_headers`
     change the HTTP request that carries the frame (a value of None removes that header); stdio ignores them.
     `posts`: how a frame of several lines is POSTed over streamable HTTP.
+    `shared_ok`: a call its maker knows has no effects (a read-only tool), so it may share a pipelined window.
     """
 
     id: str
@@ -46,6 +49,21 @@ class Case:
     history: tuple[bytes, ...] = ()
     http_headers: tuple[tuple[str, str | None], ...] = ()
     posts: Posting = Posting.ONE
+    shared_ok: bool = False
+
+    @cached_property
+    def pipelinable(self) -> bool:
+        """True when the case may share a pipelined window: answered by id alone, harmless to the stream."""
+        from mcpfuzz.jsonrpc.pipelining import isolation_reason
+
+        return isolation_reason(self) is None
+
+    @cached_property
+    def progress_token(self) -> Any:
+        """The `progressToken` the frame's request carries (its progress notifications are its own), or None."""
+        from mcpfuzz.jsonrpc.pipelining import progress_token
+
+        return progress_token(self)
 
     @property
     def target(self) -> str:

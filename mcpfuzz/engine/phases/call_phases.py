@@ -14,8 +14,9 @@ from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.judge import FindingKey
 from mcpfuzz.engine.phases.hypothesis_bridge import check_deadline
 from mcpfuzz.engine.phases.search import Judge, PhaseStopped, SearchOptions, Verdict, search, to_raise
-from mcpfuzz.engine.phases.targets import CallTarget
+from mcpfuzz.engine.phases.targets import CallTarget, Safety
 from mcpfuzz.engine.session.session import HarnessError, Session
+from mcpfuzz.engine.session.windows import MAX_UNSETTLED
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.versions import Era
@@ -56,6 +57,7 @@ class CallPhases:
         self._consumers = [target for target in targets if takes_ids(target.schema)]
         self._planned: list[tuple[CallTarget, ArgumentCall]] | None = None
         self._kind_planned: list[Case] | None = None
+        self._unsettled: dict[str, int] = {}  # target label -> its windows sent back to be run alone
 
     async def call(self, phase: PhaseName, target: CallTarget, call: ArgumentCall, *,
                    history: tuple[bytes, ...] = ()) -> tuple[Exchange, list[Verdict]]:
@@ -166,11 +168,49 @@ class CallPhases:
     async def _call_batch(self, target: CallTarget, calls: list[ArgumentCall], pursued: set[FindingKey],
                           deadline: float) -> Failure | None:
         """One example's calls in order, in one hop to the event loop; the first failure ends it."""
+        if len(calls) > 1 and self._may_pipeline(target) and time.monotonic() < deadline:
+            return await self._call_window(target, calls, pursued, deadline)
         for call in calls:
             if time.monotonic() >= deadline:
                 return None
             _, judged = await self.call(PhaseName.FUZZ, target, call)
             failure = to_raise(judged, pursued)
+            if failure is not None:
+                return failure
+        return None
+
+    def _may_pipeline(self, target: CallTarget) -> bool:
+        """A read-only target's calls may go out as one window (unless its windows keep being sent back, or it
+        has a timeout of its own, which a window's one timeout would not honour)."""
+        return self.session.pipelines and target.safety is Safety.READ_ONLY and target.label not in self.timeouts \
+            and self._unsettled.get(target.label, 0) < MAX_UNSETTLED
+
+    async def _call_window(self, target: CallTarget, calls: list[ArgumentCall], pursued: set[FindingKey],
+                           deadline: float) -> Failure | None:
+        """An example's calls of a read-only target in one pipelined window, judged in order as if each ran alone:
+        the first new failure ends the example (the calls after it are not judged, as they would not have been
+        sent), and a window that cannot attribute everything runs its calls one by one."""
+        cases = [target.case(self.builder, call) for call in calls]
+        exchanges = None
+        if all(case.pipelinable for case in cases):  # a lone surrogate, for one, is sent alone
+            try:
+                exchanges = await self.session.run_window(cases)
+            except (HarnessError, ServerStartError) as error:
+                raise PhaseStopped(str(error)) from None
+            if exchanges is None:
+                self._unsettled[target.label] = self._unsettled.get(target.label, 0) + 1
+        for index, case in enumerate(cases):
+            if exchanges is not None:
+                exchange = exchanges[index]
+            elif time.monotonic() >= deadline:
+                return None
+            else:
+                try:
+                    exchange = await self.session.run_case(case, timeout=self.timeouts.get(target.label))
+                except (HarnessError, ServerStartError) as error:
+                    raise PhaseStopped(str(error)) from None
+            self.calls += 1
+            failure = to_raise(self.judge(PhaseName.FUZZ, exchange), pursued)
             if failure is not None:
                 return failure
         return None

@@ -23,7 +23,7 @@ from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.ids import ABSENT, IdKey, id_key
-from mcpfuzz.jsonrpc.incoming import REQUEST, RESPONSE, Incoming
+from mcpfuzz.jsonrpc.incoming import NOTIFICATION, REQUEST, RESPONSE, Incoming
 
 MAX_SERVER_REQUESTS = 100  # the server's own requests kept per exchange
 
@@ -49,6 +49,42 @@ class Window:
     started: float
 
 
+@dataclass
+class WindowSet:
+    """Several cases in flight at once (a pipelined window): each answer goes to the case whose id it carries.
+
+    `unsettled` says why the window could not attribute everything it saw (then none of it is judged).
+    """
+
+    windows: list[Window]
+    by_id: dict[IdKey, Window]
+    started: float
+    order: list[IdKey]  # the ids due an answer, in the order their frames went out
+    by_token: dict[IdKey, Window]  # progress tokens the requests carry: their notifications are the case's own
+    unsettled: str = ""
+    _next: int = 0
+
+    def check_order(self, key: IdKey) -> None:
+        """A first answer must carry the next id in sending order: two answers with their ids swapped (which an
+        isolated run tells by an unknown id) would otherwise each look right in the other's case."""
+        if self._next < len(self.order) and self.order[self._next] == key:
+            self._next += 1
+        else:
+            self.unsettle("answers out of sending order")
+
+    def unsettle(self, why: str) -> None:
+        """Something arrived (or failed to) that no case of the window can own; the first reason is kept."""
+        self.unsettled = self.unsettled or why
+
+    def answered(self) -> bool:
+        """True once every case has every reply it is due."""
+        return all(satisfied(w.exchange.case.expect, w.exchange) for w in self.windows)
+
+    def patient_only(self) -> bool:
+        """True when every case still unanswered is a patient one (alone, it would wait to --timeout, not a grace)."""
+        return all(w.exchange.case.patient for w in self.windows if not satisfied(w.exchange.case.expect, w.exchange))
+
+
 class Collector:
     """Tags every message from the server by how its id relates to what was sent, and waits for answers.
 
@@ -62,6 +98,7 @@ class Collector:
         self._sent: BoundedDict[IdKey, int] = BoundedDict()
         self._answered: BoundedDict[IdKey, int] = BoundedDict()
         self._window: Window | None = None
+        self._shared: WindowSet | None = None  # a pipelined window, instead of `_window`
         # Set by the next line, exit or HTTP change; created only when someone waits (see `wake`).
         self._changed: anyio.Event | None = None
 
@@ -85,14 +122,38 @@ class Collector:
         self._window = Window(exchange, ids, time.monotonic())
         return self._window
 
+    def open_shared(self, exchanges: list[Exchange]) -> WindowSet:
+        """Open one window per case, all at once: each arrival goes to the case whose id it carries."""
+        started = time.monotonic()
+        windows = []
+        by_id: dict[IdKey, Window] = {}
+        for exchange in exchanges:
+            window = self.open(exchange)
+            window.started = started
+            windows.append(window)
+            by_id.update((key, window) for key in window.ids)
+        self._window = None
+        order = [id_key(w.exchange.case.expect.id) for w in windows if w.exchange.case.expect.reply]
+        by_token = {id_key(token): w for w in windows if (token := w.exchange.case.progress_token) is not None}
+        self._shared = WindowSet(windows, by_id, started, order, by_token)
+        return self._shared
+
+    def was_sent(self, expect: Expectation) -> bool:
+        """True when an id of this case was already sent to the current server (then it is not fresh)."""
+        return any(key in self._sent for key in case_ids(expect))
+
     def close(self) -> None:
         """No case is open: arrivals are routed (and counted) but kept nowhere."""
         self._window = None
+        self._shared = None
 
     # -- arrivals --------------------------------------------------------------------------------
 
     def route(self, incoming: Incoming) -> None:
         """One message from the server: a harness reply, or an arrival of the open case (tagged)."""
+        if self._shared is not None:
+            self._route_shared(incoming, self._shared)
+            return
         window = self._window
         if incoming.kind == REQUEST:
             if window is not None:
@@ -109,12 +170,9 @@ class Collector:
                 tag = ID_NULL
             else:
                 key = id_key(rid)
-                count = self._answered.get(key, 0) + 1
-                self._answered[key] = count
+                count = self._count_answer(key)
                 pending = self._pending.get(key)
-                if pending is not None and pending is not _ANSWERED and pending.reply is None:
-                    pending.reply = incoming  # the waiter holds `pending`; the collector forgets the reply
-                    self._pending[key] = _ANSWERED
+                if self._hand_over(key, pending, incoming):
                     return
                 if pending is not None:
                     tag = ID_EARLIER  # a second answer to a harness request
@@ -127,6 +185,48 @@ class Collector:
         if window is not None:
             window.exchange.arrivals.append(
                 Arrival(incoming, time.monotonic() - window.started, tag, count))
+
+    def _route_shared(self, incoming: Incoming, shared: WindowSet) -> None:
+        """In a pipelined window only an answer carrying a case's own id (or a harness reply) can be attributed."""
+        if incoming.kind == NOTIFICATION:
+            token = _progress_key(incoming)
+            owner = shared.by_token.get(token) if token is not None else None
+            if owner is None:
+                shared.unsettle("a notification that names no case's progress token")
+            else:
+                owner.exchange.arrivals.append(Arrival(incoming, time.monotonic() - shared.started))
+            return
+        rid = incoming.id if incoming.kind == RESPONSE else ABSENT
+        if rid is ABSENT or rid is None:
+            shared.unsettle(f"a {incoming.kind} that carries no id of a case" if incoming.kind != RESPONSE
+                            else "an answer with id null or no id")
+            return
+        key = id_key(rid)
+        count = self._count_answer(key)
+        pending = self._pending.get(key)
+        if self._hand_over(key, pending, incoming):
+            return
+        window = shared.by_id.get(key) if pending is None else None
+        if window is None:
+            shared.unsettle(f"an answer with id {incoming.id!r}, which is no case's of the window")
+            return
+        if not window.exchange.arrivals:  # a case of a window has one id: its first answer
+            shared.check_order(key)
+        window.exchange.arrivals.append(Arrival(incoming, time.monotonic() - shared.started, ID_CURRENT, count))
+
+    def _count_answer(self, key: IdKey) -> int:
+        """Count one more answer carrying this id (a second answer to one request is a finding)."""
+        count = self._answered.get(key, 0) + 1
+        self._answered[key] = count
+        return count
+
+    def _hand_over(self, key: IdKey, pending: Pending | Any, incoming: Incoming) -> bool:
+        """Give a harness request its first reply; True when `incoming` was that reply."""
+        if pending is not None and pending is not _ANSWERED and pending.reply is None:
+            pending.reply = incoming  # the waiter holds `pending`; the collector forgets the reply
+            self._pending[key] = _ANSWERED
+            return True
+        return False
 
     def wake(self) -> None:
         """Something happened (a line, an exit, an HTTP response ended): waiters check again."""
@@ -200,6 +300,47 @@ class Collector:
                     until = min(deadline, grace_until or deadline)
                     scope.deadline = anyio.current_time() + (until - now)
                     await self._next_change()
+
+    async def collect_shared(self, shared: WindowSet, barrier: Pending, *, timeout: float, grace: float) -> None:
+        """Wait until every case and the barrier are answered; anything else unsettles the window and ends the wait.
+
+        Once the barrier is answered, a case still unanswered gets only the grace, unless it is patient (a call,
+        which may take long): then it gets --timeout, as alone. Past that an isolated run tells silence from
+        slowness, not this window.
+        """
+        deadline = shared.started + timeout
+        grace_until: float | None = None
+        while True:
+            # As in `collect`: when a scope's deadline fires, the checks run once more and end the wait.
+            with anyio.CancelScope() as scope:
+                while True:
+                    if shared.unsettled:
+                        return
+                    if not self._alive():
+                        shared.unsettle("the server exited")
+                        return
+                    now = time.monotonic()
+                    if barrier.reply is not None:
+                        if shared.answered():
+                            return
+                        if not shared.patient_only():
+                            grace_until = grace_until or now + grace
+                            if now >= grace_until:
+                                shared.unsettle("a case unanswered after the barrier")
+                                return
+                    if now >= deadline:
+                        shared.unsettle("no answer within the timeout")
+                        return
+                    scope.deadline = anyio.current_time() + (min(deadline, grace_until or deadline) - now)
+                    await self._next_change()
+
+
+def _progress_key(incoming: Incoming) -> IdKey | None:
+    """The token of a progress notification (None for any other notification, or one without a usable token)."""
+    message = incoming.message
+    params = message.get("params") if message.get("method") == "notifications/progress" else None
+    token = params.get("progressToken") if isinstance(params, dict) else None
+    return id_key(token) if isinstance(token, str | int) and not isinstance(token, bool) else None
 
 
 def case_ids(expect: Expectation) -> frozenset[IdKey]:

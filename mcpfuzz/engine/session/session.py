@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -366,6 +366,59 @@ class Session:
         for reply in sent:
             await self._collector.wait_settled(reply, max(0.0, until - time.monotonic()))
         return sent
+
+    # -- pipelined windows ---------------------------------------------------------------------
+
+    @property
+    def pipelines(self) -> bool:
+        """True when several cases may go out in one write and be settled by one barrier (stdio, memory)."""
+        return self.server.joins_writes and self.server.needs_barrier and not self.thorough
+
+    def fresh_ids(self, case: Case) -> bool:
+        """True when no id of the case was sent to the current server yet (its answers can only be its own)."""
+        return not self._collector.was_sent(case.expect)
+
+    async def run_window(self, cases: Sequence[Case]) -> list[Exchange] | None:
+        """Send pipelinable cases in one write with one barrier after them; each answer goes to its case by id.
+
+        Returns one exchange per case, each as an isolated run would have recorded it, or None when the
+        window saw anything it cannot attribute to exactly one case (an answer with id null or a stranger's
+        id, a notification, a request of the server, a crash, silence): the server is then stopped, and the
+        caller runs the same cases one by one, on a fresh process (a restart it did not cause, not counted).
+        """
+        await self.ensure_ready()
+        if self.before_case is not None:
+            await self.before_case()
+            await self.ensure_ready()
+        era = self.era or Era.LEGACY
+        exchanges = [Exchange(case, case.era or era, self.version) for case in cases]
+        for exchange in exchanges:
+            exchange.frames = [*self.handshake_frames, *exchange.case.history, exchange.case.data]
+        shared = self._collector.open_shared(exchanges)
+        try:
+            frame, barrier = self._barrier_frame()
+            try:
+                await self._send_frames((*(case.data for case in cases), frame))
+            except TransportError as error:
+                shared.unsettle(f"the write failed: {error}")
+            await self._collector.collect_shared(shared, barrier, timeout=self.options.timeout,
+                                                 grace=self.options.grace)
+        finally:
+            self._collector.close()
+        if shared.unsettled:
+            if self.alive:
+                await self.server.kill()
+            self.ready = False
+            self.recycle()
+            return None
+        waited, stderr_tail = time.monotonic() - shared.started, self.server.stderr.text(10)
+        for exchange in exchanges:
+            case = exchange.case
+            exchange.waited, exchange.stderr_tail = waited, stderr_tail
+            # An isolated valid call that was answered never sent its barrier: the same record here.
+            lean = case.patient and case.expect.well_formed and case.expect.reply
+            exchange.barrier_answered = None if lean else True
+        return exchanges
 
     async def _cancel(self, request_id: Any, reason: str) -> None:
         """notifications/cancelled for a request of ours (MCP: the receiver should stop work on it)."""

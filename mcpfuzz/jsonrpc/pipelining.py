@@ -1,0 +1,102 @@
+"""Which cases may share a window with others: their answer is matched by id alone and they cannot break the stream."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from mcpfuzz.jsonrpc.ids import id_key, is_valid_mcp_id
+
+if TYPE_CHECKING:
+    from mcpfuzz.jsonrpc.frame import Case
+
+# Above this a frame is sent alone: a big frame is slow to read and is where readers set limits.
+MAX_SHARED_BYTES = 64 * 1024
+# Deeper than this a frame is sent alone (RFC 8259 lets a reader limit nesting; a deep frame may kill a parser).
+MAX_SHARED_DEPTH = 8
+# Requests that change what the server answers next: run alone, in order, so a server that handles requests
+# concurrently cannot reorder them (a call to a tool may have effects; its callers opt in, see `Case.shared_ok`).
+# (logging/setLevel is not: its own answer depends on nothing before it, and the log notifications it lets
+# through belong to no case, so they send a window back to be run alone.)
+STATEFUL_METHODS = frozenset({"initialize", "tools/call", "resources/subscribe", "resources/unsubscribe",
+                              "notifications/cancelled", "tasks/cancel"})
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def isolation_reason(case: Case) -> str | None:
+    """Why `case` must be judged in a window of its own; None when a pipelined window may hold it.
+
+    A shared window routes each answer by its id, so a case qualifies only when what it is due can be told
+    by id alone (its own readable MCP id, or nothing at all for a notification; never id null), its frame
+    is a plain, small JSON object that cannot break the stream, and it changes nothing the next case's
+    answer depends on. Anything a window cannot attribute sends its cases back to be run alone.
+    """
+    expect = case.expect
+    if case.fresh or case.setup or case.http_headers or case.era is not None:
+        return "needs a process, a setup or HTTP of its own"
+    if expect.reply and (not expect.id_recoverable or expect.null_id_ok or not is_valid_mcp_id(expect.id)):
+        return "its answer cannot be told by id alone"
+    if expect.batch_ids or expect.past_limit is not None or expect.cancel is not None \
+            or expect.concurrent is not None or expect.http is not None or expect.versions is not None:
+        return "a batch, a frame past a reader's limit, or a case about timing, HTTP or versions"
+    if len(case.data) > MAX_SHARED_BYTES or b"\r" in case.data or b"\n" in case.data:
+        return "a big frame, or one with line breaks"
+    message = _plain_object(case.data)
+    if message is None:
+        return "not a plain JSON object"
+    if not expect.reply and "id" in message:
+        return "a response sent to the server, whose id could be mistaken for a case's"
+    if expect.reply and ("id" not in message or id_key(message["id"]) != id_key(expect.id)):
+        return "does not carry the id its answer is due"
+    method = message.get("method")
+    if isinstance(method, str) and method in STATEFUL_METHODS and not (method == "tools/call" and case.shared_ok):
+        return f"{method} may change what the server answers next"
+    token = _progress_token(message)
+    if token is not None and not is_valid_mcp_id(token):
+        return "asks for progress notifications under a token no notification can be matched by"
+    return None
+
+
+def progress_token(case: Case) -> Any:
+    """The `progressToken` the case's request carries (its progress notifications are its own), or None."""
+    message = _plain_object(case.data)
+    return _progress_token(message) if message is not None else None
+
+
+def _progress_token(message: dict[str, Any]) -> Any:
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return meta.get("progressToken") if isinstance(meta, dict) else None
+
+
+def _plain_object(data: bytes) -> dict[str, Any] | None:
+    """The frame as a JSON object when it is strict UTF-8 JSON with no duplicate keys, no NaN and little nesting."""
+    try:
+        text = data.decode("utf-8", errors="strict")
+        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(value, dict) or _depth(value) > MAX_SHARED_DEPTH or SURROGATE_ESCAPE.search(text):
+        return None  # a surrogate escape (a lone one above all) is where parsers part ways
+    return value
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("duplicate key")  # which one a server reads is its own choice: the id is not certain
+    return dict(pairs)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
