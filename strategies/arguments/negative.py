@@ -39,6 +39,9 @@ _STRICT_REPLACEMENTS: dict[str, list[Any]] = {
     "array": [None],
     "null": [],
 }
+Candidate = tuple[str, str, Path, Any, str]  # rule, pointer, where, new value (MISSING: removed), detail
+
+
 def schema_type(value: Any) -> str:
     """The JSON Schema type of a value: like the wire type, but 2.0 counts as an integer (2020-12)."""
     if isinstance(value, float) and value.is_integer():
@@ -51,16 +54,15 @@ def negative_calls(schema: ArgumentSchema, base: dict, *, strict_types: bool = F
     """Every single-rule break of `base` (a valid value) this schema allows (each checked against the schema)."""
     calls: list[ArgumentCall] = []
     seen: set[str] = set()
-    for rule, pointer, path, new, detail in _candidates(schema, base, strict_types, spread, choice):
-        broken = schema.edit_errors(base, path, new)
-        if not broken or any(keyword != rule for keyword in broken):
+    for candidate in _candidates(schema, base, strict_types, spread, choice):
+        call = _break(schema, base, candidate)
+        if call is None:
             continue
-        arguments = delete_at(base, path) if new is MISSING else set_at(base, path, new)
-        key = repr(arguments)
+        key = repr(call.arguments)
         if key in seen:
             continue
         seen.add(key)
-        calls.append(ArgumentCall(NEGATIVE, arguments, f"violates {rule} at {pointer or '/'} ({detail})", rule))
+        calls.append(call)
     return calls
 
 
@@ -69,14 +71,34 @@ def negative_arguments(schema: ArgumentSchema, *, strict_types: bool = False) ->
 
     def pick(drawn: tuple[dict, int, int]) -> st.SearchStrategy[ArgumentCall]:
         base, spread, choice = drawn
-        calls = negative_calls(schema, base, strict_types=strict_types, spread=spread, choice=choice)
-        return st.sampled_from(calls) if calls else st.nothing()
+        candidates = list(_candidates(schema, base, strict_types, spread, choice))
+        if not candidates:
+            return st.nothing()
+        # One candidate checked, not all of them: a 30-property schema has a hundred, each a validation.
+        # From the drawn start, the first candidate that breaks exactly its rule (in order, wrapping round).
+        found = st.integers(0, len(candidates) - 1).map(lambda start: _first_break(schema, base, candidates, start))
+        return found.filter(lambda call: call is not None)  # type: ignore[return-value]
 
     return st.tuples(st.one_of(schema.populated, schema.positive), st.sampled_from(SPREADS),
                      st.integers(0, 7)).flatmap(pick)
 
 
-Candidate = tuple[str, str, Path, Any, str]  # rule, pointer, where, new value (MISSING: removed), detail
+def _break(schema: ArgumentSchema, base: dict, candidate: Candidate) -> ArgumentCall | None:
+    """The call of one candidate edit, when it breaks exactly its rule and nothing else."""
+    rule, pointer, path, new, detail = candidate
+    broken = schema.edit_errors(base, path, new)
+    if not broken or any(keyword != rule for keyword in broken):
+        return None
+    arguments = delete_at(base, path) if new is MISSING else set_at(base, path, new)
+    return ArgumentCall(NEGATIVE, arguments, f"violates {rule} at {pointer or '/'} ({detail})", rule)
+
+
+def _first_break(schema: ArgumentSchema, base: dict, candidates: list[Candidate], start: int) -> ArgumentCall | None:
+    for offset in range(len(candidates)):
+        call = _break(schema, base, candidates[(start + offset) % len(candidates)])
+        if call is not None:
+            return call
+    return None
 
 
 def _candidates(schema: ArgumentSchema, base: dict, strict: bool, spread: int, choice: int) -> Iterator[Candidate]:
