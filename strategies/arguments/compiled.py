@@ -39,6 +39,8 @@ UNDERSTOOD: dict[str, frozenset[str]] = {
 ALPHABET = st.characters(codec="utf-8")
 # Extra members of an object that allows them: few, as hypothesis-jsonschema draws them.
 MAX_EXTRA_MEMBERS = 3
+_ABSENT = object()
+ABSENT = st.just(_ABSENT)  # first, so that an optional member shrinks to absent
 _PY_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "boolean": (bool,), "null": (type(None),),
                                           "object": (dict,), "array": (list,), "integer": (int,),
                                           "number": (int, float)}
@@ -99,13 +101,17 @@ class _Compiler:
         extra = schema.get("additionalProperties", True)
         if not isinstance(properties, dict) or not isinstance(required, list) or not set(required) <= properties.keys():
             return None  # a required name with no property schema: the fallback draws any value for it
-        members = {name: self.compile(sub) for name, sub in properties.items()}
-        fixed = st.fixed_dictionaries({name: members[name] for name in properties if name in required},
-                                      optional={name: members[name] for name in properties if name not in required})
+        names = list(properties)
+        # One tuple, an optional member drawn as "absent" or a value: st.fixed_dictionaries' optional keys
+        # and its shuffle of the key order cost n more choices per object (JSON objects have no order).
+        members = [self.compile(properties[name]) if name in required else st.one_of(ABSENT, self.compile(
+            properties[name])) for name in names]
+        fixed = st.tuples(*members).map(lambda values: {n: v for n, v in zip(names, values, strict=True)
+                                                        if v is not _ABSENT})
         if extra is False:
             return fixed
-        names = st.text(ALPHABET, max_size=8).filter(lambda name: name not in properties)
-        extras = st.dictionaries(names, self.compile({} if extra is True else extra), max_size=MAX_EXTRA_MEMBERS)
+        extra_names = st.text(ALPHABET, max_size=8).filter(lambda name: name not in properties)
+        extras = st.dictionaries(extra_names, self.compile({} if extra is True else extra), max_size=MAX_EXTRA_MEMBERS)
         return st.tuples(fixed, extras).map(lambda pair: {**pair[1], **pair[0]})
 
     def _array(self, schema: dict) -> st.SearchStrategy[list] | None:

@@ -126,6 +126,20 @@ class ArgumentSchema:
             return ["additionalProperties"]  # one error naming the extra member, as jsonschema gives
         return [str(error.validator) for error in self.prepared.validator.evolve(schema=member).iter_errors(new)]
 
+    def member_accepts(self, path: Path, value: Any) -> bool | None:
+        """Whether the member at `path` may hold `value` whatever its siblings are; None when that depends on them.
+
+        Known only where every object down to the member judges members one by one (`edit_errors`).
+        """
+        parent = self._memberwise_parent(path[:-1])
+        if parent is None:
+            return None
+        properties = parent.get("properties", {})
+        member = properties[path[-1]] if path[-1] in properties else parent.get("additionalProperties", True)
+        if isinstance(member, bool):
+            return member
+        return self.prepared.validator.evolve(schema=member).is_valid(value)
+
     def _memberwise_parent(self, path: Path) -> dict | None:
         """The original schema of the object at `path` when it and every object above it are memberwise."""
         if path not in self._parents:
