@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from mcpfuzz.strategies.arguments.compiled import compile_schema, compiled_fully
+from mcpfuzz.strategies.arguments.edges import edge_arguments
 from mcpfuzz.strategies.arguments.formats import CUSTOM_FORMATS, format_checker
 from mcpfuzz.strategies.arguments.schema_prep import prepare
 from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema, draw_examples, hypothesis_jsonschema_strategy
@@ -185,3 +186,20 @@ def test_compiled_draws_are_never_rejected_by_the_validator() -> None:
     assert compiled_fully(arguments.prepared.generation, CUSTOM_FORMATS)
     values = draw_examples(arguments.positive, 60, seed=2)
     assert len(values) == 60 and arguments.accepted == 60 and not arguments.rejections
+
+
+def test_edge_values_stay_reachable_and_refused_ones_are_never_drawn() -> None:
+    """The compiled alphabet never draws a lone surrogate: the edge strategy mixes it (and the others) in."""
+    schema = {"type": "object", "properties": {"text": {"type": "string"}, "short": {"type": "string", "maxLength": 5},
+                                               "n": {"type": "integer"}}, "required": ["text"],
+              "additionalProperties": False}
+    arguments = ArgumentSchema(schema)
+    edges = edge_arguments(arguments)
+    surrogate = find(edges, lambda call: call.arguments["text"] == "\ud800", settings=SEARCH)
+    assert surrogate.unicode_unsafe and "lone surrogate" in surrogate.description
+    assert find(edges, lambda call: call.arguments.get("n") == 2**63, settings=SEARCH).arguments["n"] == 2**63
+    validator = _validator(schema)
+    calls = draw_examples(edges, 100, seed=6)
+    assert calls and all(validator.is_valid(call.arguments) for call in calls)
+    assert not any(len(call.arguments.get("short", "")) > 5 for call in calls)
+    assert arguments.member_accepts(("short",), "x" * 6) is False and arguments.member_accepts(("short",), "")

@@ -39,8 +39,9 @@ UNDERSTOOD: dict[str, frozenset[str]] = {
 ALPHABET = st.characters(codec="utf-8")
 # Extra members of an object that allows them: few, as hypothesis-jsonschema draws them.
 MAX_EXTRA_MEMBERS = 3
-_ABSENT = object()
-ABSENT = st.just(_ABSENT)  # first, so that an optional member shrinks to absent
+# Optional members drawn per object, on average: hypothesis-jsonschema's average (5), so that a tool with 30
+# optional properties gets calls of a few of them (each call of all of them is the populated strategy's).
+OPTIONAL_AVERAGE = 5
 _PY_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "boolean": (bool,), "null": (type(None),),
                                           "object": (dict,), "array": (list,), "integer": (int,),
                                           "number": (int, float)}
@@ -101,13 +102,8 @@ class _Compiler:
         extra = schema.get("additionalProperties", True)
         if not isinstance(properties, dict) or not isinstance(required, list) or not set(required) <= properties.keys():
             return None  # a required name with no property schema: the fallback draws any value for it
-        names = list(properties)
-        # One tuple, an optional member drawn as "absent" or a value: st.fixed_dictionaries' optional keys
-        # and its shuffle of the key order cost n more choices per object (JSON objects have no order).
-        members = [self.compile(properties[name]) if name in required else st.one_of(ABSENT, self.compile(
-            properties[name])) for name in names]
-        fixed = st.tuples(*members).map(lambda values: {n: v for n, v in zip(names, values, strict=True)
-                                                        if v is not _ABSENT})
+        members = [(name, self.compile(properties[name]), name in required) for name in properties]
+        fixed = _members(members)
         if extra is False:
             return fixed
         extra_names = st.text(ALPHABET, max_size=8).filter(lambda name: name not in properties)
@@ -181,6 +177,24 @@ class _Compiler:
 
 
 Bound = tuple[Any, bool]  # (the bound or None, whether it is exclusive)
+
+
+def _members(members: list[tuple[str, st.SearchStrategy[Any], bool]]) -> st.SearchStrategy[dict]:
+    """An object of these members, in this order, each optional one present with a chance of one in `odds`.
+
+    Not st.fixed_dictionaries: its optional keys cost a counter and a pick each, and it shuffles the key
+    order (n more choices per object; JSON objects have no order).
+    """
+    optional = sum(not required for _, _, required in members)
+    odds = max(2, round(optional / OPTIONAL_AVERAGE))
+    present = st.integers(0, odds - 1)  # shrinks to 0: absent
+
+    @st.composite
+    def draw_object(draw: Any) -> dict:
+        return {name: draw(strategy) for name, strategy, required in members
+                if required or draw(present) == odds - 1}
+
+    return draw_object()
 
 
 def _bounds(schema: dict) -> tuple[Bound, Bound] | None:
