@@ -11,10 +11,13 @@ from hypothesis import strategies as st
 from mcpfuzz.strategies.arguments.call import NEGATIVE, ArgumentCall
 from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema
 from mcpfuzz.strategies.arguments.sites import MISSING, Path, Site, delete_at, get_at, set_at, show
+from mcpfuzz.strategies.short_repr import short_repr
 
 from mcpfuzz.jsonrpc.ids import json_type
 
 EXTRA_PROPERTY = "mcpfuzz_unexpected"
+# The drawn start among a value's candidate breaks, taken modulo their count (there are rarely 200).
+MAX_START = 1023
 # How far a bound is crossed: exactly by one in the coverage phase, further in the fuzz phase.
 SPREADS = (1, 2, 10, 1000, 2**31)
 
@@ -69,18 +72,17 @@ def negative_calls(schema: ArgumentSchema, base: dict, *, strict_types: bool = F
 def negative_arguments(schema: ArgumentSchema, *, strict_types: bool = False) -> st.SearchStrategy[ArgumentCall]:
     """A valid value, then one rule broken, drawn at random (shrinks toward the first rule, crossed by one)."""
 
-    def pick(drawn: tuple[dict, int, int]) -> st.SearchStrategy[ArgumentCall]:
-        base, spread, choice = drawn
+    def pick(drawn: tuple[dict, int, int, int]) -> ArgumentCall | None:
+        base, spread, choice, start = drawn
         candidates = list(_candidates(schema, base, strict_types, spread, choice))
-        if not candidates:
-            return st.nothing()
         # One candidate checked, not all of them: a 30-property schema has a hundred, each a validation.
         # From the drawn start, the first candidate that breaks exactly its rule (in order, wrapping round).
-        found = st.integers(0, len(candidates) - 1).map(lambda start: _first_break(schema, base, candidates, start))
-        return found.filter(lambda call: call is not None)  # type: ignore[return-value]
+        return _first_break(schema, base, candidates, start % len(candidates)) if candidates else None
 
-    return st.tuples(st.one_of(schema.populated, schema.positive), st.sampled_from(SPREADS),
-                     st.integers(0, 7)).flatmap(pick)
+    # No flatmap: a strategy built per draw is validated and labelled again on every draw.
+    drawn = st.tuples(st.one_of(schema.populated, schema.positive), st.sampled_from(SPREADS), st.integers(0, 7),
+                      st.integers(0, MAX_START)).map(pick)
+    return short_repr(drawn, "negative_calls").filter(lambda call: call is not None)  # type: ignore[return-value]
 
 
 def _break(schema: ArgumentSchema, base: dict, candidate: Candidate) -> ArgumentCall | None:
