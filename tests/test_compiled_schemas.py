@@ -203,3 +203,18 @@ def test_edge_values_stay_reachable_and_refused_ones_are_never_drawn() -> None:
     assert calls and all(validator.is_valid(call.arguments) for call in calls)
     assert not any(len(call.arguments.get("short", "")) > 5 for call in calls)
     assert arguments.member_accepts(("short",), "x" * 6) is False and arguments.member_accepts(("short",), "")
+
+
+def test_a_member_that_cannot_be_drawn_is_never_present() -> None:
+    """A recursive $ref is cut after three levels (`false`): the optional member there is left out, not retried."""
+    schema = {"type": "object", "properties": {"value": {"type": "integer"}, "next": {"$ref": "#"}},
+              "required": ["value"], "additionalProperties": False}
+    arguments = ArgumentSchema(schema)
+    values = draw_examples(arguments.positive, 60, seed=8)
+    assert len(values) == 60 and not arguments.rejections
+    assert any("next" in value for value in values)
+    required = {"type": "object", "properties": {"a": False, "b": {"type": "integer"}}, "required": ["a"]}
+    assert compile_schema(required, hypothesis_jsonschema_strategy, CUSTOM_FORMATS).is_empty
+    optional = {**required, "required": ["b"], "additionalProperties": False}
+    drawn = draw_examples(compile_schema(optional, hypothesis_jsonschema_strategy, CUSTOM_FORMATS), 20, seed=1)
+    assert len(drawn) == 20 and all(set(value) == {"b"} for value in drawn)
