@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from tool_runs import ToolRun, run_tool, served
 
 STOP_MARGIN = 15.0  # mcpfuzz stops itself at --budget; the cap is only a safety net
+# A repeatability run ends when its searches reach --max-examples; the budget only bounds a stuck one (a
+# run cut by its budget would differ from the other by where the clock stopped it).
+REPEAT_BUDGET = 300
 
 
 def mcpfuzz_command() -> list[str]:
@@ -56,3 +61,38 @@ def mcpfuzz_run(server: list[str], seconds: float, workdir: Path, home: Path,
         return result, None, f"no JSON report (exit {result.exit_code}); see {result.log}"
     oracles = sorted({finding["oracle"] for finding in findings})
     return result, len(findings), ", ".join(oracles)
+
+
+@dataclass(frozen=True)
+class Repeatability:
+    """Two `mcpfuzz run`s with the same seed and options (`--max-examples`): did the same frames go out?"""
+
+    same: bool
+    frames: tuple[int, int]  # frames each run logged
+    first_difference: int | None  # the 1-based line where the logs part, if they do
+    error: str = ""
+
+
+def repeatability(server: list[str], workdir: Path, max_examples: int, home: Path,
+                  cache: Path | None = None) -> Repeatability:
+    """Run mcpfuzz twice (every phase, `--seed 1 --max-examples N`, each with a fresh corpus) and compare the
+    frames it logged (`--log-frames`: every frame sent, one per line)."""
+    logs: list[list[bytes]] = []
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)} if cache is not None else None
+    if env is not None:
+        env.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
+    for attempt in ("a", "b"):
+        log = workdir / f"frames-{attempt}.log"
+        argv = [*mcpfuzz_command(), "run", "--seed", "1", "--max-examples", str(max_examples), "--budget",
+                str(REPEAT_BUDGET), "--log-frames", str(log), "--corpus", str(workdir / f"corpus-{attempt}"), "--",
+                *server]
+        done = subprocess.run(argv, cwd=home, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=REPEAT_BUDGET + STOP_MARGIN)
+        if not log.exists():
+            return Repeatability(False, (0, 0), None, f"no frame log (exit {done.returncode}): "
+                                 f"{done.stderr.decode(errors='replace')[-300:]}")
+        logs.append(log.read_bytes().splitlines())
+    first, second = logs
+    differs = next((i + 1 for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b),
+                   None if len(first) == len(second) else min(len(first), len(second)) + 1)
+    return Repeatability(differs is None, (len(first), len(second)), differs)

@@ -18,11 +18,15 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import bench  # noqa: E402
+import cli_figures  # noqa: E402
 import http_client  # noqa: E402
+import peers  # noqa: E402
 import raw_client  # noqa: E402
+from figures import Figure  # noqa: E402
 from nested_server import TOOL_NAME, nested_example  # noqa: E402
 from tee_server import read_counts  # noqa: E402
-from tool_runs import run_tool, served  # noqa: E402
+from tool_runs import ToolRun, run_tool, served  # noqa: E402
 
 SERVER = [sys.executable, str(HERE.parent / "tests" / "servers" / "mcp_server.py")]
 NESTED = [sys.executable, str(HERE / "nested_server.py")]
@@ -110,3 +114,34 @@ def test_tool_environment_changes_add_and_remove_variables(tmp_path: Path, monke
     run_tool([sys.executable, "-c", script], tmp_path / "counts", 30, tmp_path,
              env={"BENCH_ADDED": "yes", "BENCH_REMOVED": None})
     assert (tmp_path / "output.log").read_text().split() == ["yes", "None"]
+
+
+def test_two_runs_with_the_same_seed_and_max_examples_send_the_same_frames(tmp_path: Path) -> None:
+    repeat = cli_figures.repeatability(SERVER, tmp_path, 5, tmp_path)
+    assert not repeat.error, repeat.error
+    assert repeat.same and repeat.first_difference is None and repeat.frames[0] == repeat.frames[1] > 50
+
+
+def _run(peak_rss: int, frames: int = 1000) -> ToolRun:
+    return ToolRun(frames=frames, bytes=frames * 100, servers=1, elapsed=10.0, exit_code=0, stopped=False,
+                   peak_rss=peak_rss, log=Path("log"))
+
+
+def test_every_target_of_the_issue_is_printed_met_missed_or_not_measured() -> None:
+    def percent(value: float) -> Figure:
+        return Figure("ratio", "%", 1, [value])
+
+    measured = bench.Measured(
+        catalogue=percent(60.0), fuzz_small=percent(10.0), fuzz_nested=percent(31.0), http_catalogue=None,
+        http_fuzz=percent(29.9), help=Figure("help", "s", 3, [0.12]), cold=(_run(100_000_000), 0, ""),
+        warm=(_run(130_000_000), 0, ""),
+        peers=[peers.PeerResult("mcp-fuzzer", timed=_run(150_000_000, frames=500)),
+               peers.PeerResult("mcp-toolproof", error="could not install")],
+        repeat=cli_figures.Repeatability(False, (400, 401), 12))
+    verdicts = {row.goal: row.met for row in bench.targets(measured)}
+    assert list(verdicts.values()) == [True, False, True, None, False, True, None, True, True, False, False]
+    goals = list(verdicts)
+    assert "raw pipelined" in goals[0] and "30 properties" in goals[2] and "mcp-fuzzer" in goals[5]
+    assert "mcp-toolproof" in goals[6] and "--help" in goals[7] and "same frames" in goals[10]
+    lines = [row.line() for row in bench.targets(measured)]
+    assert "differ at 12" in lines[10] and lines[10].endswith("MISSED") and lines[3].endswith("not measured")

@@ -9,12 +9,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from mcpfuzz.strategies.arguments.call import NEGATIVE, POSITIVE
+from mcpfuzz.strategies.arguments.compiled import compiled_fully
 from mcpfuzz.strategies.arguments.coverage import coverage_calls
 from mcpfuzz.strategies.arguments.edges import edge_arguments
-from mcpfuzz.strategies.arguments.formats import format_checker
+from mcpfuzz.strategies.arguments.formats import CUSTOM_FORMATS, format_checker
 from mcpfuzz.strategies.arguments.negative import negative_arguments, negative_calls
 from mcpfuzz.strategies.arguments.schema_prep import SchemaProblem
-from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema, draw_examples
+from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema, draw_examples, hypothesis_jsonschema_strategy
 
 SEARCH = {
     "type": "object",
@@ -44,9 +45,17 @@ FAST = settings(max_examples=60, database=None, deadline=None, suppress_health_c
 
 
 def test_object_schema_draws_with_the_pinned_hypothesis() -> None:
-    """The version trap: hypothesis-jsonschema 0.23.1 crashes on object schemas with hypothesis >= 6.170.10."""
-    values = draw_examples(ArgumentSchema(SEARCH).positive, 20, seed=1)
+    """The version trap: hypothesis-jsonschema 0.23.1 crashes on object schemas with hypothesis >= 6.170.10.
+
+    Common shapes are compiled to direct strategies; `minProperties` leaves the whole object to
+    hypothesis-jsonschema's object strategy, the one that crashes.
+    """
+    schema = {**SEARCH, "minProperties": 2}
+    assert not compiled_fully(schema, CUSTOM_FORMATS)
+    values = draw_examples(hypothesis_jsonschema_strategy(schema), 20, seed=1)
     assert len(values) == 20 and all(isinstance(v, dict) and "query" in v for v in values)
+    values = draw_examples(ArgumentSchema(schema).positive, 20, seed=1)
+    assert len(values) == 20 and all(isinstance(v, dict) and len(v) >= 2 for v in values)
 
 
 @pytest.mark.parametrize("schema", [SEARCH, TREE], ids=["flat", "recursive-ref"])

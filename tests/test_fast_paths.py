@@ -75,7 +75,9 @@ def test_set_at_copies_only_the_path() -> None:
 def test_memoized_sub_strategies_draw_the_same_values() -> None:
     """Strategies built once per subschema draw exactly what hypothesis-jsonschema's rebuilt ones draw."""
     assert getattr(hjs.merged_as_strategies, "mcpfuzz_memo", False)
-    drawable = {**FLAT, "properties": {k: v for k, v in FLAT["properties"].items() if k != "never"}}
+    # minProperties: the compiler leaves the whole object to hypothesis-jsonschema, whose memos are tested here.
+    drawable = {**FLAT, "properties": {k: v for k, v in FLAT["properties"].items() if k != "never"},
+                "minProperties": 1}
     memoized = draw_examples(ArgumentSchema(drawable).populated, 30, seed=5)
     saved = hjs.merged_as_strategies, getattr(hjs, "__from_schema")
     try:

@@ -11,10 +11,13 @@ from hypothesis import strategies as st
 from mcpfuzz.strategies.arguments.call import NEGATIVE, ArgumentCall
 from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema
 from mcpfuzz.strategies.arguments.sites import MISSING, Path, Site, delete_at, get_at, set_at, show
+from mcpfuzz.strategies.short_repr import short_repr
 
 from mcpfuzz.jsonrpc.ids import json_type
 
 EXTRA_PROPERTY = "mcpfuzz_unexpected"
+# The drawn start among a value's candidate breaks, taken modulo their count (there are rarely 200).
+MAX_START = 1023
 # How far a bound is crossed: exactly by one in the coverage phase, further in the fuzz phase.
 SPREADS = (1, 2, 10, 1000, 2**31)
 
@@ -40,6 +43,9 @@ _STRICT_REPLACEMENTS: dict[str, list[Any]] = {
     "array": [None],
     "null": [],
 }
+Candidate = tuple[str, str, Path, Any, str]  # rule, pointer, where, new value (MISSING: removed), detail
+
+
 def schema_type(value: Any) -> str:
     """The JSON Schema type of a value: like the wire type, but 2.0 counts as an integer (2020-12)."""
     if isinstance(value, float) and value.is_integer():
@@ -52,32 +58,50 @@ def negative_calls(schema: ArgumentSchema, base: dict, *, strict_types: bool = F
     """Every single-rule break of `base` (a valid value) this schema allows (each checked against the schema)."""
     calls: list[ArgumentCall] = []
     seen: set[str] = set()
-    for rule, pointer, path, new, detail in _candidates(schema, base, strict_types, spread, choice):
-        broken = schema.edit_errors(base, path, new)
-        if not broken or any(keyword != rule for keyword in broken):
+    for candidate in _candidates(schema, base, strict_types, spread, choice):
+        call = _break(schema, base, candidate)
+        if call is None:
             continue
-        arguments = delete_at(base, path) if new is MISSING else set_at(base, path, new)
-        key = repr(arguments)
+        key = repr(call.arguments)
         if key in seen:
             continue
         seen.add(key)
-        calls.append(ArgumentCall(NEGATIVE, arguments, f"violates {rule} at {pointer or '/'} ({detail})", rule))
+        calls.append(call)
     return calls
 
 
 def negative_arguments(schema: ArgumentSchema, *, strict_types: bool = False) -> st.SearchStrategy[ArgumentCall]:
     """A valid value, then one rule broken, drawn at random (shrinks toward the first rule, crossed by one)."""
 
-    def pick(drawn: tuple[dict, int, int]) -> st.SearchStrategy[ArgumentCall]:
-        base, spread, choice = drawn
-        calls = negative_calls(schema, base, strict_types=strict_types, spread=spread, choice=choice)
-        return st.sampled_from(calls) if calls else st.nothing()
+    def pick(drawn: tuple[dict, int, int, int]) -> ArgumentCall | None:
+        base, spread, choice, start = drawn
+        candidates = list(_candidates(schema, base, strict_types, spread, choice))
+        # One candidate checked, not all of them: a 30-property schema has a hundred, each a validation.
+        # From the drawn start, the first candidate that breaks exactly its rule (in order, wrapping round).
+        return _first_break(schema, base, candidates, start % len(candidates)) if candidates else None
 
-    return st.tuples(st.one_of(schema.populated, schema.positive), st.sampled_from(SPREADS),
-                     st.integers(0, 7)).flatmap(pick)
+    # No flatmap: a strategy built per draw is validated and labelled again on every draw.
+    drawn = st.tuples(st.one_of(schema.populated, schema.positive), st.sampled_from(SPREADS), st.integers(0, 7),
+                      st.integers(0, MAX_START)).map(pick)
+    return short_repr(drawn, "negative_calls").filter(lambda call: call is not None)  # type: ignore[return-value]
 
 
-Candidate = tuple[str, str, Path, Any, str]  # rule, pointer, where, new value (MISSING: removed), detail
+def _break(schema: ArgumentSchema, base: dict, candidate: Candidate) -> ArgumentCall | None:
+    """The call of one candidate edit, when it breaks exactly its rule and nothing else."""
+    rule, pointer, path, new, detail = candidate
+    broken = schema.edit_errors(base, path, new)
+    if not broken or any(keyword != rule for keyword in broken):
+        return None
+    arguments = delete_at(base, path) if new is MISSING else set_at(base, path, new)
+    return ArgumentCall(NEGATIVE, arguments, f"violates {rule} at {pointer or '/'} ({detail})", rule)
+
+
+def _first_break(schema: ArgumentSchema, base: dict, candidates: list[Candidate], start: int) -> ArgumentCall | None:
+    for offset in range(len(candidates)):
+        call = _break(schema, base, candidates[(start + offset) % len(candidates)])
+        if call is not None:
+            return call
+    return None
 
 
 def _candidates(schema: ArgumentSchema, base: dict, strict: bool, spread: int, choice: int) -> Iterator[Candidate]:

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 from hypothesis_jsonschema import _from_schema as _hjs
 from hypothesis_jsonschema import from_schema
+from mcpfuzz.strategies.arguments.compiled import compile_schema
 from mcpfuzz.strategies.arguments.formats import CUSTOM_FORMATS
 from mcpfuzz.strategies.arguments.schema_prep import PreparedSchema, SchemaProblem, all_required, prepare
 from mcpfuzz.strategies.arguments.sites import MISSING, Path, Site, delete_at, get_at, object_paths, set_at, sites
@@ -125,6 +126,20 @@ class ArgumentSchema:
             return ["additionalProperties"]  # one error naming the extra member, as jsonschema gives
         return [str(error.validator) for error in self.prepared.validator.evolve(schema=member).iter_errors(new)]
 
+    def member_accepts(self, path: Path, value: Any) -> bool | None:
+        """Whether the member at `path` may hold `value` whatever its siblings are; None when that depends on them.
+
+        Known only where every object down to the member judges members one by one (`edit_errors`).
+        """
+        parent = self._memberwise_parent(path[:-1])
+        if parent is None:
+            return None
+        properties = parent.get("properties", {})
+        member = properties[path[-1]] if path[-1] in properties else parent.get("additionalProperties", True)
+        if isinstance(member, bool):
+            return member
+        return self.prepared.validator.evolve(schema=member).is_valid(value)
+
     def _memberwise_parent(self, path: Path) -> dict | None:
         """The original schema of the object at `path` when it and every object above it are memberwise."""
         if path not in self._parents:
@@ -152,8 +167,10 @@ class ArgumentSchema:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # hypothesis-jsonschema warns when formats are overridden
             try:
+                # The common shapes drawn directly, the rest by hypothesis-jsonschema, subschema by subschema.
                 # An object schema (prepared so): every value drawn is a dict.
-                base = cast("st.SearchStrategy[dict]", from_schema(generation, custom_formats=CUSTOM_FORMATS))
+                base = cast("st.SearchStrategy[dict]", compile_schema(generation, hypothesis_jsonschema_strategy,
+                                                                      CUSTOM_FORMATS))
             except (HypothesisException, ValueError, TypeError, RecursionError) as error:
                 raise SchemaProblem(_keyword_in(str(error)), f"no generator for this schema: {error}"[:300],
                                     "simplify the schema (a plain object of typed properties draws best)"
@@ -195,6 +212,13 @@ class ArgumentSchema:
                                 f"`{keyword}`", f"mcpfuzz cannot draw `{keyword}` well; simplify that part of "
                                 "the schema or exclude the tool with --exclude-tool")
         return plain, populated
+
+
+def hypothesis_jsonschema_strategy(schema: Any) -> st.SearchStrategy[Any]:
+    """hypothesis-jsonschema's strategy for a subschema the compiler leaves to it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # it warns when formats are overridden
+        return from_schema(schema, custom_formats=CUSTOM_FORMATS)
 
 
 def draw_examples(strategy: st.SearchStrategy[Any], count: int, seed: int) -> list[Any]:
