@@ -10,14 +10,14 @@ import pytest
 
 from mcpfuzz.transport.http_target import HttpTarget
 from tests.conftest import kill_leftovers, leftover_processes, private_copy, run_cli
-from tests.http_servers import HTTP_SERVER
+from tests.http_servers import HTTP_SERVER, HTTP_SERVER_IMPORTS
 
 URL = "http://127.0.0.1:{port}/mcp"
 
 
 def launched_copy(folder: Path) -> Path:
     """A private copy of the HTTP test server (its path marks this test's processes only)."""
-    return private_copy(HTTP_SERVER, folder, imports=("mcp_server.py",))
+    return private_copy(HTTP_SERVER, folder, imports=HTTP_SERVER_IMPORTS)
 
 
 def test_the_placeholder_becomes_one_free_port_in_both_places() -> None:

@@ -18,7 +18,7 @@ from mcpfuzz.engine.redaction import RedactingSink
 from mcpfuzz.oracles.base import Severity
 from mcpfuzz.transport.http_target import HttpTarget
 from tests.conftest import MCP_SERVER, kill_leftovers, private_copy, run_cli
-from tests.http_servers import HTTP_SERVER
+from tests.http_servers import HTTP_SERVER, HTTP_SERVER_IMPORTS
 
 SECRET = "s3cr3t-value-4242"
 PASSWORD = "pw-9f8e7d6c"
@@ -45,7 +45,7 @@ def test_a_secret_the_server_prints_is_in_no_report_no_stream_and_not_on_the_con
 
 
 def test_a_password_in_the_url_and_header_values_are_in_no_output(tmp_path: Path) -> None:
-    server = private_copy(HTTP_SERVER, tmp_path, imports=("mcp_server.py",))
+    server = private_copy(HTTP_SERVER, tmp_path, imports=HTTP_SERVER_IMPORTS)
     url = f"http://user:{PASSWORD}@127.0.0.1:{{port}}/mcp"
     try:
         result = run_cli(["run", url, "--launch", f"{sys.executable} {server} --port {{port}} --bug no-origin-check",
