@@ -168,9 +168,10 @@ def test_published_schema_matches_the_commands() -> None:
 
 
 def test_a_target_timeout_replaces_the_global_one_for_its_calls(tmp_path: Path) -> None:
-    """A tool that answers in 3 s is a hang under --timeout 1, and fine with its own timeout = 20."""
+    """A tool that blocks its server for 3 s is a hang under --call-timeout 2, and fine with its own timeout = 20."""
     slow = [sys.executable, str(REPO_ROOT / "tests" / "servers" / "slow_tool_server.py"), "--delay", "3"]
-    quick = ["run", "--timeout", "1", "--phases", "coverage", "--budget", "30", "--json", "r.json", "--", *slow]
+    quick = ["run", "--timeout", "1", "--call-timeout", "2", "--phases", "coverage", "--budget", "30", "--json",
+             "r.json", "--", *slow]
     without = tmp_path / "without"
     without.mkdir()
     hang = run_cli(quick, cwd=without)

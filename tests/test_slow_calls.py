@@ -10,6 +10,7 @@ from mcpfuzz.oracles.base import Severity
 from tests.engine_runs import SERVERS, run_engine
 
 SLOW_SERVER = SERVERS / "slow_server.py"
+BLOCKING_SERVER = SERVERS / "slow_tool_server.py"  # its one thread sleeps in the tool: no ping answered meanwhile
 PHASES = ("probe", "coverage")
 
 
@@ -67,3 +68,24 @@ def test_a_slow_call_is_waited_for_only_until_its_phase_ends() -> None:
                           phases=PHASES)
     assert time.monotonic() - started < 20 + 15
     assert _findings(finished) == []
+
+
+def test_a_tool_that_blocks_the_server_for_a_while_is_slow_not_a_hang() -> None:
+    """The tool blocks the server's only thread for 3 s (no ping answered meanwhile), --timeout is 1 s: the call
+    is waited for to --call-timeout and answered, so no finding, and the note says the server was busy."""
+    events: list[Event] = []
+    finished = run_engine([sys.executable, str(BLOCKING_SERVER), "--delay", "3"], timeout=1, call_timeout=30,
+                          budget=40, phases=PHASES, events=events)
+    assert not finished.error, finished.error
+    assert _findings(finished) == []
+    (note,) = _slow_notes(events)
+    assert note.startswith("tool/wait answered after ") and "answered nothing else meanwhile" in note
+
+
+def test_a_server_silent_to_the_end_of_the_call_timeout_is_stuck() -> None:
+    """The tool blocks the server far longer than --call-timeout: nothing answered, not even a ping, is a hang."""
+    finished = run_engine([sys.executable, str(BLOCKING_SERVER), "--delay", "600"], timeout=1, call_timeout=3,
+                          budget=40, phases=PHASES)
+    assert ("no-hang", "tool/wait", Severity.CRITICAL) in _findings(finished)
+    (hang,) = [f for f in finished.findings if f.oracle == "no-hang"]
+    assert "stopped answering other requests too" in hang.message

@@ -627,16 +627,19 @@ class Run:
                 self._judge(phase, exchange)
 
     def _note_slow(self, exchange: Exchange) -> None:
-        """A valid call answered after --timeout by a live server: slow, not a hang; said once per target."""
+        """A valid call answered after --timeout by a live (or busy) server: slow, not a hang; said once per target."""
         target = exchange.case.target
         answers = [a for a in exchange.responses() if a.id_tag == ID_CURRENT]
         if not exchange.extended or not answers or target in self._slow_noted:
             return
         self._slow_noted.add(target)
         progress = f", with {exchange.progress_count()} progress notifications" if exchange.progress_count() else ""
+        meanwhile = ("it answered nothing else meanwhile (its one thread was busy with the call: other requests "
+                     "wait), but it answered, so it is slow" if exchange.blocked else
+                     "the server answered pings meanwhile, so it is slow")
         self.emit(Notice(f"{target} answered after {answers[0].at:.1f}s{progress}: slower than --timeout "
-                         f"({self.config.timeout:g}s), but the server answered pings meanwhile, so it is slow, not "
-                         f"a hang (calls get up to --call-timeout, {self.config.call_timeout:g}s)", level="info"))
+                         f"({self.config.timeout:g}s), but {meanwhile}, not a hang (calls get up to --call-timeout, "
+                         f"{self.config.call_timeout:g}s)", level="info"))
 
     def _judge(self, phase: PhaseName, exchange: Exchange) -> list[Verdict]:
         """Run the oracles, emit new findings; return every failure with its key (Hypothesis shrinks on them)."""

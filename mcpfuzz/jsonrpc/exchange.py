@@ -61,9 +61,12 @@ class Exchange:
     server_requests: list[Incoming] = field(default_factory=list)
     barrier_answered: bool | None = None
     timed_out: bool = False
-    # The answer was not in within --timeout, the server answered a liveness request, so the wait went on
-    # to the call limit (a slow tool, not a dropped request).
+    # The answer was not in within --timeout, the server answered a liveness request (or its process ran on,
+    # busy), so the wait went on to the call limit (a slow tool, not a dropped request).
     extended: bool = False
+    # The server answered no liveness request either while it ran this call (its one thread busy with it):
+    # waited for all the same, since only silence to the end of the call limit is a hang.
+    blocked: bool = False
     # The extended wait ended at the phase's deadline, before --call-timeout: no verdict on silence.
     cut_short: bool = False
     waited: float = 0.0

@@ -2,9 +2,10 @@
 
 Usage: ``python tests/servers/slow_tool_server.py [--delay SECONDS]``
 
-Not a bug: a tool may take its time. With ``--timeout`` below the delay mcpfuzz reports ``no-hang``
-(the server, busy, answers nothing in time); a per-target timeout above the delay (the config file's
-``[targets."tool/wait"] timeout``) gives zero findings. Everything else comes from ``mcp_server.Server``.
+Not a bug: a tool may take its time, even one that blocks the server's only thread (no ping is answered
+meanwhile). With ``--timeout`` below the delay mcpfuzz waits on to ``--call-timeout`` and notes a slow tool;
+only with ``--call-timeout`` (or the config file's ``[targets."tool/wait"] timeout``) below the delay too is it
+a ``no-hang`` (nothing answered at all). Everything else comes from ``mcp_server.Server``.
 """
 
 from __future__ import annotations

@@ -292,21 +292,29 @@ class Session:
             if late and exchange.timed_out and self.alive and not exchange.write_error:
                 barrier = await self._late_barrier()
             alive = barrier is not None and barrier.reply is not None and self.alive and not exchange.write_error
-            if patient_call and case.slow_ok and exchange.timed_out and alive:
+            # The process runs but answered the liveness request no more than the call: a server whose one thread
+            # is busy with this very call (a tool that blocks its loop). Slow is not stuck either: it gets the same
+            # limit, and only silence to its end is a hang (stdio; over HTTP the POST itself is what is waited for).
+            busy = (not alive and barrier is not None and self.alive and not exchange.write_error
+                    and self.server.needs_barrier)
+            if patient_call and case.slow_ok and exchange.timed_out and (alive or busy):
                 # Slow is not dropped: a valid call to a server that answers pings gets the call limit,
                 # and each progress notification moves that limit on.
-                exchange.timed_out, exchange.extended = False, True
+                exchange.timed_out, exchange.extended, exchange.blocked = False, True, busy
                 limit = max(self.options.call_timeout, timeout or 0.0)  # a target's own timeout may be longer
                 most = 2 * limit
                 if self.patience_until is not None:
                     room = max(0.0, self.patience_until - window.started)
                     exchange.cut_short = room < limit
                     limit, most = min(limit, room), min(most, room)
-                await self._collector.collect(window, None, case, http=http, timeout=limit,
+                await self._collector.collect(window, barrier if busy else None, case, http=http, timeout=limit,
                                               grace=self.options.grace, progress_extends=self.options.timeout,
                                               most=most)
-                if exchange.timed_out and (exchange.progress_count() or exchange.cut_short) and self.alive:
+                answering = barrier is not None and barrier.reply is not None
+                if exchange.timed_out and (exchange.progress_count() or exchange.cut_short) and self.alive \
+                        and answering:
                     # Still working at the limit (or the phase is over): not dropped. Tell the server to stop.
+                    # A server that answered nothing, not even the liveness request, keeps its verdict: stuck.
                     await self._cancel(case.expect.id, "still working when mcpfuzz stopped waiting")
             if self.thorough and lean and barrier is None and self.server.needs_barrier and self.alive \
                     and not exchange.write_error:
