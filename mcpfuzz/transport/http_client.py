@@ -1,0 +1,101 @@
+"""The httpx client of both HTTP transports: a keep-alive pool for POSTs in flight at once, one write per request."""
+
+from __future__ import annotations
+
+import contextlib
+import typing
+
+import httpcore
+import httpx
+
+# A session may keep several POSTs in flight, each on a keep-alive connection of its own; a hanging POST or
+# the GET stream holds one until it ends, so the pool allows many more than are kept between requests.
+MAX_CONNECTIONS = 100
+KEEPALIVE_CONNECTIONS = 32
+LIMITS = httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=KEEPALIVE_CONNECTIONS)
+
+
+class OneWriteStream(httpcore.AsyncNetworkStream):
+    """A connection whose writes wait for the next read: a request's headers and body leave in one send.
+
+    httpcore writes the head and the body separately; on 127.0.0.1 each send wakes the server, which then
+    reads a head without its body (the standard library's `http.client` joins them for the same reason).
+    """
+
+    def __init__(self, stream: httpcore.AsyncNetworkStream) -> None:
+        self._stream = stream
+        self._pending: list[bytes] = []
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        """Hold the bytes until the response is read."""
+        if buffer:
+            self._pending.append(buffer)
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        """Send what is held, then read."""
+        if self._pending:
+            data = b"".join(self._pending)
+            self._pending.clear()
+            # As httpcore does: a server may refuse early and close its side, yet its answer is readable.
+            with contextlib.suppress(httpcore.WriteError):
+                await self._stream.write(data, timeout)
+        return await self._stream.read(max_bytes, timeout)
+
+    async def aclose(self) -> None:
+        """Close the connection (a held request was abandoned: it is dropped)."""
+        self._pending.clear()
+        await self._stream.aclose()
+
+    async def start_tls(self, ssl_context: typing.Any, server_hostname: str | None = None,
+                        timeout: float | None = None) -> httpcore.AsyncNetworkStream:
+        """TLS over this connection; the handshake reads and writes at once, so nothing may be held."""
+        return OneWriteStream(await self._stream.start_tls(ssl_context, server_hostname, timeout))
+
+    def get_extra_info(self, info: str) -> typing.Any:
+        """The wrapped connection's socket details."""
+        return self._stream.get_extra_info(info)
+
+
+class OneWriteBackend(httpcore.AsyncNetworkBackend):
+    """httpcore's anyio backend with every connection a `OneWriteStream`."""
+
+    def __init__(self) -> None:
+        self._backend = httpcore.AnyIOBackend()
+
+    async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                          local_address: str | None = None,
+                          socket_options: typing.Iterable[typing.Any] | None = None) -> httpcore.AsyncNetworkStream:
+        """A TCP connection (anyio sets TCP_NODELAY)."""
+        return OneWriteStream(await self._backend.connect_tcp(host, port, timeout, local_address, socket_options))
+
+    async def connect_unix_socket(self, path: str, timeout: float | None = None,
+                                  socket_options: typing.Iterable[typing.Any] | None = None
+                                  ) -> httpcore.AsyncNetworkStream:
+        """A Unix socket connection."""
+        return OneWriteStream(await self._backend.connect_unix_socket(path, timeout, socket_options))
+
+    async def sleep(self, seconds: float) -> None:
+        """The backend's sleep."""
+        await self._backend.sleep(seconds)
+
+
+class OneWriteTransport(httpx.AsyncHTTPTransport):
+    """httpx's HTTP/1.1 transport over a `OneWriteBackend` pool."""
+
+    def __init__(self) -> None:
+        super().__init__(limits=LIMITS, http1=True, http2=False, trust_env=False)
+        pool = getattr(self, "_pool", None)
+        # httpx builds its pool without a way to name the network backend: rebuild it with ours. Should a
+        # later httpx keep its pool elsewhere, its own pool stays (two writes per request, same behaviour).
+        if isinstance(pool, httpcore.AsyncConnectionPool):
+            self._pool = httpcore.AsyncConnectionPool(
+                ssl_context=pool._ssl_context, max_connections=MAX_CONNECTIONS,
+                max_keepalive_connections=KEEPALIVE_CONNECTIONS, keepalive_expiry=LIMITS.keepalive_expiry,
+                http1=True, http2=False, network_backend=OneWriteBackend())
+
+
+def new_client(call_timeout: float, connect_timeout: float) -> httpx.AsyncClient:
+    """The client of one HTTP connection: redirects are not followed (a 3xx is the server's answer, to be
+    judged, not chased), no proxy or .netrc from the environment."""
+    timeout = httpx.Timeout(call_timeout, connect=connect_timeout)
+    return httpx.AsyncClient(transport=OneWriteTransport(), timeout=timeout, follow_redirects=False, trust_env=False)
