@@ -79,10 +79,11 @@ def test_a_post_carries_what_an_httpx_request_would_and_the_callers_headers_win(
     async def main(url: str) -> list[tuple[int, str | None, bytes]]:
         client, transport = new_client(5, 5)
         async with client:
-            poster = Poster(client, transport, url)
+            poster = Poster(client, transport)
             answers = []
             for body in (b'{"a":1}', b'{"b":2}'):
-                response = await poster.post(body, {"Accept": "application/json", "Content-Type": "application/json"})
+                headers = {"Accept": "application/json", "Content-Type": "application/json"}
+                response = await poster.post(url, body, headers)
                 answers.append((response.status, header(response, b"mcp-session-id"), await response.aread()))
                 await response.aclose()
             return answers

@@ -107,23 +107,31 @@ class Poster:
     except cookies: MCP keeps its session in Mcp-Session-Id.
     """
 
-    def __init__(self, client: httpx.AsyncClient, transport: OneWriteTransport, url: str) -> None:
-        parsed = httpx.URL(url)
+    def __init__(self, client: httpx.AsyncClient, transport: OneWriteTransport) -> None:
         self._pool = transport.pool
-        self._url = httpcore.URL(scheme=parsed.raw_scheme, host=parsed.raw_host, port=parsed.port,
-                                 target=parsed.raw_path)
-        host = httpx.Request("POST", parsed).headers["Host"]
-        self._defaults = [(name.lower(), value) for name, value in {**client.headers, "Host": host}.items()]
+        self._defaults = [(name.lower(), value) for name, value in client.headers.items()]
         self._extensions = {"timeout": client.timeout.as_dict()}
+        self._urls: dict[str, tuple[httpcore.URL, str]] = {}
 
-    async def post(self, content: bytes, headers: dict[str, str]) -> httpcore.Response:
+    def _target(self, url: str) -> tuple[httpcore.URL, str]:
+        """The URL as httpcore takes it and its Host header, worked out once per URL."""
+        if url not in self._urls:
+            parsed = httpx.URL(url)
+            self._urls[url] = (httpcore.URL(scheme=parsed.raw_scheme, host=parsed.raw_host, port=parsed.port,
+                                            target=parsed.raw_path), httpx.Request("POST", parsed).headers["Host"])
+        return self._urls[url]
+
+    async def post(self, url: str, content: bytes, headers: dict[str, str]) -> httpcore.Response:
         """Send the request; the response once its headers are in (the caller reads and closes it)."""
+        target, host = self._target(url)
         named = {name.lower() for name in headers}
         raw = [(_encoded(name), _encoded(value)) for name, value in headers.items()]
         raw += [(_encoded(name), _encoded(value)) for name, value in self._defaults if name not in named]
+        if "host" not in named:
+            raw.append((b"Host", _encoded(host)))
         if "content-length" not in named:
             raw.append((b"Content-Length", str(len(content)).encode()))
-        request = httpcore.Request(b"POST", self._url, headers=raw, content=content, extensions=self._extensions)
+        request = httpcore.Request(b"POST", target, headers=raw, content=content, extensions=self._extensions)
         return await self._pool.handle_async_request(request)
 
 

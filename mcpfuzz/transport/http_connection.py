@@ -49,7 +49,7 @@ class HttpConnection:
 
     async def __aenter__(self: Http) -> Http:
         self._client, transport = new_client(self.call_timeout, self.timeout)
-        self._poster = Poster(self._client, transport, self.url)
+        self._poster = Poster(self._client, transport)
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
         if self._launched is not None:

@@ -120,7 +120,7 @@ class StreamableHttpServer(HttpConnection):
             # The session decides when an answer is late; a slow tool's response may still be read to the end.
             with scope, anyio.move_on_after(self.call_timeout) as capped:
                 assert self._poster is not None
-                response = await self._poster.post(data, headers)
+                response = await self._poster.post(self.url, data, headers)
                 try:
                     self._record_headers(reply, response, is_initialize, generation)
                     headers_in.set()
