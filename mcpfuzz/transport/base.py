@@ -109,6 +109,9 @@ class ServerConnection(Protocol):
         """Send one frame; over HTTP, what its request got (filled in as the response arrives).
 
         `extra_headers` (HTTP only) override or, with None, remove a header. TransportError on failure.
+        Over HTTP, several tasks may await `send` at once: each frame is a POST on a keep-alive connection of
+        its own (from the client's pool), with its own HttpReply, all in the current session; only frames
+        sent one after the other reach the server in that order.
         """
 
     async def send_many(self, frames: Sequence[bytes]) -> None:

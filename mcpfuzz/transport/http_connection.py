@@ -13,6 +13,7 @@ import httpx
 from mcpfuzz.jsonrpc.exchange import ProcessEnd
 from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions
+from mcpfuzz.transport.http_client import Poster, new_client
 from mcpfuzz.transport.http_target import HttpTarget
 from mcpfuzz.transport.launched import LaunchedServer
 from mcpfuzz.transport.stderr_tail import StderrTail
@@ -39,6 +40,7 @@ class HttpConnection:
         self._launched = (LaunchedServer(target.launch, self.url, on_exit=self._process_exit,
                                          env=inherited_env(options.env)) if target.launch else None)
         self._client: httpx.AsyncClient | None = None
+        self._poster: Poster | None = None
         self._group: anyio.abc.TaskGroup | None = None
         self.starts = 0
         self.end: ProcessEnd | None = None
@@ -46,9 +48,8 @@ class HttpConnection:
         self._no_stderr = StderrTail(1)
 
     async def __aenter__(self: Http) -> Http:
-        # Redirects are not followed: a 3xx is the server's answer and must be judged, not chased.
-        self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.call_timeout, connect=self.timeout),
-                                         follow_redirects=False, trust_env=False)
+        self._client, transport = new_client(self.call_timeout, self.timeout)
+        self._poster = Poster(self._client, transport)
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
         if self._launched is not None:

@@ -16,6 +16,7 @@ from mcpfuzz.jsonrpc.http_reply import BODY_SNIPPET, HttpReply
 from mcpfuzz.jsonrpc.transport_kind import TransportKind
 from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions
 from mcpfuzz.transport.errors import ConnectionClosed, ServerStartError
+from mcpfuzz.transport.http_client import POST_ERRORS, header
 from mcpfuzz.transport.http_connection import HttpConnection
 from mcpfuzz.transport.http_headers import SESSION_HEADER, set_header
 from mcpfuzz.transport.http_target import HttpTarget
@@ -90,17 +91,26 @@ class LegacySseServer(HttpConnection):
         for name, value in (extra_headers or {}).items():
             set_header(headers, name, value)
         reply = HttpReply(transport=TransportKind.LEGACY_SSE, sent_session_id=self.session_id)
+        assert self._poster is not None
         try:
-            response = await self._client.post(self.endpoint, content=data, headers=headers)
-        except httpx.HTTPError as error:
+            response = await self._poster.post(self.endpoint, data, headers)
+            try:
+                reply.status = response.status
+                reply.content_type = header(response, b"content-type") or ""
+                # The answer comes on the stream: of the POST's own body only its start and size are kept.
+                body = bytearray()
+                async for chunk in response.aiter_stream():
+                    reply.body_size += len(chunk)
+                    if len(body) < BODY_SNIPPET:
+                        body += chunk[:BODY_SNIPPET - len(body)]
+                reply.body = bytes(body)
+            finally:
+                await response.aclose()
+        except POST_ERRORS as error:
             reply.error = f"{type(error).__name__}: {error}"[:200]
             raise ConnectionClosed(f"POST to {self.endpoint} failed: {reply.error}") from None
         finally:
             reply.done = True
-        reply.status = response.status_code
-        reply.content_type = response.headers.get("content-type", "")
-        reply.body_size = len(response.content)
-        reply.body = response.content[:BODY_SNIPPET]
         return reply
 
     async def _stream(self, ready: anyio.Event, problem: list[str]) -> None:

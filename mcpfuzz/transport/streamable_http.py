@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 import anyio
 import anyio.abc
+import httpcore
 import httpx
 
 from mcpfuzz.jsonrpc.exchange import ProcessEnd
@@ -14,6 +15,7 @@ from mcpfuzz.jsonrpc.http_reply import BODY_SNIPPET, HttpReply
 from mcpfuzz.jsonrpc.transport_kind import TransportKind
 from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions
 from mcpfuzz.transport.errors import ConnectionClosed, ServerStartError
+from mcpfuzz.transport.http_client import POST_ERRORS, header
 from mcpfuzz.transport.http_connection import HttpConnection
 from mcpfuzz.transport.http_headers import (
     ACCEPT_BOTH,
@@ -29,6 +31,7 @@ from mcpfuzz.transport.launched import host_port, port_open
 from mcpfuzz.transport.sse import SseParser
 
 CLOSE_TIMEOUT = 2.0
+SESSION_HEADER_KEY = SESSION_HEADER.lower().encode()
 SESSION_PROBE = b'{"jsonrpc":"2.0","id":"mcpfuzz-session-probe","method":"ping"}'
 
 
@@ -116,15 +119,19 @@ class StreamableHttpServer(HttpConnection):
         try:
             # The session decides when an answer is late; a slow tool's response may still be read to the end.
             with scope, anyio.move_on_after(self.call_timeout) as capped:
-                async with self._client.stream("POST", self.url, content=data, headers=headers) as response:
+                assert self._poster is not None
+                response = await self._poster.post(self.url, data, headers)
+                try:
                     self._record_headers(reply, response, is_initialize, generation)
                     headers_in.set()
                     await self._read_body(response, reply, is_initialize, generation)
+                finally:
+                    await response.aclose()
                 if reply.refused and reply.session_id and reply.session_id != reply.sent_session_id:
                     reply.session_live = await self._session_live(reply.session_id)
             if capped.cancelled_caught:
                 reply.error = f"no complete response within {self.call_timeout:g}s"
-        except httpx.HTTPError as error:
+        except (httpx.HTTPError, *POST_ERRORS) as error:
             reply.error = _describe(error)
             if generation == self._generation:
                 await self._check_reachable()
@@ -134,21 +141,21 @@ class StreamableHttpServer(HttpConnection):
             headers_in.set()
             self._on_change()
 
-    def _record_headers(self, reply: HttpReply, response: httpx.Response, is_initialize: bool,
+    def _record_headers(self, reply: HttpReply, response: httpcore.Response, is_initialize: bool,
                         generation: int) -> None:
-        reply.status = response.status_code
-        reply.content_type = response.headers.get("content-type", "")
-        reply.session_id = response.headers.get(SESSION_HEADER)
+        reply.status = response.status
+        reply.content_type = header(response, b"content-type") or ""
+        reply.session_id = header(response, SESSION_HEADER_KEY)
         if is_initialize and reply.session_id and self.session_id is None and generation == self._generation:
             self.session_id = reply.session_id
             self._group.start_soon(self._listen, generation)  # type: ignore[union-attr]
 
-    async def _read_body(self, response: httpx.Response, reply: HttpReply, is_initialize: bool,
+    async def _read_body(self, response: httpcore.Response, reply: HttpReply, is_initialize: bool,
                          generation: int) -> None:
         kind = reply.content_type.split(";")[0].strip().lower()
         if kind == "text/event-stream":
             parser = SseParser(self._max_line)
-            async for chunk in response.aiter_raw():
+            async for chunk in response.aiter_stream():
                 reply.body_size += len(chunk)
                 for event in parser.feed(chunk):
                     # An event with empty data primes reconnection (an event id, nothing to deliver): no message.
@@ -156,7 +163,7 @@ class StreamableHttpServer(HttpConnection):
                         self._deliver(event.data.encode("utf-8", "surrogateescape"), None, reply, is_initialize)
             return
         body = bytearray()
-        async for chunk in response.aiter_raw():
+        async for chunk in response.aiter_stream():
             reply.body_size += len(chunk)
             if len(body) < self._max_line:
                 body += chunk[: self._max_line - len(body)]
@@ -241,12 +248,12 @@ class StreamableHttpServer(HttpConnection):
             self._on_exit(self.end)
 
 
-def _describe(error: httpx.HTTPError) -> str:
-    """A transport failure in words."""
-    if isinstance(error, httpx.ConnectError):
+def _describe(error: Exception) -> str:
+    """A transport failure (of httpx or of httpcore underneath it) in words."""
+    if isinstance(error, (httpx.ConnectError, httpcore.ConnectError)):
         return "connection refused"
-    if isinstance(error, httpx.RemoteProtocolError):
+    if isinstance(error, (httpx.RemoteProtocolError, httpcore.RemoteProtocolError)):
         return "the server closed the connection without a complete response"
-    if isinstance(error, httpx.TimeoutException):
+    if isinstance(error, (httpx.TimeoutException, httpcore.TimeoutException)):
         return "timed out"
     return f"{type(error).__name__}: {error}"[:200]

@@ -3,7 +3,7 @@
 Usage::
 
     python tests/servers/http_server.py --port N [--mode streamable|sse] [--sse-responses]
-        [--endpoint-json] [--stream-seconds S] [--verbose] [--bug NAME]... [--server-bug NAME]...
+        [--endpoint-json] [--stream-seconds S] [--verbose] [--gather N] [--bug NAME]... [--server-bug NAME]...
 
 Binds 127.0.0.1 only (``--port 0`` picks a free port); prints ``ready http://127.0.0.1:N/mcp`` (or
 ``/sse``) to stderr once listening; exits 0 on SIGTERM. Standard library only. Every JSON-RPC message
@@ -228,6 +228,7 @@ class Options:
     stream_seconds: float
     verbose: bool
     bugs: set[str]
+    gather: int = 0  # hold each POST until this many are in flight at once (0: never hold)
 
 
 class McpHttpServer(ThreadingHTTPServer):
@@ -389,27 +390,42 @@ class Handler(BaseHTTPRequestHandler):
         return LOCAL_ORIGIN.fullmatch(origin) is not None
 
     def dispatch(self, method: str) -> None:
-        """Route by mode and path; turn Refused into its response."""
+        """Read the body, then route it (held first with --gather); turn Refused into its response."""
         path = urlsplit(self.path).path
         try:
             body = self.read_body()  # whatever the method: an unread body would corrupt keep-alive
-            if not self.origin_ok():
-                raise Refused(403, "forbidden: Origin not allowed")
-            streamable = {"GET": self.streamable_get, "POST": self.streamable_post, "DELETE": self.streamable_delete}
-            if self.options.mode == "streamable" and path == MCP_PATH and method in streamable:
-                streamable[method](body)
-            elif self.options.mode == "sse" and path == SSE_PATH and method == "GET":
-                self.sse_stream()
-            elif self.options.mode == "sse" and path.rstrip("/") == MESSAGES_PATH and method == "POST":
-                self.sse_post(body)
-            elif path in self.served_paths():
-                raise Refused(405, "method not allowed", headers={"Allow": self.allowed(path)})
+            if method == "POST" and self.options.gather and b'"tools/call"' in body:
+                self.gathered(method, path, body)
             else:
-                self.send(404, b"not found\n", "text/plain")
+                self.route(method, path, body)
         except Refused as refused:
             self.refuse(refused)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client went away mid-response
+
+    def route(self, method: str, path: str, body: bytes) -> None:
+        """Route by mode and path."""
+        if not self.origin_ok():
+            raise Refused(403, "forbidden: Origin not allowed")
+        streamable = {"GET": self.streamable_get, "POST": self.streamable_post, "DELETE": self.streamable_delete}
+        if self.options.mode == "streamable" and path == MCP_PATH and method in streamable:
+            streamable[method](body)
+        elif self.options.mode == "sse" and path == SSE_PATH and method == "GET":
+            self.sse_stream()
+        elif self.options.mode == "sse" and path.rstrip("/") == MESSAGES_PATH and method == "POST":
+            self.sse_post(body)
+        elif path in self.served_paths():
+            raise Refused(405, "method not allowed", headers={"Allow": self.allowed(path)})
+        else:
+            self.send(404, b"not found\n", "text/plain")
+
+    def gathered(self, method: str, path: str, body: bytes) -> None:
+        """--gather N: a tools/call POST is held (bounded) until N are in flight at once, then handled as usual."""
+        log(f"posts in flight at once: {IN_FLIGHT.post_started(self.options.gather)}")
+        try:
+            self.route(method, path, body)
+        finally:
+            IN_FLIGHT.post_ended()
 
     def served_paths(self) -> tuple[str, ...]:
         """The paths of this mode (other methods on them get 405, other paths 404)."""
@@ -702,13 +718,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--server-bug", action="append", default=[], choices=sorted({**SERVER_BUGS, **SURFACE_BUGS}),
                         help="turn one bug of mcp_server.Server (or, with --surface, of SurfaceServer) on")
     parser.add_argument("--surface", action="store_true", help="serve surface_server.SurfaceServer")
+    parser.add_argument("--gather", type=int, default=0, metavar="N",
+                        help="hold each POST (bounded) until N are in flight at once; log the peak")
     args = parser.parse_args(argv)
     if args.surface:
         SERVER_CLASS[0] = SurfaceServer
     if hasattr(sys, "set_int_max_str_digits"):
         sys.set_int_max_str_digits(100_000)  # as mcp_server.main: big ids allowed, with a cap
     options = Options(args.mode, args.sse_responses, args.endpoint_json, args.stream_seconds, args.verbose,
-                      set(args.bug))
+                      set(args.bug), args.gather)
     sessions = SessionTable(set(args.server_bug), spaced_ids="session-id-space" in args.bug)
     httpd = McpHttpServer(args.port, options, sessions)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))

@@ -13,6 +13,7 @@ from typing import Any
 
 PARTNER_SECONDS = 3.0  # how long a tool call waits for another one in flight (an alone call pays it once)
 DEFER_SECONDS = 10.0  # how long a deferred list request waits for its cancel before it is answered
+GATHER_SECONDS = 10.0  # how long a POST waits for the others of its group (--gather)
 PAIRED_TOOLS = ("count_notes", "find_notes")
 AFTER_SECONDS = 1.0
 LIST_METHODS = ("tools/list", "resources/list", "prompts/list")
@@ -27,6 +28,8 @@ class InFlight:
         self.waiting: list[dict[str, Any]] = []  # tool calls waiting for a partner: {"reply", "partner"}
         self.cancelled: set[Any] = set()
         self.answers = 0  # requests answered so far
+        self.posts = 0  # POSTs being handled now
+        self.peak_posts = 0  # the most POSTs ever handled at once
 
     def note(self, value: Any) -> None:
         """A notifications/cancelled POST: remember the id it cancels."""
@@ -62,6 +65,23 @@ class InFlight:
         if not swap or other is None or "result" not in other["reply"] or "result" not in replies[0]:
             return replies
         return [{**replies[0], "result": other["reply"]["result"]}]
+
+    def post_started(self, gather: int) -> int:
+        """A POST arrived: count it; with `gather` > 1 it waits (bounded) until that many are in flight at once.
+
+        Returns the peak so far, which the server logs: clients that send one POST at a time never get past 1.
+        """
+        with self.changed:
+            self.posts += 1
+            self.peak_posts = max(self.peak_posts, self.posts)
+            self.changed.notify_all()
+            self.changed.wait_for(lambda: self.peak_posts >= gather, GATHER_SECONDS)
+            return self.peak_posts
+
+    def post_ended(self) -> None:
+        """A POST was answered (or failed)."""
+        with self.changed:
+            self.posts -= 1
 
     @staticmethod
     def deferred(value: Any) -> bool:
