@@ -292,3 +292,19 @@ def test_checkpoint_round_trip_keeps_findings_and_never_holds_secrets(tmp_path: 
     path.write_text(json.dumps(data))
     with pytest.raises(CheckpointError, match="damaged"):
         read_checkpoint(path)
+
+
+def test_a_workers_samples_before_the_leads_run_started_are_relayed_after_it() -> None:
+    """Worker 1 samples its server before the lead's RunStarted reaches the parent: the stream still opens with it."""
+    from mcpfuzz.engine.events import Event, ResourcesSampled, RunStarted
+    from mcpfuzz.engine.soak.workers import _Merger, _Message
+
+    relayed: list[Event] = []
+    merger = _Merger(2, relayed.append, [])
+    sample = ResourcesSampled(pid=42, requests=0, rss=10_000_000)
+    merger.take(_Message(1, sample))
+    assert relayed == []
+    started = RunStarted("server", 1, ("no-crash",), 60.0, 5.0)
+    merger.take(_Message(0, started))
+    merger.take(_Message(1, sample))
+    assert relayed == [started, sample, sample]

@@ -38,6 +38,8 @@ POLL = 0.5  # seconds between two looks at the event queue and the workers
 PR_SET_PDEATHSIG = 1  # linux/prctl.h: the signal a process gets when its parent dies
 STOP_WAIT = 30.0  # after SIGTERM/Ctrl-C, how long workers get to shrink, save and report
 # The lead worker (0) tells the whole story; the others only what is theirs to tell.
+# Events a worker may send before the lead's RunStarted, kept until it comes.
+MAX_EARLY = 1000
 LEAD_ONLY = (RunStarted, ProbeDone, TargetsPlanned, PhaseStarted)
 # Slices and resource samples are small and few (one a second at most): the HTML report charts them.
 RELAYED = (FindingFound, Notice, CheckpointSaved, RunFinished, SliceDone, ResourcesSampled, *LEAD_ONLY)
@@ -155,8 +157,27 @@ class _Merger:
         self.latest: dict[int, RunFinished] = {}  # per worker: its final outcome, or its last checkpoint's
         self.final: set[int] = set()
         self.stopping = False
+        # A worker's resource samples and slices before the lead's RunStarted wait for it: a report reads the
+        # timeline from RunStarted on. Bounded, in case the lead never starts (then they are dropped).
+        self.early: list[_Message] | None = []
 
     def take(self, message: _Message) -> None:
+        """One worker event, relayed in an order a report can read (timeline events wait for RunStarted)."""
+        if self.early is not None and not isinstance(message.event, RunStarted):
+            if isinstance(message.event, (ResourcesSampled, SliceDone)):
+                if len(self.early) < MAX_EARLY:
+                    self.early.append(message)
+                return
+        elif self.early is not None:
+            early, self.early = self.early, None
+            self._take(message)
+            for waiting in early:
+                self._take(waiting)
+            return
+        self._take(message)
+
+    def _take(self, message: _Message) -> None:
+        """One worker event merged: findings de-duplicated, outcomes kept per worker, the rest passed on."""
         event, worker = message.event, message.worker
         if isinstance(event, FindingFound):
             if self.findings.merge(event.finding) is not None:
