@@ -82,7 +82,7 @@ def reproduction_of(mode: str, version: str | None) -> tuple[str, str]:
     the URL it names."""
     with start_http_server("--surface", "--bug", mode) as url:
         finished = run_engine([], http=HttpTarget(url), protocol_version=version, phases=("probe", "catalogue"),
-                              timeout=5, budget=90)
+                              timeout=10, budget=90)
     assert len(finished.findings) == 1
     return finding_json(finished.findings[0], HttpTarget(url))["reproducer"]["shell"], url
 

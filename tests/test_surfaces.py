@@ -211,7 +211,7 @@ def run_over_http(*args: str, version: str | None = None) -> tuple[RunFinished, 
     events: list[Event] = []
     with start_http_server("--surface", *args) as url:
         finished = run_engine([], http=HttpTarget(url), protocol_version=version, phases=("probe", "catalogue"),
-                              timeout=5, budget=90, events=events)
+                              timeout=10, budget=90, events=events)
     return finished, events
 
 

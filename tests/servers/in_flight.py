@@ -15,7 +15,9 @@ PARTNER_SECONDS = 3.0  # how long a tool call waits for another one in flight (a
 DEFER_SECONDS = 10.0  # how long a deferred list request waits for its cancel before it is answered
 GATHER_SECONDS = 10.0  # how long a POST waits for the others of its group (--gather)
 PAIRED_TOOLS = ("count_notes", "find_notes")
-AFTER_SECONDS = 1.0
+# How long after the next answer a cancelled request is answered anyway: longer than a loaded machine may stall
+# the client between reading two answers, so the late one is read clearly after the other.
+AFTER_SECONDS = 2.5
 LIST_METHODS = ("tools/list", "resources/list", "prompts/list")
 
 
