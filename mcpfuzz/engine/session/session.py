@@ -250,11 +250,15 @@ class Session:
         if case.fresh:
             await self.restart()
         else:
-            await self.ensure_ready()
-            if self.before_case is not None:
-                await self.before_case()
-                await self.ensure_ready()  # the hook may have found the server dead or stuck
+            await self._ready_for_cases()
         return await self.run_case_on_current(case, timeout=timeout)
+
+    async def _ready_for_cases(self) -> None:
+        """A ready server, with the before-case hook run (it may find the server dead or stuck: ready again)."""
+        await self.ensure_ready()
+        if self.before_case is not None:
+            await self.before_case()
+            await self.ensure_ready()
 
     async def run_case_on_current(self, case: Case, *, timeout: float | None = None) -> Exchange:
         """Run a case on the process as it is (no restart, no handshake)."""
@@ -266,8 +270,7 @@ class Session:
         barrier = None
         # A valid request that will be waited for patiently is its own proof of life: the barrier
         # goes out only if it stays unanswered (to tell a dropped request from a stuck server).
-        patient_call = case.patient and case.expect.well_formed and case.expect.reply
-        lean = patient_call
+        patient_call = lean = waits_for_own_answer(case)
         try:
             if not lean and self.server.joins_writes:
                 # The frame and its barrier in one write, in that order: one wake-up of the server per case.
@@ -394,10 +397,7 @@ class Session:
         id, a notification, a request of the server, a crash, silence): the server is then stopped, and the
         caller runs the same cases one by one, on a fresh process (a restart it did not cause, not counted).
         """
-        await self.ensure_ready()
-        if self.before_case is not None:
-            await self.before_case()
-            await self.ensure_ready()
+        await self._ready_for_cases()
         era = self.era or Era.LEGACY
         exchanges = [Exchange(case, case.era or era, self.version) for case in cases]
         for exchange in exchanges:
@@ -424,8 +424,7 @@ class Session:
             case = exchange.case
             exchange.waited, exchange.stderr_tail = waited, stderr_tail
             # An isolated valid call that was answered never sent its barrier: the same record here.
-            lean = case.patient and case.expect.well_formed and case.expect.reply
-            exchange.barrier_answered = None if lean else True
+            exchange.barrier_answered = None if waits_for_own_answer(case) else True
         return exchanges
 
     async def _cancel(self, request_id: Any, reason: str) -> None:
@@ -469,3 +468,8 @@ class Session:
             self._collector.route(part)
         self._server_requests.flush(self._group)
         self._collector.wake()
+
+
+def waits_for_own_answer(case: Case) -> bool:
+    """A valid request waited for patiently: its own answer proves the server alive, so it needs no barrier."""
+    return bool(case.patient and case.expect.well_formed and case.expect.reply)
