@@ -76,3 +76,17 @@ def test_a_launch_command_with_env_and_node_options_finds_the_typescript_sdk(tmp
     preload.write_text("")
     found = detect_sdk([*prefix, "node", "--require", str(preload), os.fspath(script), "streamableHttp"])
     assert found is not None and (found.sdk, found.version) == (Sdk.TYPESCRIPT, "1.32.2")
+
+
+def test_python_dash_m_of_a_package_that_imports_mcp_beyond_its_main_is_mcps(tmp_path: Path) -> None:
+    """mcp-server-time's __main__.py imports only its own package's `main`; its server module imports mcp."""
+    python = _venv(tmp_path / "venv", "mcp-2.3.0.dist-info")
+    package = tmp_path / "venv" / "lib" / "python3.11" / "site-packages" / "time_server"
+    package.mkdir()
+    (package / "__main__.py").write_text("from time_server import main\nmain()\n")
+    (package / "__init__.py").write_text("from .server import serve\n\ndef main():\n    serve()\n")
+    (package / "server.py").write_text("from mcp.server import Server\n")
+    found = detect_sdk([str(python), "-m", "time_server"])
+    assert found is not None and (found.sdk, found.version) == (Sdk.PYTHON, "2.3.0")
+    (package / "server.py").write_text("import json\n")  # a hand-written server in an environment with mcp
+    assert detect_sdk([str(python), "-m", "time_server"]) is None

@@ -117,6 +117,7 @@ def _dist_info(sites: list[Path], pattern: str, name: re.Pattern[str], sdk: Sdk)
 _MCP_IMPORT = re.compile(rb"^\s*(?:from|import)\s+(?:mcp|fastmcp)\b", re.MULTILINE)
 _FASTMCP_IMPORT = re.compile(rb"^\s*(?:from|import)\s+fastmcp\b", re.MULTILINE)
 MAX_SCRIPT_BYTES = 1 << 20
+MAX_PACKAGE_FILES = 200  # modules of a `python -m` package read for its imports
 
 
 def _entry_text(command: Sequence[str], sites: list[Path]) -> bytes | None:
@@ -133,11 +134,19 @@ def _entry_text(command: Sequence[str], sites: list[Path]) -> bytes | None:
         entry = Path(script)
     if entry is None:
         return b""
-    try:
-        with open(entry, "rb") as handle:
-            return handle.read(MAX_SCRIPT_BYTES)
-    except OSError:
-        return b""
+    # `python -m package` runs its __main__.py, which mostly calls into the package (mcp-server-time's imports
+    # only its own `main`): the package's modules together are the entry, read up to the same bound.
+    files = sorted(entry.parent.rglob("*.py")) if entry.name == "__main__.py" else [entry]
+    text = b""
+    for path in files[:MAX_PACKAGE_FILES]:
+        try:
+            with open(path, "rb") as handle:
+                text += handle.read(MAX_SCRIPT_BYTES - len(text)) + b"\n"
+        except OSError:
+            continue
+        if len(text) >= MAX_SCRIPT_BYTES:
+            break
+    return text
 
 
 def _module_file(module: str, sites: list[Path]) -> Path | None:
