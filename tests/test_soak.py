@@ -297,7 +297,7 @@ def test_checkpoint_round_trip_keeps_findings_and_never_holds_secrets(tmp_path: 
 def test_a_workers_samples_before_the_leads_run_started_are_relayed_after_it() -> None:
     """Worker 1 samples its server before the lead's RunStarted reaches the parent: the stream still opens with it."""
     from mcpfuzz.engine.events import Event, ResourcesSampled, RunStarted
-    from mcpfuzz.engine.soak.workers import _Merger, _Message
+    from mcpfuzz.engine.workers import _Merger, _Message
 
     relayed: list[Event] = []
     merger = _Merger(2, relayed.append, [])

@@ -30,6 +30,7 @@ from mcpfuzz.cli.soak import soak
 
 if TYPE_CHECKING:
     from mcpfuzz.engine.config import RunConfig
+    from mcpfuzz.engine.events import EventSink, RunFinished
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -49,26 +50,28 @@ def main() -> None:
               help="With --servers-file: fuzz every server in it in turn (reports and corpus per server).")
 @click.option("--compare-ignore", "compare_ignore", multiple=True, metavar="JSONPATH",
               help="With --compare: a member of the envelopes that may differ, e.g. $.result.timestamp (repeatable).")
+@click.option("--workers", type=click.IntRange(min=1, max=64), default=1, show_default=True, metavar="N",
+              help="Fuzz N server instances in parallel processes, each searching with seeds of its own (the "
+                   "catalogue, lifecycle and coverage run once); about N times the calls on N free cores.")
 @jsonrpc_options
 @config_file_option
 def run(server: tuple[str, ...], budget: float, compare_with: str | None, all_servers: bool,
-        compare_ignore: tuple[str, ...], plain_jsonrpc: bool, openrpc_path: str | None, method_names: tuple[str, ...],
-        params_schemas: tuple[str, ...], **options: Any) -> None:
+        compare_ignore: tuple[str, ...], workers: int, plain_jsonrpc: bool, openrpc_path: str | None,
+        method_names: tuple[str, ...], params_schemas: tuple[str, ...], **options: Any) -> None:
     """Fuzz an MCP server: `mcpfuzz run [OPTIONS] -- CMD [ARGS]...` (stdio) or `mcpfuzz run [OPTIONS] URL`.
 
     A stdio server inherits mcpfuzz's environment and working directory. Exit status: 0 no findings
     at or above --fail-on, 1 findings, 2 usage error or unusable server.
     """
     if all_servers:
+        if workers > 1:
+            raise click.UsageError("--workers applies to one server; --all-servers fuzzes them in turn (leave one "
+                                   "of them out)")
         from mcpfuzz.cli.all_servers import run_all_servers
 
         sys.exit(run_all_servers(server, budget, compare_with, options))
     config = build_config(server, budget, options)
     config.jsonrpc_methods = jsonrpc_methods(plain_jsonrpc, openrpc_path, method_names, params_schemas)
-
-    import anyio
-
-    from mcpfuzz.engine.runner import run as run_engine
 
     if compare_ignore and compare_with is None:
         raise click.UsageError("--compare-ignore applies to --compare; give the second server with --compare")
@@ -76,10 +79,37 @@ def run(server: tuple[str, ...], budget: float, compare_with: str | None, all_se
         if options["events_path"]:
             raise click.UsageError("--events streams one run; --compare runs two (leave one of them out)")
         _compare(config, compare_with, compare_ignore)
+    if workers > 1:
+        _check_workers(config)
     reporting = Reporting(config, options)
-    finished = reporting.run(lambda sink: anyio.run(run_engine, config, sink))
+    finished = reporting.run(lambda sink: _run(config, workers, sink))
     reporting.exit_on_problem()
     sys.exit(exit_status(config, finished))
+
+
+def _check_workers(config: RunConfig) -> None:
+    """`--workers N` needs N servers: refuse what would make them one (exit 2, with the way out)."""
+    http = config.http
+    if http is not None and http.launch and not http.picks_port:
+        raise click.UsageError("--workers with --launch would start every worker's server on the same port; tip: "
+                               "write {port} in the URL and the launch command (each worker then starts its server "
+                               "on a free port of its own)")
+    if http is not None and not http.launch:
+        raise click.UsageError("--workers needs a server per worker, and a URL without --launch is one server; tip: "
+                               "give --launch 'CMD' with {port} in it and the URL, or fuzz a stdio command")
+
+
+def _run(config: RunConfig, workers: int, sink: EventSink) -> RunFinished:
+    """The run in this process, or in `workers` processes whose events are relayed to `sink`."""
+    import anyio
+
+    if workers > 1:
+        from mcpfuzz.engine.run_workers import run_in_workers
+
+        return run_in_workers(config, workers, sink)
+    from mcpfuzz.engine.runner import run as run_engine
+
+    return anyio.run(run_engine, config, sink)
 
 
 class _CommandAfterDashes(click.Command):

@@ -109,9 +109,9 @@ def _soak(config: RunConfig, soak_options: SoakOptions, workers: int, sink: Even
     import anyio
 
     if workers > 1:
-        from mcpfuzz.engine.soak.workers import run_workers
+        from mcpfuzz.engine.soak.workers import soak_workers
 
-        return run_workers(config, soak_options, workers, sink)
+        return soak_workers(config, soak_options, workers, sink)
     from mcpfuzz.engine.soak.soak import Soak
 
     return anyio.run(Soak(config, soak_options, sink).execute)

@@ -20,6 +20,23 @@ PHASES = (PhaseName.PROBE, PhaseName.CATALOGUE, PhaseName.LIFECYCLE, PhaseName.C
 CALL_PHASES = (PhaseName.COVERAGE, PhaseName.FUZZ, PhaseName.STATEFUL)
 
 
+@dataclass(frozen=True)
+class Shard:
+    """One process's part of a run spread over several (`--workers`): its number and how many there are."""
+
+    index: int = 0
+    count: int = 1
+
+    @property
+    def lead(self) -> bool:
+        """The lead runs what is done once per run (the catalogue, lifecycle, coverage); the others only search."""
+        return self.index == 0
+
+    def worker_path(self, path: Path) -> Path:
+        """The lead keeps `path`; worker i writes `NAME.worker<i>.EXT` beside it (a frame log, a checkpoint)."""
+        return path if self.lead else path.with_name(f"{path.stem}.worker{self.index}{path.suffix}")
+
+
 @dataclass
 class RunConfig:
     """Everything `mcpfuzz run` was asked to do."""
@@ -55,6 +72,7 @@ class RunConfig:
     shared: SharedOptions | None = None  # --shared: one search with other processes through Redis
     # A plain JSON-RPC 2.0 server (`--jsonrpc --openrpc FILE`): its methods, as mcpfuzz.jsonrpc.openrpc reads them.
     jsonrpc_methods: tuple[dict, ...] | None = None
+    shard: Shard = Shard()  # `run --workers N`: this process's part of the run
 
     @property
     def target(self) -> ServerTarget:

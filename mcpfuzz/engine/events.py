@@ -226,6 +226,8 @@ class Stats:
     phases: dict[str, int] = field(default_factory=dict)
     resources: dict[str, Any] | None = None  # the monitor's figures (RSS, fds, pings), when it sampled
     soak: dict[str, Any] | None = None  # a soak's slices per target, workers, resumes
+    targets: dict[str, int] = field(default_factory=dict)  # judged cases per call target (`tool/NAME`)
+    workers: dict[str, Any] | None = None  # `run --workers N`: how many, and each one's counters
 
     COUNTERS = ("cases", "tool_calls", "frame_cases", "frames_sent", "restarts")
 
@@ -236,8 +238,12 @@ class Stats:
                                 "duration_s": round(self.duration, 3), "phases": dict(self.phases)}
         if self.resources is not None:
             data["resources"] = self.resources
+        if self.targets:
+            data["targets"] = dict(self.targets)
         if self.soak is not None:
             data["soak"] = self.soak
+        if self.workers is not None:
+            data["workers"] = self.workers
         return data
 
     def add(self, other: dict[str, Any]) -> None:
@@ -249,11 +255,11 @@ class Stats:
         duration = other.get("duration_s")
         if isinstance(duration, int | float):
             self.duration += duration
-        phases = other.get("phases")
-        if isinstance(phases, dict):
-            for phase, count in phases.items():
-                if isinstance(count, int):
-                    self.phases[phase] = self.phases.get(phase, 0) + count
+        for mine, theirs in ((self.phases, other.get("phases")), (self.targets, other.get("targets"))):
+            if isinstance(theirs, dict):
+                for name, count in theirs.items():
+                    if isinstance(count, int):
+                        mine[name] = mine.get(name, 0) + count
 
 
 @dataclass(frozen=True)

@@ -210,7 +210,7 @@ class Run:
         elif target.kind is ServerKind.URL:
             words = tuple(target.launch)
         self._sdk = detect_sdk(words)
-        if self._sdk is not None:
+        if self._sdk is not None and self.config.shard.lead:
             self.emit(Notice(f"built on {self._sdk.describe()} ({self._sdk.source}): findings that are its known "
                              "behaviours are marked as such", level="info"))
 
@@ -378,10 +378,11 @@ class Run:
             await self._plain_phases(session, self.config.jsonrpc_methods)
             return
         context = await self._probe(session)
-        await self._protocol_phases(session, context)
-        # Findings so far are re-run now, while there is time: an unverified finding is worth less than
-        # the calls this time would have bought.
-        await self._verify(session, until=self._deadline)
+        if self.config.shard.lead:  # the other workers of `run --workers N` only search
+            await self._protocol_phases(session, context)
+            # Findings so far are re-run now, while there is time: an unverified finding is worth less than
+            # the calls this time would have bought.
+            await self._verify(session, until=self._deadline)
         if any(phase in self.config.phases for phase in CALL_PHASES):
             await self._call_phases(session)
 
@@ -495,7 +496,8 @@ class Run:
         for warning in plan.warnings:
             self.emit(Notice(warning))
         options = SearchOptions(config.seed, config.database_root, config.server_label, config.max_examples,
-                                self.shared.example_database if self.shared is not None else None)
+                                self.shared.example_database if self.shared is not None else None,
+                                worker=config.shard.index)
         frames = FrameFuzz(session, self._judge, options, simplest_tool(plan.targets),
                            tools_listed="tools" in self.probe.capabilities)
         phases = CallPhases(session, plan.targets, self._judge, options, strict_types=config.strict_types,
@@ -517,7 +519,7 @@ class Run:
                                            self._left()))
                     await frames.fuzz(self._share(1.0))
                 return
-            if PhaseName.COVERAGE in config.phases:
+            if PhaseName.COVERAGE in config.phases and config.shard.lead:  # deterministic: once per run
                 self.emit(PhaseStarted(PhaseName.COVERAGE, phases.coverage_size()))
                 left_out = await phases.coverage(self._share(0.3))
                 if left_out:
@@ -646,6 +648,9 @@ class Run:
         self._note_slow(exchange)
         self.stats.cases += 1
         self.stats.phases[phase] = self.stats.phases.get(phase, 0) + 1
+        if phase in CALL_PHASES:
+            target = exchange.case.target
+            self.stats.targets[target] = self.stats.targets.get(target, 0) + 1
         judged = self.findings.judge_all(exchange, self.config.oracles)
         new = tuple(finding for _, _, finding in judged if finding is not None)
         for finding in new:

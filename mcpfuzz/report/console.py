@@ -231,10 +231,12 @@ class ConsoleReporter:
         if not self._call_targets or self.verbosity is Verbosity.QUIET:
             return
         found = Counter(f.target for f in event.findings)
+        # With --workers the cases stay inside the workers: their summed counters tell the calls instead.
+        calls = self._calls if self._calls else Counter(event.stats.targets)
         width = min(max(len(label) for label in self._call_targets), 40)
         shown = self._call_targets if self.verbosity is Verbosity.VERBOSE else self._call_targets[:MAX_TARGET_ROWS]
         for label in shown:
-            self.console.print(f"  {escape(label[:width]):<{width}}  {self._calls[label]:>6,} calls  "
+            self.console.print(f"  {escape(label[:width]):<{width}}  {calls[label]:>6,} calls  "
                                f"{found[label]} findings", style="dim")
         if len(shown) < len(self._call_targets):
             self.console.print(f"  ... and {len(self._call_targets) - len(shown)} more targets (-v lists them)",

@@ -321,7 +321,11 @@ def _targets(report: dict, timeline: RunTimeline) -> str:
     for label in labels:
         counts = timeline.targets.get(label)
         cells = [f"<code>{visible(label)}</code>"]
-        if counts is None:
+        told = report["stats"].get("targets", {}).get(label) if not timeline.case_events else None
+        if counts is None and isinstance(told, int):
+            # `run --workers`: only the workers' summed counters tell a target's cases.
+            cells += [f"{told:,}", *["–"] * 5, *(("0", "0") if soak else ())]
+        elif counts is None:
             cells += ["0"] * (8 if soak else 6)
         else:
             outcomes = (counts.results, counts.errors, counts.tool_errors, counts.timed_out, counts.crashes)

@@ -48,6 +48,9 @@ class SearchOptions:
     max_examples: int | None = None
     # --shared: a search's example database from its local folder (the folder and a shared twin).
     open_database: Callable[[Path], ExampleDatabase] | None = None
+    # `run --workers N`: worker i > 0 searches the same targets with seeds of its own (worker 0 draws as a run
+    # without workers does, so its frames and a corpus's seeds stay the same).
+    worker: int = 0
 
 
 def derive_seed(seed: int, *parts: object) -> int:
@@ -94,7 +97,8 @@ async def search(strategy: st.SearchStrategy[T], body: Body[T], *, options: Sear
         def one(value: Any, pursued: set[FindingKey] = pursued) -> Failure | None:
             return body(value, pursued)
 
-        seed = derive_seed(options.seed, name, round_number, *((epoch,) if epoch else ()))
+        seed = derive_seed(options.seed, name, round_number, *((epoch,) if epoch else ()),
+                           *((f"worker {options.worker}",) if options.worker else ()))
         outcome = await run_given(strategy, one, seed=seed, deadline=deadline, database=examples, **limit)
         if after_round is not None:
             after_round()

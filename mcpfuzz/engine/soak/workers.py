@@ -1,281 +1,51 @@
-"""`soak --workers N`: N processes, each soaking its own server on its share of targets; findings merged."""
+"""`soak --workers N`: each worker soaks its own server on its share of targets, with a checkpoint of its own."""
 
 from __future__ import annotations
 
-import contextlib
-import multiprocessing
-import os
-import queue
-import signal
-import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from mcpfuzz.engine.config import RunConfig
-from mcpfuzz.engine.events import (
-    CheckpointSaved,
-    Event,
-    EventSink,
-    Finding,
-    FindingFound,
-    Notice,
-    PhaseStarted,
-    ProbeDone,
-    ResourcesSampled,
-    RunFinished,
-    RunStarted,
-    SliceDone,
-    Stats,
-    StopReason,
-    TargetsPlanned,
-)
-from mcpfuzz.engine.judge import FindingSet
-from mcpfuzz.engine.soak.checkpoint import Checkpoint, read_checkpoint
-from mcpfuzz.engine.soak.soak import SoakOptions
-
-POLL = 0.5  # seconds between two looks at the event queue and the workers
-PR_SET_PDEATHSIG = 1  # linux/prctl.h: the signal a process gets when its parent dies
-STOP_WAIT = 30.0  # after SIGTERM/Ctrl-C, how long workers get to shrink, save and report
-# The lead worker (0) tells the whole story; the others only what is theirs to tell.
-# Events a worker may send before the lead's RunStarted, kept until it comes.
-MAX_EARLY = 1000
-LEAD_ONLY = (RunStarted, ProbeDone, TargetsPlanned, PhaseStarted)
-# Slices and resource samples are small and few (one a second at most): the HTML report charts them.
-RELAYED = (FindingFound, Notice, CheckpointSaved, RunFinished, SliceDone, ResourcesSampled, *LEAD_ONLY)
-
-
-@dataclass(frozen=True)
-class _Message:
-    """What a worker sends the parent: its index and one event."""
-
-    worker: int
-    event: Event
+from mcpfuzz.engine.config import RunConfig, Shard
+from mcpfuzz.engine.events import EventSink, RunFinished, Stats
+from mcpfuzz.engine.soak.checkpoint import read_checkpoint
+from mcpfuzz.engine.soak.soak import Soak, SoakOptions
+from mcpfuzz.engine.workers import run_workers
 
 
 def worker_checkpoint(path: Path, index: int) -> Path:
     """Worker 0 keeps the soak's own checkpoint; worker i writes `NAME.worker<i>.json` beside it."""
-    return path if index == 0 else path.with_name(f"{path.stem}.worker{index}{path.suffix}")
+    return Shard(index, index + 1).worker_path(path)
 
 
-def run_workers(config: RunConfig, options: SoakOptions, count: int, emit: EventSink) -> RunFinished:
-    """Start `count` worker processes, relay their events (findings de-duplicated), merge their outcomes."""
-    before = set(config.corpus.glob("*.json")) if config.corpus is not None and config.corpus.is_dir() else set()
-    context = multiprocessing.get_context("spawn")  # no fork: the parent's threads and loops stay its own
-    events = context.Queue()
-    processes = []
-    for index in range(count):
-        worker_options = _worker_options(options, index, count)
-        process = context.Process(target=_worker_main, args=(config, worker_options, index, events, os.getpid()),
-                                  name=f"mcpfuzz-soak-worker-{index}")
-        process.start()
-        processes.append(process)
-    merger = _Merger(count, emit, processes, options.max_findings)
-    previous = signal.signal(signal.SIGTERM, lambda number, frame: merger.stop())
-    try:
-        _relay(events, processes, merger)
-    except KeyboardInterrupt:  # Ctrl-C reached the workers too (same process group): let them finish
-        merger.stop()
-        _relay(events, processes, merger)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        for process in processes:
-            process.join(timeout=STOP_WAIT)
-            if process.is_alive():
-                process.kill()  # its server process groups are killed by the worker's own exit handlers
-    return merger.finish(options, processes, before)
+@dataclass(frozen=True)
+class SoakJob:
+    """A soak in each worker: its targets and slice seeds strided by the worker's number."""
+
+    options: SoakOptions
+
+    @property
+    def max_findings(self) -> int | None:
+        return self.options.max_findings
+
+    def runner(self, config: RunConfig, shard: Shard, emit: EventSink) -> Soak:
+        """The soak of one worker: its checkpoint beside the lead's, resumed from it when the soak resumes."""
+        options = self.options
+        checkpoint = self.checkpoint(shard)
+        resume = options.resume
+        if resume is not None and not shard.lead and checkpoint is not None:
+            resume = read_checkpoint(checkpoint)
+        return Soak(config, replace(options, shard=(shard.index, shard.count), checkpoint=checkpoint,
+                                    resume=resume), emit)
+
+    def checkpoint(self, shard: Shard) -> Path | None:
+        path = self.options.checkpoint
+        return shard.worker_path(path) if path is not None else None
+
+    def describe(self, stats: Stats, per_worker: list[dict[str, Any]]) -> None:
+        stats.soak = {"workers": len(per_worker), "per_worker": per_worker}
 
 
-def _worker_options(options: SoakOptions, index: int, count: int) -> SoakOptions:
-    resume = options.resume
-    if resume is not None and index > 0 and options.checkpoint is not None:
-        resume = read_checkpoint(worker_checkpoint(options.checkpoint, index))
-    checkpoint = worker_checkpoint(options.checkpoint, index) if options.checkpoint is not None else None
-    return replace(options, shard=(index, count), checkpoint=checkpoint, resume=resume)
-
-
-def _worker_main(config: RunConfig, options: SoakOptions, index: int, events: Any, parent: int) -> None:
-    """A worker process: one soak, every event worth telling sent to the parent (nothing printed)."""
-    import anyio
-
-    from mcpfuzz.engine.soak.soak import Soak
-
-    stop_when_orphaned(parent)
-
-    def emit(event: Event) -> None:
-        if not isinstance(event, RELAYED) or (isinstance(event, LEAD_ONLY) and index != 0):
-            return
-        if os.getppid() != parent:
-            # Nobody reads the queue any more: exiting must not wait to flush it (another worker holds
-            # its read end, so the pipe never breaks and a full one would block the exit for ever).
-            events.cancel_join_thread()
-            return
-        events.put(_Message(index, event))
-
-    anyio.run(Soak(config, options, emit).execute)
-
-
-def stop_when_orphaned(parent: int) -> None:
-    """SIGTERM this worker when the parent dies (SIGKILL, OOM killer): it then stops as on Ctrl-C.
-
-    Without it an orphaned worker would soak on, with its server, until --duration (hours, maybe).
-    Linux only (prctl PR_SET_PDEATHSIG); elsewhere a killed parent leaves workers to end at --duration.
-    """
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    if os.getppid() != parent:  # it died before prctl took effect
-        os.kill(os.getpid(), signal.SIGTERM)
-
-
-def _relay(events: Any, processes: list, merger: _Merger) -> None:
-    """Pass events on until every worker has ended and the queue is empty."""
-    while True:
-        try:
-            message = events.get(timeout=POLL)
-        except queue.Empty:
-            if not any(process.is_alive() for process in processes):
-                return
-            continue
-        merger.take(message)
-
-
-class _Merger:
-    """Relays worker events to the parent's reporter and keeps the merged state."""
-
-    def __init__(self, count: int, emit: EventSink, processes: list, max_findings: int | None = None) -> None:
-        self.count = count
-        self.emit = emit
-        self.processes = processes
-        # --max-findings counts for the whole soak: each worker alone would only stop at N of its own.
-        self.max_findings = max_findings
-        self.new_findings = 0
-        self.max_reached = False
-        self.findings = FindingSet()
-        self.latest: dict[int, RunFinished] = {}  # per worker: its final outcome, or its last checkpoint's
-        self.final: set[int] = set()
-        self.stopping = False
-        # A worker's resource samples and slices before the lead's RunStarted wait for it: a report reads the
-        # timeline from RunStarted on. Bounded, in case the lead never starts (then they are dropped).
-        self.early: list[_Message] | None = []
-
-    def take(self, message: _Message) -> None:
-        """One worker event, relayed in an order a report can read (timeline events wait for RunStarted)."""
-        if self.early is not None and not isinstance(message.event, RunStarted):
-            if isinstance(message.event, (ResourcesSampled, SliceDone)):
-                if len(self.early) < MAX_EARLY:
-                    self.early.append(message)
-                return
-        elif self.early is not None:
-            early, self.early = self.early, None
-            self._take(message)
-            for waiting in early:
-                self._take(waiting)
-            return
-        self._take(message)
-
-    def _take(self, message: _Message) -> None:
-        """One worker event merged: findings de-duplicated, outcomes kept per worker, the rest passed on."""
-        event, worker = message.event, message.worker
-        if isinstance(event, FindingFound):
-            if self.findings.merge(event.finding) is not None:
-                self.emit(event)
-                self._count_new(event.finding)
-        elif isinstance(event, Notice):
-            self.emit(replace(event, message=f"worker {worker}: {event.message}") if self.count > 1 else event)
-        elif isinstance(event, CheckpointSaved):
-            self.latest[worker] = event.finished
-            self.emit(CheckpointSaved(event.path, self.merged()))
-        elif isinstance(event, RunFinished):
-            self.latest[worker] = event
-            self.final.add(worker)
-        else:
-            self.emit(event)
-
-    def _count_new(self, finding: Finding) -> None:
-        if finding.known:
-            return
-        self.new_findings += 1
-        if self.max_findings is not None and self.new_findings >= self.max_findings and not self.max_reached:
-            self.max_reached = True
-            self.emit(Notice(f"{self.max_findings} new findings across the workers: stopping as --max-findings "
-                             "asks", level="info"))
-            self.stop()
-
-    def stop(self) -> None:
-        """Ask every worker to stop (SIGTERM: each shrinks, saves and reports what it has)."""
-        if self.stopping:
-            return
-        self.stopping = True
-        self.emit(Notice("stopping the workers; they save what they found and report"))
-        for process in self.processes:
-            if process.is_alive() and process.pid is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(process.pid, signal.SIGTERM)
-
-    def merged(self) -> RunFinished:
-        """The workers' outcomes as one: counters summed, findings de-duplicated (the smaller reproducer wins)."""
-        stats = Stats()
-        findings = FindingSet()
-        corpus: dict[str, str] = {}
-        for worker in sorted(self.latest):
-            outcome = self.latest[worker]
-            stats.add(outcome.stats.as_dict())
-            for finding in outcome.findings:
-                findings.merge(finding)
-            corpus.update(outcome.corpus_paths)
-        lead = self.latest.get(0)
-        stats.duration = max((o.stats.duration for o in self.latest.values()), default=0.0)
-        stats.soak = {"workers": self.count, "per_worker": [
-            {"worker": w, "cases": o.stats.cases, "findings": len(o.findings), "stopped": o.stopped or None,
-             "resources": o.stats.resources} for w, o in sorted(self.latest.items())]}
-        chosen = tuple(findings.all())
-        paths = {f.fingerprint: corpus[f.fingerprint] for f in chosen if f.fingerprint in corpus}
-        stopped = StopReason.MAX_FINDINGS if self.max_reached else next((o.stopped for o in self.latest.values()
-                                                                         if o.stopped), StopReason.NONE)
-        errors = [f"worker {w}: {o.error}" for w, o in sorted(self.latest.items()) if o.error]
-        return RunFinished(stats, chosen, lead.protocol_version if lead else None, lead.era if lead else None,
-                           stopped, "\n".join(errors) if len(errors) == len(self.latest) else "", paths)
-
-    def finish(self, options: SoakOptions, processes: list, before: set[Path]) -> RunFinished:
-        """The merged outcome; a worker that died without reporting counts with its last checkpoint."""
-        for index, process in enumerate(processes):
-            if index in self.final:
-                continue
-            self.emit(Notice(f"worker {index} ended without a report (exit status {process.exitcode}); its last "
-                             "checkpoint counts", level="error"))
-            if index not in self.latest and options.checkpoint is not None:
-                self._from_checkpoint(index, worker_checkpoint(options.checkpoint, index))
-        merged = self.merged()
-        if not self.latest:
-            merged = replace(merged, error="no worker reported; see the notices above")
-        _drop_duplicate_transcripts(self.latest.values(), merged, before)
-        self.emit(merged)
-        return merged
-
-    def _from_checkpoint(self, index: int, path: Path) -> None:
-        try:
-            checkpoint: Checkpoint = read_checkpoint(path)
-        except Exception:  # noqa: BLE001 (a worker killed before its first checkpoint leaves nothing to read)
-            return
-        stats = Stats()
-        stats.add(checkpoint.stats)
-        self.latest[index] = RunFinished(stats, tuple(f for _, f in checkpoint.findings), None, None,
-                                         StopReason.parse(checkpoint.stopped or StopReason.INTERRUPTED))
-
-
-def _drop_duplicate_transcripts(outcomes: Any, merged: RunFinished, before: set[Path]) -> None:
-    """Two workers may save one server-wide bug under two targets: keep the transcript the report names.
-
-    Only transcripts written during this soak are removed; what the corpus held before is never touched.
-    """
-    kept = set(merged.corpus_paths.values())
-    chosen = {f.fingerprint for f in merged.findings}
-    for outcome in outcomes:
-        for fingerprint, path in outcome.corpus_paths.items():
-            if fingerprint not in chosen and path not in kept and Path(path) not in before:
-                with contextlib.suppress(OSError):
-                    Path(path).unlink()
-
+def soak_workers(config: RunConfig, options: SoakOptions, count: int, emit: EventSink) -> RunFinished:
+    """The soak in `count` worker processes, their events relayed to `emit`."""
+    return run_workers(config, count, emit, SoakJob(options))

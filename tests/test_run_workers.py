@@ -1,0 +1,92 @@
+"""`mcpfuzz run --workers N`: N servers searched at once, the one-off phases once, findings merged and saved once."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+from tests.conftest import SERVERS_DIR, kill_leftovers, leftover_processes, private_copy, run_cli
+
+CLEAN = SERVERS_DIR / "mcp_server.py"
+TOOLS = SERVERS_DIR / "tool_server.py"
+TWO_BUGS = ["--bug", "crash-at-maximum", "--bug", "crash-enum-pair"]
+
+
+def run_in(folder: Path, args: list[str], server: list[str], timeout: float = 150) -> tuple[str, int, dict]:
+    """`mcpfuzz run ARGS --json report.json -- SERVER` in `folder`: its output, exit status and report."""
+    result = run_cli(["run", *args, "--json", "report.json", "--", *server], timeout=timeout, cwd=folder)
+    output = result.stdout + result.stderr
+    assert (folder / "report.json").exists(), output
+    assert "Traceback" not in output, output
+    return output, result.returncode, json.loads((folder / "report.json").read_text())
+
+
+def test_two_workers_on_the_clean_server_both_search_and_run_the_one_off_phases_once(tmp_path: Path) -> None:
+    server = private_copy(CLEAN, tmp_path)
+    try:
+        output, status, report = run_in(tmp_path, ["--workers", "2", "--budget", "25", "--seed", "3",
+                                                   "--log-frames", "frames.log", "--html", "report.html"],
+                                        [sys.executable, str(server)])
+        assert leftover_processes(str(server), grace=10.0) == []
+    finally:
+        kill_leftovers(str(server))
+    assert status == 0, output
+    assert report["findings"] == []
+    stats = report["stats"]
+    workers = stats["workers"]["per_worker"]
+    assert [w["worker"] for w in workers] == [0, 1]
+    assert all(w["cases"] > 0 and w["frames_sent"] > 0 for w in workers), workers
+    assert stats["cases"] == sum(w["cases"] for w in workers)
+    # The coverage calls are deterministic: only the lead makes them (the console says how many it planned).
+    planned = re.search(r"coverage: (\d+) cases", output)
+    assert planned is not None, output
+    assert stats["phases"]["coverage"] == int(planned.group(1))
+    # Both searched every tool, each with its own frames: worker 1 draws with seeds of its own.
+    assert stats["tool_calls"] > 0 and stats["targets"]["tool/echo"] > 0
+    lead, other = (tmp_path / "frames.log").read_bytes(), (tmp_path / "frames.worker1.log").read_bytes()
+    assert lead and other and lead != other
+    assert b'"tools/call"' in other
+    # The summary's table counts both workers' calls (their cases never reach the parent one by one).
+    line = next(line for line in output.splitlines() if line.strip().startswith("tool/echo"))
+    assert f"{stats['targets']['tool/echo']:,} calls" in line, line
+    page = (tmp_path / "report.html").read_text()
+    assert f"<td><code>tool/echo</code></td><td>{stats['targets']['tool/echo']:,}</td>" in page
+
+
+def test_two_workers_find_the_same_bugs_and_save_each_once(tmp_path: Path) -> None:
+    server = private_copy(TOOLS, tmp_path, imports=("mcp_server.py",))
+    try:
+        output, status, report = run_in(tmp_path, ["--workers", "2", "--budget", "40", "--seed", "11",
+                                                   "--phases", "coverage,fuzz"],
+                                        [sys.executable, str(server), *TWO_BUGS])
+        assert leftover_processes(str(server), grace=10.0) == []
+    finally:
+        kill_leftovers(str(server))
+    assert status == 1, output
+    found = sorted((f["oracle"], f["target"]) for f in report["findings"])
+    assert found == [("no-crash", "tool/create_item"), ("no-crash", "tool/search")], output
+    transcripts = sorted(p.name for p in (tmp_path / "corpus").glob("*no-crash*.json"))
+    assert len(transcripts) == 2, transcripts
+
+
+def test_the_same_seed_sends_each_worker_the_same_frames(tmp_path: Path) -> None:
+    logs = []
+    for attempt in ("a", "b"):
+        folder = tmp_path / attempt
+        folder.mkdir()
+        output, status, _ = run_in(folder, ["--workers", "2", "--seed", "5", "--max-examples", "15", "--budget",
+                                            "120", "--phases", "fuzz,stateful", "--log-frames", "frames.log"],
+                                   [sys.executable, str(CLEAN)])
+        assert status == 0, output
+        logs.append(((folder / "frames.log").read_bytes(), (folder / "frames.worker1.log").read_bytes()))
+    assert logs[0] == logs[1]
+    assert logs[0][0] != logs[0][1]
+
+
+def test_workers_with_a_url_and_no_launch_are_refused_with_the_way_out(tmp_path: Path) -> None:
+    result = run_cli(["run", "--workers", "2", "http://127.0.0.1:9/mcp"], cwd=tmp_path)
+    assert result.returncode == 2
+    assert "a URL without --launch is one server" in result.stderr and "tip:" in result.stderr
+    assert "Traceback" not in result.stderr
