@@ -42,15 +42,16 @@ def python_seconds() -> float:
 
 
 def mcpfuzz_run(server: list[str], seconds: float, workdir: Path, home: Path,
-                cache: Path | None = None) -> tuple[ToolRun, int | None, str]:
-    """`mcpfuzz run --budget seconds` (every phase) on `server`, started in `home`; run, findings count, oracles.
+                cache: Path | None = None, extra: tuple[str, ...] = ()) -> tuple[ToolRun, int | None, str]:
+    """`mcpfuzz run --budget seconds` (every phase, `extra` options) on `server`, started in `home`; run, findings
+    count, oracles.
 
     `cache` (as XDG_CACHE_HOME) is where mcpfuzz keeps Hypothesis' caches (its Unicode tables among
     them): the first run with an empty one builds them, later runs load them.
     """
     counts = workdir / "counts"
     report = workdir / "report.json"
-    argv = [*mcpfuzz_command(), "run", "--budget", f"{seconds:g}", "--seed", "1", "--corpus",
+    argv = [*mcpfuzz_command(), "run", *extra, "--budget", f"{seconds:g}", "--seed", "1", "--corpus",
             str(workdir / "corpus"), "--json", str(report), "--", *served(counts, server)]
     # HYPOTHESIS_STORAGE_DIRECTORY would take precedence over the cache folder.
     env = {"XDG_CACHE_HOME": str(cache), "HYPOTHESIS_STORAGE_DIRECTORY": None} if cache is not None else None

@@ -36,7 +36,7 @@ class ToolRun:
     elapsed: float  # from start until it exited or was told to stop
     exit_code: int | None
     stopped: bool  # reached the cap and was stopped by us
-    peak_rss: int  # bytes: the tool's main process (each tool here is one process; servers excluded)
+    peak_rss: int  # bytes: the tool's processes (its workers too), each at its own peak, summed; servers excluded
     log: Path  # its stdout and stderr
 
     @property
@@ -62,6 +62,22 @@ def _hwm(pid: int) -> int:
     except (OSError, ValueError):
         pass
     return 0
+
+
+def _tool_peak(pid: int, marker: str, peaks: dict[int, int]) -> int:
+    """The tool's processes at their peaks, summed: the main one and its workers, not the servers (behind the
+    counting wrapper, whose command line names `marker`) nor what those start."""
+    peaks[pid] = max(peaks.get(pid, 0), _hwm(pid))
+    with contextlib.suppress(psutil.Error):
+        pending = psutil.Process(pid).children()
+        while pending:
+            child = pending.pop()
+            with contextlib.suppress(psutil.Error):
+                if marker in " ".join(child.cmdline()):
+                    continue
+                peaks[child.pid] = max(peaks.get(child.pid, 0), _hwm(child.pid))
+                pending.extend(child.children())
+    return sum(peaks.values())
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
@@ -107,9 +123,9 @@ def run_tool(argv: list[str], counts: Path, cap: float, workdir: Path, cwd: Path
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                    cwd=cwd or workdir, start_new_session=True,
                                    env=_environment(env))
-        peak, stopped = 0, False
+        peak, stopped, peaks = 0, False, {}
         while process.poll() is None:
-            peak = max(peak, _hwm(process.pid))
+            peak = max(peak, _tool_peak(process.pid, str(counts), peaks))
             if time.perf_counter() - started >= cap:
                 stopped = True
                 break
