@@ -49,3 +49,20 @@ def test_a_baseline_that_cannot_be_read_stops_the_run_with_a_tip(tmp_path: Path)
     foreign = _mcpfuzz(*RUN, "--baseline", "other.json", "--", sys.executable, str(MCP_SERVER), cwd=tmp_path)
     assert foreign.returncode == 2 and "not an mcpfuzz baseline" in foreign.stderr
     assert "Traceback" not in missing.stderr + foreign.stderr
+
+
+def test_with_workers_the_baseline_still_accepts_and_a_stale_entry_still_fails(tmp_path: Path) -> None:
+    """Only the lead replays the baseline's transcripts: the merged run keeps its verdicts, stale entries too."""
+    buggy = ["--", sys.executable, str(MCP_SERVER), "--bug", "method-not-found-code"]
+    first = _mcpfuzz(*RUN, "--json", "report.json", *buggy, cwd=tmp_path)
+    assert first.returncode == 1, first.stdout + first.stderr
+    wrote = _mcpfuzz("baseline", "report.json", "-o", "baseline.json", cwd=tmp_path)
+    assert wrote.returncode == 0, wrote.stdout + wrote.stderr
+    workers = ["--workers", "2", "--baseline", "baseline.json"]
+    accepted = _mcpfuzz(*RUN, *workers, "--json", "again.json", *buggy, cwd=tmp_path)
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+    (finding,) = json.loads((tmp_path / "again.json").read_text())["findings"]
+    assert finding["baselined"] is True
+    fixed = _mcpfuzz(*RUN, *workers, "--no-replay", "--", sys.executable, str(MCP_SERVER), cwd=tmp_path)
+    assert fixed.returncode == 1, fixed.stdout + fixed.stderr
+    assert "stale baseline entry" in fixed.stdout and "Traceback" not in fixed.stdout + fixed.stderr

@@ -243,8 +243,10 @@ class _Merger:
         stopped = StopReason.MAX_FINDINGS if self.max_reached else next((o.stopped for o in self.latest.values()
                                                                          if o.stopped), StopReason.NONE)
         errors = [f"worker {w}: {o.error}" for w, o in sorted(self.latest.items()) if o.error]
+        # Only the lead replays the --baseline transcripts: its stale entries are the run's.
         return RunFinished(stats, chosen, lead.protocol_version if lead else None, lead.era if lead else None,
-                           stopped, "\n".join(errors) if len(errors) == len(self.latest) else "", paths)
+                           stopped, "\n".join(errors) if len(errors) == len(self.latest) else "", paths,
+                           lead.stale_baseline if lead else ())
 
     def finish(self, processes: list, before: set[Path]) -> RunFinished:
         """The merged outcome; a worker that died without reporting counts with its last checkpoint, if any."""
