@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -47,6 +47,7 @@ class Window:
     exchange: Exchange
     ids: frozenset[IdKey]
     started: float
+    via: HttpReply | None = None  # in a window over streamable HTTP: the case's own POST
 
 
 @dataclass
@@ -54,6 +55,7 @@ class WindowSet:
     """Several cases in flight at once (a pipelined window): each answer goes to the case whose id it carries.
 
     `unsettled` says why the window could not attribute everything it saw (then none of it is judged).
+    `by_post`: over streamable HTTP each case is a POST of its own, and what it is due comes on that POST.
     """
 
     windows: list[Window]
@@ -63,6 +65,8 @@ class WindowSet:
     by_token: dict[IdKey, Window]  # progress tokens the requests carry: their notifications are the case's own
     unsettled: str = ""
     _next: int = 0
+    by_post: bool = False
+    posts: dict[int, Window] = field(default_factory=dict)  # id() of a POST's HttpReply -> the case it carries
 
     def check_order(self, key: IdKey) -> None:
         """A first answer must carry the next id in sending order: two answers with their ids swapped (which an
@@ -71,6 +75,21 @@ class WindowSet:
             self._next += 1
         else:
             self.unsettle("answers out of sending order")
+
+    def claim(self, window: Window, post: HttpReply | None) -> None:
+        """A message of `window`'s case came on `post`: as alone, a case's messages must all come on its own POST
+        (answers in flight at once arrive in any order, so the POST, not the order, tells two cases apart)."""
+        if post is None:
+            self.unsettle("a message on no case's POST")
+            return
+        owner = self.posts.setdefault(id(post), window)
+        if owner is not window or (window.via is not None and window.via is not post):
+            self.unsettle("a message on another case's POST")
+        window.via = post
+
+    def posts_done(self) -> bool:
+        """True once every case's POST went out and its response has ended (streamable HTTP)."""
+        return all(w.via is not None and w.via.done for w in self.windows)
 
     def unsettle(self, why: str) -> None:
         """Something arrived (or failed to) that no case of the window can own; the first reason is kept."""
@@ -122,7 +141,7 @@ class Collector:
         self._window = Window(exchange, ids, time.monotonic())
         return self._window
 
-    def open_shared(self, exchanges: list[Exchange]) -> WindowSet:
+    def open_shared(self, exchanges: list[Exchange], *, by_post: bool = False) -> WindowSet:
         """Open one window per case, all at once: each arrival goes to the case whose id it carries."""
         started = time.monotonic()
         windows = []
@@ -135,7 +154,7 @@ class Collector:
         self._window = None
         order = [id_key(w.exchange.case.expect.id) for w in windows if w.exchange.case.expect.reply]
         by_token = {id_key(token): w for w in windows if (token := w.exchange.case.progress_token) is not None}
-        self._shared = WindowSet(windows, by_id, started, order, by_token)
+        self._shared = WindowSet(windows, by_id, started, order, by_token, by_post=by_post)
         return self._shared
 
     def was_sent(self, expect: Expectation) -> bool:
@@ -149,10 +168,11 @@ class Collector:
 
     # -- arrivals --------------------------------------------------------------------------------
 
-    def route(self, incoming: Incoming) -> None:
-        """One message from the server: a harness reply, or an arrival of the open case (tagged)."""
+    def route(self, incoming: Incoming, via: HttpReply | None = None) -> None:
+        """One message from the server (`via`: the POST it came on): a harness reply, or an arrival of the open
+        case (tagged)."""
         if self._shared is not None:
-            self._route_shared(incoming, self._shared)
+            self._route_shared(incoming, self._shared, via)
             return
         window = self._window
         if incoming.kind == REQUEST:
@@ -186,7 +206,7 @@ class Collector:
             window.exchange.arrivals.append(
                 Arrival(incoming, time.monotonic() - window.started, tag, count))
 
-    def _route_shared(self, incoming: Incoming, shared: WindowSet) -> None:
+    def _route_shared(self, incoming: Incoming, shared: WindowSet, via: HttpReply | None) -> None:
         """In a pipelined window only an answer carrying a case's own id (or a harness reply) can be attributed."""
         if incoming.kind == NOTIFICATION:
             token = _progress_key(incoming)
@@ -194,6 +214,8 @@ class Collector:
             if owner is None:
                 shared.unsettle("a notification that names no case's progress token")
             else:
+                if shared.by_post:
+                    shared.claim(owner, via)
                 owner.exchange.arrivals.append(Arrival(incoming, time.monotonic() - shared.started))
             return
         rid = incoming.id if incoming.kind == RESPONSE else ABSENT
@@ -210,7 +232,9 @@ class Collector:
         if window is None:
             shared.unsettle(f"an answer with id {incoming.id!r}, which is no case's of the window")
             return
-        if not window.exchange.arrivals:  # a case of a window has one id: its first answer
+        if shared.by_post:
+            shared.claim(window, via)
+        elif not window.exchange.arrivals:  # a case of a window has one id: its first answer
             shared.check_order(key)
         window.exchange.arrivals.append(Arrival(incoming, time.monotonic() - shared.started, ID_CURRENT, count))
 
@@ -301,8 +325,12 @@ class Collector:
                     scope.deadline = anyio.current_time() + (until - now)
                     await self._next_change()
 
-    async def collect_shared(self, shared: WindowSet, barrier: Pending, *, timeout: float, grace: float) -> None:
+    async def collect_shared(self, shared: WindowSet, barrier: Pending | None, *, timeout: float, grace: float
+                             ) -> None:
         """Wait until every case and the barrier are answered; anything else unsettles the window and ends the wait.
+
+        Without a barrier (streamable HTTP) each case's own POST settles it: its answer is due by the end of that
+        POST's response, as alone.
 
         Once the barrier is answered, a case still unanswered gets only the grace, unless it is patient (a call,
         which may take long): then it gets --timeout, as alone. Past that an isolated run tells silence from
@@ -320,7 +348,12 @@ class Collector:
                         shared.unsettle("the server exited")
                         return
                     now = time.monotonic()
-                    if barrier.reply is not None:
+                    if barrier is None:
+                        if shared.posts_done():
+                            if not shared.answered():
+                                shared.unsettle("a POST ended without its case's answer")
+                            return
+                    elif barrier.reply is not None:
                         if shared.answered():
                             return
                         if not shared.patient_only():
