@@ -55,7 +55,7 @@ class WindowSet:
     """Several cases in flight at once (a pipelined window): each answer goes to the case whose id it carries.
 
     `unsettled` says why the window could not attribute everything it saw (then none of it is judged).
-    `by_post`: over streamable HTTP each case is a POST of its own, and what it is due comes on that POST.
+    `by_post`: over streamable HTTP each case is a POST of its own, and everything on that POST is the case's.
     """
 
     windows: list[Window]
@@ -67,6 +67,8 @@ class WindowSet:
     _next: int = 0
     by_post: bool = False
     posts: dict[int, Window] = field(default_factory=dict)  # id() of a POST's HttpReply -> the case it carries
+    # Messages on a POST whose `send` has not returned yet (so its case is not known yet), by id() of the POST.
+    early: dict[int, tuple[HttpReply, list[tuple[Incoming, float]]]] = field(default_factory=dict)
 
     def check_order(self, key: IdKey) -> None:
         """A first answer must carry the next id in sending order: two answers with their ids swapped (which an
@@ -75,17 +77,6 @@ class WindowSet:
             self._next += 1
         else:
             self.unsettle("answers out of sending order")
-
-    def claim(self, window: Window, post: HttpReply | None) -> None:
-        """A message of `window`'s case came on `post`: as alone, a case's messages must all come on its own POST
-        (answers in flight at once arrive in any order, so the POST, not the order, tells two cases apart)."""
-        if post is None:
-            self.unsettle("a message on no case's POST")
-            return
-        owner = self.posts.setdefault(id(post), window)
-        if owner is not window or (window.via is not None and window.via is not post):
-            self.unsettle("a message on another case's POST")
-        window.via = post
 
     def posts_done(self) -> bool:
         """True once every case's POST went out and its response has ended (streamable HTTP)."""
@@ -157,6 +148,14 @@ class Collector:
         self._shared = WindowSet(windows, by_id, started, order, by_token, by_post=by_post)
         return self._shared
 
+    def claim(self, shared: WindowSet, window: Window, post: HttpReply) -> None:
+        """`post` carries `window`'s case (streamable HTTP): what already came on it is the case's."""
+        shared.posts[id(post)] = window
+        window.via = post
+        _, early = shared.early.pop(id(post), (post, []))
+        for incoming, at in early:
+            self._attribute_by_post(incoming, window, shared, at)
+
     def was_sent(self, expect: Expectation) -> bool:
         """True when an id of this case was already sent to the current server (then it is not fresh)."""
         return any(key in self._sent for key in case_ids(expect))
@@ -172,7 +171,10 @@ class Collector:
         """One message from the server (`via`: the POST it came on): a harness reply, or an arrival of the open
         case (tagged)."""
         if self._shared is not None:
-            self._route_shared(incoming, self._shared, via)
+            if self._shared.by_post:
+                self._route_by_post(incoming, self._shared, via)
+            else:
+                self._route_shared(incoming, self._shared)
             return
         window = self._window
         if incoming.kind == REQUEST:
@@ -206,7 +208,7 @@ class Collector:
             window.exchange.arrivals.append(
                 Arrival(incoming, time.monotonic() - window.started, tag, count))
 
-    def _route_shared(self, incoming: Incoming, shared: WindowSet, via: HttpReply | None) -> None:
+    def _route_shared(self, incoming: Incoming, shared: WindowSet) -> None:
         """In a pipelined window only an answer carrying a case's own id (or a harness reply) can be attributed."""
         if incoming.kind == NOTIFICATION:
             token = _progress_key(incoming)
@@ -214,8 +216,6 @@ class Collector:
             if owner is None:
                 shared.unsettle("a notification that names no case's progress token")
             else:
-                if shared.by_post:
-                    shared.claim(owner, via)
                 owner.exchange.arrivals.append(Arrival(incoming, time.monotonic() - shared.started))
             return
         rid = incoming.id if incoming.kind == RESPONSE else ABSENT
@@ -232,11 +232,41 @@ class Collector:
         if window is None:
             shared.unsettle(f"an answer with id {incoming.id!r}, which is no case's of the window")
             return
-        if shared.by_post:
-            shared.claim(window, via)
-        elif not window.exchange.arrivals:  # a case of a window has one id: its first answer
+        if not window.exchange.arrivals:  # a case of a window has one id: its first answer
             shared.check_order(key)
         window.exchange.arrivals.append(Arrival(incoming, time.monotonic() - shared.started, ID_CURRENT, count))
+
+    def _route_by_post(self, incoming: Incoming, shared: WindowSet, via: HttpReply | None) -> None:
+        """Streamable HTTP: a message belongs to the case whose POST it came on (held until that POST is known)."""
+        if via is None:
+            shared.unsettle(f"a {incoming.kind} on no case's POST")
+            return
+        at = time.monotonic() - shared.started
+        window = shared.posts.get(id(via))
+        if window is None:
+            shared.early.setdefault(id(via), (via, []))[1].append((incoming, at))
+        else:
+            self._attribute_by_post(incoming, window, shared, at)
+
+    def _attribute_by_post(self, incoming: Incoming, window: Window, shared: WindowSet, at: float) -> None:
+        """A message on the case's own POST, tagged as alone; what alone would tag by other cases' ids (an
+        earlier or unknown id), or a request of the server, unsettles the window."""
+        if incoming.kind == REQUEST:
+            shared.unsettle("a request of the server")
+            return
+        tag, count = "", 0
+        if incoming.kind == RESPONSE:
+            rid = incoming.id
+            if rid is ABSENT:
+                tag = ID_MISSING
+            elif rid is None:
+                tag = ID_NULL
+            elif id_key(rid) in window.ids:
+                tag, count = ID_CURRENT, self._count_answer(id_key(rid))
+            else:
+                shared.unsettle(f"an answer with id {rid!r} on the POST of a case it is not due to")
+                return
+        window.exchange.arrivals.append(Arrival(incoming, at, tag, count))
 
     def _count_answer(self, key: IdKey) -> int:
         """Count one more answer carrying this id (a second answer to one request is a finding)."""

@@ -400,6 +400,11 @@ class Session:
             return time.monotonic() >= self._alone_until
         return self.server.joins_writes and self.server.needs_barrier
 
+    def may_share(self, case: Case) -> bool:
+        """True when the case may share a window: told by id on stdio (`Case.pipelinable`), by its own POST over
+        streamable HTTP (`Case.shares_posts`)."""
+        return case.shares_posts if self.server.replies_on_request else case.pipelinable
+
     def fresh_ids(self, case: Case) -> bool:
         """True when no id of the case was sent to the current server yet (its answers can only be its own)."""
         return not self._collector.was_sent(case.expect)
@@ -480,7 +485,7 @@ class Session:
                     return
                 sent.add(index)
                 window.exchange.http = post
-                shared.claim(window, post)
+                self._collector.claim(shared, window, post)
                 # To its end even once the window is unsettled: the cases run alone next find the server idle.
                 await self._collector.wait_settled(post, math.inf)
                 if post.error or post.status in LOAD_REFUSALS:
