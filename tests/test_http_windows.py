@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
+from mcpfuzz.strategies.catalogue import CatalogueContext, envelope_family, id_family, parse_family
+from mcpfuzz.strategies.messages import FrameBuilder
 
 from mcpfuzz.engine.session.session import Session, SessionOptions
 from mcpfuzz.engine.session.windows import run_in_order
@@ -14,6 +16,7 @@ from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.encode import dumps, request
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, Era
 from mcpfuzz.transport.base import TransportKind
 from mcpfuzz.transport.http_target import HttpTarget
 from tests.conftest import run_cli
@@ -139,3 +142,23 @@ def test_the_same_seed_sends_the_same_frames_over_http(tmp_path: Path) -> None:
             logs.append(log.read_bytes())
     assert logs[0] == logs[1]
     assert logs[0].count(b'"tools/call"') > 20
+
+
+def catalogue_cases() -> list[Case]:
+    """The catalogue's parse, envelope and id families (legacy era): bytes that are not JSON, answers due with id
+    null, ids of every type; over HTTP most share windows (told by POST), where stdio runs them alone."""
+    builder, context = FrameBuilder(Era.LEGACY, LATEST_LEGACY), CatalogueContext(Era.LEGACY, LATEST_LEGACY)
+    return [case for family in (parse_family, envelope_family, id_family) for case in family(builder, context)]
+
+
+def test_frames_answered_with_id_null_are_told_by_their_post_and_judged_as_alone() -> None:
+    made = catalogue_cases()
+    by_post_only = [case for case in made if case.shares_posts and not case.pipelinable]
+    assert len(by_post_only) >= 5  # the cases this test is about: alone on stdio, in windows over HTTP
+    # Parse errors answered -32603, invalid requests whose id is readable answered with id null: findings.
+    with start_http_server("--server-bug", "parse-code", "--server-bug", "id-null-invalid") as url:
+        pipelined = run(streamable(url), pipelined=True, made=made)
+        alone = run(streamable(url), pipelined=False, made=made)
+    assert pipelined.windows and all(pipelined.windows)
+    assert findings(pipelined.exchanges) == findings(alone.exchanges)
+    assert {"parse-error", "id-preserved"} <= {f[0] for f in findings(pipelined.exchanges)}
