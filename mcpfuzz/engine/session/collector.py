@@ -289,6 +289,10 @@ class Collector:
         if changed is not None:
             changed.set()
 
+    async def changed(self) -> None:
+        """Until the next line, process exit or HTTP change (the caller holds the timeout and checks again)."""
+        await self._next_change()
+
     async def _next_change(self) -> None:
         """Until the next line, process exit or HTTP change (the caller holds the timeout)."""
         if self._changed is None:

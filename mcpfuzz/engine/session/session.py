@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import math
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
@@ -14,7 +13,7 @@ from typing import Any, BinaryIO
 import anyio
 import anyio.abc
 
-from mcpfuzz.engine.session.collector import Collector, Pending, WindowSet
+from mcpfuzz.engine.session.collector import Collector, Pending, Window, WindowSet
 from mcpfuzz.engine.session.server_requests import ServerRequests
 from mcpfuzz.jsonrpc.encode import dumps, request, with_meta
 from mcpfuzz.jsonrpc.exchange import Exchange, ProcessEnd
@@ -460,47 +459,62 @@ class Session:
 
     async def _post_window(self, shared: WindowSet) -> str:
         """Each case of a window its own POST, at most POSTS_IN_FLIGHT at once, each waited for to the end of its
-        response; returns once all have ended, the window is unsettled, or --timeout has passed.
+        response; returns once all have ended, or --timeout has passed.
 
         A load refusal (429, 503) or a failed POST unsettles the window, and is returned (else ""): under load
-        a server may refuse what it would answer alone, and the case must be judged alone. The frames are logged
-        in case order, whatever order the POSTs went out or came back in.
+        a server may refuse what it would answer alone, and the case must be judged alone. No case is sent once
+        the window is unsettled. The frames are logged in case order, whatever order the POSTs went out in.
         """
-        queue = iter(enumerate(shared.windows))
-        sent: set[int] = set()
+        posts: dict[int, HttpReply] = {}
+        starting = 0  # POSTs whose request is going out (their response headers not in yet)
         refusal = ""
 
-        async def post_each() -> None:
-            nonlocal refusal
-            for index, window in queue:  # the queue is shared: each task takes the next case
-                if shared.unsettled:
-                    return
-                try:
-                    post = await self.server.send(window.exchange.case.data)
-                except TransportError as error:
-                    post = None
-                    shared.unsettle(f"a POST failed: {error}")
-                if post is None:
-                    shared.unsettle("a frame went out with no POST of its own")
-                    return
-                sent.add(index)
-                window.exchange.http = post
-                self._collector.claim(shared, window, post)
-                # To its end even once the window is unsettled: the cases run alone next find the server idle.
-                await self._collector.wait_settled(post, math.inf)
-                if post.error or post.status in LOAD_REFUSALS:
-                    refusal = refusal or post.describe()
-                    shared.unsettle(f"refused while other POSTs were in flight: {post.describe()}")
-                elif post.status is not None and post.status >= 500:
-                    # Alone it may be answered: a server error under concurrency is not this case's to own.
-                    shared.unsettle(f"a server error while other POSTs were in flight: {post.describe()}")
+        async def post(index: int, window: Window) -> None:
+            nonlocal starting
+            try:
+                reply = await self.server.send(window.exchange.case.data)
+            except TransportError as error:
+                shared.unsettle(f"a POST failed: {error}")
+                reply = None
+            starting -= 1
+            if reply is None:
+                shared.unsettle("a frame went out with no POST of its own")
+            else:
+                posts[index] = window.exchange.http = reply
+                self._collector.claim(shared, window, reply)
+            self._collector.wake()
 
-        # No write lock: POSTs need no order, and the answer to a server's request must not wait for the window.
+        def in_flight() -> int:
+            nonlocal refusal
+            count = starting
+            for reply in posts.values():
+                if not reply.done:
+                    count += 1
+                elif reply.error or reply.status in LOAD_REFUSALS:
+                    refusal = refusal or reply.describe()
+                    shared.unsettle(f"refused while other POSTs were in flight: {reply.describe()}")
+                elif reply.status is not None and reply.status >= 500:
+                    # Alone it may be answered: a server error under concurrency is not this case's to own.
+                    shared.unsettle(f"a server error while other POSTs were in flight: {reply.describe()}")
+            return count
+
+        # One task sends each POST (`send` returns once its response headers are in); this one task waits for the
+        # responses to end, so a message or an ended response wakes one waiter, not one per POST. No write lock:
+        # POSTs need no order, and the answer to a server's request must not wait for the window.
         with anyio.move_on_after(self.options.timeout):
             async with anyio.create_task_group() as group:
-                for _ in range(min(POSTS_IN_FLIGHT, len(shared.windows))):
-                    group.start_soon(post_each)
-        self._sent_frames(tuple(w.exchange.case.data for i, w in enumerate(shared.windows) if i in sent))
+                for index, window in enumerate(shared.windows):
+                    while in_flight() >= POSTS_IN_FLIGHT and self.alive:
+                        await self._collector.changed()
+                    if shared.unsettled or not self.alive:
+                        break
+                    starting += 1
+                    group.start_soon(post, index, window)
+                # Every POST to its end even once the window is unsettled: the cases run alone next find the
+                # server idle.
+                while in_flight() and self.alive:
+                    await self._collector.changed()
+        self._sent_frames(tuple(w.exchange.case.data for i, w in enumerate(shared.windows) if i in posts))
         return refusal
 
     def _back_off(self, why: str) -> None:
