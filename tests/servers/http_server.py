@@ -3,7 +3,7 @@
 Usage::
 
     python tests/servers/http_server.py --port N [--mode streamable|sse] [--sse-responses]
-        [--endpoint-json] [--stream-seconds S] [--verbose] [--gather N] [--busy] [--exit-on METHOD]
+        [--endpoint-json] [--stream-seconds S] [--verbose] [--gather N] [--busy] [--exit-on METHOD] [--delay-ms MS]
         [--bug NAME]... [--server-bug NAME]...
 
 Binds 127.0.0.1 only (``--port 0`` picks a free port); prints ``ready http://127.0.0.1:N/mcp`` (or
@@ -236,6 +236,7 @@ class Options:
     gather: int = 0  # hold each POST until this many are in flight at once (0: never hold)
     busy: bool = False  # refuse a POST that arrives while another is handled (429 and 503 in turn)
     exit_on: str | None = None  # the process exits when it reads a request for this method
+    delay: float = 0.0  # seconds every POST waits before it is handled (a server far away, or doing real work)
 
 
 class McpHttpServer(ThreadingHTTPServer):
@@ -404,6 +405,8 @@ class Handler(BaseHTTPRequestHandler):
             if self.options.exit_on is not None and f'"method":"{self.options.exit_on}"'.encode() in body:
                 log(f"Traceback (most recent call last):\nSystemExit: --exit-on {self.options.exit_on}")
                 os._exit(3)  # at once, as a crash: the responses of other threads are cut off too
+            if method == "POST" and self.options.delay:
+                time.sleep(self.options.delay)
             if method == "POST" and self.options.busy:
                 self.busy_post(method, path, body)
             elif method == "POST" and self.options.gather and b'"tools/call"' in body:
@@ -756,13 +759,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--busy", action="store_true",
                         help="not a bug: refuse (429, 503) a POST that arrives while another is handled")
     parser.add_argument("--exit-on", metavar="METHOD", help="exit at once on reading a request for METHOD")
+    parser.add_argument("--delay-ms", type=float, default=0.0, metavar="MS",
+                        help="not a bug: wait MS milliseconds before handling each POST (latency)")
     args = parser.parse_args(argv)
     if args.surface:
         SERVER_CLASS[0] = SurfaceServer
     if hasattr(sys, "set_int_max_str_digits"):
         sys.set_int_max_str_digits(100_000)  # as mcp_server.main: big ids allowed, with a cap
     options = Options(args.mode, args.sse_responses, args.endpoint_json, args.stream_seconds, args.verbose,
-                      set(args.bug), args.gather, args.busy, args.exit_on)
+                      set(args.bug), args.gather, args.busy, args.exit_on, args.delay_ms / 1000)
     sessions = SessionTable(set(args.server_bug), spaced_ids="session-id-space" in args.bug)
     httpd = McpHttpServer(args.port, options, sessions)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
