@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,7 +12,7 @@ from typing import Any
 import anyio
 import httpcore
 
-from mcpfuzz.transport.http_client import OneWriteStream, Poster, header, new_client
+from mcpfuzz.transport.http_client import OneWriteBackend, OneWriteStream, Poster, header, new_client
 
 
 class Recorder(httpcore.AsyncNetworkStream):
@@ -97,3 +98,26 @@ def test_a_post_carries_what_an_httpx_request_would_and_the_callers_headers_win(
     assert first["content-length"] == "7" and seen[0]["body"] == b'{"a":1}'
     assert first["user-agent"].startswith("python-httpx/")
     assert seen[1]["body"] == b'{"b":2}'
+
+
+def test_an_idle_connection_the_server_closed_reads_as_readable_so_the_pool_drops_it() -> None:
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    async def main() -> list[bool]:
+        stream = await OneWriteBackend().connect_tcp("127.0.0.1", port)
+        peer, _ = listener.accept()
+        seen = [stream.get_extra_info("is_readable")]  # idle and open: reusable
+        peer.close()  # the server ends the keep-alive connection
+        with anyio.fail_after(10):
+            while not stream.get_extra_info("is_readable"):
+                await anyio.sleep(0.01)
+        seen.append(True)
+        await stream.aclose()
+        seen.append(stream.get_extra_info("is_readable"))  # no descriptor left: never reused
+        return seen
+
+    try:
+        assert anyio.run(main) == [False, True, True]
+    finally:
+        listener.close()

@@ -147,6 +147,7 @@ class Run:
                         self._session = session
                         self.monitor = Monitor(session, self._monitor_options(), self._observed, self._sampled)
                         session.before_case = self.monitor
+                        session.on_notice = lambda text: self.emit(Notice(text))
                         try:
                             await self._phases(session)
                         except (ServerStartError, UnusableServer):

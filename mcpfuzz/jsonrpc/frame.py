@@ -59,6 +59,13 @@ class Case:
         return isolation_reason(self) is None
 
     @cached_property
+    def shares_posts(self) -> bool:
+        """True when the case may be one of several POSTs in flight at once (streamable HTTP: answers told by POST)."""
+        from mcpfuzz.jsonrpc.pipelining import post_isolation_reason
+
+        return post_isolation_reason(self) is None
+
+    @cached_property
     def progress_token(self) -> Any:
         """The `progressToken` the frame's request carries (its progress notifications are its own), or None."""
         from mcpfuzz.jsonrpc.pipelining import progress_token

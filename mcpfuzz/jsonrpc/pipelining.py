@@ -58,6 +58,37 @@ def isolation_reason(case: Case) -> str | None:
     return None
 
 
+def post_isolation_reason(case: Case) -> str | None:
+    """Why `case` must be alone over streamable HTTP; None when it may be one of several POSTs in flight at once.
+
+    There each case is a POST of its own and every answer is told by the POST it came on, not by its id, so
+    frames that are not JSON, answers with id null and ids of any type may share a window. Still alone: what
+    needs a process, a setup or HTTP of its own, a frame of several POSTs, batches, frames past a reader's
+    limit or big, cases about timing, HTTP or versions, and requests that change what later ones get.
+    """
+    from mcpfuzz.jsonrpc.frame import Posting  # frame.py imports this module when a case first asks
+
+    expect = case.expect
+    if case.fresh or case.setup or case.http_headers or case.era is not None or case.posts is not Posting.ONE:
+        return "needs a process, a setup or HTTP of its own"
+    if expect.batch_ids or expect.past_limit is not None or expect.cancel is not None \
+            or expect.concurrent is not None or expect.http is not None or expect.versions is not None:
+        return "a batch, a frame past a reader's limit, or a case about timing, HTTP or versions"
+    if len(case.data) > MAX_SHARED_BYTES:
+        return "a big frame"
+    message = _plain_object(case.data)
+    if message is None:
+        # Which method a lenient reader finds in bytes that are not one plain object is its own choice: any
+        # stateful method named in them (a slash escaped or not) keeps the case alone.
+        raw = case.data.replace(b"\\/", b"/")
+        named = [method for method in STATEFUL_METHODS if method.encode() in raw]
+        return f"{named[0]} may change what the server answers next" if named else None
+    method = message.get("method")
+    if isinstance(method, str) and method in STATEFUL_METHODS and not (method == "tools/call" and case.shared_ok):
+        return f"{method} may change what the server answers next"
+    return None
+
+
 def progress_token(case: Case) -> Any:
     """The `progressToken` the case's request carries (its progress notifications are its own), or None."""
     message = _plain_object(case.data)

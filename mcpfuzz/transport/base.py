@@ -72,6 +72,10 @@ class ServerConnection(Protocol):
         """True when a frame and its barrier may go out in one `send_many` (one wake-up of the server)."""
 
     @property
+    def delivering(self) -> HttpReply | None:
+        """While a message is handed to `on_line`: the POST whose response carried it (None: a stream or a pipe)."""
+
+    @property
     def alive(self) -> bool:
         """True while the server can be talked to."""
 

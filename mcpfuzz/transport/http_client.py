@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import select
+import socket
 import typing
 
 import httpcore
@@ -25,6 +27,7 @@ class OneWriteStream(httpcore.AsyncNetworkStream):
     def __init__(self, stream: httpcore.AsyncNetworkStream) -> None:
         self._stream = stream
         self._pending: list[bytes] = []
+        self._socket: typing.Any = None  # the raw socket, looked up once
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
         """Hold the bytes until the response is read."""
@@ -53,7 +56,26 @@ class OneWriteStream(httpcore.AsyncNetworkStream):
 
     def get_extra_info(self, info: str) -> typing.Any:
         """The wrapped connection's socket details."""
+        if info == "is_readable":
+            # The pool asks this of every idle connection before each request (a server that closed it reads as
+            # readable); anyio's attribute lookup of the socket costs more than the poll itself, so it is done once.
+            if self._socket is None:
+                self._socket = self._stream.get_extra_info("socket")
+            return _readable(self._socket)
         return self._stream.get_extra_info(info)
+
+
+def _readable(sock: socket.socket | None) -> bool:
+    """As httpcore tells it: a socket with bytes (or the server's close) waiting, or with no descriptor left."""
+    fd = sock.fileno() if sock is not None else -1
+    if fd < 0:
+        return True
+    if not hasattr(select, "poll"):  # Windows
+        ready, _, _ = select.select([fd], [], [], 0)
+        return bool(ready)
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))
 
 
 class OneWriteBackend(httpcore.AsyncNetworkBackend):

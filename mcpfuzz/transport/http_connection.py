@@ -27,6 +27,8 @@ class HttpConnection:
 
     # Every frame is a request of its own: there is no single write to put a frame and its barrier in.
     joins_writes = False
+    # Set by a transport while it hands on a message read from a POST's own response (see ServerConnection).
+    delivering: HttpReply | None = None
 
     def __init__(self, target: HttpTarget, callbacks: ConnectionCallbacks, options: ConnectionOptions) -> None:
         self.url = target.url

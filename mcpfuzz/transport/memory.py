@@ -13,6 +13,7 @@ import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from mcpfuzz.jsonrpc.exchange import ProcessEnd
+from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.transport_kind import TransportKind
 from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions
 from mcpfuzz.transport.errors import ConnectionClosed
@@ -81,6 +82,7 @@ class MemoryServer:
     replies_on_request = False
     joins_writes = True
     session_id: str | None = None
+    delivering: HttpReply | None = None  # no POSTs: every line comes on the one stream
     pid: int | None = None  # no process whose resources could be sampled
 
     def __init__(self, target: MemoryTarget, callbacks: ConnectionCallbacks, options: ConnectionOptions) -> None:

@@ -13,6 +13,7 @@ import anyio
 import anyio.abc
 
 from mcpfuzz.jsonrpc.exchange import ProcessEnd
+from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.transport_kind import TransportKind
 from mcpfuzz.transport import process_groups
 from mcpfuzz.transport.base import ExitSink
@@ -105,6 +106,7 @@ class StdioServer:
     replies_on_request = False
     joins_writes = True
     session_id: str | None = None
+    delivering: HttpReply | None = None  # no POSTs: every line comes on the one stream
 
     async def send(self, data: bytes, extra_headers: Mapping[str, str | None] | None = None) -> None:
         """Send one frame: the bytes and the newline that ends it on stdio."""

@@ -177,7 +177,12 @@ class StreamableHttpServer(HttpConnection):
         reply.messages += 1
         if is_initialize:
             self._note_version(data)
-        self._on_line(data, size if size is not None else len(data))
+        # The session tells a window's cases apart by the POST each answer came on (the GET stream's are on none).
+        self.delivering = reply
+        try:
+            self._on_line(data, size if size is not None else len(data))
+        finally:
+            self.delivering = None
 
     def _note_version(self, data: bytes) -> None:
         """The legacy version initialize settled on goes into MCP-Protocol-Version from now on."""

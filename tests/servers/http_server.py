@@ -3,7 +3,8 @@
 Usage::
 
     python tests/servers/http_server.py --port N [--mode streamable|sse] [--sse-responses]
-        [--endpoint-json] [--stream-seconds S] [--verbose] [--gather N] [--bug NAME]... [--server-bug NAME]...
+        [--endpoint-json] [--stream-seconds S] [--verbose] [--gather N] [--busy] [--exit-on METHOD] [--delay-ms MS]
+        [--bug NAME]... [--server-bug NAME]...
 
 Binds 127.0.0.1 only (``--port 0`` picks a free port); prints ``ready http://127.0.0.1:N/mcp`` (or
 ``/sse``) to stderr once listening; exits 0 on SIGTERM. Standard library only. Every JSON-RPC message
@@ -30,6 +31,7 @@ import argparse
 import base64
 import binascii
 import json
+import os
 import queue
 import re
 import secrets
@@ -66,6 +68,9 @@ BUGS: dict[str, str] = {
     "cancel-ignored": "late-cancel, but a cancelled request is answered anyway, once a later request has been",
 }
 IN_FLIGHT = InFlight()
+BUSY_LOCK = threading.Lock()
+BUSY = [0, 0]  # --busy: POSTs being handled now, POSTs refused so far
+BUSY_SECONDS = 0.05
 SERVER_CLASS: list[type[Server]] = [Server]  # --surface: surface_server.SurfaceServer
 
 HOST = "127.0.0.1"
@@ -229,6 +234,9 @@ class Options:
     verbose: bool
     bugs: set[str]
     gather: int = 0  # hold each POST until this many are in flight at once (0: never hold)
+    busy: bool = False  # refuse a POST that arrives while another is handled (429 and 503 in turn)
+    exit_on: str | None = None  # the process exits when it reads a request for this method
+    delay: float = 0.0  # seconds every POST waits before it is handled (a server far away, or doing real work)
 
 
 class McpHttpServer(ThreadingHTTPServer):
@@ -394,7 +402,14 @@ class Handler(BaseHTTPRequestHandler):
         path = urlsplit(self.path).path
         try:
             body = self.read_body()  # whatever the method: an unread body would corrupt keep-alive
-            if method == "POST" and self.options.gather and b'"tools/call"' in body:
+            if self.options.exit_on is not None and f'"method":"{self.options.exit_on}"'.encode() in body:
+                log(f"Traceback (most recent call last):\nSystemExit: --exit-on {self.options.exit_on}")
+                os._exit(3)  # at once, as a crash: the responses of other threads are cut off too
+            if method == "POST" and self.options.delay:
+                time.sleep(self.options.delay)
+            if method == "POST" and self.options.busy:
+                self.busy_post(method, path, body)
+            elif method == "POST" and self.options.gather and b'"tools/call"' in body:
                 self.gathered(method, path, body)
             else:
                 self.route(method, path, body)
@@ -426,6 +441,27 @@ class Handler(BaseHTTPRequestHandler):
             self.route(method, path, body)
         finally:
             IN_FLIGHT.post_ended()
+
+    def busy_post(self, method: str, path: str, body: bytes) -> None:
+        """--busy: a server that sheds load (not a bug). A POST that arrives while another is handled is refused,
+        429 and 503 in turn, with Retry-After (RFC 9110 section 10.2.3); one handled alone takes BUSY_SECONDS."""
+        with BUSY_LOCK:
+            BUSY[0] += 1
+            crowded = BUSY[0] > 1
+            if crowded:
+                BUSY[1] += 1
+        try:
+            if not crowded:
+                time.sleep(BUSY_SECONDS)  # long enough that POSTs sent together meet here
+        finally:
+            with BUSY_LOCK:
+                BUSY[0] -= 1  # before answering: a client that POSTs once the answer is in never meets this one
+        if crowded:
+            status = 429 if BUSY[1] % 2 else 503
+            log(f"busy: refused a POST with {status}")
+            self.send(status, b"busy, try again later\n", "text/plain", {"Retry-After": "1"})
+            return
+        self.route(method, path, body)
 
     def served_paths(self) -> tuple[str, ...]:
         """The paths of this mode (other methods on them get 405, other paths 404)."""
@@ -720,13 +756,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--surface", action="store_true", help="serve surface_server.SurfaceServer")
     parser.add_argument("--gather", type=int, default=0, metavar="N",
                         help="hold each POST (bounded) until N are in flight at once; log the peak")
+    parser.add_argument("--busy", action="store_true",
+                        help="not a bug: refuse (429, 503) a POST that arrives while another is handled")
+    parser.add_argument("--exit-on", metavar="METHOD", help="exit at once on reading a request for METHOD")
+    parser.add_argument("--delay-ms", type=float, default=0.0, metavar="MS",
+                        help="not a bug: wait MS milliseconds before handling each POST (latency)")
     args = parser.parse_args(argv)
     if args.surface:
         SERVER_CLASS[0] = SurfaceServer
     if hasattr(sys, "set_int_max_str_digits"):
         sys.set_int_max_str_digits(100_000)  # as mcp_server.main: big ids allowed, with a cap
     options = Options(args.mode, args.sse_responses, args.endpoint_json, args.stream_seconds, args.verbose,
-                      set(args.bug), args.gather)
+                      set(args.bug), args.gather, args.busy, args.exit_on, args.delay_ms / 1000)
     sessions = SessionTable(set(args.server_bug), spaced_ids="session-id-space" in args.bug)
     httpd = McpHttpServer(args.port, options, sessions)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))

@@ -194,7 +194,7 @@ class CallPhases:
         sent), and a window that cannot attribute everything runs its calls one by one."""
         cases = [target.case(self.builder, call) for call in calls]
         exchanges = None
-        if all(case.pipelinable for case in cases):  # a lone surrogate, for one, is sent alone
+        if all(self.session.may_share(case) for case in cases):  # on stdio a lone surrogate, for one, is sent alone
             try:
                 exchanges = await self.session.run_window(cases)
             except (HarnessError, ServerStartError) as error:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -47,6 +47,7 @@ class Window:
     exchange: Exchange
     ids: frozenset[IdKey]
     started: float
+    via: HttpReply | None = None  # in a window over streamable HTTP: the case's own POST
 
 
 @dataclass
@@ -54,6 +55,7 @@ class WindowSet:
     """Several cases in flight at once (a pipelined window): each answer goes to the case whose id it carries.
 
     `unsettled` says why the window could not attribute everything it saw (then none of it is judged).
+    `by_post`: over streamable HTTP each case is a POST of its own, and everything on that POST is the case's.
     """
 
     windows: list[Window]
@@ -63,6 +65,10 @@ class WindowSet:
     by_token: dict[IdKey, Window]  # progress tokens the requests carry: their notifications are the case's own
     unsettled: str = ""
     _next: int = 0
+    by_post: bool = False
+    posts: dict[int, Window] = field(default_factory=dict)  # id() of a POST's HttpReply -> the case it carries
+    # Messages on a POST whose `send` has not returned yet (so its case is not known yet), by id() of the POST.
+    early: dict[int, tuple[HttpReply, list[tuple[Incoming, float]]]] = field(default_factory=dict)
 
     def check_order(self, key: IdKey) -> None:
         """A first answer must carry the next id in sending order: two answers with their ids swapped (which an
@@ -71,6 +77,10 @@ class WindowSet:
             self._next += 1
         else:
             self.unsettle("answers out of sending order")
+
+    def posts_done(self) -> bool:
+        """True once every case's POST went out and its response has ended (streamable HTTP)."""
+        return all(w.via is not None and w.via.done for w in self.windows)
 
     def unsettle(self, why: str) -> None:
         """Something arrived (or failed to) that no case of the window can own; the first reason is kept."""
@@ -122,7 +132,7 @@ class Collector:
         self._window = Window(exchange, ids, time.monotonic())
         return self._window
 
-    def open_shared(self, exchanges: list[Exchange]) -> WindowSet:
+    def open_shared(self, exchanges: list[Exchange], *, by_post: bool = False) -> WindowSet:
         """Open one window per case, all at once: each arrival goes to the case whose id it carries."""
         started = time.monotonic()
         windows = []
@@ -135,8 +145,16 @@ class Collector:
         self._window = None
         order = [id_key(w.exchange.case.expect.id) for w in windows if w.exchange.case.expect.reply]
         by_token = {id_key(token): w for w in windows if (token := w.exchange.case.progress_token) is not None}
-        self._shared = WindowSet(windows, by_id, started, order, by_token)
+        self._shared = WindowSet(windows, by_id, started, order, by_token, by_post=by_post)
         return self._shared
+
+    def claim(self, shared: WindowSet, window: Window, post: HttpReply) -> None:
+        """`post` carries `window`'s case (streamable HTTP): what already came on it is the case's."""
+        shared.posts[id(post)] = window
+        window.via = post
+        _, early = shared.early.pop(id(post), (post, []))
+        for incoming, at in early:
+            self._attribute_by_post(incoming, window, shared, at)
 
     def was_sent(self, expect: Expectation) -> bool:
         """True when an id of this case was already sent to the current server (then it is not fresh)."""
@@ -149,10 +167,14 @@ class Collector:
 
     # -- arrivals --------------------------------------------------------------------------------
 
-    def route(self, incoming: Incoming) -> None:
-        """One message from the server: a harness reply, or an arrival of the open case (tagged)."""
+    def route(self, incoming: Incoming, via: HttpReply | None = None) -> None:
+        """One message from the server (`via`: the POST it came on): a harness reply, or an arrival of the open
+        case (tagged)."""
         if self._shared is not None:
-            self._route_shared(incoming, self._shared)
+            if self._shared.by_post:
+                self._route_by_post(incoming, self._shared, via)
+            else:
+                self._route_shared(incoming, self._shared)
             return
         window = self._window
         if incoming.kind == REQUEST:
@@ -214,6 +236,38 @@ class Collector:
             shared.check_order(key)
         window.exchange.arrivals.append(Arrival(incoming, time.monotonic() - shared.started, ID_CURRENT, count))
 
+    def _route_by_post(self, incoming: Incoming, shared: WindowSet, via: HttpReply | None) -> None:
+        """Streamable HTTP: a message belongs to the case whose POST it came on (held until that POST is known)."""
+        if via is None:
+            shared.unsettle(f"a {incoming.kind} on no case's POST")
+            return
+        at = time.monotonic() - shared.started
+        window = shared.posts.get(id(via))
+        if window is None:
+            shared.early.setdefault(id(via), (via, []))[1].append((incoming, at))
+        else:
+            self._attribute_by_post(incoming, window, shared, at)
+
+    def _attribute_by_post(self, incoming: Incoming, window: Window, shared: WindowSet, at: float) -> None:
+        """A message on the case's own POST, tagged as alone; what alone would tag by other cases' ids (an
+        earlier or unknown id), or a request of the server, unsettles the window."""
+        if incoming.kind == REQUEST:
+            shared.unsettle("a request of the server")
+            return
+        tag, count = "", 0
+        if incoming.kind == RESPONSE:
+            rid = incoming.id
+            if rid is ABSENT:
+                tag = ID_MISSING
+            elif rid is None:
+                tag = ID_NULL
+            elif id_key(rid) in window.ids:
+                tag, count = ID_CURRENT, self._count_answer(id_key(rid))
+            else:
+                shared.unsettle(f"an answer with id {rid!r} on the POST of a case it is not due to")
+                return
+        window.exchange.arrivals.append(Arrival(incoming, at, tag, count))
+
     def _count_answer(self, key: IdKey) -> int:
         """Count one more answer carrying this id (a second answer to one request is a finding)."""
         count = self._answered.get(key, 0) + 1
@@ -234,6 +288,10 @@ class Collector:
         changed, self._changed = self._changed, None
         if changed is not None:
             changed.set()
+
+    async def changed(self) -> None:
+        """Until the next line, process exit or HTTP change (the caller holds the timeout and checks again)."""
+        await self._next_change()
 
     async def _next_change(self) -> None:
         """Until the next line, process exit or HTTP change (the caller holds the timeout)."""
@@ -301,8 +359,12 @@ class Collector:
                     scope.deadline = anyio.current_time() + (until - now)
                     await self._next_change()
 
-    async def collect_shared(self, shared: WindowSet, barrier: Pending, *, timeout: float, grace: float) -> None:
+    async def collect_shared(self, shared: WindowSet, barrier: Pending | None, *, timeout: float, grace: float
+                             ) -> None:
         """Wait until every case and the barrier are answered; anything else unsettles the window and ends the wait.
+
+        Without a barrier (streamable HTTP) each case's own POST settles it: its answer is due by the end of that
+        POST's response, as alone.
 
         Once the barrier is answered, a case still unanswered gets only the grace, unless it is patient (a call,
         which may take long): then it gets --timeout, as alone. Past that an isolated run tells silence from
@@ -320,7 +382,12 @@ class Collector:
                         shared.unsettle("the server exited")
                         return
                     now = time.monotonic()
-                    if barrier.reply is not None:
+                    if barrier is None:
+                        if shared.posts_done():
+                            if not shared.answered():
+                                shared.unsettle("a POST ended without its case's answer")
+                            return
+                    elif barrier.reply is not None:
                         if shared.answered():
                             return
                         if not shared.patient_only():

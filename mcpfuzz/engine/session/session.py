@@ -13,7 +13,7 @@ from typing import Any, BinaryIO
 import anyio
 import anyio.abc
 
-from mcpfuzz.engine.session.collector import Collector, Pending
+from mcpfuzz.engine.session.collector import Collector, Pending, Window, WindowSet
 from mcpfuzz.engine.session.server_requests import ServerRequests
 from mcpfuzz.jsonrpc.encode import dumps, request, with_meta
 from mcpfuzz.jsonrpc.exchange import Exchange, ProcessEnd
@@ -31,6 +31,12 @@ LATE_BARRIER_WAIT = 1.0
 # Frames of the current process kept for reproductions: the handshake is all that is read back, and a
 # soak sends millions of frames to one process.
 LOG_LIMIT = 64
+# Over streamable HTTP a window's cases go out as POSTs of their own, at most this many in flight at once.
+POSTS_IN_FLIGHT = 8
+# Statuses that refuse a request for the server's load, not for what it holds: the case is run again alone.
+LOAD_REFUSALS = frozenset({429, 503})
+# After a load refusal (or a POST that failed while others were in flight), cases go one at a time this long.
+ALONE_AFTER_REFUSAL = 30.0
 
 
 @dataclass
@@ -75,6 +81,9 @@ class Session:
         self.log: deque[bytes] = deque(maxlen=LOG_LIMIT)  # the latest frames of the current process
         # Awaited before each case on a ready server (the soak's liveness ping and resource samples).
         self.before_case: Callable[[], Awaitable[None]] | None = None
+        self.on_notice: Callable[[str], None] | None = None  # what the user should hear of (said once each)
+        self._alone_until = 0.0  # monotonic: no window before then (the server refused a request for load)
+        self._refusal_noted = False
         self._next_id = HARNESS_FIRST_ID
         self._collector = Collector(lambda: self.server.alive)
         self._server_requests = ServerRequests(self.send_frame)
@@ -382,8 +391,18 @@ class Session:
 
     @property
     def pipelines(self) -> bool:
-        """True when several cases may go out in one write and be settled by one barrier (stdio, memory)."""
-        return self.server.joins_writes and self.server.needs_barrier and not self.thorough
+        """True when several cases may be in flight at once: in one write settled by one barrier (stdio, memory), or
+        each a POST of its own (streamable HTTP, unless the server lately refused a request for load)."""
+        if self.thorough:
+            return False
+        if self.server.replies_on_request:
+            return time.monotonic() >= self._alone_until
+        return self.server.joins_writes and self.server.needs_barrier
+
+    def may_share(self, case: Case) -> bool:
+        """True when the case may share a window: told by id on stdio (`Case.pipelinable`), by its own POST over
+        streamable HTTP (`Case.shares_posts`)."""
+        return case.shares_posts if self.server.replies_on_request else case.pipelinable
 
     def fresh_ids(self, case: Case) -> bool:
         """True when no id of the case was sent to the current server yet (its answers can only be its own)."""
@@ -391,6 +410,8 @@ class Session:
 
     async def run_window(self, cases: Sequence[Case]) -> list[Exchange] | None:
         """Send pipelinable cases in one write with one barrier after them; each answer goes to its case by id.
+        Over streamable HTTP each case is a POST of its own instead, several in flight, each settled by the end of
+        its own response (`_post_window`).
 
         Returns one exchange per case, each as an isolated run would have recorded it, or None when the
         window saw anything it cannot attribute to exactly one case (an answer with id null or a stranger's
@@ -402,17 +423,25 @@ class Session:
         exchanges = [Exchange(case, case.era or era, self.version) for case in cases]
         for exchange in exchanges:
             exchange.frames = [*self.handshake_frames, *exchange.case.history, exchange.case.data]
-        shared = self._collector.open_shared(exchanges)
+        shared = self._collector.open_shared(exchanges, by_post=self.server.replies_on_request)
+        refusal = ""
         try:
-            frame, barrier = self._barrier_frame()
-            try:
-                await self._send_frames((*(case.data for case in cases), frame))
-            except TransportError as error:
-                shared.unsettle(f"the write failed: {error}")
+            barrier = None
+            if shared.by_post:
+                refusal = await self._post_window(shared)
+            else:
+                frame, barrier = self._barrier_frame()
+                try:
+                    await self._send_frames((*(case.data for case in cases), frame))
+                except TransportError as error:
+                    shared.unsettle(f"the write failed: {error}")
             await self._collector.collect_shared(shared, barrier, timeout=self.options.timeout,
                                                  grace=self.options.grace)
         finally:
             self._collector.close()
+        # A server that died did not refuse for load (its POSTs fail just before its exit is seen): run alone.
+        if refusal and not await self.server.wait_exit(self.options.grace):
+            self._back_off(refusal)
         if shared.unsettled:
             if self.alive:
                 await self.server.kill()
@@ -423,9 +452,79 @@ class Session:
         for exchange in exchanges:
             case = exchange.case
             exchange.waited, exchange.stderr_tail = waited, stderr_tail
-            # An isolated valid call that was answered never sent its barrier: the same record here.
-            exchange.barrier_answered = None if waits_for_own_answer(case) else True
+            # An isolated valid call that was answered never sent its barrier: the same record here (over HTTP the
+            # complete response stands for the barrier, as alone).
+            exchange.barrier_answered = True if shared.by_post else None if waits_for_own_answer(case) else True
         return exchanges
+
+    async def _post_window(self, shared: WindowSet) -> str:
+        """Each case of a window its own POST, at most POSTS_IN_FLIGHT at once, each waited for to the end of its
+        response; returns once all have ended, or --timeout has passed.
+
+        A load refusal (429, 503) or a failed POST unsettles the window, and is returned (else ""): under load
+        a server may refuse what it would answer alone, and the case must be judged alone. No case is sent once
+        the window is unsettled. The frames are logged in case order, whatever order the POSTs went out in.
+        """
+        posts: dict[int, HttpReply] = {}
+        starting = 0  # POSTs whose request is going out (their response headers not in yet)
+        refusal = ""
+
+        async def post(index: int, window: Window) -> None:
+            nonlocal starting
+            try:
+                reply = await self.server.send(window.exchange.case.data)
+            except TransportError as error:
+                shared.unsettle(f"a POST failed: {error}")
+                reply = None
+            starting -= 1
+            if reply is None:
+                shared.unsettle("a frame went out with no POST of its own")
+            else:
+                posts[index] = window.exchange.http = reply
+                self._collector.claim(shared, window, reply)
+            self._collector.wake()
+
+        def in_flight() -> int:
+            nonlocal refusal
+            count = starting
+            for reply in posts.values():
+                if not reply.done:
+                    count += 1
+                elif reply.error or reply.status in LOAD_REFUSALS:
+                    refusal = refusal or reply.describe()
+                    shared.unsettle(f"refused while other POSTs were in flight: {reply.describe()}")
+                elif reply.status is not None and reply.status >= 500:
+                    # Alone it may be answered: a server error under concurrency is not this case's to own.
+                    shared.unsettle(f"a server error while other POSTs were in flight: {reply.describe()}")
+            return count
+
+        # One task sends each POST (`send` returns once its response headers are in); this one task waits for the
+        # responses to end, so a message or an ended response wakes one waiter, not one per POST. No write lock:
+        # POSTs need no order, and the answer to a server's request must not wait for the window.
+        with anyio.move_on_after(self.options.timeout):
+            async with anyio.create_task_group() as group:
+                for index, window in enumerate(shared.windows):
+                    while in_flight() >= POSTS_IN_FLIGHT and self.alive:
+                        await self._collector.changed()
+                    if shared.unsettled or not self.alive:
+                        break
+                    starting += 1
+                    group.start_soon(post, index, window)
+                # Every POST to its end even once the window is unsettled: the cases run alone next find the
+                # server idle.
+                while in_flight() and self.alive:
+                    await self._collector.changed()
+        self._sent_frames(tuple(w.exchange.case.data for i, w in enumerate(shared.windows) if i in posts))
+        return refusal
+
+    def _back_off(self, why: str) -> None:
+        """A load refusal: cases go one at a time for a while (said once per session)."""
+        self._alone_until = time.monotonic() + ALONE_AFTER_REFUSAL
+        if not self._refusal_noted and self.on_notice is not None:
+            self._refusal_noted = True
+            self.on_notice(f"the server refused a request while others were in flight ({why}): those cases were "
+                           f"run again one at a time, and cases go one at a time for {ALONE_AFTER_REFUSAL:g}s "
+                           "after each such refusal")
 
     async def _cancel(self, request_id: Any, reason: str) -> None:
         """notifications/cancelled for a request of ours (MCP: the receiver should stop work on it)."""
@@ -465,7 +564,7 @@ class Session:
         for part in split_batch(incoming) if incoming.kind == RESPONSE_BATCH else [incoming]:
             if part.kind == REQUEST:
                 self._server_requests.answer(part)
-            self._collector.route(part)
+            self._collector.route(part, self.server.delivering)
         self._server_requests.flush(self._group)
         self._collector.wake()
 

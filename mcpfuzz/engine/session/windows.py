@@ -45,11 +45,11 @@ async def run_in_order(session: Session, cases: Sequence[Case], *, window: int =
 
 
 def _window_at(session: Session, cases: Sequence[Case], start: int, size: int) -> tuple[Case, ...]:
-    """The pipelinable cases from `start` on, up to `size`, whose ids are fresh and distinct."""
+    """The cases from `start` on that may share a window, up to `size`, whose ids are fresh and distinct."""
     taken: list[Case] = []
     ids: set[str] = set()
     for case in cases[start:start + size]:
-        if not case.pipelinable:
+        if not session.may_share(case):
             break
         # Loosely distinct: a server that reads "1" as 1 must not answer one case with another's id.
         keys = {str(value) for _, value in case_ids(case.expect)}
