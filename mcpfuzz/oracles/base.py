@@ -88,6 +88,7 @@ def _add(oracle: Oracle) -> None:
         raise ValueError(f"oracle {oracle.id!r} registered twice")
     REGISTRY[oracle.id] = oracle
     _ordered.clear()
+    _selected_checks.clear()
 
 
 def register(failure: type[Failure], severity: Severity, *, scope: Scope = Scope.EXCHANGE
@@ -126,9 +127,25 @@ def all_oracles() -> dict[str, Oracle]:
 
 def run_checks(exchange: Exchange, selected: Iterable[str]) -> Iterator[Failure]:
     """Run the selected oracles on one exchange. A crash silences all but `no-crash` (one finding)."""
-    oracles = all_oracles()
-    for oracle_id in selected:
-        check = oracles[oracle_id].check
-        if check is None or (exchange.crash is not None and oracle_id != OracleId.NO_CRASH):
+    crashed = exchange.crash is not None
+    for oracle_id, check in _checks_of(selected):
+        if crashed and oracle_id != OracleId.NO_CRASH:
             continue
         yield from check(exchange)
+
+
+# A selection (the run's oracle tuple) -> its checks of one exchange, in order: looked up once, not per exchange.
+_selected_checks: dict[tuple[str, ...], tuple[tuple[str, Check], ...]] = {}
+
+
+def _checks_of(selected: Iterable[str]) -> tuple[tuple[str, Check], ...]:
+    """The selected oracles that judge one exchange, with their checks (an unknown id raises KeyError)."""
+    key = selected if isinstance(selected, tuple) else None
+    checks = _selected_checks.get(key) if key is not None else None
+    if checks is None:
+        oracles = all_oracles()
+        checks = tuple((oracle_id, check) for oracle_id in selected
+                       if (check := oracles[oracle_id].check) is not None)
+        if key is not None:
+            _selected_checks[key] = checks
+    return checks
