@@ -5,6 +5,7 @@ collector's waits end on an arrival, at their deadline, or on cancellation witho
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import anyio
@@ -189,3 +190,20 @@ def test_waits_registered_after_a_deadline_still_wait() -> None:
         assert scope.cancelled_caught  # it was still waiting when cancelled from outside, not returned at once
 
     anyio.run(main)
+
+
+@pytest.mark.parametrize("limit", [0, EXACT_DIGITS + 1])
+def test_without_a_digit_limit_within_exact_digits_every_line_is_read_carefully(
+        monkeypatch: pytest.MonkeyPatch, limit: int) -> None:
+    """No limit (or one past EXACT_DIGITS): int() would read a huge integer exactly where read_integer rounds it."""
+    from mcpfuzz.jsonrpc import incoming
+
+    monkeypatch.setattr(incoming, "_int_digit_limit", lambda: limit)
+    line = b'{"jsonrpc":"2.0","id":1,"result":{"n":' + b"9" * (EXACT_DIGITS + 1) + b"}}"
+    before = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(limit)  # the plain decoder would now read the integer exactly
+    try:
+        message, kind, _ = careful(line)
+        assert classify(line).message == message and kind == "response"
+    finally:
+        sys.set_int_max_str_digits(before)

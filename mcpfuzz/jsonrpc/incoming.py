@@ -97,10 +97,14 @@ def classify(line: bytes, size: int | None = None) -> Incoming:
 _PLAIN = json.JSONDecoder()  # built once: json.loads with hooks builds a decoder per call
 
 
+# Python's limit on the digits int() reads (0: none, as before 3.10.7, which has no such function).
+_int_digit_limit = getattr(sys, "get_int_max_str_digits", lambda: 0)
+
+
 def _plain_decoding_exact() -> bool:
     """True when Python's int() reads exactly the integers read_integer reads exactly (its digit limit is on and
     within EXACT_DIGITS), so the plain decoder and read_integer agree on every integer the plain one accepts."""
-    limit = sys.get_int_max_str_digits()
+    limit = _int_digit_limit()
     return 0 < limit <= EXACT_DIGITS
 
 
