@@ -207,3 +207,20 @@ def test_without_a_digit_limit_within_exact_digits_every_line_is_read_carefully(
         assert classify(line).message == message and kind == "response"
     finally:
         sys.set_int_max_str_digits(before)
+
+
+def test_a_schema_met_again_judges_as_a_fresh_one() -> None:
+    """The validator found by the schema object gives the verdicts one built from the schema's text gives."""
+    from mcpfuzz.oracles.tool_results import schema_problem
+
+    declared = {"type": "object", "properties": {"n": {"type": "integer", "maximum": 3}}, "required": ["n"]}
+    values = [{"n": 1}, {"n": 4}, {"n": "x"}, {}, [], {"n": 3, "m": None}]
+    first = [schema_problem(declared, value) for value in values]
+    again = [schema_problem(declared, value) for value in values]
+    copied = [schema_problem(json.loads(json.dumps(declared)), value) for value in values]
+    assert first == again == copied
+    assert first[0] is None and first[1] is not None and first[1][2] == "maximum" and first[3][2] == "required"
+    for bound in range(300):  # short-lived schemas, each its own limit: never another's validator
+        assert (schema_problem({"type": "integer", "maximum": bound}, bound + 1) is None) is False
+        assert schema_problem({"type": "integer", "maximum": bound}, bound) is None
+    assert schema_problem({"type": 5}, 1) is None  # an invalid schema judges nothing
