@@ -107,3 +107,33 @@ def draw_millis(schema: dict, count: int) -> float:
     started = time.perf_counter()
     values = draw_examples(arguments.positive, count, seed=1)
     return (time.perf_counter() - started) / max(1, len(values)) * 1e3
+
+
+def judged_pings(command: list[str], count: int, window: int = 32) -> tuple[float, float]:
+    """`count` `ping` cases through the session's windows (`window` 1: each alone, with its barrier) and the runner's
+    judge, as the catalogue runs them: (judged cases per second, mcpfuzz's own CPU microseconds per case)."""
+    import json
+
+    from mcpfuzz.engine.events import PhaseName
+    from mcpfuzz.engine.runner import Run
+    from mcpfuzz.engine.session.session import Session
+    from mcpfuzz.engine.session.windows import run_in_order
+    from mcpfuzz.jsonrpc.expectation import result
+    from mcpfuzz.jsonrpc.frame import Case
+    from mcpfuzz.transport.connect import StdioTarget
+
+    async def main() -> tuple[float, float]:
+        runner = Run(_config(command, ("catalogue",), 30), lambda event: None)
+        cases = [Case(f"ping-{i}", "bench", "ping", json.dumps({"jsonrpc": "2.0", "id": 100_000 + i, "method": "ping"})
+                      .encode(), result(100_000 + i, "ping")) for i in range(count)]
+        async with Session(StdioTarget(command)) as session:
+            await session.ensure_ready()
+            cpu, wall = time.process_time(), time.perf_counter()
+            async for exchange in run_in_order(session, cases, window=window):
+                runner._judge(PhaseName.CATALOGUE, exchange)
+            cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        if runner.findings.all():
+            NOTES.append(f"pings: {len(runner.findings.all())} findings on a clean server")
+        return count / wall, cpu / count * 1e6
+
+    return anyio.run(main)

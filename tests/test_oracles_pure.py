@@ -35,7 +35,7 @@ from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.incoming import classify, split_batch
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, LATEST_MODERN, Era
-from mcpfuzz.oracles.base import Scope, Severity, all_oracles, run_checks
+from mcpfuzz.oracles.base import Scope, Severity, all_oracles, plain_answer, run_checks
 from mcpfuzz.oracles.http import SessionPileupFailure
 from mcpfuzz.oracles.memory import KIB, MIB, MemoryGrowthFailure, judge_growth
 
@@ -477,6 +477,105 @@ def test_a_crash_silences_every_oracle_but_no_crash() -> None:
     failures = list(run_checks(dying, list(all_oracles())))
     assert [(f.oracle, f.severity) for f in failures] == [("no-crash", CRITICAL)]
     assert "killed by SIGKILL" in failures[0].message and "stderr was empty" in failures[0].message
+
+
+Verdict = tuple[str, Severity, str, str, bool]
+
+
+def in_full(exchange: Exchange, selected: Sequence[str]) -> list[Verdict]:
+    """Every selected oracle's verdicts with no shortcut but the crash rule: what the plain-answer path must match."""
+    oracles = all_oracles()
+    found: list[Verdict] = []
+    for oracle_id in selected:
+        check = oracles[oracle_id].check
+        if check is not None and (exchange.crash is None or oracle_id == OracleId.NO_CRASH):
+            found += [(f.oracle, f.severity, f.key, f.message, f.server_wide) for f in check(exchange)]
+    return found
+
+
+def as_run(exchange: Exchange, selected: Sequence[str]) -> list[Verdict]:
+    """The verdicts as a run gets them (a plain answer skips the oracles quiet on one)."""
+    return [(f.oracle, f.severity, f.key, f.message, f.server_wide) for f in run_checks(exchange, tuple(selected))]
+
+
+def test_the_plain_answer_path_gives_every_rules_verdicts() -> None:
+    """On every hand-built exchange, skipping the oracles quiet on a plain answer changes no verdict."""
+    every = list(all_oracles())
+    plain = [name for name, rule in RULES.items() if plain_answer(rule.exchange)]
+    assert len(plain) >= 20  # the shortcut is taken on many rules, so this test can fail
+    for name, rule in RULES.items():
+        assert as_run(rule.exchange, every) == in_full(rule.exchange, every), name
+
+
+# Requests whose single answer may be plain, and answers of every kind to them (the id is 1 throughout).
+PLAIN_REQUESTS = [
+    ex.result(1, "ping"), ex.result(1, "tools/list"), ex.result(1, "initialize"), ex.result(1, "server/discover"),
+    ex.result(1, "resources/read", error_ok=True), ex.result(1, "prompts/get"), ex.any_answer(1, "tools/call"),
+    tool_call(1), tool_call(1, valid=False), tool_call(1, schema=SCHEMA), tool_call(1, unicode_unsafe=True),
+    ex.invalid_params(1), ex.method_not_found(1), ex.invalid_request(1), ex.invalid_request(1, null_id_ok=True),
+    Expectation(judge=P.VERSION_NEGOTIATION, id=1, versions=VersionCheck(unsupported="2099-01-01")),
+    Expectation(judge=P.VERSION_NEGOTIATION, id=1, method="initialize", result_ok=True, well_formed=True,
+                versions=VersionCheck(initialize="1999-01-01")),
+    # Not plain (a listing, a resource, cancellation, concurrency): the full path, compared all the same.
+    listing(1), missing(1), listed(1), cancelled(), at_once(),
+]
+PLAIN_REPLIES: list[Any] = [
+    result(1), result(1, call_result()), result(1, call_result(is_error=True)), result(1, call_result({"n": 1})),
+    result(1, call_result({"n": "x"})), result(1, {"content": "not a list"}), result(1, []),
+    result(1, {"protocolVersion": "1999-01-01", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}),
+    result(1, {"supportedVersions": []}), result(1, {"contents": []}), result(1, {"resultType": "complete"}),
+    result(1, text('Traceback (most recent call last):\n  File "/srv/app.py", line 3', isError=True)),
+    result(1, {**call_result(is_error=True), "content": [{"type": "text", "text": "at /srv/tool/app.py line 3"}]}),
+    error(1, -32602), error(1, -32601), error(1, -32600), error(1, -32700), error(1, -32603), error(1, -32002),
+    error(1, -32022, data={"supported": ["2025-06-18"]}), error(1, -32022),
+    error(1, -32603, 'Traceback (most recent call last):\n  File "/srv/app.py", line 3, in run'),
+    error(1, -32603, "failed", data={"file": "/srv/app/main.py"}),
+    {"jsonrpc": "2.0", "id": 1}, {"jsonrpc": "1.0", "id": 1, "result": {}}, {"id": 1, "result": {}},
+    {"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": -32603, "message": "both"}},
+    {"jsonrpc": "2.0", "id": 1, "error": {"code": "x", "message": 5}},
+    b'{"jsonrpc":"2.0","id":1,"result":{"v":NaN}}',
+]
+
+
+@pytest.mark.parametrize("era", [Era.LEGACY, Era.MODERN])
+@pytest.mark.parametrize("barrier", [True, None])
+def test_plain_answers_of_every_kind_get_the_full_paths_verdicts(era: Era, barrier: bool | None) -> None:
+    """Every request above answered once by every reply above: the plain path and the full path agree, and the
+    oracles registered quiet on a plain answer say nothing on any plain one."""
+    every = list(all_oracles())
+    quiet = [oracle.id for oracle in all_oracles().values() if oracle.quiet_on_plain]
+    plain = found = 0
+    for expect in PLAIN_REQUESTS:
+        for reply in PLAIN_REPLIES:
+            built = exchange(expect, reply, era=era, barrier=barrier)
+            verdicts = as_run(built, every)
+            assert verdicts == in_full(built, every), (expect, reply)
+            if plain_answer(built):
+                plain += 1
+                found += bool(verdicts)
+                assert in_full(built, quiet) == [], (expect, reply)
+    assert plain >= 300 and found >= 100  # most are plain, and many plain ones still fail an answer oracle
+
+
+def test_what_is_not_a_plain_answer() -> None:
+    """Anything but one answer with the case's own id to a request of the case takes the full path."""
+    assert plain_answer(exchange(ex.result(1, "ping"), result(1)))
+    assert plain_answer(exchange(ex.result(1, "ping"), error(1, -32601)))
+    assert not plain_answer(exchange(ex.result(1, "ping")))  # silence
+    assert not plain_answer(exchange(ex.result(1, "ping"), result(1), result(1)))  # twice
+    assert not plain_answer(exchange(ex.result(1, "ping"), result(2)))  # a stranger's id
+    assert not plain_answer(exchange(ex.result(1, "ping"), result(None)))
+    assert not plain_answer(exchange(ex.result(1, "ping"), result(1), b"noise"))
+    assert not plain_answer(exchange(ex.result(1, "ping"), {"jsonrpc": "2.0", "method": "notifications/message"},
+                                     result(1)))
+    assert not plain_answer(exchange(ex.result(1, "ping"), result(1), barrier=False))
+    assert not plain_answer(exchange(ex.result(1, "ping"), result(1), write_error="broken pipe"))
+    assert not plain_answer(exchange(ex.result(1, "ping"), result(1), http=http(200)))
+    assert not plain_answer(exchange(ex.result(1, "ping"), result(1), crash=ProcessEnd(1, "")))
+    assert not plain_answer(exchange(ex.no_reply(), result(1)))
+    assert not plain_answer(exchange(listing(1), result(1, {"prompts": []})))
+    assert not plain_answer(exchange(missing(1), error(1, -32002)))
+    assert not plain_answer(exchange(cancelled(), result(1), result(2)))
 
 
 class Sample:

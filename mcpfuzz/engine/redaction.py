@@ -45,13 +45,30 @@ def redact(value: Any, redactor: Redactor) -> Any:
         return value if items == value else items
     if isinstance(value, (list, dict)):
         return redactor.value(value)
-    if is_dataclass(value) and not isinstance(value, type):
-        changes = {}
-        for field in fields(value):
-            if field.init and field.name not in KEPT_FIELDS:
-                old = getattr(value, field.name)
-                new = redact(old, redactor)
-                if new is not old and new != old:
-                    changes[field.name] = new
-        return replace(value, **changes) if changes else value
-    return value
+    names = _text_fields(type(value))
+    if names is None:
+        return value
+    changes = {}
+    for name in names:
+        old = getattr(value, name)
+        new = redact(old, redactor)
+        if new is not old and new != old:
+            changes[name] = new
+    return replace(value, **changes) if changes else value
+
+
+# A dataclass type -> the fields redaction reads (None for any other type): fields() once per type, not per event.
+_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
+def _text_fields(cls: type) -> tuple[str, ...] | None:
+    """The init fields of a dataclass type that may hold text, in order; None when `cls` is no dataclass."""
+    try:
+        return _FIELDS[cls]
+    except KeyError:
+        pass
+    names = None
+    if is_dataclass(cls):
+        names = tuple(field.name for field in fields(cls) if field.init and field.name not in KEPT_FIELDS)
+    _FIELDS[cls] = names
+    return names

@@ -631,9 +631,11 @@ class Run:
 
     def _note_slow(self, exchange: Exchange) -> None:
         """A valid call answered after --timeout by a live (or busy) server: slow, not a hang; said once per target."""
+        if not exchange.extended:
+            return  # nearly every case: answered within --timeout
         target = exchange.case.target
         answers = [a for a in exchange.responses() if a.id_tag == ID_CURRENT]
-        if not exchange.extended or not answers or target in self._slow_noted:
+        if not answers or target in self._slow_noted:
             return
         self._slow_noted.add(target)
         progress = f", with {exchange.progress_count()} progress notifications" if exchange.progress_count() else ""

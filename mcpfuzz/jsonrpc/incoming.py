@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -65,6 +66,21 @@ def classify(line: bytes, size: int | None = None) -> Incoming:
     size = len(line) if size is None else size
     if size > len(line):
         return Incoming(line, size, NOT_JSON, OVERSIZED)
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        return Incoming(line, size, NOT_JSON, NOISE)
+    if _plain_decoding_exact() and "NaN" not in text and "Infinity" not in text:
+        # The common line: no constant to note, and every integer Python's int() takes is one read_integer reads
+        # the same, so the shared decoder's C paths give the same value; anything it refuses is read carefully.
+        try:
+            message = _PLAIN.decode(text)
+        except RecursionError:
+            return Incoming(line, size, NOT_JSON, NOISE)
+        except ValueError:
+            pass
+        else:
+            return Incoming(line, size, message, kind_of(message))
     constants: list[str] = []
 
     def constant(name: str) -> float:
@@ -72,10 +88,24 @@ def classify(line: bytes, size: int | None = None) -> Incoming:
         return float(name)
 
     try:
-        message = json.loads(line.decode("utf-8"), parse_int=read_integer, parse_constant=constant)
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        message = json.loads(text, parse_int=read_integer, parse_constant=constant)
+    except (ValueError, RecursionError):
         return Incoming(line, size, NOT_JSON, NOISE)
     return Incoming(line, size, message, kind_of(message), constants[0] if constants else "")
+
+
+_PLAIN = json.JSONDecoder()  # built once: json.loads with hooks builds a decoder per call
+
+
+# Python's limit on the digits int() reads (0: none, as before 3.10.7, which has no such function).
+_int_digit_limit = getattr(sys, "get_int_max_str_digits", lambda: 0)
+
+
+def _plain_decoding_exact() -> bool:
+    """True when Python's int() reads exactly the integers read_integer reads exactly (its digit limit is on and
+    within EXACT_DIGITS), so the plain decoder and read_integer agree on every integer the plain one accepts."""
+    limit = _int_digit_limit()
+    return 0 < limit <= EXACT_DIGITS
 
 
 EXACT_DIGITS = 20_000  # integers up to this many digits are read exactly (RFC 8259 sets no limit)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from mcpfuzz.jsonrpc.ids import id_key, is_valid_mcp_id
@@ -101,6 +102,10 @@ def _progress_token(message: dict[str, Any]) -> Any:
     return meta.get("progressToken") if isinstance(meta, dict) else None
 
 
+# A case's frame is read here twice in a row (whether it may share a window, then its progress token): once
+# (a few frames of at most MAX_SHARED_BYTES kept).
+# The dict returned is shared by those callers, which only read it.
+@lru_cache(maxsize=16)
 def _plain_object(data: bytes) -> dict[str, Any] | None:
     """The frame as a JSON object when it is strict UTF-8 JSON with no duplicate keys, no NaN and little nesting."""
     try:

@@ -6,7 +6,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import Flag, IntEnum, auto
 
-from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
+from mcpfuzz.jsonrpc.incoming import RESPONSE
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 
 
@@ -61,6 +62,7 @@ class Oracle:
 
     `severity` is the worst it reports (SARIF's default level); `check` judges one exchange, and is
     None for an oracle that judges only the run (the engine calls its series function itself).
+    `quiet_on_plain`: the check never reports on a plain answer (`plain_answer`), so it is not run on one.
     """
 
     id: str
@@ -70,6 +72,7 @@ class Oracle:
     scope: Scope
     failure: type[Failure]
     check: Check | None
+    quiet_on_plain: bool = False
 
 
 REGISTRY: dict[str, Oracle] = {}
@@ -88,20 +91,24 @@ def _add(oracle: Oracle) -> None:
         raise ValueError(f"oracle {oracle.id!r} registered twice")
     REGISTRY[oracle.id] = oracle
     _ordered.clear()
+    _selected_checks.clear()
 
 
-def register(failure: type[Failure], severity: Severity, *, scope: Scope = Scope.EXCHANGE
-             ) -> Callable[[Check], Check]:
+def register(failure: type[Failure], severity: Severity, *, scope: Scope = Scope.EXCHANGE,
+             quiet_on_plain: bool = False) -> Callable[[Check], Check]:
     """Register a check of one exchange under its failure class's oracle id; its docstring is the description.
 
-    `scope` adds `Scope.RUN` when the engine also judges the oracle on a series over the run.
+    `scope` adds `Scope.RUN` when the engine also judges the oracle on a series over the run. `quiet_on_plain`
+    declares that the check cannot report on a plain answer (`plain_answer`): it is skipped on one, and
+    tests/test_oracles_pure.py proves that skipping it changes no verdict.
     """
 
     def decorate(check: Check) -> Check:
         description = (check.__doc__ or "").strip()
         if not description:
             raise ValueError(f"the check of {failure.oracle!r} needs a docstring: it is the oracle's description")
-        _add(Oracle(failure.oracle, failure.title, severity, description, scope | Scope.EXCHANGE, failure, check))
+        _add(Oracle(failure.oracle, failure.title, severity, description, scope | Scope.EXCHANGE, failure, check,
+                    quiet_on_plain))
         return check
 
     return decorate
@@ -125,10 +132,53 @@ def all_oracles() -> dict[str, Oracle]:
 
 
 def run_checks(exchange: Exchange, selected: Iterable[str]) -> Iterator[Failure]:
-    """Run the selected oracles on one exchange. A crash silences all but `no-crash` (one finding)."""
-    oracles = all_oracles()
-    for oracle_id in selected:
-        check = oracles[oracle_id].check
-        if check is None or (exchange.crash is not None and oracle_id != OracleId.NO_CRASH):
+    """Run the selected oracles on one exchange. A crash silences all but `no-crash` (one finding); a plain answer
+    skips the oracles quiet on one."""
+    crashed = exchange.crash is not None
+    every, loud = _checks_of(selected)
+    if len(loud) < len(every) and plain_answer(exchange):  # (read only when some selected oracle could be skipped)
+        every = loud
+    for oracle_id, check in every:
+        if crashed and oracle_id != OracleId.NO_CRASH:
             continue
         yield from check(exchange)
+
+
+def plain_answer(exchange: Exchange) -> bool:
+    """True for the common exchange: a request of the case answered once with its own id, and nothing else arrived.
+
+    No crash, write error, HTTP reply or unanswered barrier; the case is not about cancellation, concurrency, a
+    listing or a resource. What it answered (a result or an error, its shape) is still judged by the oracles
+    that read answers; only those registered `quiet_on_plain` are skipped.
+    """
+    arrivals = exchange.arrivals
+    if len(arrivals) != 1 or exchange.crash is not None or exchange.write_error or exchange.http is not None \
+            or exchange.barrier_answered is False:
+        return False
+    arrival = arrivals[0]
+    if arrival.id_tag != ID_CURRENT or arrival.answer_count > 1 or arrival.incoming.kind != RESPONSE:
+        return False
+    expect = exchange.case.expect
+    return expect.reply and expect.cancel is None and expect.concurrent is None and expect.listing is None \
+        and expect.resource is None
+
+
+Checks = tuple[tuple[str, Check], ...]
+# A selection (the run's oracle tuple) -> its checks of one exchange, in order, and those of them not quiet on a
+# plain answer: looked up once, not per exchange.
+_selected_checks: dict[tuple[str, ...], tuple[Checks, Checks]] = {}
+
+
+def _checks_of(selected: Iterable[str]) -> tuple[Checks, Checks]:
+    """The selected oracles that judge one exchange, with their checks, and those that may report on a plain
+    answer (an unknown id raises KeyError)."""
+    key = selected if isinstance(selected, tuple) else None
+    checks = _selected_checks.get(key) if key is not None else None
+    if checks is None:
+        oracles = all_oracles()
+        every = tuple((oracle_id, check) for oracle_id in selected if (check := oracles[oracle_id].check) is not None)
+        loud = tuple((oracle_id, check) for oracle_id, check in every if not oracles[oracle_id].quiet_on_plain)
+        checks = every, loud
+        if key is not None:
+            _selected_checks[key] = checks
+    return checks

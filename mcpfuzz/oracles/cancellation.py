@@ -12,7 +12,7 @@ from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 CancelRespectedFailure = failure_class(OracleId.CANCEL_RESPECTED, "Cancelled request answered after the cancel")
 
 
-@register(CancelRespectedFailure, Severity.LOW)
+@register(CancelRespectedFailure, Severity.LOW, quiet_on_plain=True)
 def cancel_respected(exchange: Exchange) -> Iterator[Failure]:
     """MCP cancellation: a request answered after a probe sent behind its cancel was answered (SHOULD NOT: low)."""
     cancel = exchange.case.expect.cancel

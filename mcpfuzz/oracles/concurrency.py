@@ -15,7 +15,7 @@ from mcpfuzz.oracles.result_shapes import result_problems
 ConcurrencyFailure = failure_class(OracleId.CONCURRENCY, "Concurrent requests lost or answered with another's answer")
 
 
-@register(ConcurrencyFailure, Severity.HIGH)
+@register(ConcurrencyFailure, Severity.HIGH, quiet_on_plain=True)
 def concurrency(exchange: Exchange) -> Iterator[Failure]:
     """Read-only requests sent at once each get their own answer (not another's, nor what another gets alone)."""
     check = exchange.case.expect.concurrent

@@ -56,7 +56,7 @@ def _streamable(exchange: Exchange) -> HttpReply | None:
     return http
 
 
-@register(HttpStatusFailure, Severity.MEDIUM)
+@register(HttpStatusFailure, Severity.MEDIUM, quiet_on_plain=True)
 def http_status(exchange: Exchange) -> Iterator[Failure]:
     """Streamable HTTP (2025-03-26 on): 202 and no body for notifications, 400 for bad bodies, no 5xx."""
     http = _streamable(exchange)
@@ -102,7 +102,7 @@ def _wanted_status(exchange: Exchange, http: HttpReply, rule: HttpRule) -> Itera
                                     f"{'/'.join(map(str, codes))}: {expect.note}", f"{exchange.case.id}:code")
 
 
-@register(SessionLeakFailure, Severity.MEDIUM, scope=Scope.EXCHANGE | Scope.RUN)
+@register(SessionLeakFailure, Severity.MEDIUM, scope=Scope.EXCHANGE | Scope.RUN, quiet_on_plain=True)
 def session_leak(exchange: Exchange) -> Iterator[Failure]:
     """A request the server refuses (4xx) must not hand out an Mcp-Session-Id: refusals must cost nothing."""
     http = _streamable(exchange)
@@ -113,7 +113,7 @@ def session_leak(exchange: Exchange) -> Iterator[Failure]:
                              "refused-session", server_wide=True)
 
 
-@register(OriginCheckFailure, Severity.MEDIUM)
+@register(OriginCheckFailure, Severity.MEDIUM, quiet_on_plain=True)
 def origin_check(exchange: Exchange) -> Iterator[Failure]:
     """Streamable HTTP, Security: a request with an invalid Origin MUST be refused with 403 (DNS rebinding)."""
     http = _streamable(exchange)

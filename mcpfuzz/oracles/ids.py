@@ -14,7 +14,7 @@ IdPreservedFailure = failure_class(OracleId.ID_PRESERVED, "Response id differs f
 SingleResponseFailure = failure_class(OracleId.SINGLE_RESPONSE, "Request answered more than once")
 
 
-@register(IdPreservedFailure, Severity.HIGH)
+@register(IdPreservedFailure, Severity.HIGH, quiet_on_plain=True)
 def id_preserved(exchange: Exchange) -> Iterator[Failure]:
     """A response id equals the request id in value and JSON type (null included), and never names an unsent id."""
     expect = exchange.case.expect
@@ -61,7 +61,7 @@ def _http_refusal_ids(exchange: Exchange) -> Iterator[Failure]:
                                  f"request id {show_id(expect.id)} was readable", "http-null", server_wide=True)
 
 
-@register(SingleResponseFailure, Severity.HIGH)
+@register(SingleResponseFailure, Severity.HIGH, quiet_on_plain=True)
 def single_response(exchange: Exchange) -> Iterator[Failure]:
     """JSON-RPC 2.0: one response per request; a second one confuses every client."""
     for arrival in exchange.responses():

@@ -54,16 +54,22 @@ def _as_text(value: Any) -> str:
 @register(NoInternalLeakFailure, Severity.MEDIUM)
 def no_internal_leak(exchange: Exchange) -> Iterator[Failure]:
     """Internals in an error help attackers and confuse models: report traces and source paths (medium)."""
-    sent = b"\n".join(exchange.frames).decode("utf-8", "replace")
+    sent: list[str] = []  # what was sent, as text: read only when a pattern matches (most answers leak nothing)
+
+    def was_sent(found: str) -> bool:
+        if not sent:
+            sent.append(b"\n".join(exchange.frames).decode("utf-8", "replace"))
+        return found in sent[0]
+
     for text in leaked_texts(exchange):
         for what, pattern in TRACE_PATTERNS:
             match = pattern.search(text)
-            if match and match.group(0) not in sent:
+            if match and not was_sent(match.group(0)):
                 yield NoInternalLeakFailure(Severity.MEDIUM, f"an error carries {what}: {_around(text, match)}",
                                             "trace", server_wide=True)
                 return
         match = SOURCE_PATH.search(text)
-        if match and match.group(0) not in sent:
+        if match and not was_sent(match.group(0)):
             yield NoInternalLeakFailure(Severity.MEDIUM, f"an error carries a server file path: "
                                         f"{_around(text, match)}", "path", server_wide=True)
             return

@@ -13,7 +13,7 @@ from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 NotificationSilentFailure = failure_class(OracleId.NOTIFICATION_SILENT, "Notification answered with a response")
 
 
-@register(NotificationSilentFailure, Severity.MEDIUM)
+@register(NotificationSilentFailure, Severity.MEDIUM, quiet_on_plain=True)
 def notification_silent(exchange: Exchange) -> Iterator[Failure]:
     """JSON-RPC 2.0 section 4.1: the server MUST NOT reply to a notification, even with an error."""
     expect = exchange.case.expect

@@ -17,7 +17,7 @@ NoHangFailure = failure_class(OracleId.NO_HANG, "Request got no reply")
 StdoutCleanFailure = failure_class(OracleId.STDOUT_CLEAN, "Non-JSON-RPC output on stdout")
 
 
-@register(NoCrashFailure, Severity.CRITICAL)
+@register(NoCrashFailure, Severity.CRITICAL, quiet_on_plain=True)
 def no_crash(exchange: Exchange) -> Iterator[Failure]:
     """The server must survive any input; one finding per crash signature, with exit status and stderr tail."""
     end = exchange.crash
@@ -31,7 +31,7 @@ def no_crash(exchange: Exchange) -> Iterator[Failure]:
                          "crash:" + signature, server_wide=bool(signature))
 
 
-@register(NoHangFailure, Severity.CRITICAL)
+@register(NoHangFailure, Severity.CRITICAL, quiet_on_plain=True)
 def no_hang(exchange: Exchange) -> Iterator[Failure]:
     """A valid request gets a reply within --timeout; a barrier tells a dropped request from a stuck server."""
     expect = exchange.case.expect
@@ -73,7 +73,7 @@ def no_hang(exchange: Exchange) -> Iterator[Failure]:
                             f"reply within {exchange.waited:.1f}s", "stuck-after")
 
 
-@register(StdoutCleanFailure, Severity.HIGH)
+@register(StdoutCleanFailure, Severity.HIGH, quiet_on_plain=True)
 def stdout_clean(exchange: Exchange) -> Iterator[Failure]:
     """MCP stdio transport: the server MUST NOT write anything to stdout that is not an MCP message."""
     for arrival in exchange.arrivals:

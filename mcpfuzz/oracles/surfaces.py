@@ -24,7 +24,7 @@ def _error_text(message: Any) -> str:
     return repr(text)[:120] if text is not None else "(no message)"
 
 
-@register(DeclaredServedFailure, Severity.HIGH)
+@register(DeclaredServedFailure, Severity.HIGH, quiet_on_plain=True)
 def declared_served(exchange: Exchange) -> Iterator[Failure]:
     """A declared list method answers, its cursors never repeat; a listed resource reads, its URI in contents."""
     expect = exchange.case.expect
@@ -65,7 +65,7 @@ def _listed_read(incoming: Any, uri: str) -> Iterator[Failure]:
                                     "contents-uri")
 
 
-@register(ResourceNotFoundFailure, Severity.MEDIUM)
+@register(ResourceNotFoundFailure, Severity.MEDIUM, quiet_on_plain=True)
 def resource_not_found(exchange: Exchange) -> Iterator[Failure]:
     """An unknown URI gets -32002 before 2026-07-28 (SHOULD), -32602 from it (MUST, and never empty contents)."""
     resource = exchange.case.expect.resource

@@ -71,10 +71,27 @@ def _validator(schema_text: str) -> Any:
     return cls(schema)
 
 
+# A declared schema (the same object on every call of its tool) -> its validator: the schema is not written out
+# as JSON again for each answer. Declarations are read from the server once and never changed during a run.
+_by_schema: dict[int, tuple[Mapping[str, Any], Any]] = {}
+
+
+def _validator_of(schema: Mapping[str, Any]) -> Any:
+    """The validator of `schema` (None for an invalid schema), found by the object itself before its JSON text."""
+    known = _by_schema.get(id(schema))
+    if known is not None and known[0] is schema:  # the very object (the entry keeps it alive: its id is not reused)
+        return known[1]
+    validator = _validator(json.dumps(schema, sort_keys=True))
+    if len(_by_schema) >= 256:
+        _by_schema.clear()
+    _by_schema[id(schema)] = (schema, validator)
+    return validator
+
+
 def schema_problem(schema: Mapping[str, Any], value: Any) -> tuple[str, str, str] | None:
     """Where `value` first breaks `schema`, what is wrong, the keyword; None when it conforms (or the schema is
     invalid: a declaration problem, not one of the answer)."""
-    validator = _validator(json.dumps(schema, sort_keys=True))
+    validator = _validator_of(schema)
     if validator is None:
         return None
     error = next(iter(validator.iter_errors(value)), None)

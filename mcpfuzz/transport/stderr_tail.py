@@ -18,5 +18,23 @@ class StderrTail:
 
     def text(self, lines: int = 20) -> str:
         """The last few lines as text."""
-        decoded = self._data.decode("utf-8", "replace").rstrip()
-        return "\n".join(decoded.splitlines()[-lines:])
+        # Asked after every case: decode only the end (a chatty server keeps the whole limit filled). Cut just after
+        # a newline byte, the end decodes as it does within the whole (UTF-8 resynchronises on ASCII), and lines
+        # break there too, so once it holds enough lines its last ones are the whole's; else the whole is read.
+        data = self._data
+        cut = len(data)
+        for _ in range(2 * lines + 2):
+            cut = data.rfind(b"\n", 0, cut)
+            if cut < 0:
+                break
+        if cut > 0 and lines > 0:
+            tail = data[cut + 1:].decode("utf-8", "replace").rstrip().splitlines()
+            if len(tail) >= lines:
+                return "\n".join(tail[-lines:])
+        return whole_text(data, lines)
+
+
+def whole_text(data: bytes | bytearray, lines: int) -> str:
+    """The last `lines` lines of all of `data`, decoded (what StderrTail.text gives, read the long way)."""
+    decoded = data.decode("utf-8", "replace").rstrip()
+    return "\n".join(decoded.splitlines()[-lines:])

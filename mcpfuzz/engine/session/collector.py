@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-
-import anyio
 
 from mcpfuzz.engine.session.tracking import BoundedDict
 from mcpfuzz.jsonrpc.exchange import (
@@ -109,8 +109,9 @@ class Collector:
         self._answered: BoundedDict[IdKey, int] = BoundedDict()
         self._window: Window | None = None
         self._shared: WindowSet | None = None  # a pipelined window, instead of `_window`
-        # Set by the next line, exit or HTTP change; created only when someone waits (see `wake`).
-        self._changed: anyio.Event | None = None
+        # Each waiter's future, resolved by the next line, exit or HTTP change (see `wake`). Plain asyncio futures
+        # and timers: an anyio cancel scope and Event per wait cost more than the rest of a plain case's routing.
+        self._waiters: list[asyncio.Future[None]] = []
 
     def forget(self) -> None:
         """A new server: no id sent to the old one can be answered by it."""
@@ -284,34 +285,45 @@ class Collector:
 
     def wake(self) -> None:
         """Something happened (a line, an exit, an HTTP response ended): waiters check again."""
-        # Waiters take the event and wait with no checkpoint in between: no waiter, nothing to set.
-        changed, self._changed = self._changed, None
-        if changed is not None:
-            changed.set()
+        # Waiters register and wait with no checkpoint in between: no waiter, nothing to resolve.
+        if self._waiters:
+            waiters, self._waiters = self._waiters, []
+            for waiter in waiters:
+                _release(waiter)
 
     async def changed(self) -> None:
         """Until the next line, process exit or HTTP change (the caller holds the timeout and checks again)."""
         await self._next_change()
 
-    async def _next_change(self) -> None:
-        """Until the next line, process exit or HTTP change (the caller holds the timeout)."""
-        if self._changed is None:
-            self._changed = anyio.Event()
-        await self._changed.wait()
+    async def _next_change(self, until: float = math.inf) -> None:
+        """Until the next line, process exit or HTTP change, or the monotonic time `until` (the caller checks again
+        either way). Cancellable as any wait: a cancelled waiter's own future is cancelled, no other's."""
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+        self._waiters.append(waiter)
+        timer = loop.call_later(max(0.0, until - time.monotonic()), _release, waiter) if until < math.inf else None
+        try:
+            await waiter
+        finally:
+            if timer is not None:
+                timer.cancel()
+            if waiter in self._waiters:  # woken by its timer, or cancelled: not by `wake`, which empties the list
+                self._waiters.remove(waiter)
 
     # -- waiting ---------------------------------------------------------------------------------
 
     async def wait_reply(self, pending: Pending, timeout: float, http: HttpReply | None = None) -> None:
         """Until the reply comes, the server dies, the timeout passes, or (HTTP) the POST ended without it."""
-        with anyio.move_on_after(timeout):
-            while pending.reply is None and self._alive() and not (http is not None and http.done):
-                await self._next_change()
+        until = time.monotonic() + timeout
+        while pending.reply is None and self._alive() and not (http is not None and http.done) \
+                and time.monotonic() < until:
+            await self._next_change(until)
 
     async def wait_settled(self, http: HttpReply, timeout: float) -> None:
         """Until the HTTP response has ended, the server dies, or the timeout passes."""
-        with anyio.move_on_after(timeout):
-            while not http.done and self._alive():
-                await self._next_change()
+        until = time.monotonic() + timeout
+        while not http.done and self._alive() and time.monotonic() < until:
+            await self._next_change(until)
 
     async def collect(self, window: Window, barrier: Pending | None, case: Case, *, http: HttpReply | None,
                       timeout: float, grace: float, progress_extends: float | None = None,
@@ -327,37 +339,32 @@ class Collector:
         progress_seen = 0
         grace_until: float | None = None
         while self._alive():
-            # One cancel scope per wait, not per wake-up: its deadline moves in when the grace starts,
-            # and when it fires the checks run once more (they end the wait).
-            with anyio.CancelScope() as scope:
-                while self._alive():
-                    done = satisfied(case.expect, window.exchange)
-                    now = time.monotonic()
-                    if http is not None:
-                        # Over streamable HTTP the end of the POST's response is the end of the frame's answer;
-                        # the grace is for messages on the session's GET stream.
-                        if http.done:
-                            grace_until = grace_until or now + grace
-                            if done or now >= grace_until:
-                                return
-                    else:
-                        barrier_done = barrier is None or barrier.reply is not None
-                        if done and barrier_done:
-                            return
-                        if barrier_done and not case.patient:
-                            grace_until = grace_until or now + grace
-                            if now >= grace_until:
-                                return
-                    if progress_extends is not None:
-                        progress = window.exchange.progress_count()
-                        if progress > progress_seen:
-                            progress_seen, deadline = progress, min(max(deadline, now + progress_extends), ceiling)
-                    if now >= deadline:
-                        window.exchange.timed_out = True
+            # Woken by each arrival, or at the deadline or the end of the grace: the checks then end the wait.
+            done = satisfied(case.expect, window.exchange)
+            now = time.monotonic()
+            if http is not None:
+                # Over streamable HTTP the end of the POST's response is the end of the frame's answer;
+                # the grace is for messages on the session's GET stream.
+                if http.done:
+                    grace_until = grace_until or now + grace
+                    if done or now >= grace_until:
                         return
-                    until = min(deadline, grace_until or deadline)
-                    scope.deadline = anyio.current_time() + (until - now)
-                    await self._next_change()
+            else:
+                barrier_done = barrier is None or barrier.reply is not None
+                if done and barrier_done:
+                    return
+                if barrier_done and not case.patient:
+                    grace_until = grace_until or now + grace
+                    if now >= grace_until:
+                        return
+            if progress_extends is not None:
+                progress = window.exchange.progress_count()
+                if progress > progress_seen:
+                    progress_seen, deadline = progress, min(max(deadline, now + progress_extends), ceiling)
+            if now >= deadline:
+                window.exchange.timed_out = True
+                return
+            await self._next_change(min(deadline, grace_until or deadline))
 
     async def collect_shared(self, shared: WindowSet, barrier: Pending | None, *, timeout: float, grace: float
                              ) -> None:
@@ -373,33 +380,36 @@ class Collector:
         deadline = shared.started + timeout
         grace_until: float | None = None
         while True:
-            # As in `collect`: when a scope's deadline fires, the checks run once more and end the wait.
-            with anyio.CancelScope() as scope:
-                while True:
-                    if shared.unsettled:
+            # As in `collect`: woken by each arrival or at the deadline or the grace's end, the checks end the wait.
+            if shared.unsettled:
+                return
+            if not self._alive():
+                shared.unsettle("the server exited")
+                return
+            now = time.monotonic()
+            if barrier is None:
+                if shared.posts_done():
+                    if not shared.answered():
+                        shared.unsettle("a POST ended without its case's answer")
+                    return
+            elif barrier.reply is not None:
+                if shared.answered():
+                    return
+                if not shared.patient_only():
+                    grace_until = grace_until or now + grace
+                    if now >= grace_until:
+                        shared.unsettle("a case unanswered after the barrier")
                         return
-                    if not self._alive():
-                        shared.unsettle("the server exited")
-                        return
-                    now = time.monotonic()
-                    if barrier is None:
-                        if shared.posts_done():
-                            if not shared.answered():
-                                shared.unsettle("a POST ended without its case's answer")
-                            return
-                    elif barrier.reply is not None:
-                        if shared.answered():
-                            return
-                        if not shared.patient_only():
-                            grace_until = grace_until or now + grace
-                            if now >= grace_until:
-                                shared.unsettle("a case unanswered after the barrier")
-                                return
-                    if now >= deadline:
-                        shared.unsettle("no answer within the timeout")
-                        return
-                    scope.deadline = anyio.current_time() + (min(deadline, grace_until or deadline) - now)
-                    await self._next_change()
+            if now >= deadline:
+                shared.unsettle("no answer within the timeout")
+                return
+            await self._next_change(min(deadline, grace_until or deadline))
+
+
+def _release(waiter: asyncio.Future[None]) -> None:
+    """Wake one waiter (unless it is already woken or cancelled)."""
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 def _progress_key(incoming: Incoming) -> IdKey | None:
