@@ -11,13 +11,15 @@ from hypothesis import strategies as st
 from mcpfuzz.strategies.arguments.call import NEGATIVE, ArgumentCall
 from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema
 from mcpfuzz.strategies.arguments.sites import MISSING, Path, Site, delete_at, get_at, set_at, show
-from mcpfuzz.strategies.short_repr import short_repr
+from mcpfuzz.strategies.short_repr import Kept
 
 from mcpfuzz.jsonrpc.ids import json_type
 
 EXTRA_PROPERTY = "mcpfuzz_unexpected"
 # The drawn start among a value's candidate breaks, taken modulo their count (there are rarely 200).
 MAX_START = 1023
+# How many ways to change a value's type a draw picks among (`choice`, taken modulo their count).
+MAX_CHOICE = 7
 # How far a bound is crossed: exactly by one in the coverage phase, further in the fuzz phase.
 SPREADS = (1, 2, 10, 1000, 2**31)
 
@@ -74,16 +76,23 @@ def negative_arguments(schema: ArgumentSchema, *, strict_types: bool = False) ->
     """A valid value, then one rule broken, drawn at random (shrinks toward the first rule, crossed by one)."""
 
     def pick(drawn: tuple[dict, int, int, int]) -> ArgumentCall | None:
-        base, spread, choice, start = drawn
-        candidates = list(_candidates(schema, base, strict_types, spread, choice))
-        # One candidate checked, not all of them: a 30-property schema has a hundred, each a validation.
-        # From the drawn start, the first candidate that breaks exactly its rule (in order, wrapping round).
-        return _first_break(schema, base, candidates, start % len(candidates)) if candidates else None
+        return one_break(schema, *drawn, strict_types=strict_types)
 
     # No flatmap: a strategy built per draw is validated and labelled again on every draw.
-    drawn = st.tuples(st.one_of(schema.populated, schema.positive), st.sampled_from(SPREADS), st.integers(0, 7),
-                      st.integers(0, MAX_START)).map(pick)
-    return short_repr(drawn, "negative_calls").filter(lambda call: call is not None)  # type: ignore[return-value]
+    drawn = st.tuples(st.one_of(schema.populated, schema.positive), st.sampled_from(SPREADS),
+                      st.integers(0, MAX_CHOICE), st.integers(0, MAX_START)).map(pick)
+    return Kept(drawn, lambda call: call is not None, "negative_calls")  # type: ignore[arg-type]
+
+
+def one_break(schema: ArgumentSchema, base: dict, spread: int, choice: int, start: int, *,
+              strict_types: bool = False) -> ArgumentCall | None:
+    """`base` (a valid value) with one rule broken: from the `start`-th candidate break (modulo their count),
+    the first that breaks exactly its rule, in order and wrapping round; None when none does.
+
+    One candidate checked, not all of them: a 30-property schema has a hundred, each a validation.
+    """
+    candidates = list(_candidates(schema, base, strict_types, spread, choice))
+    return _first_break(schema, base, candidates, start % len(candidates)) if candidates else None
 
 
 def _break(schema: ArgumentSchema, base: dict, candidate: Candidate) -> ArgumentCall | None:

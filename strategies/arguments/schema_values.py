@@ -21,7 +21,7 @@ from mcpfuzz.strategies.arguments.compiled import compile_schema
 from mcpfuzz.strategies.arguments.formats import CUSTOM_FORMATS
 from mcpfuzz.strategies.arguments.schema_prep import PreparedSchema, SchemaProblem, all_required, prepare
 from mcpfuzz.strategies.arguments.sites import MISSING, Path, Site, delete_at, get_at, object_paths, set_at, sites
-from mcpfuzz.strategies.short_repr import short_repr
+from mcpfuzz.strategies.short_repr import Kept
 
 # Below this share of accepted draws, a schema is reported as one mcpfuzz cannot fuzz well.
 MIN_ACCEPTED_SHARE = 0.25
@@ -175,7 +175,7 @@ class ArgumentSchema:
                 raise SchemaProblem(_keyword_in(str(error)), f"no generator for this schema: {error}"[:300],
                                     "simplify the schema (a plain object of typed properties draws best)"
                                     ) from None
-        return short_repr(base, "schema_values").filter(self._keep)
+        return Kept(base, self._keep, "schema_values")
 
     @cached_property
     def sites(self) -> list[Site]:
