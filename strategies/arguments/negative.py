@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from hypothesis import strategies as st
 from mcpfuzz.strategies.arguments.call import NEGATIVE, ArgumentCall
@@ -45,7 +48,8 @@ _STRICT_REPLACEMENTS: dict[str, list[Any]] = {
     "array": [None],
     "null": [],
 }
-Candidate = tuple[str, str, Path, Any, str]  # rule, pointer, where, new value (MISSING: removed), detail
+# rule, pointer, where, new value (MISSING: removed), detail (or what writes it, for the candidate drawn)
+Candidate = tuple[str, str, Path, Any, "str | Callable[[], str]"]
 
 
 def schema_type(value: Any) -> str:
@@ -102,7 +106,8 @@ def _break(schema: ArgumentSchema, base: dict, candidate: Candidate) -> Argument
     if not broken or any(keyword != rule for keyword in broken):
         return None
     arguments = delete_at(base, path) if new is MISSING else set_at(base, path, new)
-    return ArgumentCall(NEGATIVE, arguments, f"violates {rule} at {pointer or '/'} ({detail})", rule)
+    text = detail if isinstance(detail, str) else detail()
+    return ArgumentCall(NEGATIVE, arguments, f"violates {rule} at {pointer or '/'} ({text})", rule)
 
 
 def _first_break(schema: ArgumentSchema, base: dict, candidates: list[Candidate], start: int) -> ArgumentCall | None:
@@ -119,47 +124,79 @@ def _candidates(schema: ArgumentSchema, base: dict, strict: bool, spread: int, c
                                                                              dict):
             pointer = "".join(f"/properties/{p}" for p in path)
             yield ("additionalProperties", pointer, (*path, EXTRA_PROPERTY), "x", f"added property `{EXTRA_PROPERTY}`")
-    for site in schema.sites:
+    for rules in _rules_of(schema, strict, spread):
+        site = rules.site
         current = get_at(base, site.path)
         if current is MISSING:
             if get_at(base, site.path[:-1]) is MISSING and len(site.path) > 1:
                 continue
         elif site.required:
-            yield "required", site.pointer, site.path, MISSING, f"removed `{site.name}`"
-        for rule, new, detail in _site_breaks(site, current, strict, spread, choice):
-            yield rule, site.pointer, site.path, new, detail
+            yield "required", rules.pointer, site.path, MISSING, f"removed `{site.name}`"
+        if rules.replacements:
+            new = rules.replacements[choice % len(rules.replacements)]
+            yield "type", rules.pointer, site.path, new, partial(_type_detail, rules.types, current, new)
+        for rule, new, detail in rules.bounds:
+            yield rule, rules.pointer, site.path, new, detail
+        for rule, new, detail in _length_breaks(site.schema, current, spread):
+            yield rule, rules.pointer, site.path, new, detail
+        for rule, new, detail in rules.values:
+            yield rule, rules.pointer, site.path, new, detail
 
 
-def _site_breaks(site: Site, current: Any, strict: bool, spread: int, choice: int
-                 ) -> Iterator[tuple[str, Any, str]]:
+@dataclass(frozen=True)
+class _SiteRules:
+    """The breaks of one site that do not depend on the value being changed, worked out once per schema, strictness
+    and spread (a negative draw looks at every site of its value: a hundred candidates on a 30-property schema)."""
+
+    site: Site
+    pointer: str
+    types: tuple[str, ...]
+    replacements: list[Any]  # values of another type than the site's
+    bounds: list[tuple[str, Any, str]]  # numeric bounds and multipleOf crossed
+    values: list[tuple[str, Any, str]]  # a value outside the enum or const, a string the pattern refuses
+
+
+_RULES: WeakKeyDictionary[ArgumentSchema, dict[tuple[bool, int], list[_SiteRules]]] = WeakKeyDictionary()
+
+
+def _rules_of(schema: ArgumentSchema, strict: bool, spread: int) -> list[_SiteRules]:
+    by_spread = _RULES.setdefault(schema, {})
+    key = (strict, spread)
+    if key not in by_spread:
+        by_spread[key] = [_site_rules(site, strict, spread) for site in schema.sites]
+    return by_spread[key]
+
+
+def _site_rules(site: Site, strict: bool, spread: int) -> _SiteRules:
     spec = site.schema
-    before = "" if current is MISSING else show(current)
-    if site.types:
-        replacements = [value for t in site.types for value in _SAFE_REPLACEMENTS.get(t, [])]
-        if strict:
-            replacements += [value for t in site.types for value in _STRICT_REPLACEMENTS.get(t, [])]
-        allowed = set(site.types) | ({"integer"} if "number" in site.types else set())
-        candidates = [v for v in replacements if schema_type(v) not in allowed]
-        if candidates:
-            new = candidates[choice % len(candidates)]
-            detail = f"sent {show(new)}, not {'/'.join(site.types)}" if current is MISSING else \
-                f"was {before}, became {show(new)}"
-            yield "type", new, detail
-    yield from _numeric_breaks(spec, spread)
-    yield from _length_breaks(spec, current, spread)
+    types = site.types
+    replacements = [value for t in types for value in _SAFE_REPLACEMENTS.get(t, [])]
+    if strict:
+        replacements += [value for t in types for value in _STRICT_REPLACEMENTS.get(t, [])]
+    allowed = set(types) | ({"integer"} if "number" in types else set())
+    values: list[tuple[str, Any, str]] = []
     if isinstance(spec.get("enum"), list) and spec["enum"]:
         new = _outside(spec["enum"], spread)
         if new is not None:
-            yield "enum", new, f"sent {show(new)}, not one of {show(spec['enum'], 60)}"
+            values.append(("enum", new, f"sent {show(new)}, not one of {show(spec['enum'], 60)}"))
     if "const" in spec:
         new = _outside([spec["const"]], spread)
         if new is not None:
-            yield "const", new, f"sent {show(new)} instead of {show(spec['const'])}"
+            values.append(("const", new, f"sent {show(new)} instead of {show(spec['const'])}"))
     pattern = spec.get("pattern")
     if isinstance(pattern, str):
         new = _not_matching(pattern, spec)
         if new is not None:
-            yield "pattern", new, f"sent {show(new)}, which does not match {show(pattern, 60)}"
+            values.append(("pattern", new, f"sent {show(new)}, which does not match {show(pattern, 60)}"))
+    return _SiteRules(site, site.pointer, types, [v for v in replacements if schema_type(v) not in allowed],
+                      list(_numeric_breaks(spec, spread)), values)
+
+
+def _type_detail(types: tuple[str, ...], current: Any, new: Any) -> str:
+    """A type break's description, written only for the candidate drawn."""
+    if current is MISSING:
+        return f"sent {show(new)}, not {'/'.join(types)}"
+    return f"was {show(current)}, became {show(new)}"
 
 
 def _numeric_breaks(spec: dict, spread: int) -> Iterator[tuple[str, Any, str]]:

@@ -89,6 +89,7 @@ class ArgumentSchema:
         self.rejections: Counter[str] = Counter()
         self.accepted = 0
         self._parents: dict[Path, dict | None] = {}
+        self._member_validators: dict[int, tuple[Any, Any]] = {}  # id(member schema) -> (it, its validator)
 
     def is_valid(self, value: Any) -> bool:
         """Valid under the original schema (2020-12 unless `$schema` says otherwise), formats included."""
@@ -124,7 +125,7 @@ class ArgumentSchema:
             return []
         if member is False and name not in properties:
             return ["additionalProperties"]  # one error naming the extra member, as jsonschema gives
-        return [str(error.validator) for error in self.prepared.validator.evolve(schema=member).iter_errors(new)]
+        return [str(error.validator) for error in self._member_validator(member).iter_errors(new)]
 
     def member_accepts(self, path: Path, value: Any) -> bool | None:
         """Whether the member at `path` may hold `value` whatever its siblings are; None when that depends on them.
@@ -138,7 +139,15 @@ class ArgumentSchema:
         member = properties[path[-1]] if path[-1] in properties else parent.get("additionalProperties", True)
         if isinstance(member, bool):
             return member
-        return self.prepared.validator.evolve(schema=member).is_valid(value)
+        return self._member_validator(member).is_valid(value)
+
+    def _member_validator(self, member: Any) -> Any:
+        """The schema's validator for one member's schema, built once (a negative or edge draw checks several)."""
+        entry = self._member_validators.get(id(member))
+        if entry is None or entry[0] is not member:
+            entry = (member, self.prepared.validator.evolve(schema=member))
+            self._member_validators[id(member)] = entry
+        return entry[1]
 
     def _memberwise_parent(self, path: Path) -> dict | None:
         """The original schema of the object at `path` when it and every object above it are memberwise."""
