@@ -48,6 +48,9 @@ _STRICT_REPLACEMENTS: dict[str, list[Any]] = {
     "array": [None],
     "null": [],
 }
+# A break a spread cannot make (a length below 0): a place kept among the candidates, so that the candidate a
+# drawn start picks does not move when the shrinker lowers the spread (it would then pick another rule).
+UNAVAILABLE = object()
 # rule, pointer, where, new value (MISSING: removed), detail (or what writes it, for the candidate drawn)
 Candidate = tuple[str, str, Path, Any, "str | Callable[[], str]"]
 
@@ -102,6 +105,8 @@ def one_break(schema: ArgumentSchema, base: dict, spread: int, choice: int, star
 def _break(schema: ArgumentSchema, base: dict, candidate: Candidate) -> ArgumentCall | None:
     """The call of one candidate edit, when it breaks exactly its rule and nothing else."""
     rule, pointer, path, new, detail = candidate
+    if new is UNAVAILABLE:
+        return None
     broken = schema.edit_errors(base, path, new)
     if not broken or any(keyword != rule for keyword in broken):
         return None
@@ -177,12 +182,12 @@ def _site_rules(site: Site, strict: bool, spread: int) -> _SiteRules:
     values: list[tuple[str, Any, str]] = []
     if isinstance(spec.get("enum"), list) and spec["enum"]:
         new = _outside(spec["enum"], spread)
-        if new is not None:
-            values.append(("enum", new, f"sent {show(new)}, not one of {show(spec['enum'], 60)}"))
+        values.append(("enum", new, f"sent {show(new)}, not one of {show(spec['enum'], 60)}") if new is not None
+                      else ("enum", UNAVAILABLE, ""))
     if "const" in spec:
         new = _outside([spec["const"]], spread)
-        if new is not None:
-            values.append(("const", new, f"sent {show(new)} instead of {show(spec['const'])}"))
+        values.append(("const", new, f"sent {show(new)} instead of {show(spec['const'])}") if new is not None
+                      else ("const", UNAVAILABLE, ""))
     pattern = spec.get("pattern")
     if isinstance(pattern, str):
         new = _not_matching(pattern, spec)
@@ -228,15 +233,17 @@ def _length_breaks(spec: dict, current: Any, spread: int) -> Iterator[tuple[str,
     fill = current[0] if isinstance(current, str) and current else "x"
     for rule, sign in (("minLength", -1), ("maxLength", 1)):
         bound = spec.get(rule)
-        if isinstance(bound, int) and bound + sign * spread >= 0 and bound + spread <= 1_000_000:
+        if isinstance(bound, int):
             size = bound + sign * spread
-            yield rule, fill * size, f"{rule} {bound}, sent {size} characters"
+            fits = size >= 0 and bound + spread <= 1_000_000
+            yield (rule, fill * size, f"{rule} {bound}, sent {size} characters") if fits else (rule, UNAVAILABLE, "")
     items = current if isinstance(current, list) and current else None
     for rule, sign in (("minItems", -1), ("maxItems", 1)):
         bound = spec.get(rule)
-        if isinstance(bound, int) and bound + sign * spread >= 0 and bound + spread <= 100_000:
+        if isinstance(bound, int):
             size = bound + sign * spread
-            if size > 0 and items is None:
+            if size < 0 or bound + spread > 100_000 or size > 0 and items is None:
+                yield rule, UNAVAILABLE, ""
                 continue
             new = [items[i % len(items)] for i in range(size)] if items else []
             yield rule, new, f"{rule} {bound}, sent {size} items"
