@@ -89,6 +89,19 @@ def test_a_schema_without_edges_or_boundaries_draws_valid_and_negative_calls() -
     assert all(call.description == VALID for call in calls if call.kind == POSITIVE)
 
 
+def test_a_schema_whose_populated_object_cannot_be_drawn_bases_its_changes_on_valid_values() -> None:
+    """An optional property that accepts nothing makes the all-properties object impossible: negative and edge
+    calls are then based on the valid values alone (an impossible base would make every such example invalid)."""
+    arguments = ArgumentSchema({"type": "object", "properties": {"name": {"type": "string", "maxLength": 5},
+                                                                 "never": False}, "additionalProperties": False})
+    assert arguments.populated.is_empty and not arguments.positive.is_empty
+    assert fuzz_calls(arguments).bases == [arguments.positive]  # type: ignore[attr-defined]
+    batches = draw_examples(st.lists(fuzz_calls(arguments), min_size=10, max_size=10), 40, seed=2)
+    calls = [call for batch in batches for call in batch]
+    assert len(batches) == 40 and {call.kind for call in calls} == {POSITIVE, NEGATIVE}
+    assert any(call.description.startswith("edge value") for call in calls)
+
+
 def test_the_same_seed_draws_the_same_calls() -> None:
     arguments = ArgumentSchema(SCHEMA)
     boundaries = _boundaries(arguments)

@@ -39,6 +39,9 @@ class FuzzCalls(st.SearchStrategy[ArgumentCall]):
         self.boundaries = boundaries
         self.strict_types = strict_types
         self.edges = fuzz_edge_candidates(schema)
+        # Bases for negative and edge calls: every listed property present (unless that object cannot be drawn,
+        # as when a property's schema is `false`), or any valid value.
+        self.bases = [base for base in (schema.populated, schema.positive) if not base.is_empty]
         kinds: list[KindDraw] = [self._valid, self._negative]
         if self.edges:
             kinds.append(self._edge)
@@ -70,7 +73,7 @@ class FuzzCalls(st.SearchStrategy[ArgumentCall]):
 
     def _base(self, data: Any) -> dict:
         """A valid value to change: every listed property present, or any valid value (in this order)."""
-        return data.draw(self.schema.populated if data.draw_integer(0, 1) == 0 else self.schema.positive)
+        return data.draw(self.bases[data.draw_integer(0, 1)] if len(self.bases) > 1 else self.bases[0])
 
     def _valid(self, data: Any) -> ArgumentCall:
         return ArgumentCall(POSITIVE, data.draw(self.schema.positive), VALID)
