@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import strategies as st
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall, nesting_depth
 from mcpfuzz.strategies.arguments.sites import MISSING, Site, get_at, set_at
-from mcpfuzz.strategies.short_repr import short_repr
+from mcpfuzz.strategies.short_repr import Kept
 
 MAX_FUZZ_DEPTH = 64
 
@@ -80,20 +80,28 @@ def edge_calls(schema: Any, base: dict) -> list[ArgumentCall]:
     return calls
 
 
-def edge_arguments(schema: Any) -> st.SearchStrategy[ArgumentCall]:
-    """A valid value with one edge value mixed in where the schema allows it."""
+EdgeCandidate = tuple[Site, str, Any]  # where, the edge value's label, the value
+
+
+def fuzz_edge_candidates(schema: Any) -> list[EdgeCandidate]:
+    """The edge values the fuzz phase places, at each site that may hold them."""
     # Nesting past the SDK parsers' limit is tried once by the coverage phase: each try may cost a timeout.
     # An edge value its property's own schema refuses (a 100 kB string under maxLength 40) is left out:
     # every draw of it would be validated and thrown away.
-    candidates = [(site, label, value) for site in schema.sites for label, value in _edges_for(site)
-                  if nesting_depth(value) <= MAX_FUZZ_DEPTH and schema.member_accepts(site.path, value) is not False]
+    return [(site, label, value) for site in schema.sites for label, value in _edges_for(site)
+            if nesting_depth(value) <= MAX_FUZZ_DEPTH and schema.member_accepts(site.path, value) is not False]
+
+
+def edge_arguments(schema: Any) -> st.SearchStrategy[ArgumentCall]:
+    """A valid value with one edge value mixed in where the schema allows it."""
+    candidates = fuzz_edge_candidates(schema)
     if not candidates:
         return st.nothing()
 
-    def place(drawn: tuple[dict, tuple[Site, str, Any]]) -> ArgumentCall | None:
+    def place(drawn: tuple[dict, EdgeCandidate]) -> ArgumentCall | None:
         base, (site, label, value) = drawn
         return edge_call(schema, base, site, label, value)
 
     placed = st.tuples(st.one_of(schema.populated, schema.positive), st.sampled_from(candidates)).map(place)
     # A value that cannot be placed in the drawn base comes back as None and is drawn again.
-    return short_repr(placed, "edge_calls").filter(lambda call: call is not None)  # type: ignore[return-value]
+    return Kept(placed, lambda call: call is not None, "edge_calls")  # type: ignore[arg-type]

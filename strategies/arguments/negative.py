@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from hypothesis import strategies as st
 from mcpfuzz.strategies.arguments.call import NEGATIVE, ArgumentCall
 from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema
 from mcpfuzz.strategies.arguments.sites import MISSING, Path, Site, delete_at, get_at, set_at, show
-from mcpfuzz.strategies.short_repr import short_repr
+from mcpfuzz.strategies.short_repr import Kept
 
 from mcpfuzz.jsonrpc.ids import json_type
 
 EXTRA_PROPERTY = "mcpfuzz_unexpected"
 # The drawn start among a value's candidate breaks, taken modulo their count (there are rarely 200).
 MAX_START = 1023
+# How many ways to change a value's type a draw picks among (`choice`, taken modulo their count).
+MAX_CHOICE = 7
 # How far a bound is crossed: exactly by one in the coverage phase, further in the fuzz phase.
 SPREADS = (1, 2, 10, 1000, 2**31)
 
@@ -43,7 +48,11 @@ _STRICT_REPLACEMENTS: dict[str, list[Any]] = {
     "array": [None],
     "null": [],
 }
-Candidate = tuple[str, str, Path, Any, str]  # rule, pointer, where, new value (MISSING: removed), detail
+# A break a spread cannot make (a length below 0): a place kept among the candidates, so that the candidate a
+# drawn start picks does not move when the shrinker lowers the spread (it would then pick another rule).
+UNAVAILABLE = object()
+# rule, pointer, where, new value (MISSING: removed), detail (or what writes it, for the candidate drawn)
+Candidate = tuple[str, str, Path, Any, "str | Callable[[], str]"]
 
 
 def schema_type(value: Any) -> str:
@@ -74,26 +83,36 @@ def negative_arguments(schema: ArgumentSchema, *, strict_types: bool = False) ->
     """A valid value, then one rule broken, drawn at random (shrinks toward the first rule, crossed by one)."""
 
     def pick(drawn: tuple[dict, int, int, int]) -> ArgumentCall | None:
-        base, spread, choice, start = drawn
-        candidates = list(_candidates(schema, base, strict_types, spread, choice))
-        # One candidate checked, not all of them: a 30-property schema has a hundred, each a validation.
-        # From the drawn start, the first candidate that breaks exactly its rule (in order, wrapping round).
-        return _first_break(schema, base, candidates, start % len(candidates)) if candidates else None
+        return one_break(schema, *drawn, strict_types=strict_types)
 
     # No flatmap: a strategy built per draw is validated and labelled again on every draw.
-    drawn = st.tuples(st.one_of(schema.populated, schema.positive), st.sampled_from(SPREADS), st.integers(0, 7),
-                      st.integers(0, MAX_START)).map(pick)
-    return short_repr(drawn, "negative_calls").filter(lambda call: call is not None)  # type: ignore[return-value]
+    drawn = st.tuples(st.one_of(schema.populated, schema.positive), st.sampled_from(SPREADS),
+                      st.integers(0, MAX_CHOICE), st.integers(0, MAX_START)).map(pick)
+    return Kept(drawn, lambda call: call is not None, "negative_calls")  # type: ignore[arg-type]
+
+
+def one_break(schema: ArgumentSchema, base: dict, spread: int, choice: int, start: int, *,
+              strict_types: bool = False) -> ArgumentCall | None:
+    """`base` (a valid value) with one rule broken: from the `start`-th candidate break (modulo their count),
+    the first that breaks exactly its rule, in order and wrapping round; None when none does.
+
+    One candidate checked, not all of them: a 30-property schema has a hundred, each a validation.
+    """
+    candidates = list(_candidates(schema, base, strict_types, spread, choice))
+    return _first_break(schema, base, candidates, start % len(candidates)) if candidates else None
 
 
 def _break(schema: ArgumentSchema, base: dict, candidate: Candidate) -> ArgumentCall | None:
     """The call of one candidate edit, when it breaks exactly its rule and nothing else."""
     rule, pointer, path, new, detail = candidate
+    if new is UNAVAILABLE:
+        return None
     broken = schema.edit_errors(base, path, new)
     if not broken or any(keyword != rule for keyword in broken):
         return None
     arguments = delete_at(base, path) if new is MISSING else set_at(base, path, new)
-    return ArgumentCall(NEGATIVE, arguments, f"violates {rule} at {pointer or '/'} ({detail})", rule)
+    text = detail if isinstance(detail, str) else detail()
+    return ArgumentCall(NEGATIVE, arguments, f"violates {rule} at {pointer or '/'} ({text})", rule)
 
 
 def _first_break(schema: ArgumentSchema, base: dict, candidates: list[Candidate], start: int) -> ArgumentCall | None:
@@ -110,47 +129,79 @@ def _candidates(schema: ArgumentSchema, base: dict, strict: bool, spread: int, c
                                                                              dict):
             pointer = "".join(f"/properties/{p}" for p in path)
             yield ("additionalProperties", pointer, (*path, EXTRA_PROPERTY), "x", f"added property `{EXTRA_PROPERTY}`")
-    for site in schema.sites:
+    for rules in _rules_of(schema, strict, spread):
+        site = rules.site
         current = get_at(base, site.path)
         if current is MISSING:
             if get_at(base, site.path[:-1]) is MISSING and len(site.path) > 1:
                 continue
         elif site.required:
-            yield "required", site.pointer, site.path, MISSING, f"removed `{site.name}`"
-        for rule, new, detail in _site_breaks(site, current, strict, spread, choice):
-            yield rule, site.pointer, site.path, new, detail
+            yield "required", rules.pointer, site.path, MISSING, f"removed `{site.name}`"
+        if rules.replacements:
+            new = rules.replacements[choice % len(rules.replacements)]
+            yield "type", rules.pointer, site.path, new, partial(_type_detail, rules.types, current, new)
+        for rule, new, detail in rules.bounds:
+            yield rule, rules.pointer, site.path, new, detail
+        for rule, new, detail in _length_breaks(site.schema, current, spread):
+            yield rule, rules.pointer, site.path, new, detail
+        for rule, new, detail in rules.values:
+            yield rule, rules.pointer, site.path, new, detail
 
 
-def _site_breaks(site: Site, current: Any, strict: bool, spread: int, choice: int
-                 ) -> Iterator[tuple[str, Any, str]]:
+@dataclass(frozen=True)
+class _SiteRules:
+    """The breaks of one site that do not depend on the value being changed, worked out once per schema, strictness
+    and spread (a negative draw looks at every site of its value: a hundred candidates on a 30-property schema)."""
+
+    site: Site
+    pointer: str
+    types: tuple[str, ...]
+    replacements: list[Any]  # values of another type than the site's
+    bounds: list[tuple[str, Any, str]]  # numeric bounds and multipleOf crossed
+    values: list[tuple[str, Any, str]]  # a value outside the enum or const, a string the pattern refuses
+
+
+_RULES: WeakKeyDictionary[ArgumentSchema, dict[tuple[bool, int], list[_SiteRules]]] = WeakKeyDictionary()
+
+
+def _rules_of(schema: ArgumentSchema, strict: bool, spread: int) -> list[_SiteRules]:
+    by_spread = _RULES.setdefault(schema, {})
+    key = (strict, spread)
+    if key not in by_spread:
+        by_spread[key] = [_site_rules(site, strict, spread) for site in schema.sites]
+    return by_spread[key]
+
+
+def _site_rules(site: Site, strict: bool, spread: int) -> _SiteRules:
     spec = site.schema
-    before = "" if current is MISSING else show(current)
-    if site.types:
-        replacements = [value for t in site.types for value in _SAFE_REPLACEMENTS.get(t, [])]
-        if strict:
-            replacements += [value for t in site.types for value in _STRICT_REPLACEMENTS.get(t, [])]
-        allowed = set(site.types) | ({"integer"} if "number" in site.types else set())
-        candidates = [v for v in replacements if schema_type(v) not in allowed]
-        if candidates:
-            new = candidates[choice % len(candidates)]
-            detail = f"sent {show(new)}, not {'/'.join(site.types)}" if current is MISSING else \
-                f"was {before}, became {show(new)}"
-            yield "type", new, detail
-    yield from _numeric_breaks(spec, spread)
-    yield from _length_breaks(spec, current, spread)
+    types = site.types
+    replacements = [value for t in types for value in _SAFE_REPLACEMENTS.get(t, [])]
+    if strict:
+        replacements += [value for t in types for value in _STRICT_REPLACEMENTS.get(t, [])]
+    allowed = set(types) | ({"integer"} if "number" in types else set())
+    values: list[tuple[str, Any, str]] = []
     if isinstance(spec.get("enum"), list) and spec["enum"]:
         new = _outside(spec["enum"], spread)
-        if new is not None:
-            yield "enum", new, f"sent {show(new)}, not one of {show(spec['enum'], 60)}"
+        values.append(("enum", new, f"sent {show(new)}, not one of {show(spec['enum'], 60)}") if new is not None
+                      else ("enum", UNAVAILABLE, ""))
     if "const" in spec:
         new = _outside([spec["const"]], spread)
-        if new is not None:
-            yield "const", new, f"sent {show(new)} instead of {show(spec['const'])}"
+        values.append(("const", new, f"sent {show(new)} instead of {show(spec['const'])}") if new is not None
+                      else ("const", UNAVAILABLE, ""))
     pattern = spec.get("pattern")
     if isinstance(pattern, str):
         new = _not_matching(pattern, spec)
         if new is not None:
-            yield "pattern", new, f"sent {show(new)}, which does not match {show(pattern, 60)}"
+            values.append(("pattern", new, f"sent {show(new)}, which does not match {show(pattern, 60)}"))
+    return _SiteRules(site, site.pointer, types, [v for v in replacements if schema_type(v) not in allowed],
+                      list(_numeric_breaks(spec, spread)), values)
+
+
+def _type_detail(types: tuple[str, ...], current: Any, new: Any) -> str:
+    """A type break's description, written only for the candidate drawn."""
+    if current is MISSING:
+        return f"sent {show(new)}, not {'/'.join(types)}"
+    return f"was {show(current)}, became {show(new)}"
 
 
 def _numeric_breaks(spec: dict, spread: int) -> Iterator[tuple[str, Any, str]]:
@@ -182,15 +233,17 @@ def _length_breaks(spec: dict, current: Any, spread: int) -> Iterator[tuple[str,
     fill = current[0] if isinstance(current, str) and current else "x"
     for rule, sign in (("minLength", -1), ("maxLength", 1)):
         bound = spec.get(rule)
-        if isinstance(bound, int) and bound + sign * spread >= 0 and bound + spread <= 1_000_000:
+        if isinstance(bound, int):
             size = bound + sign * spread
-            yield rule, fill * size, f"{rule} {bound}, sent {size} characters"
+            fits = size >= 0 and bound + spread <= 1_000_000
+            yield (rule, fill * size, f"{rule} {bound}, sent {size} characters") if fits else (rule, UNAVAILABLE, "")
     items = current if isinstance(current, list) and current else None
     for rule, sign in (("minItems", -1), ("maxItems", 1)):
         bound = spec.get(rule)
-        if isinstance(bound, int) and bound + sign * spread >= 0 and bound + spread <= 100_000:
+        if isinstance(bound, int):
             size = bound + sign * spread
-            if size > 0 and items is None:
+            if size < 0 or bound + spread > 100_000 or size > 0 and items is None:
+                yield rule, UNAVAILABLE, ""
                 continue
             new = [items[i % len(items)] for i in range(size)] if items else []
             yield rule, new, f"{rule} {bound}, sent {size} items"

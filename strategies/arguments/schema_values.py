@@ -21,7 +21,7 @@ from mcpfuzz.strategies.arguments.compiled import compile_schema
 from mcpfuzz.strategies.arguments.formats import CUSTOM_FORMATS
 from mcpfuzz.strategies.arguments.schema_prep import PreparedSchema, SchemaProblem, all_required, prepare
 from mcpfuzz.strategies.arguments.sites import MISSING, Path, Site, delete_at, get_at, object_paths, set_at, sites
-from mcpfuzz.strategies.short_repr import short_repr
+from mcpfuzz.strategies.short_repr import Kept
 
 # Below this share of accepted draws, a schema is reported as one mcpfuzz cannot fuzz well.
 MIN_ACCEPTED_SHARE = 0.25
@@ -89,6 +89,7 @@ class ArgumentSchema:
         self.rejections: Counter[str] = Counter()
         self.accepted = 0
         self._parents: dict[Path, dict | None] = {}
+        self._member_validators: dict[int, tuple[Any, Any]] = {}  # id(member schema) -> (it, its validator)
 
     def is_valid(self, value: Any) -> bool:
         """Valid under the original schema (2020-12 unless `$schema` says otherwise), formats included."""
@@ -124,7 +125,7 @@ class ArgumentSchema:
             return []
         if member is False and name not in properties:
             return ["additionalProperties"]  # one error naming the extra member, as jsonschema gives
-        return [str(error.validator) for error in self.prepared.validator.evolve(schema=member).iter_errors(new)]
+        return [str(error.validator) for error in self._member_validator(member).iter_errors(new)]
 
     def member_accepts(self, path: Path, value: Any) -> bool | None:
         """Whether the member at `path` may hold `value` whatever its siblings are; None when that depends on them.
@@ -138,7 +139,15 @@ class ArgumentSchema:
         member = properties[path[-1]] if path[-1] in properties else parent.get("additionalProperties", True)
         if isinstance(member, bool):
             return member
-        return self.prepared.validator.evolve(schema=member).is_valid(value)
+        return self._member_validator(member).is_valid(value)
+
+    def _member_validator(self, member: Any) -> Any:
+        """The schema's validator for one member's schema, built once (a negative or edge draw checks several)."""
+        entry = self._member_validators.get(id(member))
+        if entry is None or entry[0] is not member:
+            entry = (member, self.prepared.validator.evolve(schema=member))
+            self._member_validators[id(member)] = entry
+        return entry[1]
 
     def _memberwise_parent(self, path: Path) -> dict | None:
         """The original schema of the object at `path` when it and every object above it are memberwise."""
@@ -175,7 +184,7 @@ class ArgumentSchema:
                 raise SchemaProblem(_keyword_in(str(error)), f"no generator for this schema: {error}"[:300],
                                     "simplify the schema (a plain object of typed properties draws best)"
                                     ) from None
-        return short_repr(base, "schema_values").filter(self._keep)
+        return Kept(base, self._keep, "schema_values")
 
     @cached_property
     def sites(self) -> list[Site]:

@@ -15,17 +15,18 @@ from mcpfuzz.jsonrpc.oracle_ids import OracleId
 TOOL_FAMILY = "tool"
 
 
-def call_expectation(rid: int, call: ArgumentCall, tool: dict) -> Expectation:
+def call_expectation(rid: int, call: ArgumentCall, tool: dict, *, unicode_unsafe: bool | None = None) -> Expectation:
     """What a correct server answers to these arguments.
 
     Valid arguments: any result (a domain error `isError: true` included) or an error other than
     -32602 (valid-input-accepted judges that one). Invalid ones: -32602, or an `isError` result,
     the answer SEP-1303 prefers since 2025-11-25 and many earlier servers already gave.
+    `unicode_unsafe`: `call.unicode_unsafe` when the caller has it already (it walks the whole value).
     """
     schema = tool.get("outputSchema")
     check = ToolCallCheck(tool=tool.get("name"), valid=call.kind == POSITIVE, rule=call.rule,
                           output_schema=schema if isinstance(schema, dict) else None)
-    if call.unicode_unsafe:
+    if call.unicode_unsafe if unicode_unsafe is None else unicode_unsafe:
         # RFC 8259 section 8.2: a lone surrogate is valid grammar with unpredictable handling. A
         # parser may refuse the frame (-32700, id null) or answer it; silence is parse-error's (low).
         return Expectation(judge=OracleId.PARSE_ERROR, id=rid, codes=frozenset({ex.PARSE_ERROR, ex.INVALID_PARAMS}),
@@ -48,8 +49,9 @@ def tool_call_case(builder: FrameBuilder, tool: dict, call: ArgumentCall, *, fam
     """
     rid = builder.fresh_id()
     name = tool["name"]
+    unsafe = call.unicode_unsafe
     params: dict = {"name": name, "arguments": call.arguments}
-    if call.kind == POSITIVE and not call.unicode_unsafe:
+    if call.kind == POSITIVE and not unsafe:
         # As clients do for calls that may take long: a server that reports progress shows it is working,
         # so a long call is told from a dropped one (its own id is a token no other request uses).
         params["_meta"] = {**(builder.meta or {}), "progressToken": rid}
@@ -57,5 +59,5 @@ def tool_call_case(builder: FrameBuilder, tool: dict, call: ArgumentCall, *, fam
     title = f"{name}: {call.description}"
     # Patient: a tool may take a while, and an async server answers the barrier before it is done.
     # Not for a lone surrogate: parsers that refuse it stay silent, and the barrier's answer says so.
-    return Case(name, family, title, frame, call_expectation(rid, call, tool), history=history,
-                patient=not call.unicode_unsafe)
+    return Case(name, family, title, frame, call_expectation(rid, call, tool, unicode_unsafe=unsafe), history=history,
+                patient=not unsafe)

@@ -23,9 +23,8 @@ from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Failure
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
 from mcpfuzz.strategies.arguments.coverage import coverage_calls
-from mcpfuzz.strategies.arguments.edges import edge_arguments
+from mcpfuzz.strategies.arguments.fuzz_calls import fuzz_calls
 from mcpfuzz.strategies.arguments.harvest import harvest, linked_uris, substitute, takes_ids
-from mcpfuzz.strategies.arguments.negative import negative_arguments
 from mcpfuzz.strategies.messages import FrameBuilder
 from mcpfuzz.strategies.surfaces.resources import linked_read_case
 from mcpfuzz.transport.errors import ServerStartError
@@ -143,15 +142,10 @@ class CallPhases:
     def _strategy(self, target: CallTarget) -> st.SearchStrategy[ArgumentCall]:
         if target.type.fuzz_calls is not None:
             return target.type.fuzz_calls(target.declaration)
-        schema = target.schema
-        valid = schema.positive.map(lambda arguments: ArgumentCall(POSITIVE, arguments, "valid arguments"))
-        strategies = [valid, negative_arguments(schema, strict_types=self.strict_types), edge_arguments(schema)]
         # The schema's own boundaries (bounds exactly, each enum value) as draws of their own: otherwise
         # hitting them depends on the constants Hypothesis happens to collect from loaded modules.
         boundaries = [call for planned, call in self._coverage_plan() if planned is target]
-        if boundaries:
-            strategies.append(st.sampled_from(boundaries))
-        return st.one_of(strategies)
+        return fuzz_calls(target.schema, boundaries, strict_types=self.strict_types)
 
     async def fuzz_target(self, target: CallTarget, deadline: float, *, epoch: int = 0) -> None:
         """One target's search until the deadline (`epoch`: a soak's slice number, so slices differ)."""
