@@ -42,7 +42,7 @@ USED_LIMIT = 20_000  # explicit ids remembered per process; past it the next cas
 # `id` keeps one: its point is an id written into the frame, so a list would mostly repeat ids on one process.
 BATCH = {"id": 1, "envelope": 8, "bytes": 8, "batch": 8, "nesting": 8}
 # After each frame of a batched family: 0 ends the example (what the shrinker aims for), anything else draws one more.
-MORE = st.integers(0, 3)
+MORE = st.integers(0, 7)
 
 
 class Skipped(enum.Enum):
