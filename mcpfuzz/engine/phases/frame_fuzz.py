@@ -8,8 +8,9 @@ import enum
 import json
 import time
 from contextlib import aclosing
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar, cast
 
 import anyio.from_thread
 from hypothesis import reject
@@ -52,6 +53,26 @@ class Skipped(enum.Enum):
 
 
 SKIPPED = Skipped.SKIPPED
+T = TypeVar("T")
+
+
+class Draws(Protocol):
+    """What an example draws its frames from: Hypothesis' `st.data()`, or one frame already drawn."""
+
+    def draw(self, strategy: st.SearchStrategy[T]) -> T:
+        """The next value."""
+        ...
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A family of one frame per example: the frame Hypothesis drew, given back on the one draw asked of it."""
+
+    draft: FrameDraft
+
+    def draw(self, strategy: st.SearchStrategy[T]) -> T:
+        """The drawn frame (an example of one frame asks for nothing else)."""
+        return cast(T, self.draft)
 
 
 def frame_context(session: Session, target: CallTarget | None, tools_listed: bool = True) -> FrameContext:
@@ -116,9 +137,11 @@ class FrameFuzz:
         """One family's search until the deadline (`epoch`: a soak's slice number, so slices differ)."""
 
         drafts = frame_drafts(self.context, family)
+        single = BATCH.get(family, 1) == 1  # then Hypothesis draws the one frame itself, without st.data()
 
-        def body(data: st.DataObject, pursued: set[FindingKey]) -> Failure | None:
+        def body(value: st.DataObject | FrameDraft, pursued: set[FindingKey]) -> Failure | None:
             drawn: list[FrameDraft] = []
+            data = Drawn(value) if isinstance(value, FrameDraft) else value
             try:
                 outcome = self._example(data, family, drafts, drawn, pursued, deadline)
             except Exception as error:  # a bug of ours: Hypothesis must not shrink it as the server's
@@ -131,10 +154,11 @@ class FrameFuzz:
                 reject()  # every frame would repeat an id on this process; another draw will do
             return outcome
 
-        await search(st.data(), body, options=self.options, name=f"frames/{family}", deadline=deadline, epoch=epoch,
+        strategy: st.SearchStrategy[Any] = drafts if single else st.data()
+        await search(strategy, body, options=self.options, name=f"frames/{family}", deadline=deadline, epoch=epoch,
                      database=self._database(family), after_round=self._after_round)
 
-    def _example(self, data: st.DataObject, family: str, drafts: st.SearchStrategy[FrameDraft],
+    def _example(self, data: Draws, family: str, drafts: st.SearchStrategy[FrameDraft],
                  drawn: list[FrameDraft], pursued: set[FindingKey], deadline: float) -> Failure | Skipped | None:
         """Up to BATCH[family] frames, drawn one by one (in this thread) and sent in order, each judged alone.
 
