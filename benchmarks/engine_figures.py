@@ -100,6 +100,32 @@ def fuzz_calls(command: Target, seconds: float, exclude: tuple[str, ...] = ()) -
     return calls / (marks["end"] - marks["start"]) if calls else 0.0
 
 
+def frame_cases(command: Target, seconds: float) -> tuple[float, int]:
+    """Judged random-frame cases per second of the fuzz phase's frame searches, and the run's server restarts.
+
+    The frames come first in the fuzz phase (FRAME_SHARE of it): the clock runs from the phase's start
+    to the last frame case before the first tool call.
+    """
+    marks: dict[str, float] = {}
+    cases = 0
+
+    def listen(event: object) -> None:
+        nonlocal cases
+        now = time.perf_counter()
+        if isinstance(event, PhaseStarted) and event.name == "fuzz":
+            marks["start"] = now
+        elif isinstance(event, CaseDone) and event.phase == "fuzz" and "tools" not in marks:
+            if event.exchange.case.family == TOOL_FAMILY:
+                marks["tools"] = now
+                return
+            marks["end"] = now
+            cases += 1
+
+    budget = seconds / FRAME_SHARE + 1.0 if FRAME_SHARE else seconds + 1.0
+    finished = _checked(anyio.run(run, _config(command, ("probe", "fuzz"), budget), listen), "frames")
+    return (cases / (marks["end"] - marks["start"]) if cases else 0.0), finished.stats.restarts
+
+
 def draw_millis(schema: dict, count: int) -> float:
     """Milliseconds to draw one valid argument object (the 2020-12 validator inside the strategy included)."""
     arguments = ArgumentSchema(schema)

@@ -20,6 +20,7 @@ sys.path.insert(0, str(HERE))
 
 import bench  # noqa: E402
 import cli_figures  # noqa: E402
+import engine_figures  # noqa: E402
 import http_client  # noqa: E402
 import peers  # noqa: E402
 import raw_client  # noqa: E402
@@ -88,6 +89,12 @@ def test_run_tool_stops_a_tool_at_the_cap(tmp_path: Path) -> None:
 @pytest.mark.parametrize("measure", [raw_client.sequential, raw_client.pipelined])
 def test_raw_client_makes_round_trips(measure) -> None:
     assert measure(SERVER, "echo", {"text": "x"}, 0.3) > 0
+
+
+def test_frame_cases_counts_the_frame_searches_of_the_fuzz_phase() -> None:
+    rate, restarts = engine_figures.frame_cases(SERVER, 1.0)
+    assert rate > 0 and restarts <= 1  # at most the fresh process a frame's written-in id asks for; no crash
+    assert not engine_figures.NOTES  # no finding on the clean server
 
 
 def test_nested_server_accepts_its_example_and_refuses_a_broken_one() -> None:

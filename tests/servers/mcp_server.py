@@ -33,6 +33,7 @@ BUGS: dict[str, str] = {
     "id-coerce": 'string ids that look like integers ("1", "007") answered as integers',
     "id-float": "integer ids beyond 2**53 answered as floats",
     "crash-batch": "exits with a traceback on any JSON array",
+    "crash-deep": "exits with a traceback on any frame nested more than 100 levels deep",
     "crash-pre-init": "legacy: exits on a request other than initialize/ping/discover before initialize",
     "crash-discover": "legacy-only; exits when server/discover is the first message",
     "notify-reply": "unknown notifications get a -32601 reply with id null",
@@ -230,6 +231,8 @@ class Server:
             if "drop-deep" in self.bugs and nesting(value) > DROP_DEPTH:
                 log("drop-deep: frame too deep, dropped")
                 return []
+            if "crash-deep" in self.bugs and nesting(value) > CRASH_DEPTH:
+                raise RuntimeError("crash-deep: cannot handle a frame this deep")
         except RecursionError:
             return self.parse_error("parse error: nesting too deep")
         except ValueError:  # JSONDecodeError, NaN, and integers beyond the digit limit
@@ -425,6 +428,7 @@ class Server:
 
 
 DROP_DEPTH = 200
+CRASH_DEPTH = 100
 
 
 def nesting(value: Any) -> int:

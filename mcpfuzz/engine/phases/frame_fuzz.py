@@ -1,15 +1,20 @@
-"""Random frames with Hypothesis (part of the fuzz phase): one search per frame family, failures shrunk live."""
+"""Random frames with Hypothesis (part of the fuzz phase): one search per frame family, a few frames per example,
+failures shrunk live to one frame."""
 
 from __future__ import annotations
 
 import contextlib
+import enum
 import json
 import time
+from contextlib import aclosing
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar, cast
 
 import anyio.from_thread
 from hypothesis import reject
+from hypothesis import strategies as st
 
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.judge import FindingKey
@@ -17,6 +22,7 @@ from mcpfuzz.engine.phases.hypothesis_bridge import OutOfTime
 from mcpfuzz.engine.phases.search import Judge, PhaseStopped, SearchOptions, Verdict, database_key, search, to_raise
 from mcpfuzz.engine.phases.targets import CallTarget
 from mcpfuzz.engine.session.session import HarnessError, Session
+from mcpfuzz.engine.session.windows import Unsettled, run_in_order
 from mcpfuzz.jsonrpc.encode import dumps
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
@@ -32,6 +38,41 @@ from mcpfuzz.transport.errors import ServerStartError
 FRAME_FIRST_ID = 2**40
 FRAME_SHARE = 0.25  # of the fuzz phase, when there are tools to fuzz too
 USED_LIMIT = 20_000  # explicit ids remembered per process; past it the next case gets a fresh process
+# Frames per example, by family: a batch pays Hypothesis' per-example cost once, and its frames with fresh ids
+# may share pipelined windows; a failure still shrinks to one frame (the shrinker deletes the frames before it).
+# `id` keeps one: its point is an id written into the frame, so a list would mostly repeat ids on one process.
+BATCH = {"id": 1, "envelope": 8, "bytes": 8, "batch": 8, "nesting": 8}
+# After each frame of a batched family: 0 ends the example (what the shrinker aims for), anything else draws one more.
+MORE = st.integers(0, 7)
+
+
+class Skipped(enum.Enum):
+    """An example none of whose frames went out (each would have repeated an id on this process)."""
+
+    SKIPPED = "skipped"
+
+
+SKIPPED = Skipped.SKIPPED
+T = TypeVar("T")
+
+
+class Draws(Protocol):
+    """What an example draws its frames from: Hypothesis' `st.data()`, or one frame already drawn."""
+
+    def draw(self, strategy: st.SearchStrategy[T]) -> T:
+        """The next value."""
+        ...
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A family of one frame per example: the frame Hypothesis drew, given back on the one draw asked of it."""
+
+    draft: FrameDraft
+
+    def draw(self, strategy: st.SearchStrategy[T]) -> T:
+        """The drawn frame (an example of one frame asks for nothing else)."""
+        return cast(T, self.draft)
 
 
 def frame_context(session: Session, target: CallTarget | None, tools_listed: bool = True) -> FrameContext:
@@ -81,6 +122,7 @@ class FrameFuzz:
         self._used: set[str] = set()
         self._stopped: str | None = None
         self._internal: str | None = None
+        self._unsettled: dict[str, Unsettled] = {}  # per family: windows sent back (past a few, frames run alone)
 
     async def fuzz(self, deadline: float) -> None:
         """Each family gets a fair share of the time left; a family done early leaves its time to the next."""
@@ -94,21 +136,59 @@ class FrameFuzz:
     async def fuzz_family(self, family: str, deadline: float, *, epoch: int = 0) -> None:
         """One family's search until the deadline (`epoch`: a soak's slice number, so slices differ)."""
 
-        def body(draft: FrameDraft, pursued: set[FindingKey]) -> Failure | None:
+        drafts = frame_drafts(self.context, family)
+        single = BATCH.get(family, 1) == 1  # then Hypothesis draws the one frame itself, without st.data()
+
+        def body(value: st.DataObject | FrameDraft, pursued: set[FindingKey]) -> Failure | None:
+            drawn: list[FrameDraft] = []
+            data = Drawn(value) if isinstance(value, FrameDraft) else value
             try:
-                case = draft.case(self.context, self._fresh_id)  # drawing and reading stay in this thread
-                judged = anyio.from_thread.run(self._send, case, draft.explicit_ids, bool(pursued))
+                outcome = self._example(data, family, drafts, drawn, pursued, deadline)
             except Exception as error:  # a bug of ours: Hypothesis must not shrink it as the server's
-                self._internal = f"frames/{family}: {type(error).__name__}: {error} (frame: {draft.title()})"
+                frames = " | ".join(draft.title() for draft in drawn)
+                self._internal = f"frames/{family}: {type(error).__name__}: {error} (frames: {frames})"
                 raise OutOfTime from None
             if self._stopped is not None:
                 raise OutOfTime  # ends the run without shrinking; after_round reports it
-            if judged is None:
-                reject()  # its ids were used on this process; another draw will do
-            return to_raise(judged, pursued)
+            if outcome is SKIPPED:
+                reject()  # every frame would repeat an id on this process; another draw will do
+            return outcome
 
-        await search(frame_drafts(self.context, family), body, options=self.options, name=f"frames/{family}",
-                     deadline=deadline, epoch=epoch, database=self._database(family), after_round=self._after_round)
+        strategy: st.SearchStrategy[Any] = drafts if single else st.data()
+        await search(strategy, body, options=self.options, name=f"frames/{family}", deadline=deadline, epoch=epoch,
+                     database=self._database(family), after_round=self._after_round)
+
+    def _example(self, data: Draws, family: str, drafts: st.SearchStrategy[FrameDraft],
+                 drawn: list[FrameDraft], pursued: set[FindingKey], deadline: float) -> Failure | Skipped | None:
+        """Up to BATCH[family] frames, drawn one by one (in this thread) and sent in order, each judged alone.
+
+        Frames that may share a window wait for the next one that must run alone (or the end), then go out
+        together in one hop to the event loop. Drawing stops at the first failure: nothing after it is ever
+        drawn, so the shrinker works only on frames that were sent, and deleting those before it leaves one.
+        """
+        size = BATCH.get(family, 1)
+        pending: list[tuple[Case, tuple[Any, ...]]] = []
+        sent = False
+        while True:
+            draft = data.draw(drafts)
+            drawn.append(draft)
+            case = draft.case(self.context, self._fresh_id)  # fresh ids handed out as each frame is made
+            pending.append((case, draft.explicit_ids))
+            last = len(drawn) >= size
+            if last or draft.explicit_ids or not case.pipelinable:
+                outcome = anyio.from_thread.run(self._send_all, family, pending, pursued, deadline)
+                pending = []
+                if outcome is not SKIPPED:
+                    sent = True
+                    if outcome is not None or self._stopped is not None or time.monotonic() >= deadline:
+                        return outcome
+            if last or data.draw(MORE) == 0:
+                break
+        if pending:
+            outcome = anyio.from_thread.run(self._send_all, family, pending, pursued, deadline)
+            if outcome is not SKIPPED:
+                return outcome
+        return None if sent else SKIPPED
 
     def _after_round(self) -> None:
         """A bug of ours or a lost server ends the search with its own error."""
@@ -116,6 +196,56 @@ class FrameFuzz:
             raise RuntimeError(f"mcpfuzz bug in the random frames, please report it: {self._internal}")
         if self._stopped is not None:
             raise PhaseStopped(self._stopped)
+
+    async def _send_all(self, family: str, cases: list[tuple[Case, tuple[Any, ...]]], pursued: set[FindingKey],
+                        deadline: float) -> Failure | None | Skipped:
+        """An example's frames in order, judged as if each ran alone; the first new failure ends the example.
+
+        Frames with fresh ids only go through `run_in_order` (consecutive pipelinable ones share a window);
+        a frame with an id written into it runs alone, after the check that it does not repeat an id here.
+        """
+        sent = 0
+        index = 0
+        while index < len(cases) and self._stopped is None:
+            if sent and time.monotonic() >= deadline:
+                return None
+            if cases[index][1]:
+                case, explicit = cases[index]
+                index += 1
+                judged = await self._send(case, explicit, bool(pursued))
+                if judged is None:
+                    continue  # it would repeat an id on this process: left out, as a lone frame is rejected
+                sent += 1
+                failure = to_raise(judged, pursued)
+                if failure is not None:
+                    return failure
+                continue
+            end = index
+            while end < len(cases) and not cases[end][1]:
+                end += 1
+            failure, count = await self._run_fresh(family, [case for case, _ in cases[index:end]], pursued, deadline)
+            sent += count
+            if failure is not None:
+                return failure
+            index = end
+        return SKIPPED if not sent and self._stopped is None else None
+
+    async def _run_fresh(self, family: str, cases: list[Case], pursued: set[FindingKey],
+                         deadline: float) -> tuple[Failure | None, int]:
+        """Frames with fresh ids only, in order (windows where they may share one): the failure, and how many ran."""
+        count = 0
+        unsettled = self._unsettled.setdefault(family, Unsettled())
+        try:
+            async with aclosing(run_in_order(self.session, cases, unsettled=unsettled)) as exchanges:
+                async for exchange in exchanges:
+                    count += 1
+                    self.examples += 1
+                    failure = to_raise(self.judge(PhaseName.FUZZ, exchange), pursued)
+                    if failure is not None or time.monotonic() >= deadline:
+                        return failure, count
+        except (HarnessError, ServerStartError) as error:
+            self._stopped = str(error)
+        return None, count
 
     async def _send(self, case: Case, explicit: tuple[Any, ...], shrinking: bool) -> list[Verdict] | None:
         """Run one case, judged; None when it would repeat an id on this process while still generating."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
 
 from mcpfuzz.engine.session.collector import case_ids
 from mcpfuzz.engine.session.session import Session
@@ -16,26 +17,34 @@ WINDOW = 32
 MAX_UNSETTLED = 2
 
 
+@dataclass
+class Unsettled:
+    """Windows sent back so far, kept by a caller whose cases come in many short runs (past MAX_UNSETTLED, none)."""
+
+    count: int = 0
+
+
 async def run_in_order(session: Session, cases: Sequence[Case], *, window: int = WINDOW,
-                       run_alone: Callable[[Session, Case], Awaitable[Exchange]] = Session.run_case
-                       ) -> AsyncGenerator[Exchange, None]:
+                       run_alone: Callable[[Session, Case], Awaitable[Exchange]] = Session.run_case,
+                       unsettled: Unsettled | None = None) -> AsyncGenerator[Exchange, None]:
     """Each case's exchange, in the order of `cases`, each recorded as an isolated run would record it.
 
     Consecutive pipelinable cases with fresh ids go out as one window (`Session.run_window`); a window
     that cannot attribute everything it saw is run again case by case, and only those runs are yielded.
-    `run_alone` runs one case by itself (the runner's also asks a concurrent case's requests alone).
+    `run_alone` runs one case by itself (the runner's also asks a concurrent case's requests alone);
+    `unsettled` counts the windows sent back across calls (a fresh count per call when not given).
     """
-    unsettled = 0
+    tally = unsettled if unsettled is not None else Unsettled()
     index = 0
     while index < len(cases):
-        group = _window_at(session, cases, index, window) if session.pipelines and unsettled < MAX_UNSETTLED else ()
+        group = _window_at(session, cases, index, window) if session.pipelines and tally.count < MAX_UNSETTLED else ()
         if len(group) < 2:
             yield await run_alone(session, cases[index])
             index += 1
             continue
         exchanges = await session.run_window(group)
         if exchanges is None:
-            unsettled += 1
+            tally.count += 1
             exchanges = []
             for case in group:
                 yield await run_alone(session, case)
