@@ -90,6 +90,18 @@ def simplest_tool(targets: list[CallTarget]) -> CallTarget | None:
     return min(usable, key=lambda t: len(dumps(t.plain[0])) + len(t.name), default=None)
 
 
+def dispatchable(data: bytes) -> bool:
+    """Whether a server could take these bytes for a request and answer it later: a JSON-RPC 2.0 request object
+    with a method name and an id (or a batch holding one)."""
+    try:
+        message = json.loads(data)
+    except ValueError:
+        return False
+    messages = message if isinstance(message, list) else [message]
+    return any(isinstance(m, dict) and m.get("jsonrpc") == "2.0" and isinstance(m.get("method"), str)
+               and isinstance(m.get("id"), str | int) and not isinstance(m.get("id"), bool) for m in messages)
+
+
 def reuse_keys(value: Any) -> set[str]:
     """An id in every form a lax server may answer it under: "007", "7" and 7 count as the same id."""
     keys = {"json:" + json.dumps(value, sort_keys=True)}
@@ -278,11 +290,16 @@ class FrameFuzz:
 
     def _note_ids(self, keys: set[str], exchange: Exchange) -> None:
         """Remember the ids this process has seen; one it dropped unanswered (the barrier proves it) may come
-        again, which spares a restart per shrink step on servers that ignore invalid frames."""
+        again, which spares a restart per shrink step on servers that ignore invalid frames.
+
+        Only a frame no server can dispatch counts as dropped: a well-formed request unanswered at the barrier
+        may still be running (an async tool answers after a later ping), and its late answer would be counted
+        as a second answer of the same id sent again (a `single-response` finding no fresh server repeats).
+        """
         if self.session.process != self._tracked:
             self._tracked, self._used = self.session.process, set()
         answered = any(keys & reuse_keys(arrival.incoming.id) for arrival in exchange.responses())
-        if answered or not exchange.barrier_answered:
+        if answered or not exchange.barrier_answered or dispatchable(exchange.case.data):
             self._used |= keys
         if len(self._used) > USED_LIMIT:
             self.session.recycle()  # a soak keeps one process for hours: the set must not grow without end
