@@ -126,14 +126,15 @@ def startup_figures(args: argparse.Namespace) -> tuple[Figure, Figure]:
 
 
 def run_row(name: str, run: ToolRun | None, findings: int | None, note: str) -> str:
-    """One tool's whole run: frames/s reaching the server, bytes/s, servers started, findings, peak RSS."""
+    """One tool's whole run: frames/s reaching the server, bytes/s, servers started, findings, peak RSS of its
+    main process, and the most all its processes held at once."""
     if run is None:
         return f"{name:<16} {note}"
     found = "?" if findings is None else str(findings)
     how = "stopped at the cap" if run.stopped else f"exit {run.exit_code}"
     return (f"{name:<16} {run.frames_per_second:>10,.0f} {run.bytes / run.elapsed / 1e6:>8.2f} "
-            f"{run.frames:>9,} {run.servers:>7} {found:>8} {megabytes(run.peak_rss):>9}   {how}"
-            + (f"; {note}" if note else ""))
+            f"{run.frames:>9,} {run.servers:>7} {found:>8} {megabytes(run.peak_rss):>9} {megabytes(run.tree_rss):>9}"
+            f"   {how}" + (f"; {note}" if note else ""))
 
 
 def peer_row(result: peers.PeerResult) -> str:
@@ -228,9 +229,11 @@ def main() -> None:
 
     print(f"\nwhole runs on the clean server, {args.run_seconds:g}s each, frames counted by benchmarks/tee_server.py")
     print("(each tool starts in a fresh folder; mcpfuzz's first run also has an empty cache folder, where a "
-          "child process builds Hypothesis' Unicode tables once; 'mcpfuzz again' reuses it)")
+          "child process builds Hypothesis' Unicode tables once; 'mcpfuzz again' reuses it; peak RSS: the tool's "
+          "main process at its high-water mark; all: the most its processes held at once, workers and that child "
+          "included, sampled every 0.2 s)")
     print(f"{'tool':<16} {'frames/s':>10} {'MB/s':>8} {'frames':>9} {'servers':>7} {'findings':>8} "
-          f"{'peak RSS':>9}   how it ended; findings")
+          f"{'peak RSS':>9} {'all':>9}   how it ended; findings")
     print(run_row("mcpfuzz", *cold))
     print(run_row("mcpfuzz again", *warm))
     print(run_row(f"mcpfuzz -w {WORKERS}", *parallel))

@@ -36,8 +36,11 @@ class ToolRun:
     elapsed: float  # from start until it exited or was told to stop
     exit_code: int | None
     stopped: bool  # reached the cap and was stopped by us
-    peak_rss: int  # bytes: the tool's processes (its workers too), each at its own peak, summed; servers excluded
+    peak_rss: int  # bytes: the tool's main process at its peak (the kernel's high-water mark); servers excluded
     log: Path  # its stdout and stderr
+    # bytes: the most the tool's processes held at once (its workers, and a short-lived helper such as the child
+    # that builds Hypothesis' Unicode tables on a first run), sampled every SAMPLE_EVERY s; servers excluded
+    tree_rss: int = 0
 
     @property
     def frames_per_second(self) -> float:
@@ -64,20 +67,22 @@ def _hwm(pid: int) -> int:
     return 0
 
 
-def _tool_peak(pid: int, marker: str, peaks: dict[int, int]) -> int:
-    """The tool's processes at their peaks, summed: the main one and its workers, not the servers (behind the
-    counting wrapper, whose command line names `marker`) nor what those start."""
-    peaks[pid] = max(peaks.get(pid, 0), _hwm(pid))
+def _tool_rss(pid: int, marker: str) -> int:
+    """What the tool's processes hold now: the main one and every descendant but the servers (behind the
+    counting wrapper, whose command line names `marker`) and what those start."""
+    total = 0
     with contextlib.suppress(psutil.Error):
-        pending = psutil.Process(pid).children()
+        main = psutil.Process(pid)
+        total = main.memory_info().rss
+        pending = main.children()
         while pending:
             child = pending.pop()
             with contextlib.suppress(psutil.Error):
                 if marker in " ".join(child.cmdline()):
                     continue
-                peaks[child.pid] = max(peaks.get(child.pid, 0), _hwm(child.pid))
+                total += child.memory_info().rss
                 pending.extend(child.children())
-    return sum(peaks.values())
+    return total
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
@@ -123,9 +128,11 @@ def run_tool(argv: list[str], counts: Path, cap: float, workdir: Path, cwd: Path
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                    cwd=cwd or workdir, start_new_session=True,
                                    env=_environment(env))
-        peak, stopped, peaks = 0, False, {}
+        peak, tree, stopped = 0, 0, False
         while process.poll() is None:
-            peak = max(peak, _tool_peak(process.pid, str(counts), peaks))
+            peak = max(peak, _hwm(process.pid))
+            if peak:  # once it runs its own program (before exec the child is a copy of this script)
+                tree = max(tree, _tool_rss(process.pid, str(counts)))
             if time.perf_counter() - started >= cap:
                 stopped = True
                 break
@@ -136,4 +143,4 @@ def run_tool(argv: list[str], counts: Path, cap: float, workdir: Path, cwd: Path
             _stop(process)
     _reap(str(counts))
     frames, size, servers = read_counts(counts)
-    return ToolRun(frames, size, servers, elapsed, process.returncode, stopped, peak, log)
+    return ToolRun(frames, size, servers, elapsed, process.returncode, stopped, peak, log, max(tree, peak))
