@@ -187,11 +187,8 @@ class Collector:
         tag, count = "", 0
         if incoming.kind == RESPONSE:
             rid = incoming.id
-            if rid is ABSENT:
-                tag = ID_MISSING
-            elif rid is None:
-                tag = ID_NULL
-            else:
+            tag = _unkeyed_tag(rid)
+            if not tag:
                 key = id_key(rid)
                 count = self._count_answer(key)
                 pending = self._pending.get(key)
@@ -258,15 +255,12 @@ class Collector:
         tag, count = "", 0
         if incoming.kind == RESPONSE:
             rid = incoming.id
-            if rid is ABSENT:
-                tag = ID_MISSING
-            elif rid is None:
-                tag = ID_NULL
-            elif id_key(rid) in window.ids:
+            tag = _unkeyed_tag(rid)
+            if not tag:
+                if id_key(rid) not in window.ids:
+                    shared.unsettle(f"an answer with id {rid!r} on the POST of a case it is not due to")
+                    return
                 tag, count = ID_CURRENT, self._count_answer(id_key(rid))
-            else:
-                shared.unsettle(f"an answer with id {rid!r} on the POST of a case it is not due to")
-                return
         window.exchange.arrivals.append(Arrival(incoming, at, tag, count))
 
     def _count_answer(self, key: IdKey) -> int:
@@ -404,6 +398,11 @@ class Collector:
                 shared.unsettle("no answer within the timeout")
                 return
             await self._next_change(min(deadline, grace_until or deadline))
+
+
+def _unkeyed_tag(rid: Any) -> str:
+    """The tag of an answer no id routes: no id at all, or id null; "" for an answer with an id."""
+    return ID_MISSING if rid is ABSENT else ID_NULL if rid is None else ""
 
 
 def _release(waiter: asyncio.Future[None]) -> None:
