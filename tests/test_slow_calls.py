@@ -89,3 +89,18 @@ def test_a_server_silent_to_the_end_of_the_call_timeout_is_stuck() -> None:
     assert ("no-hang", "tool/wait", Severity.CRITICAL) in _findings(finished)
     (hang,) = [f for f in finished.findings if f.oracle == "no-hang"]
     assert "stopped answering other requests too" in hang.message
+
+
+def test_a_blocking_tool_cut_short_by_its_phase_is_not_called_stuck() -> None:
+    """The tool blocks the server's only thread far longer than the phase lasts, --call-timeout 60: the wait stops
+    at the phase's end, before --call-timeout, so nobody can tell stuck from slow. No verdict, and a note says so.
+
+    Seen on a FastMCP server whose tool took 66 s to answer a 100 kB argument: it was called stuck after 6 s."""
+    events: list[Event] = []
+    started = time.monotonic()
+    finished = run_engine([sys.executable, str(BLOCKING_SERVER), "--delay", "600"], timeout=1, call_timeout=60,
+                          budget=20, phases=PHASES, events=events)
+    assert time.monotonic() - started < 20 + 15
+    assert [f for f in _findings(finished) if f[0] == "no-hang"] == []
+    notes = [e.message for e in events if isinstance(e, Notice) and "not judged" in e.message]
+    assert notes and notes[0].startswith("tool/wait was still unanswered")

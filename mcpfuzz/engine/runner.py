@@ -634,8 +634,17 @@ class Run:
         if not exchange.extended:
             return  # nearly every case: answered within --timeout
         target = exchange.case.target
+        if target in self._slow_noted:
+            return
         answers = [a for a in exchange.responses() if a.id_tag == ID_CURRENT]
-        if not answers or target in self._slow_noted:
+        if not answers and exchange.cut_short and (exchange.barrier_answered or exchange.blocked):
+            self._slow_noted.add(target)
+            self.emit(Notice(f"{target} was still unanswered after {exchange.waited:.1f}s when its share of the run "
+                             f"ended, before --call-timeout ({self.config.call_timeout:g}s): not judged (raise "
+                             "--budget, or give the target a shorter timeout in the config file to judge it)",
+                             level="info"))
+            return
+        if not answers:
             return
         self._slow_noted.add(target)
         progress = f", with {exchange.progress_count()} progress notifications" if exchange.progress_count() else ""

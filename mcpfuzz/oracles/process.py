@@ -51,8 +51,10 @@ def no_hang(exchange: Exchange) -> Iterator[Failure]:
             return  # refused at the HTTP level: an answer, judged by http-status
         if exchange.extended and exchange.progress_count() and exchange.barrier_answered:
             return  # still reporting progress at the call limit: working, not dropped (mcpfuzz cancelled it)
-        if exchange.cut_short and exchange.barrier_answered:
-            return  # the phase ended before --call-timeout did: too early to call it dropped
+        if exchange.cut_short and (exchange.barrier_answered or exchange.blocked):
+            # The phase ended before --call-timeout did: too early to call it dropped, or (a server whose one
+            # thread is busy with the call) stuck.
+            return
         if exchange.barrier_answered:
             if exchange.extended:
                 message = (f"no reply after {exchange.waited:.1f}s (--call-timeout) and no progress notification, "
