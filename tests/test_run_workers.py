@@ -4,10 +4,22 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
-from tests.conftest import SERVERS_DIR, kill_leftovers, leftover_processes, private_copy, run_cli
+from tests.conftest import (
+    CLI,
+    SERVERS_DIR,
+    cli_env,
+    kill_leftovers,
+    leftover_processes,
+    private_copy,
+    processes_matching,
+    run_cli,
+)
 
 CLEAN = SERVERS_DIR / "mcp_server.py"
 TOOLS = SERVERS_DIR / "tool_server.py"
@@ -90,3 +102,32 @@ def test_workers_with_a_url_and_no_launch_are_refused_with_the_way_out(tmp_path:
     assert result.returncode == 2
     assert "a URL without --launch is one server" in result.stderr and "tip:" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_sigterm_stops_every_worker_with_one_merged_report_and_no_process_left(tmp_path: Path) -> None:
+    """A long run with two workers: SIGTERM to mcpfuzz reaches both, each stops and reports, the parent merges."""
+    server = private_copy(CLEAN, tmp_path)
+    events = tmp_path / "events.ndjson"
+    process = subprocess.Popen([*CLI, "run", "--workers", "2", "--budget", "600", "--json", "report.json",
+                                "--events", str(events), "--", sys.executable, str(server)], cwd=tmp_path,
+                               env=cli_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and len(processes_matching(str(server))) < 2:
+            time.sleep(0.2)  # both workers' servers are up
+        assert len(processes_matching(str(server))) >= 2, "the two workers never started their servers"
+        time.sleep(1.0)
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=90)
+        assert leftover_processes(str(server), grace=10.0) == []
+    finally:
+        if process.poll() is None:
+            process.kill()
+        kill_leftovers(str(server))
+    assert "Traceback" not in stderr
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["stopped"] == "interrupted"
+    assert [w["worker"] for w in report["stats"]["workers"]["per_worker"]] == [0, 1]
+    kinds = [json.loads(line)["event"] for line in events.read_text().splitlines()]
+    assert kinds[0] == "RunStarted" and kinds[-1] == "RunFinished" and kinds.count("RunFinished") == 1
