@@ -213,14 +213,12 @@ def test_too_few_samples_say_nothing() -> None:
 
 
 def test_a_long_series_is_thinned_and_still_judged() -> None:
-    """10,000 samples (hours of soak) are judged on 240 of them, quickly enough to run every sample."""
+    """10,000 samples (hours of soak) are judged on 240 of them: the fit's cost is bounded whatever the length (the
+    count of points judged says so; the time it takes depends on the machine and is not asserted)."""
     points = series(leak(40 * KIB, per=5, samples=10_000), samples=10_000, per=5, noise=0.5 * MIB)
-    started = time.perf_counter()
     growth = judge_growth(points)
-    elapsed = time.perf_counter() - started
     assert growth is not None and growth.samples == 240
     assert growth.slope == pytest.approx(40 * KIB, rel=0.05)
-    assert elapsed < 2.0  # about 25 ms on a slow core; generous for shared machines
 
 
 def test_the_oracle_is_registered_and_silent_on_single_exchanges() -> None:
