@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from contextlib import aclosing
 from functools import partial
 from typing import Any
 
@@ -16,7 +17,7 @@ from mcpfuzz.engine.phases.hypothesis_bridge import check_deadline
 from mcpfuzz.engine.phases.search import Judge, PhaseStopped, SearchOptions, Verdict, search, to_raise
 from mcpfuzz.engine.phases.targets import CallTarget, Safety
 from mcpfuzz.engine.session.session import HarnessError, Session
-from mcpfuzz.engine.session.windows import MAX_UNSETTLED
+from mcpfuzz.engine.session.windows import MAX_UNSETTLED, Unsettled, run_in_order
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.versions import Era
@@ -58,7 +59,7 @@ class CallPhases:
         self._consumers = [target for target in targets if takes_ids(target.schema)]
         self._planned: list[tuple[CallTarget, ArgumentCall]] | None = None
         self._kind_planned: list[Case] | None = None
-        self._unsettled: dict[str, int] = {}  # target label -> its windows sent back to be run alone
+        self._unsettled: dict[str, Unsettled] = {}  # target label -> its windows sent back to be run alone
 
     async def call(self, phase: PhaseName, target: CallTarget, call: ArgumentCall, *,
                    history: tuple[bytes, ...] = ()) -> tuple[Exchange, list[Verdict]]:
@@ -179,36 +180,29 @@ class CallPhases:
         """A read-only target's calls may go out as one window (unless its windows keep being sent back, or it
         has a timeout of its own, which a window's one timeout would not honour)."""
         return self.session.pipelines and target.safety is Safety.READ_ONLY and target.label not in self.timeouts \
-            and self._unsettled.get(target.label, 0) < MAX_UNSETTLED
+            and self._unsettled.setdefault(target.label, Unsettled()).count < MAX_UNSETTLED
 
     async def _call_window(self, target: CallTarget, calls: list[ArgumentCall], pursued: set[FindingKey],
                            deadline: float) -> Failure | None:
-        """An example's calls of a read-only target in one pipelined window, judged in order as if each ran alone:
-        the first new failure ends the example (the calls after it are not judged, as they would not have been
-        sent), and a window that cannot attribute everything runs its calls one by one."""
+        """An example's calls of a read-only target in pipelined windows (`run_in_order`), judged in order as if
+        each ran alone: the first new failure ends the example (the calls after it are not judged, as they would
+        not have been sent), and a window that cannot attribute everything runs its calls one by one, while the
+        target's time lasts."""
+        unsettled = self._unsettled.setdefault(target.label, Unsettled())
+        before = unsettled.count
         cases = [target.case(self.builder, call) for call in calls]
-        exchanges = None
-        if all(self.session.may_share(case) for case in cases):  # on stdio a lone surrogate, for one, is sent alone
-            try:
-                exchanges = await self.session.run_window(cases)
-            except (HarnessError, ServerStartError) as error:
-                raise PhaseStopped(str(error)) from None
-            if exchanges is None:
-                self._unsettled[target.label] = self._unsettled.get(target.label, 0) + 1
-        for index, case in enumerate(cases):
-            if exchanges is not None:
-                exchange = exchanges[index]
-            elif time.monotonic() >= deadline:
-                return None
-            else:
+        async with aclosing(run_in_order(self.session, cases, unsettled=unsettled)) as exchanges:
+            while not (unsettled.count > before and time.monotonic() >= deadline):
                 try:
-                    exchange = await self.session.run_case(case, timeout=self.timeouts.get(target.label))
+                    exchange = await anext(exchanges)
+                except StopAsyncIteration:
+                    return None
                 except (HarnessError, ServerStartError) as error:
                     raise PhaseStopped(str(error)) from None
-            self.calls += 1
-            failure = to_raise(self.judge(PhaseName.FUZZ, exchange), pursued)
-            if failure is not None:
-                return failure
+                self.calls += 1
+                failure = to_raise(self.judge(PhaseName.FUZZ, exchange), pursued)
+                if failure is not None:
+                    return failure
         return None
 
     # -- stateful ------------------------------------------------------------------------------
