@@ -120,13 +120,13 @@ def _soak(config: RunConfig, soak_options: SoakOptions, workers: int, sink: Even
 def _resume_from(path: Path, config: RunConfig, seed: int | None, workers: int) -> Checkpoint:
     """The checkpoint to go on from, checked against this soak's server and seed (exit 2 when it does not fit)."""
     from mcpfuzz.corpus.redact import Redactor
+    from mcpfuzz.engine.config import Shard
     from mcpfuzz.engine.soak.checkpoint import CheckpointError, read_checkpoint
-    from mcpfuzz.engine.soak.workers import worker_checkpoint
 
     try:
         checkpoint = read_checkpoint(path)
         for index in range(1, workers):
-            read_checkpoint(worker_checkpoint(path, index))
+            read_checkpoint(Shard(index, workers).worker_path(path))
     except CheckpointError as error:
         raise click.UsageError(str(error)) from None
     label = Redactor(config.secrets).text(config.server_label)

@@ -13,11 +13,6 @@ from mcpfuzz.engine.soak.soak import Soak, SoakOptions
 from mcpfuzz.engine.workers import run_workers
 
 
-def worker_checkpoint(path: Path, index: int) -> Path:
-    """Worker 0 keeps the soak's own checkpoint; worker i writes `NAME.worker<i>.json` beside it."""
-    return Shard(index, index + 1).worker_path(path)
-
-
 @dataclass(frozen=True)
 class SoakJob:
     """A soak in each worker: its targets and slice seeds strided by the worker's number."""
