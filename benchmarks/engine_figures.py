@@ -141,7 +141,7 @@ def judged_pings(command: list[str], count: int, window: int = 32) -> tuple[floa
     import json
 
     from mcpfuzz.engine.events import PhaseName
-    from mcpfuzz.engine.runner import Run
+    from mcpfuzz.engine.plan.context import RunContext
     from mcpfuzz.engine.session.session import Session
     from mcpfuzz.engine.session.windows import run_in_order
     from mcpfuzz.jsonrpc.expectation import result
@@ -149,14 +149,14 @@ def judged_pings(command: list[str], count: int, window: int = 32) -> tuple[floa
     from mcpfuzz.transport.connect import StdioTarget
 
     async def main() -> tuple[float, float]:
-        runner = Run(_config(command, ("catalogue",), 30), lambda event: None)
+        runner = RunContext.create(_config(command, ("catalogue",), 30), lambda event: None)
         cases = [Case(f"ping-{i}", "bench", "ping", json.dumps({"jsonrpc": "2.0", "id": 100_000 + i, "method": "ping"})
                       .encode(), result(100_000 + i, "ping")) for i in range(count)]
         async with Session(StdioTarget(command)) as session:
             await session.ensure_ready()
             cpu, wall = time.process_time(), time.perf_counter()
             async for exchange in run_in_order(session, cases, window=window):
-                runner._judge(PhaseName.CATALOGUE, exchange)
+                runner.judge(PhaseName.CATALOGUE, exchange)
             cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         if runner.findings.all():
             NOTES.append(f"pings: {len(runner.findings.all())} findings on a clean server")

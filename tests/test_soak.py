@@ -157,7 +157,7 @@ def test_workers_whose_parent_is_killed_stop_and_take_their_servers_along(tmp_pa
                    if "spawn_main" in " ".join(child.cmdline())]
         assert len(workers) == 2
         process.kill()  # SIGKILL: the parent can forward nothing
-        process.communicate(timeout=30)
+        process.communicate(timeout=120)  # the workers hold its stdout until they end
         _, alive = psutil.wait_procs(workers, timeout=60)
         assert alive == [], "orphaned workers soaked on"
     finally:

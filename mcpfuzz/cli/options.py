@@ -247,10 +247,10 @@ def _baseline(path: str | None) -> Baseline | None:
 
 def exit_status(config: RunConfig, finished: RunFinished) -> int:
     """1 with findings at or above --fail-on (outside --baseline) or a stale baseline entry, else 2 when the
-    server could not be tested, else 0."""
+    server could not be tested (or what it declares could not be: no target called, the server lost), else 0."""
     if any(f.severity >= config.fail_on and not f.baselined for f in finished.findings) or finished.stale_baseline:
         return EXIT_FINDINGS
-    return EXIT_ERROR if finished.error else EXIT_CLEAN
+    return EXIT_ERROR if finished.error or finished.untested else EXIT_CLEAN
 
 
 def http_target(server: list[str], header_lines: tuple[str, ...], launch: str | None,

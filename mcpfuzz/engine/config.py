@@ -73,10 +73,13 @@ class RunConfig:
     # A plain JSON-RPC 2.0 server (`--jsonrpc --openrpc FILE`): its methods, as mcpfuzz.jsonrpc.openrpc reads them.
     jsonrpc_methods: tuple[dict, ...] | None = None
     shard: Shard = Shard()  # `run --workers N`: this process's part of the run
+    server: ServerTarget | None = None  # a target given as it is (the memory transport in tests), not by command
 
     @property
     def target(self) -> ServerTarget:
-        """What the session talks to: the HTTP endpoint when there is one, else the stdio command."""
+        """What the session talks to: a target given as it is, the HTTP endpoint, or else the stdio command."""
+        if self.server is not None:
+            return self.server
         return self.http if self.http is not None else StdioTarget(tuple(self.command), self.cwd)
 
     @property

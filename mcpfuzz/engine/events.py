@@ -228,6 +228,7 @@ class Stats:
     soak: dict[str, Any] | None = None  # a soak's slices per target, workers, resumes
     targets: dict[str, int] = field(default_factory=dict)  # judged cases per call target (`tool/NAME`)
     workers: dict[str, Any] | None = None  # `run --workers N`: how many, and each one's counters
+    plan: dict[str, Any] | None = None  # each phase (ran or why not, its share of the run) and the targets called
 
     COUNTERS = ("cases", "tool_calls", "frame_cases", "frames_sent", "restarts")
 
@@ -244,6 +245,8 @@ class Stats:
             data["soak"] = self.soak
         if self.workers is not None:
             data["workers"] = self.workers
+        if self.plan is not None:
+            data["plan"] = self.plan
         return data
 
     def add(self, other: dict[str, Any]) -> None:
@@ -275,6 +278,9 @@ class RunFinished(Event):
     corpus_paths: dict[str, str] = field(default_factory=dict)  # fingerprint -> transcript path
     # --baseline entries this run replayed and did not see fail again: the baseline is out of date.
     stale_baseline: tuple[str, ...] = ()
+    # What the run could not test although the server declares it (no target called, the server lost), with a
+    # tip: such a run never passes.
+    untested: str = ""
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from mcpfuzz.corpus.store import CorpusError, CorpusStore
 from mcpfuzz.engine.alone_answers import run_case
 from mcpfuzz.engine.events import Finding
 from mcpfuzz.engine.judge import FindingSet
+from mcpfuzz.engine.session.modes import speaking, thorough
 from mcpfuzz.engine.session.session import HarnessError, Session, SessionOptions
 from mcpfuzz.engine.transcripts import Replayable, from_transcript
 from mcpfuzz.jsonrpc.case_json import CaseFormatError
@@ -77,9 +78,8 @@ async def replay_one(replayable: Replayable, server: ServerTarget | None, option
         options = replace(options, plain_jsonrpc=True)
     try:
         async with Session(server, options) as session:
-            session.era, session.version = replayable.era, replayable.version or session.version
-            session.thorough = True
-            exchange = await run_case(session, replayable.case)
+            with speaking(session, replayable.era, replayable.version or None), thorough(session):
+                exchange = await run_case(session, replayable.case)
     except (ServerStartError, HarnessError, TransportError) as error:
         return ReplayOutcome(replayable.path, ERROR, f"the server could not be run: {error}", replayable,
                              server=server)

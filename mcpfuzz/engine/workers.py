@@ -11,7 +11,7 @@ import signal
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from mcpfuzz.engine.config import RunConfig, Shard
 from mcpfuzz.engine.events import (
@@ -33,8 +33,13 @@ from mcpfuzz.engine.events import (
 )
 from mcpfuzz.engine.judge import FindingSet
 
-if TYPE_CHECKING:
-    from mcpfuzz.engine.runner import Run
+
+class Executable(Protocol):
+    """What a worker executes: a run or a soak, ending in its outcome."""
+
+    async def execute(self) -> RunFinished:
+        """Run to the end (or the budget, or a signal) and return the outcome."""
+        ...
 
 POLL = 0.5  # seconds between two looks at the event queue and the workers
 PR_SET_PDEATHSIG = 1  # linux/prctl.h: the signal a process gets when its parent dies
@@ -62,7 +67,7 @@ class WorkerJob(Protocol):
     def max_findings(self) -> int | None:
         """New findings across all workers that stop them all (None: no limit)."""
 
-    def runner(self, config: RunConfig, shard: Shard, emit: EventSink) -> Run:
+    def runner(self, config: RunConfig, shard: Shard, emit: EventSink) -> Executable:
         """The run a worker executes for its shard."""
 
     def checkpoint(self, shard: Shard) -> Path | None:
@@ -233,7 +238,7 @@ class _Merger:
         lead = self.latest.get(0)
         stats.duration = max((o.stats.duration for o in self.latest.values()), default=0.0)
         if lead is not None:
-            stats.resources = lead.stats.resources
+            stats.resources, stats.plan = lead.stats.resources, lead.stats.plan
         if self.job is not None:
             self.job.describe(stats, [
                 {"worker": w, "cases": o.stats.cases, "frames_sent": o.stats.frames_sent, "findings": len(o.findings),
@@ -244,9 +249,11 @@ class _Merger:
                                                                          if o.stopped), StopReason.NONE)
         errors = [f"worker {w}: {o.error}" for w, o in sorted(self.latest.items()) if o.error]
         # Only the lead replays the --baseline transcripts: its stale entries are the run's.
+        # Untested only when no worker could test: one that called its targets vouches for the run.
+        untested = lead.untested if lead is not None and all(o.untested for o in self.latest.values()) else ""
         return RunFinished(stats, chosen, lead.protocol_version if lead else None, lead.era if lead else None,
                            stopped, "\n".join(errors) if len(errors) == len(self.latest) else "", paths,
-                           lead.stale_baseline if lead else ())
+                           lead.stale_baseline if lead else (), untested)
 
     def finish(self, processes: list, before: set[Path]) -> RunFinished:
         """The merged outcome; a worker that died without reporting counts with its last checkpoint, if any."""

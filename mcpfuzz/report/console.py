@@ -24,6 +24,7 @@ from mcpfuzz.engine.events import (
 )
 from mcpfuzz.oracles.base import Severity
 from mcpfuzz.report.finding_console import SEVERITY_STYLE, FindingPrinter, Verbosity, message_head
+from mcpfuzz.report.time_split import never_called, time_split
 
 MAX_SKIPPED_LINES = 20  # a server may list thousands of tools: the header stays readable
 MAX_TARGET_ROWS = 12  # targets in the summary's table (all of them with -v)
@@ -201,6 +202,12 @@ class ConsoleReporter:
                            f"seed {self.config.seed}")
         if event.protocol_version:
             self.console.print(f"protocol {event.protocol_version} ({event.era} era)", style="dim")
+        split = time_split(stats)
+        if split:
+            self.console.print(f"time: {split}", style="dim")
+        never = never_called(stats)
+        if never and not event.untested:
+            self.console.print(f"{escape(never)} (raise --budget to call them)", style="yellow")
         if event.corpus_paths and self.config.corpus is not None:
             self.console.print(f"corpus: {len(event.corpus_paths)} transcripts in {self.config.corpus} "
                                f"({escape(self.program)} replay {shlex.quote(str(self.config.corpus))})", style="dim")
@@ -220,6 +227,10 @@ class ConsoleReporter:
         elif failing or event.stale_baseline:
             stale = f" and {len(event.stale_baseline)} stale baseline entries" if event.stale_baseline else ""
             self.console.print(f"[bold red]FAILED[/]: {failing} findings at or above {self.config.fail_on}{stale}")
+            if event.untested:
+                self.console.print(f"[bold yellow]and not fully tested[/]: {escape(event.untested)}")
+        elif event.untested:
+            self.console.print(f"[bold red]UNTESTED[/]: {escape(event.untested)}")
         elif event.stopped:
             self.console.print(f"[bold yellow]INCOMPLETE[/]: no findings at or above {self.config.fail_on} in the "
                                "part that ran")

@@ -77,6 +77,7 @@ def report_json(config: RunConfig, finished: RunFinished) -> dict:
         "stats": finished.stats.as_dict(),
         "stopped": finished.stopped or None,
         "error": finished.error or None,
+        "untested": finished.untested or None,
         "failOn": str(config.fail_on),
         "staleBaseline": list(finished.stale_baseline),
         "findings": [finding_json(f, config.target, finished.corpus_paths.get(f.fingerprint))

@@ -24,10 +24,15 @@ from mcpfuzz.engine.events import (
 )
 from mcpfuzz.engine.judge import FindingKey
 from mcpfuzz.engine.monitor.monitor import MonitorOptions, release_free_memory
-from mcpfuzz.engine.phases.call_phases import STATEFUL, CallPhases
-from mcpfuzz.engine.phases.frame_fuzz import FrameFuzz
+from mcpfuzz.engine.phases.call_phases import STATEFUL
 from mcpfuzz.engine.phases.search import PhaseStopped, Verdict, derive_seed
 from mcpfuzz.engine.phases.targets import CallTarget, TargetPlan
+from mcpfuzz.engine.plan.context import RunContext, Searches
+from mcpfuzz.engine.plan.finishing import outcome
+from mcpfuzz.engine.plan.phase import Phase, Plan
+from mcpfuzz.engine.plan.plans import PROTOCOL_PHASES
+from mcpfuzz.engine.plan.protocol_phases import ProbePhase, VerifySoFarPhase
+from mcpfuzz.engine.plan.target_phases import PlanTargetsPhase
 from mcpfuzz.engine.runner import Run
 from mcpfuzz.engine.session.session import Session
 from mcpfuzz.engine.session.tracking import BoundedDict
@@ -63,45 +68,52 @@ class SoakOptions:
         return min(30.0, max(5.0, self.duration / 30))
 
 
-class Soak(Run):
-    """A run whose fuzz phase is a loop of slices over every target until the duration or N findings."""
+class SoakState:
+    """What a soak adds to a run: its slices, the scheduler, the behaviours seen, the findings known before."""
 
-    def __init__(self, config: RunConfig, options: SoakOptions, emit: EventSink) -> None:
-        super().__init__(config, emit)
+    def __init__(self, options: SoakOptions, context: RunContext) -> None:
         self.options = options
+        self.context = context
         resume = options.resume
         self.slices = resume.slices if resume is not None else 0
         self.scheduler: Scheduler | None = None
-        self._known: set[FindingKey] = {key for key, finding in resume.findings if finding.known} if resume else set()
-        self._seen: BoundedDict[tuple, None] = BoundedDict(SEEN_LIMIT)
-        self._novel = 0
-        self._target = ""
-        self._started = 0.0
-        self._fuzzers_running: tuple[FrameFuzz, CallPhases] | None = None  # their counters go into checkpoints
+        self.known: set[FindingKey] = {key for key, finding in resume.findings if finding.known} if resume else set()
+        self.seen: BoundedDict[tuple, None] = BoundedDict(SEEN_LIMIT)
+        self.novel = 0
+        self.target = ""
+        self.started = time.monotonic()
+        self._lead: bool | None = None
         if resume is not None:
             for key, finding in resume.findings:
-                self.findings.restore(key, finding)
+                context.findings.restore(key, finding)
 
-    # -- the run's hooks -------------------------------------------------------------------------
+    def is_lead(self) -> bool:
+        """Whether this process runs what is done once per soak; with --shared, whichever process of the whole
+        fleet claimed the role first (asked once)."""
+        if self._lead is None:
+            shared = self.context.shared
+            self._lead = shared.claim_lead() if shared is not None else self.options.shard[0] == 0
+        return self._lead
 
-    async def execute(self) -> RunFinished:
-        """Soak, then write the last checkpoint (also after SIGTERM: the run stops cleanly first)."""
-        self._started = time.monotonic()
-        finished = await super().execute()
-        # Silently: the summary is printed and the final reports written on RunFinished already.
-        complete = finished.stopped in (StopReason.NONE, StopReason.MAX_FINDINGS) and not finished.error
-        self._write_checkpoint(finished, complete=complete, announce=False)
-        return finished
+    def once_skip(self) -> str | None:
+        """Why what is done once per soak does not run in this process."""
+        if self.options.resume is not None:
+            return "done once per soak, before --resume"
+        return None if self.is_lead() else "done once per soak, by the lead worker"
 
-    def _monitor_options(self) -> MonitorOptions:
-        return MonitorOptions(sample_every=self.config.sample_every, ping_every=self.options.ping_every,
-                              ping_timeout=self.config.timeout)
+    def observe(self, phase: PhaseName, exchange: Exchange, judged: list[Verdict]) -> None:
+        """Each judged exchange: its behaviour signature, and what the corpus replay shows was found before."""
+        if phase == PhaseName.REGRESSION:
+            # What the saved transcripts still show was found before, even if the probe saw it first here.
+            self.known.update(key for _, key, _ in judged)
+        signature = behaviour(self.target or phase, exchange)
+        if signature not in self.seen:
+            self.seen[signature] = None
+            self.novel += 1
 
-    def _finished(self, findings: tuple[Finding, ...], corpus_paths: dict[str, str],
-                  stats: Stats | None = None) -> RunFinished:
+    def adjust(self, findings: tuple[Finding, ...], base: Stats) -> tuple[tuple[Finding, ...], Stats]:
         """Counters of earlier sessions added in; findings the corpus already held marked as known."""
         resume = self.options.resume
-        base = stats or self.stats
         stats = replace(base, phases=dict(base.phases))
         if resume is not None:
             stats.add(resume.stats)
@@ -109,171 +121,235 @@ class Soak(Run):
         stats.soak = {
             "slices": self.slices, "resumes": resume.resumes + 1 if resume is not None else 0,
             "worker": self.options.shard[0], "workers": self.options.shard[1],
-            "new_behaviours": self._novel,
+            "new_behaviours": self.novel,
             "slices_per_target": dict(scheduler.slices) if scheduler is not None else {},
         }
-        known = {finding.fingerprint for key, finding in self.findings.entries() if key in self._known}
-        marked = tuple(replace(f, known=True) if f.fingerprint in known else f for f in findings)
-        return super()._finished(marked, corpus_paths, stats)
+        known = {finding.fingerprint for key, finding in self.context.findings.entries() if key in self.known}
+        return tuple(replace(f, known=True) if f.fingerprint in known else f for f in findings), stats
 
-    def _judge(self, phase: PhaseName, exchange: Exchange) -> list[Verdict]:
-        judged = super()._judge(phase, exchange)
-        if phase == PhaseName.REGRESSION:
-            # What the saved transcripts still show was found before, even if the probe saw it first here.
-            self._known.update(key for _, key, _ in judged)
-        signature = behaviour(self._target or phase, exchange)
-        if signature not in self._seen:
-            self._seen[signature] = None
-            self._novel += 1
-        return judged
+    def status(self) -> dict[str, object]:
+        """What a --shared heartbeat adds for a soak."""
+        return {"slices": self.slices, "target": self.target}
 
-    async def _phases(self, session: Session) -> None:
-        context = await self._probe(session)
-        # With --shared the lead is whichever process of the whole fleet claimed the role first.
-        lead = self.shared.claim_lead() if self.shared is not None else self.options.shard[0] == 0
-        if lead and self.options.resume is None:
-            await self._protocol_phases(session, context)  # the corpus, catalogue and lifecycle: once per soak
-        plan, frames, phases = await self._fuzzers(session)
-        self._fuzzers_running = (frames, phases)
-        if lead and self.options.resume is None and PhaseName.COVERAGE in self.config.phases and plan.targets:
-            # The schema's boundaries and enum values, once: deterministic calls that find a lot quickly.
-            self.emit(PhaseStarted(PhaseName.COVERAGE, phases.coverage_size()))
-            await phases.coverage(time.monotonic() + max(0.0, self._deadline - time.monotonic()) * COVERAGE_SHARE)
-        names = self._targets(plan)
-        if not names:
-            self.emit(Notice("nothing to soak: the fuzz phase is off (see --phases)", level="error"))
-            return
-        resume = self.options.resume
-        self.scheduler = self._scheduler(names, resume.scores if resume is not None else None)
-        left = max(0.0, self._deadline - time.monotonic())
-        self.emit(PhaseStarted(PhaseName.SOAK, None, f"{len(names)} targets in slices of "
-                                                     f"{self.options.slice_length:g}s, about {left:.0f}s"))
-        async with anyio.create_task_group() as group:
-            if self.options.checkpoint is not None:
-                group.start_soon(self._checkpoint_loop)
-            try:
-                await self._loop(plan, frames, phases)
-            except PhaseStopped as error:
-                self._server_lost(error, "the soak")
-            finally:
-                self._count(frames, phases)
-                group.cancel_scope.cancel()
+    def new_findings(self) -> int:
+        """Findings of this soak that neither the corpus nor another machine had."""
+        shared = self.context.shared
+        elsewhere = shared.elsewhere if shared is not None else set()
+        return sum(1 for key, finding in self.context.findings.entries()
+                   if key not in self.known and finding.fingerprint not in elsewhere)
 
-    # -- slices ----------------------------------------------------------------------------------
-
-    def _targets(self, plan: TargetPlan) -> list[str]:
-        """Frame families and call targets (and call sequences), this worker's share of them."""
-        if PhaseName.FUZZ not in self.config.phases:
-            return []
-        calls = [target.label for target in plan.targets if target.type.fuzzed]
-        frames = [f"frames/{family}" for family in FAMILIES]
-        # Targets and frame families alternate, so that the first round (every target once) touches both early.
-        names = [name for pair in zip_longest(calls, frames) for name in pair if name is not None]
-        if plan.targets and PhaseName.STATEFUL in self.config.phases:
-            names.append(STATEFUL)
-        index, count = self.options.shard
-        # More workers than targets: every worker takes all of them (their slice seeds still differ).
-        return names[index::count] or names
-
-    async def _loop(self, plan: TargetPlan, frames: FrameFuzz, phases: CallPhases) -> None:
-        """Slice after slice until the duration is up or enough new findings are in."""
-        assert self.scheduler is not None
-        targets: dict[str, CallTarget] = {target.label: target for target in plan.targets}
-        index, count = self.options.shard
-        while True:
-            now = time.monotonic()
-            if self._max_reached():
-                self.stopped = StopReason.MAX_FINDINGS
-                self.emit(Notice(f"{self.options.max_findings} new findings: stopping as --max-findings asks",
-                                 level="info"))
-                return
-            end = min(now + self.options.slice_length, self._deadline)
-            if end - now < MIN_SLICE:
-                return
-            name = self.scheduler.pick()
-            # Slice seeds never repeat: not after --resume (the counter goes on), not across workers (strided).
-            epoch = self.shared.next_epoch() if self.shared is not None else self.slices * count + index + 1
-            cases, novel, found = self.stats.cases, self._novel, self._new_findings()
-            self._target = name
-            try:
-                if name.startswith("frames/"):
-                    frames.mark_origin()  # the slices before sent their own ids on this process
-                    await frames.fuzz_family(name.removeprefix("frames/"), end, epoch=epoch)
-                elif name == STATEFUL:
-                    await phases.stateful(end, epoch=epoch)
-                else:
-                    await phases.fuzz_target(targets[name], end, epoch=epoch)
-            finally:
-                self._target = ""
-            self.slices += 1
-            done = SliceDone(name, time.monotonic() - now, self.stats.cases - cases, self._novel - novel,
-                             self._new_findings() - found)
-            self.scheduler.update(name, done.cases, done.new_behaviours, done.new_findings)
-            self.emit(done)
-
-    def _scheduler(self, names: list[str], scores: dict[str, float] | None) -> Scheduler:
-        """The scheduler; with --shared one whose scores are the whole fleet's."""
-        if self.shared is not None:
-            from mcpfuzz.engine.shared.weights import SharedScheduler
-
-            return SharedScheduler(self.shared.link, names, self._seed("scheduler"), scores)
-        return Scheduler(names, self._seed("scheduler"), scores)
-
-    def _shared_status(self) -> dict[str, object]:
-        return {**super()._shared_status(), "slices": self.slices, "target": self._target}
-
-    def _new_findings(self) -> int:
-        elsewhere = self.shared.elsewhere if self.shared is not None else set()
-        return sum(1 for key, finding in self.findings.entries()
-                   if key not in self._known and finding.fingerprint not in elsewhere)
-
-    def _max_reached(self) -> bool:
+    def max_reached(self) -> bool:
+        """--max-findings new findings are in."""
         limit = self.options.max_findings
-        return limit is not None and self._new_findings() >= limit
+        return limit is not None and self.new_findings() >= limit
 
-    def _seed(self, name: str) -> int:
-        return derive_seed(self.config.seed, "soak", name, self.options.shard[0], self.slices)
+    def seed(self, name: str) -> int:
+        """A seed of this soak's own for `name`, different per worker and per slice."""
+        return derive_seed(self.context.config.seed, "soak", name, self.options.shard[0], self.slices)
 
     # -- checkpoints -----------------------------------------------------------------------------
 
-    async def _checkpoint_loop(self) -> None:
+    async def checkpoint_loop(self) -> None:
         """Every --checkpoint-every seconds: the checkpoint, new transcripts, and the reports so far."""
+        context = self.context
         while True:
             await anyio.sleep(self.options.checkpoint_every)
             release_free_memory()
-            session = self._session
-            if session is not None:
-                self.stats.frames_sent, self.stats.restarts = session.frames_sent, session.restarts
-            if self._fuzzers_running is not None:
-                self._count(*self._fuzzers_running)
-            self.stats.duration = time.monotonic() - self._started
-            if self.monitor is not None and self.monitor.figures.samples:
-                self.stats.resources = self.monitor.figures.as_dict()
-            findings = tuple(self.findings.all())
-            finished = self._finished(findings, self._save_corpus(findings))
-            self._write_checkpoint(finished, complete=False)
+            context.count_session()
+            if context.searches is not None:
+                context.stats.tool_calls = context.searches.calls.calls
+                context.stats.frame_cases = context.searches.frames.examples
+            context.stats.duration = time.monotonic() - self.started
+            findings = tuple(context.findings.all())
+            self.write_checkpoint(outcome(context, findings, context.save(findings)), complete=False)
 
-    def _write_checkpoint(self, finished: RunFinished, *, complete: bool, announce: bool = True) -> None:
+    def write_checkpoint(self, finished: RunFinished, *, complete: bool, announce: bool = True) -> None:
+        """The state --resume needs, written atomically; announced so the reports are rewritten too."""
         path = self.options.checkpoint
         if path is None:
             return
-        resume = self.options.resume
+        context, resume = self.context, self.options.resume
         checkpoint = Checkpoint(
-            seed=self.config.seed, server=self.config.server_label, slices=self.slices,
-            elapsed=(resume.elapsed if resume is not None else 0.0) + (time.monotonic() - self._started),
+            seed=context.config.seed, server=context.config.server_label, slices=self.slices,
+            elapsed=(resume.elapsed if resume is not None else 0.0) + (time.monotonic() - self.started),
             resumes=resume.resumes + 1 if resume is not None else 0, stopped=finished.stopped, complete=complete,
             stats=finished.stats.as_dict(), scores=dict(self.scheduler.scores) if self.scheduler is not None else {},
-            findings=[(key, finding) for key, finding in self._entries_marked()])
+            findings=[(key, replace(finding, known=True) if key in self.known else finding)
+                      for key, finding in context.findings.entries()])
         try:
-            write_checkpoint(path, checkpoint, self.config.target, self._redactor)
+            write_checkpoint(path, checkpoint, context.config.target, context.redactor)
         except OSError as error:
-            self.emit(Notice(f"the checkpoint could not be written to {path}: {error}", level="error"))
+            context.emit(Notice(f"the checkpoint could not be written to {path}: {error}", level="error"))
             return
         if announce:
-            self.emit(CheckpointSaved(str(path), finished))
+            context.emit(CheckpointSaved(str(path), finished))
 
-    def _entries_marked(self) -> list[tuple[FindingKey, Finding]]:
-        """Every finding with its key, those from the corpus marked as known."""
-        return [(key, replace(finding, known=True) if key in self._known else finding)
-                for key, finding in self.findings.entries()]
 
+@dataclass(frozen=True)
+class OncePerSoak:
+    """A phase of the run done once per soak: by the lead worker, and not again after --resume."""
+
+    inner: Phase
+    state: SoakState
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def skip_reason(self, context: RunContext) -> str | None:
+        return self.state.once_skip() or self.inner.skip_reason(context)
+
+    async def run(self, context: RunContext, session: Session) -> None:
+        await self.inner.run(context, session)
+
+
+@dataclass(frozen=True)
+class SoakCoveragePhase:
+    """The schemas' boundaries and enum values, once per soak: deterministic calls that find a lot quickly."""
+
+    state: SoakState
+    name: str = PhaseName.COVERAGE.value
+
+    def skip_reason(self, context: RunContext) -> str | None:
+        if PhaseName.COVERAGE not in context.config.phases:
+            return "not in --phases"
+        if context.searches is None or context.targets is None or not context.targets.targets:
+            return "no target to call"
+        return self.state.once_skip()
+
+    async def run(self, context: RunContext, session: Session) -> None:
+        assert context.searches is not None
+        calls = context.searches.calls
+        context.emit(PhaseStarted(PhaseName.COVERAGE, calls.coverage_size()))
+        try:
+            await calls.coverage(context.budget.share(COVERAGE_SHARE))
+        except PhaseStopped as error:
+            context.server_lost(error, "the coverage calls")
+
+
+@dataclass(frozen=True)
+class SoakSlicesPhase:
+    """Slice after slice over every target and frame family until the duration is up or enough new findings."""
+
+    state: SoakState
+    name: str = PhaseName.SOAK.value
+
+    def skip_reason(self, context: RunContext) -> str | None:
+        return None if context.searches is not None else "nothing was planned"
+
+    async def run(self, context: RunContext, session: Session) -> None:
+        state = self.state
+        searches, plan = context.searches, context.targets
+        assert searches is not None and plan is not None
+        names = _targets(context, state.options, plan)
+        if not names:
+            context.emit(Notice("nothing to soak: the fuzz phase is off (see --phases)", level="error"))
+            return
+        resume = state.options.resume
+        state.scheduler = _scheduler(context, state, names, resume.scores if resume is not None else None)
+        context.emit(PhaseStarted(PhaseName.SOAK, None, f"{len(names)} targets in slices of "
+                                                        f"{state.options.slice_length:g}s, about "
+                                                        f"{context.budget.left():.0f}s"))
+        async with anyio.create_task_group() as group:
+            if state.options.checkpoint is not None:
+                group.start_soon(state.checkpoint_loop)
+            try:
+                await _loop(context, state, plan, searches)
+            except PhaseStopped as error:
+                context.server_lost(error, "the soak")
+            finally:
+                context.stats.tool_calls = searches.calls.calls
+                context.stats.frame_cases = searches.frames.examples
+                group.cancel_scope.cancel()
+
+
+def _targets(context: RunContext, options: SoakOptions, plan: TargetPlan) -> list[str]:
+    """Frame families and call targets (and call sequences), this worker's share of them."""
+    if PhaseName.FUZZ not in context.config.phases:
+        return []
+    calls = [target.label for target in plan.targets if target.type.fuzzed]
+    frames = [f"frames/{family}" for family in FAMILIES]
+    # Targets and frame families alternate, so that the first round (every target once) touches both early.
+    names = [name for pair in zip_longest(calls, frames) for name in pair if name is not None]
+    if plan.targets and PhaseName.STATEFUL in context.config.phases:
+        names.append(STATEFUL)
+    index, count = options.shard
+    # More workers than targets: every worker takes all of them (their slice seeds still differ).
+    return names[index::count] or names
+
+
+def _scheduler(context: RunContext, state: SoakState, names: list[str], scores: dict[str, float] | None) -> Scheduler:
+    """The scheduler; with --shared one whose scores are the whole fleet's."""
+    if context.shared is not None:
+        from mcpfuzz.engine.shared.weights import SharedScheduler
+
+        return SharedScheduler(context.shared.link, names, state.seed("scheduler"), scores)
+    return Scheduler(names, state.seed("scheduler"), scores)
+
+
+async def _loop(context: RunContext, state: SoakState, plan: TargetPlan, searches: Searches) -> None:
+    """Slice after slice until the duration is up or enough new findings are in."""
+    assert state.scheduler is not None
+    targets: dict[str, CallTarget] = {target.label: target for target in plan.targets}
+    index, count = state.options.shard
+    frames, phases = searches.frames, searches.calls
+    while True:
+        now = time.monotonic()
+        if state.max_reached():
+            context.stopped = StopReason.MAX_FINDINGS
+            context.emit(Notice(f"{state.options.max_findings} new findings: stopping as --max-findings asks",
+                                level="info"))
+            return
+        end = min(now + state.options.slice_length, context.budget.deadline)
+        if end - now < MIN_SLICE:
+            return
+        name = state.scheduler.pick()
+        # Slice seeds never repeat: not after --resume (the counter goes on), not across workers (strided).
+        epoch = context.shared.next_epoch() if context.shared is not None else state.slices * count + index + 1
+        cases, novel, found = context.stats.cases, state.novel, state.new_findings()
+        state.target = name
+        try:
+            if name.startswith("frames/"):
+                frames.mark_origin()  # the slices before sent their own ids on this process
+                await frames.fuzz_family(name.removeprefix("frames/"), end, epoch=epoch)
+            elif name == STATEFUL:
+                await phases.stateful(end, epoch=epoch)
+            else:
+                await phases.fuzz_target(targets[name], end, epoch=epoch)
+        finally:
+            state.target = ""
+        state.slices += 1
+        done = SliceDone(name, time.monotonic() - now, context.stats.cases - cases, state.novel - novel,
+                         state.new_findings() - found)
+        state.scheduler.update(name, done.cases, done.new_behaviours, done.new_findings)
+        context.emit(done)
+
+
+def soak_plan(state: SoakState) -> Plan:
+    """A soak: the probe, the targets planned, what is done once per soak, coverage once, then the slices."""
+    once = tuple(OncePerSoak(phase, state) for phase in PROTOCOL_PHASES if not isinstance(phase, VerifySoFarPhase))
+    return (ProbePhase(), PlanTargetsPhase(), *once, SoakCoveragePhase(state), SoakSlicesPhase(state))
+
+
+class Soak:
+    """`mcpfuzz soak`: a run whose plan ends in slices over every target, with checkpoints for --resume."""
+
+    def __init__(self, config: RunConfig, options: SoakOptions, emit: EventSink) -> None:
+        self.run = Run(config, emit, plan=())
+        context = self.run.context
+        self.state = SoakState(options, context)
+        context.monitor_options = MonitorOptions(sample_every=context.config.sample_every,
+                                                 ping_every=options.ping_every, ping_timeout=context.config.timeout)
+        context.judged_observers.append(self.state.observe)
+        context.report_adjusters.append(self.state.adjust)
+        context.status_parts.append(self.state.status)
+        self.run.plan = soak_plan(self.state)
+
+    async def execute(self) -> RunFinished:
+        """Soak, then write the last checkpoint (also after SIGTERM: the run stops cleanly first)."""
+        self.state.started = time.monotonic()
+        finished = await self.run.execute()
+        # Silently: the summary is printed and the final reports written on RunFinished already.
+        complete = finished.stopped in (StopReason.NONE, StopReason.MAX_FINDINGS) and not finished.error
+        self.state.write_checkpoint(finished, complete=complete, announce=False)
+        return finished

@@ -1,0 +1,175 @@
+"""RunContext: what every phase of a plan reads and writes: the options, the session, the findings, the budget."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from mcpfuzz.corpus.redact import Redactor
+from mcpfuzz.engine.attribution.detect import SdkInfo
+from mcpfuzz.engine.config import CALL_PHASES, RunConfig
+from mcpfuzz.engine.events import (
+    CaseDone,
+    EventSink,
+    Finding,
+    FindingFound,
+    Notice,
+    PhaseName,
+    Stats,
+    StopReason,
+)
+from mcpfuzz.engine.judge import FindingSet, Verdict, observed_finding
+from mcpfuzz.engine.monitor.monitor import Monitor, MonitorOptions
+from mcpfuzz.engine.phases.call_phases import CallPhases
+from mcpfuzz.engine.phases.frame_fuzz import FrameFuzz
+from mcpfuzz.engine.phases.probe import ProbeResult
+from mcpfuzz.engine.phases.targets import Selection, TargetPlan
+from mcpfuzz.engine.plan.budget import Budget
+from mcpfuzz.engine.plan.corpus_writer import CorpusWriter
+from mcpfuzz.engine.plan.slow_notes import SlowNotes
+from mcpfuzz.engine.redaction import RedactingSink
+from mcpfuzz.engine.session.session import Session
+from mcpfuzz.engine.shared.hub import SharedHub
+from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.versions import Era
+from mcpfuzz.oracles.base import Failure
+
+# Told each judged exchange with its verdicts (a soak keeps its behaviour signatures this way).
+JudgedObserver = Callable[[PhaseName, Exchange, list[Verdict]], None]
+# Adjusts the outcome reporters see (a soak adds its counters and marks findings its corpus already held).
+ReportAdjuster = Callable[[tuple[Finding, ...], Stats], tuple[tuple[Finding, ...], Stats]]
+# More of the heartbeat a --shared process tells the others.
+StatusPart = Callable[[], dict[str, object]]
+# MCP's streamable HTTP rules (status codes, sessions, Origin) do not bind a plain JSON-RPC endpoint.
+MCP_TRANSPORT_ORACLES = (OracleId.HTTP_STATUS, OracleId.SESSION_LEAK, OracleId.ORIGIN_CHECK)
+
+
+@dataclass(frozen=True)
+class Searches:
+    """The run's two searches: random frames, and calls of its targets (coverage, fuzz, sequences)."""
+
+    frames: FrameFuzz
+    calls: CallPhases
+
+
+@dataclass
+class RunContext:
+    """One run's state, shared by its phases; it survives cancellation so a partial report can always be written."""
+
+    config: RunConfig
+    emit: EventSink
+    redactor: Redactor
+    budget: Budget
+    corpus: CorpusWriter
+    findings: FindingSet = field(default_factory=FindingSet)
+    stats: Stats = field(default_factory=Stats)
+    monitor_options: MonitorOptions = field(default_factory=MonitorOptions)
+    session: Session | None = None
+    monitor: Monitor | None = None
+    probe: ProbeResult | None = None
+    targets: TargetPlan | None = None  # the call targets, once planned
+    searches: Searches | None = None  # the two searches over them, once planned
+    sdk: SdkInfo | None = None
+    shared: SharedHub | None = None  # --shared: this process's part in a search shared through Redis
+    stopped: StopReason = StopReason.NONE
+    error: str = ""
+    stale: tuple[str, ...] = ()
+    # What each phase of the plan did: ran, or skipped and why (the JSON report's `plan`).
+    phase_log: list[tuple[str, str]] = field(default_factory=list)
+    judged_observers: list[JudgedObserver] = field(default_factory=list)
+    report_adjusters: list[ReportAdjuster] = field(default_factory=list)
+    status_parts: list[StatusPart] = field(default_factory=list)
+    slow: SlowNotes | None = None
+
+    @classmethod
+    def create(cls, config: RunConfig, emit: EventSink) -> RunContext:
+        """A fresh context: events redacted once before any handler sees them, the corpus opened (or said why not)."""
+        if config.jsonrpc_methods is not None:
+            config = replace(config, oracles=tuple(o for o in config.oracles if o not in MCP_TRANSPORT_ORACLES))
+        redactor = Redactor(config.secrets)
+        sink: EventSink = RedactingSink(emit, redactor)
+        context = cls(config, sink, redactor, Budget(config.budget), CorpusWriter.open(config, redactor, emit),
+                      monitor_options=MonitorOptions(sample_every=config.sample_every, ping_timeout=config.timeout))
+        context.slow = SlowNotes(config.timeout, config.call_timeout, sink)
+        return context
+
+    def selection(self) -> Selection:
+        """Which targets may be called: the include/exclude options and --read-only."""
+        config = self.config
+        return Selection(config.include_targets, config.exclude_targets, read_only=config.read_only)
+
+    @property
+    def plain(self) -> bool:
+        """A plain JSON-RPC 2.0 server (`run --jsonrpc`), not an MCP one."""
+        return self.config.jsonrpc_methods is not None
+
+    def judge(self, phase: PhaseName, exchange: Exchange) -> list[Verdict]:
+        """Run the oracles, emit new findings; return every failure with its key (Hypothesis shrinks on them)."""
+        if self.slow is not None:
+            self.slow.note(exchange)
+        self.stats.cases += 1
+        self.stats.phases[phase] = self.stats.phases.get(phase, 0) + 1
+        if phase in CALL_PHASES:
+            target = exchange.case.target
+            self.stats.targets[target] = self.stats.targets.get(target, 0) + 1
+        judged = self.findings.judge_all(exchange, self.config.oracles)
+        new = tuple(finding for _, _, finding in judged if finding is not None)
+        for finding in new:
+            self.emit(FindingFound(finding))
+        if new:
+            # Saved as found, so that a kill -9 or the OOM killer loses nothing found so far; the end of
+            # the run rewrites each with its smallest reproducer and the verdict of its re-run.
+            self.save(new)
+        self.emit(CaseDone(phase, exchange, new))
+        for observer in self.judged_observers:
+            observer(phase, exchange, judged)
+        return judged
+
+    def observed(self, failure: Failure, received: tuple[str, ...], expected: str = "") -> None:
+        """A failure seen over many requests becomes a finding (no single frame replays it)."""
+        session = self.session
+        if failure.oracle not in self.config.oracles or session is None:
+            return
+        finding = observed_finding(failure, received, (session.era or Era.LEGACY).value, session.version,
+                                   *([expected] if expected else []))
+        if self.findings.add_observed(finding) is not None:
+            self.emit(FindingFound(finding))
+
+    def save(self, findings: tuple[Finding, ...]) -> dict[str, str]:
+        """One transcript per finding, shared with --shared; the paths by fingerprint."""
+        if self.shared is not None and findings:
+            self.shared.publish(list(findings))
+        return self.corpus.save(findings)
+
+    def server_lost(self, error: Exception, what: str) -> None:
+        """The server could not be brought back: say so, and stop `what` early."""
+        self.stopped = StopReason.SERVER_UNRECOVERABLE
+        self.emit(Notice(f"the server could not be brought back after a failure ({error}); {what} stopped early",
+                         level="error"))
+
+    def internal_error(self, error: Exception) -> None:
+        """mcpfuzz itself failed: stop fuzzing, keep and verify the findings so far, say what broke."""
+        import traceback
+
+        where = traceback.extract_tb(error.__traceback__)[-1]
+        self.error = (f"mcpfuzz stopped on an internal error: {type(error).__name__}: {error} (at "
+                      f"{Path(where.filename).name}:{where.lineno}); the findings before it are reported and saved."
+                      "\ntip: this is a bug of mcpfuzz; please report it with the command line and this message")
+
+    def shared_status(self) -> dict[str, object]:
+        """What this process's heartbeat tells the others (`mcpfuzz status` shows it)."""
+        status: dict[str, object] = {"cases": self.stats.cases, "findings": len(self.findings.entries()),
+                                     "protocol_version": self.probe.version if self.probe else None}
+        for part in self.status_parts:
+            status.update(part())
+        return status
+
+    def count_session(self) -> None:
+        """The session's counters into the run's stats."""
+        if self.session is not None:
+            self.stats.frames_sent = self.session.frames_sent
+            self.stats.restarts = self.session.restarts
+        if self.monitor is not None and self.monitor.figures.samples:
+            self.stats.resources = self.monitor.figures.as_dict()

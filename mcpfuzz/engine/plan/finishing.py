@@ -1,0 +1,129 @@
+"""Finishing a run: findings re-run on a fresh server, marked (SDK, baseline), saved, and the outcome told."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from mcpfuzz.engine.alone_answers import run_case
+from mcpfuzz.engine.attribution.known import explain
+from mcpfuzz.engine.events import Finding, Notice, RunFinished, Upstream
+from mcpfuzz.engine.judge import FindingSet
+from mcpfuzz.engine.plan.context import RunContext
+from mcpfuzz.engine.plan.verdict import untested_reason
+from mcpfuzz.engine.session.modes import speaking, thorough
+from mcpfuzz.engine.session.session import HarnessError, Session
+from mcpfuzz.jsonrpc.case_json import case_from_json, case_to_json
+from mcpfuzz.jsonrpc.versions import PLAIN_JSONRPC, Era
+from mcpfuzz.transport.errors import ServerStartError
+
+MAX_VERIFIED = 50  # findings re-run on a fresh server at most, the most severe first
+# What the report says of a plain JSON-RPC 2.0 server (`--jsonrpc`) in place of an MCP era and version.
+PLAIN_ERA, PLAIN_VERSION = "jsonrpc", PLAIN_JSONRPC
+
+
+async def verify(context: RunContext, session: Session, until: float, *, final: bool = True) -> None:
+    """Re-run each finding's frames on a fresh server, as `mcpfuzz replay` will; mark the ones that pass.
+
+    The most severe first, and of those the smallest; what the time leaves unchecked is said at the end (`final`).
+    """
+    pending = [f for f in context.findings.all() if f.case is not None and f.reproducible is None]
+    pending.sort(key=lambda f: (-f.severity, sum(map(len, f.frames))))
+    if not pending:
+        return
+    restarts = session.restarts
+    with thorough(session):
+        for done, finding in enumerate(pending[:MAX_VERIFIED]):
+            if time.monotonic() + 0.5 > until:
+                if final:
+                    context.emit(Notice(f"no time left to re-run {len(pending) - done} of {len(pending)} findings; "
+                                        "they are saved unchecked (raise --budget to verify them all)"))
+                break
+            assert finding.case is not None
+            case = case_from_json(case_to_json(finding.case), list(finding.frames))
+            try:
+                with speaking(session, Era(finding.era) if finding.era else None, finding.protocol_version or None):
+                    exchange = await run_case(session, case)
+            except (HarnessError, ServerStartError):
+                break
+            again = FindingSet().judge(exchange, (finding.oracle,))
+            context.findings.mark(finding, bool(again))
+            if not again:
+                context.emit(Notice(f"{finding.oracle} on {finding.target} did not fail again on a fresh server: "
+                                    "saved and reported as not reproducible"))
+    session.restarts = restarts  # fresh servers for re-runs are not restarts the server caused
+
+
+def attribute(context: RunContext, findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+    """Mark the findings that are known behaviours of the server's SDK version, with the upstream link."""
+    if context.sdk is None or context.session is None:
+        return findings
+    transport = context.session.transport.value
+    marked = []
+    for finding in findings:
+        known = explain(context.sdk, transport, finding.oracle, finding.key)
+        if known is not None:
+            finding = replace(finding, upstream=Upstream(context.sdk.describe(), known.behaviour, known.link))
+        marked.append(finding)
+    return tuple(marked)
+
+
+def apply_baseline(context: RunContext, findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+    """Mark the findings --baseline accepts; note its entries this run replayed and did not see again."""
+    baseline = context.config.baseline
+    if baseline is None:
+        return findings
+    found = {f.fingerprint for f in findings}
+    if context.probe is not None and not context.stopped:  # an interrupted run proves nothing stale
+        context.stale = tuple(entry.describe() for entry in baseline.stale(found))
+        for entry in baseline.unseen_unreplayable(found):
+            context.emit(Notice(f"baseline: {entry.describe()} was not seen in this run; it has no transcript, "
+                                "so it cannot be told stale"))
+    return tuple(replace(f, baselined=True) if f.fingerprint in baseline.fingerprints else f for f in findings)
+
+
+def outcome(context: RunContext, findings: tuple[Finding, ...], corpus_paths: dict[str, str]) -> RunFinished:
+    """The run's outcome as reporters see it (also a soak's checkpoint so far)."""
+    stats = context.stats
+    for adjust in context.report_adjusters:
+        findings, stats = adjust(findings, stats)
+    if context.shared is not None:  # found first by another machine: known, as if the corpus had held it
+        findings = tuple(replace(f, known=True) if f.fingerprint in context.shared.elsewhere else f
+                         for f in findings)
+    probe = context.probe
+    era = None if probe is None else PLAIN_ERA if context.plain else probe.era.value
+    return RunFinished(stats, findings, probe.version if probe else None, era, context.stopped, context.error,
+                       corpus_paths, context.stale, untested=untested_reason(context))
+
+
+def finish(context: RunContext, started: float) -> RunFinished:
+    """After the last phase: counters in, findings marked and saved, the outcome told to every handler."""
+    context.count_session()
+    context.stats.duration = time.monotonic() - started
+    context.stats.plan = plan_summary(context)
+    findings = apply_baseline(context, attribute(context, tuple(context.findings.all())))
+    finished = outcome(context, findings, context.save(findings))
+    if context.shared is not None:
+        for notice in context.shared.close(context.shared_status()):
+            context.emit(notice)
+    context.emit(finished)
+    return finished
+
+
+def plan_summary(context: RunContext) -> dict:
+    """What was planned and what happened: each phase (ran or why not, its share of the run), and the targets
+    declared, planned, called (the JSON report's `stats.plan`)."""
+    elapsed = context.stats.duration
+    split = context.budget.split(elapsed)
+    phases = [{"name": name, "ran": not reason, **({"skipped": reason} if reason else {}),
+               "seconds": round(context.budget.spent.get(name, 0.0), 3), "share": split.get(name, 0.0)}
+              for name, reason in context.phase_log]
+    targets = context.targets
+    called = context.stats.targets
+    summary: dict = {"phases": phases}
+    if targets is not None:
+        planned = [target.label for target in targets.targets]
+        summary["targets"] = {"planned": planned, "skipped": dict(targets.skipped),
+                              "called": sum(1 for label in planned if called.get(label)),
+                              "not_called": [label for label in planned if not called.get(label)]}
+    return summary

@@ -1,0 +1,41 @@
+"""The Phase contract and the loop that executes a plan (a tuple of phases) over one context and budget."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from mcpfuzz.engine.plan.context import RunContext
+from mcpfuzz.engine.session.session import Session
+
+RAN = ""  # a phase's entry in the plan log when it ran
+
+
+class Phase(Protocol):
+    """One step of a run: its name, why it is skipped (None: it runs), and what it does."""
+
+    @property
+    def name(self) -> str:
+        """The phase's name in the plan log and the time split (`catalogue`, `fuzz`)."""
+        ...
+
+    def skip_reason(self, context: RunContext) -> str | None:
+        """Why this phase does not run in this context, in words the user sees; None when it runs."""
+        ...
+
+    async def run(self, context: RunContext, session: Session) -> None:
+        """Do the phase's work on the session, within the budget's deadlines for it."""
+        ...
+
+
+Plan = tuple[Phase, ...]
+
+
+async def execute_phases(plan: Plan, context: RunContext, session: Session) -> None:
+    """Each phase in order, timed into the budget's split; a skipped one is logged with its reason."""
+    for phase in plan:
+        reason = phase.skip_reason(context)
+        context.phase_log.append((phase.name, reason or RAN))
+        if reason is not None:
+            continue
+        with context.budget.timing(phase.name):
+            await phase.run(context, session)

@@ -1,0 +1,33 @@
+"""The plans: which phases a run executes, in order. A run, a plain JSON-RPC run and a worker differ only here."""
+
+from __future__ import annotations
+
+from mcpfuzz.engine.config import RunConfig
+from mcpfuzz.engine.plan.phase import Plan
+from mcpfuzz.engine.plan.plain_phases import PlainCataloguePhase, PlainProbePhase
+from mcpfuzz.engine.plan.protocol_phases import (
+    BaselineReplayPhase,
+    CataloguePhase,
+    LifecyclePhase,
+    LintPhase,
+    ProbePhase,
+    RegressionPhase,
+    VerifySoFarPhase,
+)
+from mcpfuzz.engine.plan.target_phases import CoveragePhase, FuzzPhase, PlanTargetsPhase, StatefulPhase
+
+# What is done once per run, after the probe and before the calls (the soak runs it once per soak).
+PROTOCOL_PHASES: Plan = (LintPhase(), RegressionPhase(), BaselineReplayPhase(), CataloguePhase(), LifecyclePhase(),
+                         VerifySoFarPhase())
+RUN_PLAN: Plan = (ProbePhase(), PlanTargetsPhase(), *PROTOCOL_PHASES, CoveragePhase(), FuzzPhase(), StatefulPhase())
+# A worker of `run --workers N` other than the lead only searches: the rest is the lead's, once per run.
+WORKER_PLAN: Plan = (ProbePhase(), PlanTargetsPhase(), FuzzPhase(), StatefulPhase())
+JSONRPC_PLAN: Plan = (PlainProbePhase(), PlanTargetsPhase(), RegressionPhase(), PlainCataloguePhase(), CoveragePhase(),
+                      FuzzPhase(), StatefulPhase())
+
+
+def plan_for(config: RunConfig) -> Plan:
+    """The plan `mcpfuzz run` executes for this configuration."""
+    if config.jsonrpc_methods is not None:
+        return JSONRPC_PLAN
+    return RUN_PLAN if config.shard.lead else WORKER_PLAN

@@ -1,0 +1,162 @@
+"""The phases that call targets: planning them, then coverage, fuzz (random frames first) and call sequences."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from functools import partial
+
+import anyio
+
+from mcpfuzz.engine.config import CALL_PHASES
+from mcpfuzz.engine.events import Notice, PhaseName, PhaseStarted, TargetsPlanned
+from mcpfuzz.engine.phases.call_phases import CallPhases
+from mcpfuzz.engine.phases.frame_fuzz import FrameFuzz, simplest_tool
+from mcpfuzz.engine.phases.hypothesis_bridge import prepare_hypothesis
+from mcpfuzz.engine.phases.search import PhaseStopped, SearchOptions
+from mcpfuzz.engine.phases.targets import PlanLimits, TargetPlan, plan_targets
+from mcpfuzz.engine.plan.budget import COVERAGE_SHARE, FRAME_SHARE, FUZZ_SHARE
+from mcpfuzz.engine.plan.context import RunContext, Searches
+from mcpfuzz.engine.session.session import Session
+
+PLANNING_SHARE = 0.2  # of the time left, at most, to prepare the targets' schemas
+NO_TARGET = "no target to call"
+
+
+@dataclass(frozen=True)
+class PlanTargetsPhase:
+    """Which targets the call phases call (safety hints applied), and the two searches: frames, and calls.
+
+    Right after the probe, so that the budget can keep the calls' share from the start."""
+
+    name: str = "plan"
+
+    def skip_reason(self, context: RunContext) -> str | None:
+        if not any(phase in context.config.phases for phase in CALL_PHASES):
+            return "no call phase in --phases"
+        return None
+
+    async def run(self, context: RunContext, session: Session) -> None:
+        config = context.config
+        assert context.probe is not None
+        await anyio.to_thread.run_sync(prepare_hypothesis)
+        # Planning (preflight draws per target) gets at most a fifth of the time left, in its own CPU time (a
+        # loaded machine must not skip targets), and Ctrl-C or the budget stops it between two targets.
+        limits = PlanLimits(context.budget.left() * PLANNING_SHARE, anyio.from_thread.check_cancelled)
+        plan = await anyio.to_thread.run_sync(partial(
+            plan_targets, context.probe.declared, context.selection(), seed=config.seed, limits=limits))
+        context.targets = plan
+        context.emit(TargetsPlanned(tuple(t.label for t in plan.targets), tuple(plan.skipped)))
+        for warning in plan.warnings:
+            context.emit(Notice(warning))
+        options = SearchOptions(config.seed, config.database_root, config.server_label, config.max_examples,
+                                context.shared.example_database if context.shared is not None else None,
+                                worker=config.shard.index)
+        frames = FrameFuzz(session, context.judge, options, simplest_tool(plan.targets),
+                           tools_listed="tools" in context.probe.capabilities)
+        calls = CallPhases(session, plan.targets, context.judge, options, strict_types=config.strict_types,
+                           timeouts=config.target_timeouts)
+        context.searches = Searches(frames, calls)
+        context.budget.reserve_calls(bool(plan.targets))
+
+
+def count_of(plan: TargetPlan, *, fuzzed: bool = False) -> str:
+    """How many targets of each kind, in words: "3 tools" (`fuzzed`: only the kinds the fuzz phase searches)."""
+    counts: dict[str, int] = {}
+    for target in plan.targets:
+        if target.type.fuzzed or not fuzzed:
+            counts[target.kind.value] = counts.get(target.kind.value, 0) + 1
+    return ", ".join(f"{count} {kind}{'' if count == 1 else 's'}" for kind, count in counts.items())
+
+
+def _call_phase_skip(context: RunContext, phase: PhaseName) -> str | None:
+    """Why a call phase does not run: not asked for, or nothing to call."""
+    if phase not in context.config.phases:
+        return "not in --phases"
+    if context.searches is None or context.targets is None or not context.targets.targets:
+        return NO_TARGET
+    return None
+
+
+class _CallPhase:
+    """What the call phases share: a lost server ends the phase (said once), and the counters go into the stats."""
+
+    async def run(self, context: RunContext, session: Session) -> None:
+        searches = context.searches
+        assert searches is not None and context.targets is not None
+        try:
+            await self.calls(context, searches, context.targets)
+        except PhaseStopped as error:
+            context.server_lost(error, "the tool phases")
+        finally:
+            context.stats.tool_calls = searches.calls.calls
+            context.stats.frame_cases = searches.frames.examples
+
+    async def calls(self, context: RunContext, searches: Searches, plan: TargetPlan) -> None:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class CoveragePhase(_CallPhase):
+    """Each target's deterministic calls (bounds, enum values, single-rule breaks): once per run, by the lead."""
+
+    name: str = PhaseName.COVERAGE.value
+
+    def skip_reason(self, context: RunContext) -> str | None:
+        return _call_phase_skip(context, PhaseName.COVERAGE)
+
+    async def calls(self, context: RunContext, searches: Searches, plan: TargetPlan) -> None:
+        context.emit(PhaseStarted(PhaseName.COVERAGE, searches.calls.coverage_size()))
+        left_out = await searches.calls.coverage(context.budget.share(COVERAGE_SHARE))
+        if left_out:
+            context.emit(Notice(f"coverage: {left_out} calls left out to keep time for fuzzing; raise --budget "
+                                "to run them all"))
+
+
+@dataclass(frozen=True)
+class FuzzPhase(_CallPhase):
+    """Random frames (a quarter of the phase), then one Hypothesis search per target; without a target to call,
+    random frames for the whole phase."""
+
+    name: str = PhaseName.FUZZ.value
+
+    def skip_reason(self, context: RunContext) -> str | None:
+        if PhaseName.FUZZ not in context.config.phases:
+            return "not in --phases"
+        if context.searches is None:
+            return NO_TARGET
+        if context.plain and (context.targets is None or not context.targets.targets):
+            return "no method to call (the frame families speak MCP)"
+        return None
+
+    async def calls(self, context: RunContext, searches: Searches, plan: TargetPlan) -> None:
+        budget = context.budget
+        if not plan.targets:
+            context.emit(PhaseStarted(PhaseName.FUZZ, None, f"random frames (no tool to fuzz), about "
+                                                            f"{budget.left():.0f}s", budget.left()))
+            await searches.frames.fuzz(budget.share(1.0))
+            return
+        share = FUZZ_SHARE if PhaseName.STATEFUL in context.config.phases else 1.0
+        frames_first = "" if context.plain else "random frames, then "
+        context.emit(PhaseStarted(PhaseName.FUZZ, None, f"{frames_first}{count_of(plan, fuzzed=True)}, about "
+                                                        f"{budget.left() * share:.0f}s", budget.left() * share))
+        end = budget.share(share)
+        if not context.plain:  # the frame families speak MCP
+            await searches.frames.fuzz(time.monotonic() + (end - time.monotonic()) * FRAME_SHARE)
+        await searches.calls.fuzz(end)
+
+
+@dataclass(frozen=True)
+class StatefulPhase(_CallPhase):
+    """Sequences of calls across targets that reuse what earlier results returned."""
+
+    name: str = PhaseName.STATEFUL.value
+
+    def skip_reason(self, context: RunContext) -> str | None:
+        return _call_phase_skip(context, PhaseName.STATEFUL)
+
+    async def calls(self, context: RunContext, searches: Searches, plan: TargetPlan) -> None:
+        budget = context.budget
+        context.emit(PhaseStarted(PhaseName.STATEFUL, None, f"call sequences across {count_of(plan)}, about "
+                                                            f"{budget.left():.0f}s", budget.left()))
+        await searches.calls.stateful(budget.share(1.0))
