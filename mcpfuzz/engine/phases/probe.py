@@ -9,7 +9,7 @@ from mcpfuzz.engine.errors import UnusableServer
 from mcpfuzz.engine.phases.targets import TargetType, target_types
 from mcpfuzz.engine.phases.version_fallback import version_refusal
 from mcpfuzz.engine.session.session import Session
-from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
+from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange, ProcessEnd
 from mcpfuzz.jsonrpc.expectation import Expectation, ListingCheck
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.ids import show_id
@@ -50,12 +50,15 @@ def _answer(exchange: Exchange) -> Incoming | None:
 USAGE_SIGNS = ("usage:", "unrecognized arguments", "unknown option", "unknown argument", "invalid option")
 
 
-def _exit_tip(stderr: str) -> str:
+def _exit_tip(end: ProcessEnd) -> str:
     """What to try when the server exits before the handshake: its own usage error says mcpfuzz's options may have
-    gone after `--`, where they are the server's."""
-    if any(sign in stderr.lower() for sign in USAGE_SIGNS):
+    gone after `--`, where they are the server's; a clean exit at once is often a wrapper that detached it."""
+    if any(sign in end.stderr_tail.lower() for sign in USAGE_SIGNS):
         return ("the server refused its command line: mcpfuzz's own options go before `--` (`mcpfuzz run "
                 "[OPTIONS] -- CMD [ARGS]`), everything after it is the server's")
+    if end.returncode == 0:
+        return ("the command ended without an error before answering: if it starts the server in the background "
+                "or in a session of its own (setsid, nohup, a daemon), run the server itself in the foreground")
     return "run the command by hand: does it start and wait for input on stdin?"
 
 
@@ -135,7 +138,7 @@ async def _legacy_handshake(session: Session, result: ProbeResult, version: str,
     reply = _answer(exchange)
     if exchange.crash is not None:
         raise _unusable(session, f"the server {exchange.crash.describe()} during initialize",
-                        _exit_tip(exchange.crash.stderr_tail))
+                        _exit_tip(exchange.crash))
     if reply is None:
         noise = [a.incoming.text(80) for a in exchange.arrivals if a.incoming.kind in ("noise", "oversized")]
         if noise:
