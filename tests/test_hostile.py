@@ -128,6 +128,22 @@ def test_fork_child_grandchild_is_killed(hostile: Path, mode: str) -> None:
     assert leftover_processes(marker) == []
 
 
+def test_a_server_that_detaches_into_a_new_session_and_exits_ends_the_run_cleanly(hostile: Path) -> None:
+    """A server that moves into a session of its own (setsid) and exits at once, its detached child still holding
+    the pipes: exit 2 with one clear error, no "Exception ignored" from asyncio's pipe transports left open past
+    the event loop, and the child gone once its input is closed."""
+    result = run_cli([*HOSTILE_RUN, "--", sys.executable, str(hostile), "setsid-exit"], timeout=40)
+    assert result.returncode == 2, describe(result)
+    errors = [line for line in output_lines(result) if line.startswith("error:")]
+    assert errors == ["error: the server exited with status 0 during initialize"], describe(result)
+    assert "run the server itself in the foreground" in result.stdout + result.stderr, describe(result)
+    assert "detached-pid=" in result.stdout + result.stderr  # the child was there, holding the pipes
+    assert "Exception ignored" not in result.stderr and "Traceback" not in result.stdout + result.stderr, \
+        describe(result)
+    # Out of reach of a group kill, the child ends when its input closes (it lingers a second, as on shutdown).
+    assert leftover_processes(str(hostile), grace=15) == []
+
+
 @dataclass
 class StoppedRun:
     """What a run stopped from outside left behind."""

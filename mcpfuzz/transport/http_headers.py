@@ -52,8 +52,11 @@ def modern_version(message: Any) -> str | None:
 def mcp_headers(message: Any, session_version: str | None) -> dict[str, str]:
     """MCP-Protocol-Version, Mcp-Method and Mcp-Name for one message.
 
-    A modern request mirrors its own body; anything else (a legacy request after initialize, a
-    malformed frame) carries the session's negotiated version from 2025-06-18 on.
+    A modern request mirrors its own body; `initialize` carries no version, since it is where the version is
+    negotiated (2025-06-18 basic/transports, "Protocol Version Header": the header goes on the requests after
+    it), so the version of a refused server/discover never rides on the legacy handshake that follows it;
+    anything else (a legacy request after initialize, a malformed frame) carries the session's negotiated
+    version from 2025-06-18 on.
     """
     headers: dict[str, str] = {}
     version = modern_version(message)
@@ -67,7 +70,8 @@ def mcp_headers(message: Any, session_version: str | None) -> dict[str, str]:
             name = params.get(field) if field and isinstance(params, dict) else None
             if isinstance(name, str):
                 headers[NAME_HEADER] = header_value(name)
-    elif session_version is not None and session_version >= FIRST_VERSION_WITH_HEADER:
+    elif session_version is not None and session_version >= FIRST_VERSION_WITH_HEADER \
+            and not (isinstance(message, dict) and message.get("method") == "initialize"):
         headers[VERSION_HEADER] = session_version
     return headers
 

@@ -179,11 +179,12 @@ class StdioServer:
         exited.set()
         if process is self._process:
             self._on_exit(self.end)
-        for stream in (process.stdin, process.stdout, process.stderr):
-            if stream is not None:
-                with anyio.CancelScope(shield=True):
-                    with contextlib.suppress(anyio.BrokenResourceError, OSError):
-                        await stream.aclose()
+        # Closing the process, not only its streams, closes the pipes' transports too (anyio >= 4.14.1): a process
+        # that left the session (setsid) may still hold their other ends, and a transport left open outlives the
+        # event loop, where asyncio's __del__ fails on it ("Exception ignored ... Event loop is closed").
+        with anyio.move_on_after(DRAIN_AFTER_EXIT, shield=True):
+            with contextlib.suppress(anyio.BrokenResourceError, OSError):
+                await process.aclose()
 
     async def _pump_stdout(self, process: anyio.abc.Process, done: anyio.Event) -> None:
         splitter = LineSplitter(self._on_line, self._max_line)

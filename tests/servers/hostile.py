@@ -10,6 +10,10 @@ Usage: ``python tests/servers/hostile.py MODE`` with MODE one of:
   then answers ``initialize``, ``ping`` and ``tools/list`` like a minimal legacy server. The child
   inherits stdout and stderr, so a fuzzer that kills only the parent keeps a pipe open.
 - ``setsid-child``: the same, but the ``sleep 300`` runs in a new session (its own process group).
+- ``setsid-exit``: moves into a new session, as ``setsid CMD`` does (the process mcpfuzz started leads a
+  session already and may not call ``setsid()``, so it forks and the child calls it), and exits 0 at once,
+  before reading. The detached child writes ``detached-pid=N`` to stderr and keeps stdin, stdout and stderr
+  open until its stdin is closed, then finishes for another second, as a server shutting down does.
 - ``huge-bounds``: a minimal legacy server whose tool ``huge`` has ``"minimum": 10**400`` (400 digits,
   valid JSON) and whose tool ``plain`` takes one string; every call gets an empty result.
 - ``many-tools``: the same server with 10,000 tools; ``huge-enum``: one tool whose integer property
@@ -24,6 +28,7 @@ Usage: ``python tests/servers/hostile.py MODE`` with MODE one of:
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -81,6 +86,21 @@ def fork_child(new_session: bool = False) -> int:
     sys.stderr.write(f"child-pid={child.pid}\n")
     sys.stderr.flush()
     return serve("fork-child", [])
+
+
+def setsid_exit() -> int:
+    """Leave the session the fuzzer put us in: the parent exits 0 at once; the child, in its new session and
+    out of reach of a kill of the fuzzer's process group, holds the pipes until its input ends, and a second
+    more."""
+    if os.fork() == 0:
+        os.setsid()
+        sys.stderr.write(f"detached-pid={os.getpid()}\n")
+        sys.stderr.flush()
+        for _ in iter(sys.stdin.buffer.readline, b""):
+            pass
+        time.sleep(1.0)
+        os._exit(0)
+    return 0
 
 
 HUGE_TOOLS = [
@@ -197,6 +217,7 @@ MODES = {
     "silent": silent,
     "fork-child": fork_child,
     "setsid-child": lambda: fork_child(new_session=True),
+    "setsid-exit": setsid_exit,
     "huge-bounds": huge_bounds,
     "many-tools": many_tools,
     "huge-enum": huge_enum,

@@ -4,7 +4,7 @@ Usage::
 
     python tests/servers/http_server.py --port N [--mode streamable|sse] [--sse-responses]
         [--endpoint-json] [--stream-seconds S] [--verbose] [--gather N] [--busy] [--exit-on METHOD] [--delay-ms MS]
-        [--bug NAME]... [--server-bug NAME]...
+        [--max-version V [--plain-version-refusal]] [--bug NAME]... [--server-bug NAME]...
 
 Binds 127.0.0.1 only (``--port 0`` picks a free port); prints ``ready http://127.0.0.1:N/mcp`` (or
 ``/sse``) to stderr once listening; exits 0 on SIGTERM. Standard library only. Every JSON-RPC message
@@ -23,6 +23,12 @@ transport rules, each commented with the spec section it comes from:
   "sessionId": ID}`` instead and then takes the id from an ``Mcp-Session-Id`` header: no spec revision
   or SDK does this (2024-11-05 says the data is a URI; the Python SDK sends ``?session_id=``, the
   TypeScript SDK ``?sessionId=``, both accepted here), so it exists only to see a client cope with it.
+
+``--max-version V`` (not a bug) serves the legacy versions up to V only, as a stateful server on the Go SDK
+does: an ``MCP-Protocol-Version`` header newer than V, and any modern-era request, get 400 with -32022 and
+``data.supported`` listing the versions it serves, newest first; ``initialize`` asking for a newer version is
+answered with V. ``--plain-version-refusal`` refuses them with a plain-text 400 instead (the Go SDK's
+``plaintextstatefulrejection`` setting, and its check of a legacy header it does not know).
 """
 
 from __future__ import annotations
@@ -60,6 +66,8 @@ BUGS: dict[str, str] = {
     "session-pileup": "every refused request creates a session that is never freed (memory grows)",
     "ignore-headers": "modern: MCP-Protocol-Version / Mcp-Method / Mcp-Name disagreeing with the body accepted",
     "session-id-space": "session ids hold a space (streamable HTTP allows visible ASCII, 0x21-0x7E, only)",
+    "refuse-initialize-version": "with --max-version: an initialize asking for a version the server does not "
+                                 "serve is refused with 400 instead of answered with one it does",
     "late-in-flight": "not a bug: a call of count_notes or find_notes (--surface) waits for a call of the other "
                       "one in flight before it is answered",
     "swap-in-flight": "late-in-flight, but the two calls in flight get each other's results",
@@ -84,6 +92,7 @@ KEEPALIVE_SECONDS = 1.0
 HANG_SECONDS = 60.0  # an unanswered request (a --server-bug such as hang-method) holds its POST this long
 LEAK_BYTES = 64 * 1024  # what one piled-up session holds, so that RSS visibly grows
 LEAK_LIMIT = 2000  # even a leak stays bounded (128 MiB)
+UNSUPPORTED_VERSION = -32022  # 2026-07-28 UnsupportedProtocolVersionError
 HEADER_MISMATCH = -32020  # 2026-07-28 streamable-http, "Server Validation" (SEP-2243 drafts said -32001)
 INVALID_REQUEST = -32600
 # 2026-07-28 streamable-http: -32601 MUST be 404 ("Request Metadata"), an unsupported version and a header
@@ -237,6 +246,8 @@ class Options:
     busy: bool = False  # refuse a POST that arrives while another is handled (429 and 503 in turn)
     exit_on: str | None = None  # the process exits when it reads a request for this method
     delay: float = 0.0  # seconds every POST waits before it is handled (a server far away, or doing real work)
+    max_version: str | None = None  # the newest legacy version served (None: every one, and the modern era)
+    plain_version_refusal: bool = False  # refuse a version with a plain-text 400 instead of -32022
 
 
 class McpHttpServer(ThreadingHTTPServer):
@@ -261,6 +272,10 @@ class Refused(Exception):
         super().__init__(message)
         self.status, self.message, self.rid, self.code = status, message, rid, code
         self.headers = headers or {}
+
+
+class Answered(Exception):
+    """Raised inside a handler once it has written its whole response itself."""
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -415,6 +430,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.route(method, path, body)
         except Refused as refused:
             self.refuse(refused)
+        except Answered:
+            pass
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client went away mid-response
 
@@ -522,12 +539,51 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 self.send(400)  # the wrapped server's silent-parse bug: an empty 400
             return
+        self.check_max_version(value)
         version_header = self.headers.get("MCP-Protocol-Version")
         initialize = isinstance(value, dict) and value.get("method") == "initialize"
         if meta_version(value) is not None or (version_header == MODERN_VERSION and not initialize):
             self.modern_post(body, value)
         else:
             self.legacy_post(body, value, initialize)
+
+    def check_max_version(self, value: Any) -> None:
+        """--max-version: a header naming a newer version, or a modern-era request, is refused before it is served.
+
+        2026-07-28 streamable-http, "Protocol Version Header": a version the server does not implement gets 400
+        and an UnsupportedProtocolVersionError (-32022) listing the versions it supports; 2025-06-18 and
+        2025-11-25 "Protocol Version Header": an unsupported header MUST get 400 (no body is fixed).
+        """
+        newest = self.options.max_version
+        if newest is None:
+            return
+        header = self.headers.get("MCP-Protocol-Version")
+        requested = header if header is not None and header > newest else meta_version(value)
+        supported = [version for version in reversed(LEGACY_VERSIONS) if version <= newest]
+        asked = value.get("params") if isinstance(value, dict) and value.get("method") == "initialize" else None
+        asked = asked.get("protocolVersion") if isinstance(asked, dict) else None
+        if requested is None and "refuse-initialize-version" in self.options.bugs and isinstance(asked, str) \
+                and asked not in supported:
+            requested = asked
+        if requested is None:
+            return
+        if self.options.plain_version_refusal:
+            text = f"Bad Request: Unsupported protocol version (supported versions: {','.join(supported)})\n"
+            self.send(400, text.encode(), "text/plain; charset=utf-8")
+            raise Answered
+        error = {"code": UNSUPPORTED_VERSION, "message": f"protocol version {requested!r} is not supported by this "
+                 "server", "data": {"supported": supported, "requested": requested}}
+        self.send_json(400, {"jsonrpc": "2.0", "id": request_id(value), "error": error})
+        raise Answered
+
+    def capped_initialize(self, session: Session, replies: list[Any]) -> list[Any]:
+        """--max-version: initialize asking for a newer version is answered with the newest one served
+        (2025-11-25 lifecycle, "Version Negotiation": the server responds with another version it supports)."""
+        newest = self.options.max_version
+        result = replies[0].get("result") if replies and isinstance(replies[0], dict) else None
+        if newest is not None and isinstance(result, dict) and str(result.get("protocolVersion")) > newest:
+            result["protocolVersion"] = session.server.legacy_version = newest
+        return replies
 
     def modern_post(self, body: bytes, value: Any) -> None:
         """2026-07-28: stateless; a fresh Server per request; any Mcp-Session-Id is ignored ("Backward
@@ -571,7 +627,7 @@ class Handler(BaseHTTPRequestHandler):
                 # Item 2: a server that requires a session SHOULD answer a request without one with 400.
                 raise Refused(400, "bad request: missing Mcp-Session-Id", rid)
             session = self.sessions.new()
-            replies = session.handle(body)
+            replies = self.capped_initialize(session, session.handle(body))
             opened = bool(replies) and isinstance(replies[0], dict) and "result" in replies[0]
             if opened:  # a failed initialize opens nothing (no session for a refused request)
                 self.sessions.add(session)
@@ -761,13 +817,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--exit-on", metavar="METHOD", help="exit at once on reading a request for METHOD")
     parser.add_argument("--delay-ms", type=float, default=0.0, metavar="MS",
                         help="not a bug: wait MS milliseconds before handling each POST (latency)")
+    parser.add_argument("--max-version", choices=LEGACY_VERSIONS, metavar="V",
+                        help="not a bug: serve legacy versions up to V only; refuse newer ones with 400 and -32022")
+    parser.add_argument("--plain-version-refusal", action="store_true",
+                        help="with --max-version: refuse a version with a plain-text 400 instead")
     args = parser.parse_args(argv)
     if args.surface:
         SERVER_CLASS[0] = SurfaceServer
     if hasattr(sys, "set_int_max_str_digits"):
         sys.set_int_max_str_digits(100_000)  # as mcp_server.main: big ids allowed, with a cap
     options = Options(args.mode, args.sse_responses, args.endpoint_json, args.stream_seconds, args.verbose,
-                      set(args.bug), args.gather, args.busy, args.exit_on, args.delay_ms / 1000)
+                      set(args.bug), args.gather, args.busy, args.exit_on, args.delay_ms / 1000,
+                      args.max_version, args.plain_version_refusal)
     sessions = SessionTable(set(args.server_bug), spaced_ids="session-id-space" in args.bug)
     httpd = McpHttpServer(args.port, options, sessions)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))

@@ -7,8 +7,9 @@ from typing import Any
 
 from mcpfuzz.engine.errors import UnusableServer
 from mcpfuzz.engine.phases.targets import TargetType, target_types
+from mcpfuzz.engine.phases.version_fallback import version_refusal
 from mcpfuzz.engine.session.session import Session
-from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
+from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange, ProcessEnd
 from mcpfuzz.jsonrpc.expectation import Expectation, ListingCheck
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.ids import show_id
@@ -49,12 +50,15 @@ def _answer(exchange: Exchange) -> Incoming | None:
 USAGE_SIGNS = ("usage:", "unrecognized arguments", "unknown option", "unknown argument", "invalid option")
 
 
-def _exit_tip(stderr: str) -> str:
+def _exit_tip(end: ProcessEnd) -> str:
     """What to try when the server exits before the handshake: its own usage error says mcpfuzz's options may have
-    gone after `--`, where they are the server's."""
-    if any(sign in stderr.lower() for sign in USAGE_SIGNS):
+    gone after `--`, where they are the server's; a clean exit at once is often a wrapper that detached it."""
+    if any(sign in end.stderr_tail.lower() for sign in USAGE_SIGNS):
         return ("the server refused its command line: mcpfuzz's own options go before `--` (`mcpfuzz run "
                 "[OPTIONS] -- CMD [ARGS]`), everything after it is the server's")
+    if end.returncode == 0:
+        return ("the command ended without an error before answering: if it starts the server in the background "
+                "or in a session of its own (setsid, nohup, a daemon), run the server itself in the foreground")
     return "run the command by hand: does it start and wait for input on stdin?"
 
 
@@ -67,8 +71,10 @@ async def probe(session: Session, forced_version: str | None) -> ProbeResult:
     """Negotiate as the SDKs do: server/discover first; a result means modern, any error legacy."""
     result = ProbeResult(Era.LEGACY, LATEST_LEGACY)
     discovered: dict[str, Any] | None = None
+    legacy_version = forced_version or LATEST_LEGACY
     if forced_version is None or era_of(forced_version) is Era.MODERN:
-        exchange = await session.run_case(discover_first(forced_version or LATEST_MODERN, session.next_id()))
+        requested = forced_version or LATEST_MODERN
+        exchange = await session.run_case(discover_first(requested, session.next_id()))
         result.exchanges.append(exchange)
         reply = _answer(exchange)
         if exchange.crash is not None:
@@ -81,6 +87,14 @@ async def probe(session: Session, forced_version: str | None) -> ProbeResult:
         elif forced_version is not None:
             raise _unusable(session, f"protocol {forced_version} was forced, but server/discover was not "
                             "answered with a result", "drop --protocol-version to let mcpfuzz negotiate")
+        else:
+            # Over HTTP a refusal of the version may list the ones the server speaks: the handshake asks for the
+            # newest of them, as a client retries with a supported version (2026-07-28 basic/versioning).
+            refusal = version_refusal(exchange, requested)
+            fallback = refusal.next_version() if refusal is not None else None
+            if refusal is not None and fallback is not None:
+                result.notes.append(refusal.notice(fallback))
+                legacy_version = fallback
     if discovered is not None:
         result.era, result.version = Era.MODERN, forced_version or LATEST_MODERN
         result.capabilities = discovered.get("capabilities") or {}
@@ -90,7 +104,7 @@ async def probe(session: Session, forced_version: str | None) -> ProbeResult:
         if not session.alive:
             await session.ensure_ready()
     else:
-        await _legacy_handshake(session, result, forced_version, discover_failed=forced_version is None)
+        await _legacy_handshake(session, result, legacy_version, forced=forced_version is not None)
     for target_type in target_types().values():
         if target_type.capability and target_type.capability in result.capabilities \
                 and target_type.list_method is not None:
@@ -101,21 +115,30 @@ async def probe(session: Session, forced_version: str | None) -> ProbeResult:
     return result
 
 
-async def _legacy_handshake(session: Session, result: ProbeResult, forced_version: str | None, *,
-                            discover_failed: bool) -> None:
-    """initialize (judged) + notifications/initialized, on the same process unless it died."""
+async def _legacy_handshake(session: Session, result: ProbeResult, version: str, *, forced: bool) -> None:
+    """initialize (judged) + notifications/initialized, on the same process unless it died.
+
+    Over HTTP an initialize refused for its version (400) is asked again with an older one, unless the version
+    was forced; only the last attempt is judged (a refusal of a version the server does not speak is no bug).
+    """
     session.era = Era.LEGACY
-    version = forced_version or LATEST_LEGACY
     if not session.alive or session.server.starts == 0:
         await session.restart()
-    session.version = version
-    case = initialize_case(version, session.next_id(), discover_failed=discover_failed)
-    exchange = await session.run_case_on_current(case)
+    while True:
+        session.version = version
+        case = initialize_case(version, session.next_id(), discover_failed=not forced)
+        exchange = await session.run_case_on_current(case)
+        refusal = None if forced else version_refusal(exchange, version)
+        retry = refusal.next_version() if refusal is not None else None
+        if refusal is None or retry is None:
+            break
+        result.notes.append(refusal.notice(retry))
+        version = retry
     result.exchanges.append(exchange)
     reply = _answer(exchange)
     if exchange.crash is not None:
         raise _unusable(session, f"the server {exchange.crash.describe()} during initialize",
-                        _exit_tip(exchange.crash.stderr_tail))
+                        _exit_tip(exchange.crash))
     if reply is None:
         noise = [a.incoming.text(80) for a in exchange.arrivals if a.incoming.kind in ("noise", "oversized")]
         if noise:
