@@ -6,6 +6,7 @@ import signal
 from functools import partial
 
 import anyio
+import anyio.abc
 
 from mcpfuzz.engine.attribution.detect import detect_sdk
 from mcpfuzz.engine.config import RunConfig
@@ -41,7 +42,8 @@ class Run:
             context.shared = await anyio.to_thread.run_sync(partial(
                 SharedHub, config.shared, server=config.target, seed=config.seed, redactor=context.redactor))
         async with anyio.create_task_group() as group:
-            group.start_soon(_watch_signals, context, group.cancel_scope)
+            # Started (not only scheduled) before the server is: a signal that comes at once still stops cleanly.
+            await group.start(_watch_signals, context, group.cancel_scope)
             if context.shared is not None:
                 group.start_soon(context.shared.heartbeats, context.shared_status, context.emit)
             with anyio.move_on_after(config.budget) as budget_scope:
@@ -111,8 +113,10 @@ def _sampled(context: RunContext, pid: int, sample: Sample) -> None:
     context.emit(ResourcesSampled(pid, sample.requests, sample.rss, sample.fds, sample.threads, sample.processes))
 
 
-async def _watch_signals(context: RunContext, scope: anyio.CancelScope) -> None:
+async def _watch_signals(context: RunContext, scope: anyio.CancelScope, *,
+                         task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        task_status.started()
         async for received in signals:
             context.stopped = StopReason.INTERRUPTED
             context.emit(Notice(f"{signal.Signals(received).name} received: stopping, writing the partial report"))
