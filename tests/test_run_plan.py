@@ -4,8 +4,10 @@ protocol phases leaving out what does not fit, and honest verdicts. On the memor
 from __future__ import annotations
 
 import json
+import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -18,7 +20,7 @@ from mcpfuzz.engine.plan.budget import CALL_SHARE, Budget
 from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.plan.plans import JSONRPC_PLAN, RUN_PLAN, WORKER_PLAN, plan_for
 from mcpfuzz.engine.plan.protocol_phases import run_cases
-from mcpfuzz.engine.runner import Run
+from mcpfuzz.engine.runner import Run, run
 from mcpfuzz.engine.session.session import Session, SessionOptions
 from mcpfuzz.jsonrpc.encode import dumps, error_response, request, response
 from mcpfuzz.jsonrpc.expectation import any_answer
@@ -29,6 +31,7 @@ from mcpfuzz.report.json_report import report_json
 from mcpfuzz.report.time_split import never_called, time_split
 from mcpfuzz.transport.memory import MemoryTarget, Reply
 
+SLOW_MANY_TOOLS = Path(__file__).parent / "servers" / "slow_many_tools.py"
 TOOLS = [
     {"name": "echo", "description": "Echo.", "inputSchema": {
         "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}},
@@ -180,3 +183,21 @@ def test_a_lost_server_with_findings_fails_and_still_says_it_was_not_fully_teste
     _, finished, _ = run_memory(config)
     assert any(f.oracle == "no-crash" for f in finished.findings)
     assert finished.untested and exit_status(config, finished) == EXIT_FINDINGS
+
+
+def test_a_slow_starting_server_with_many_tools_gets_every_tool_called() -> None:
+    """The slow-start fixture (2 s before it reads stdin, 12 tools): restarts do not eat the calls' share."""
+    command = [sys.executable, str(SLOW_MANY_TOOLS), "--startup-delay", "2", "--tools", "12"]
+    config = RunConfig(command=command, seed=9, budget=40.0, timeout=5.0, oracles=tuple(all_oracles()))
+    events: list[Event] = []
+    finished = anyio.run(run, config, events.append)
+    assert finished.error == "" and finished.untested == "", finished.error or finished.untested
+    assert [f.oracle for f in finished.findings] == []
+    called = finished.stats.targets
+    assert sorted(label for label in called if label.startswith("tool/")) == [f"tool/tool_{n:02d}" for n in range(12)]
+    plan = finished.stats.plan
+    assert plan is not None and plan["targets"]["not_called"] == []
+    # The fresh-process cases were charged the measured start-up: run, or left out and said, never a silent loss.
+    lifecycle = finished.stats.phases.get(PhaseName.LIFECYCLE, 0)
+    notes = [e.message for e in events if isinstance(e, Notice)]
+    assert lifecycle == 5 or any(note.startswith("lifecycle:") and "left out" in note for note in notes)
