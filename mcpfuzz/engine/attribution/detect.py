@@ -38,13 +38,21 @@ def detect_sdk(command: Sequence[str]) -> SdkInfo | None:
     if not command:
         return None
     program = _which(command[0])
-    if program is not None and is_executable_image(Path(program).resolve()):
+    if program is not None and not _is_runtime(program) and is_executable_image(Path(program).resolve()):
         return binary_sdk(Path(program).resolve())  # the server itself: no interpreter's packages apply
     for reader in (_python_sdk, _node_sdk, _jvm_or_dotnet_sdk):
         found = reader(command)
         if found is not None:
             return found
     return None
+
+
+_RUNTIMES = re.compile(r"^(?:node|nodejs|bun|deno|java|javaw|dotnet|uv|uvx|pipx|python[\d.]*)(?:\.exe)?$")
+
+
+def _is_runtime(program: str) -> bool:
+    """A runtime or launcher that runs the server's code (its own bytes say nothing about the server)."""
+    return bool(_RUNTIMES.match(Path(program).name) or _RUNTIMES.match(Path(program).resolve().name))
 
 
 def binary_sdk(binary: Path) -> SdkInfo | None:
