@@ -78,13 +78,26 @@ def _jvm_or_dotnet_sdk(command: Sequence[str]) -> SdkInfo | None:
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
+_WRAPPERS = {"env", "nice", "setsid", "unshare", "timeout", "stdbuf", "ionice", "taskset"}
+_WRAPPER_VALUES = {"nice": {"-n"}, "timeout": {"-s", "-k", "--signal", "--kill-after"}, "ionice": {"-c", "-n"}}
+
+
 def _without_env(command: Sequence[str]) -> Sequence[str]:
-    """`env PORT=3001 node server.js` (a usual --launch command) is `node server.js`."""
+    """`env PORT=3001 node server.js` (a usual --launch command) is `node server.js`; so are the other wrappers that
+    run a command unchanged (`unshare -n`, `timeout 60`, `nice -n 5`, `setsid`)."""
     words = list(command)
-    if words and Path(words[0]).name == "env":
-        words = words[1:]
+    while words and Path(words[0]).name in _WRAPPERS:
+        wrapper = Path(words.pop(0)).name
         while words and words[0].startswith("-"):
-            words = words[1:]
+            option = words.pop(0)
+            if option in _WRAPPER_VALUES.get(wrapper, ()) and words:
+                words.pop(0)
+        if wrapper == "timeout" and words:
+            words.pop(0)  # the duration
+        elif wrapper == "taskset" and words:
+            words.pop(0)  # the CPU mask
+        while wrapper == "env" and words and _ASSIGNMENT.match(words[0]):
+            words.pop(0)
     while words and _ASSIGNMENT.match(words[0]):
         words = words[1:]
     return words
