@@ -307,6 +307,15 @@ def test_an_npm_bin_link_to_a_binary_is_read_as_the_binary(tmp_path: Path) -> No
     assert found is not None and found.sdk is Sdk.GO
 
 
+def test_a_binary_a_pypi_wheel_installs_as_a_script_is_read_from_path(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wheel that ships a Go server puts the binary itself in the environment's bin/ (its scripts)."""
+    _venv(tmp_path / "venv", "mcp-2.3.0.dist-info")
+    _program(tmp_path / "venv" / "bin" / "mcp-go-server", elf({".go.buildinfo": go_buildinfo(GO_SDK_MODULES)}))
+    monkeypatch.setenv("PATH", f"{tmp_path / 'venv' / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
+    found = detect_sdk(["mcp-go-server", "--stdio"])
+    assert found is not None and (found.sdk, found.version) == (Sdk.GO, "v1.4.1")  # not the venv's mcp
+
 # ---------------------------------------------------------------- a finding is the SDK's only when its answer is
 
 def _finding(oracle: str, key: str, target: str, *received: str, message: str = "") -> SimpleNamespace:

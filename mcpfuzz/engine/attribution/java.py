@@ -51,10 +51,10 @@ def jar_sdk(jar: Path) -> SdkInfo | None:
             names = archive.namelist()
             for name in names:
                 match = _POM.match(name)
-                if match and _sdk_of(match.group(1), match.group(2)) is not None:
-                    version = _pom_version(archive, name)
-                    if version is not None:
-                        return SdkInfo(_sdk_of(match.group(1), match.group(2)) or Sdk.JAVA, version, f"{jar}!/{name}")
+                sdk = _sdk_of(match.group(1), match.group(2)) if match else None
+                version = _pom_version(archive, name) if sdk is not None else None
+                if sdk is not None and version is not None:
+                    return SdkInfo(sdk, version, f"{jar}!/{name}")
             for name in names:  # a Spring Boot jar's BOOT-INF/lib/mcp-core-0.11.0.jar
                 found = _from_name(name) if name.endswith(".jar") else None
                 if found is not None:
