@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
+import struct
+import zipfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from mcpfuzz.engine.attribution.detect import Sdk, detect_sdk
+from mcpfuzz.engine.attribution.detect import Sdk, SdkInfo, detect_sdk
 from mcpfuzz.engine.attribution.known import explain
 
 
@@ -39,7 +43,7 @@ def test_a_server_on_the_standalone_fastmcp_names_fastmcp_over_its_mcp(tmp_path:
     assert found.base is not None and (found.base.sdk, found.base.version) == (Sdk.PYTHON, "2.3.0")
     assert found.describe() == "FastMCP 4.2.3 (on the Python SDK (mcp) 2.3.0)"
     # mcp's known behaviours (its stdio transport) are FastMCP's too, and say so under FastMCP's name.
-    known = explain(found, "stdio", "parse-error", "silent-low")
+    known = explain(found, "stdio", _finding("parse-error", "silent-low", "parse/truncated", "<no reply>"))
     assert known is not None and known.id == "python-stdio-drops-unparseable"
 
 
@@ -90,3 +94,284 @@ def test_python_dash_m_of_a_package_that_imports_mcp_beyond_its_main_is_mcps(tmp
     assert found is not None and (found.sdk, found.version) == (Sdk.PYTHON, "2.3.0")
     (package / "server.py").write_text("import json\n")  # a hand-written server in an environment with mcp
     assert detect_sdk([str(python), "-m", "time_server"]) is None
+
+
+# ---------------------------------------------------------------- compiled servers: small synthetic files
+
+GO_MAGIC = b"\xff Go buildinf:"
+MODINFO_START = bytes.fromhex("3077af0c9274080241e1c107e6d618e6")
+MODINFO_END = bytes.fromhex("f932433186182072008242104116d8f2")
+BUNDLE_SIGNATURE = bytes.fromhex("8b1202b96a612038727b930214d7a03213f5b9e6efae3318ee3b2dce24b36aae")
+
+
+def elf(sections: dict[str, bytes], tail: bytes = b"") -> bytes:
+    """A little-endian ELF64 file holding these sections (and `tail` after them), with its section header table."""
+    names = b"\0" + b"".join(name.encode() + b"\0" for name in [*sections, ".shstrtab"])
+    body = bytearray(64)
+    spans = []
+    for name, data in [*sections.items(), (".shstrtab", names)]:
+        while len(body) % 16:
+            body.append(0)
+        spans.append((names.index(b"\0" + name.encode() + b"\0") + 1, len(body), len(data)))
+        body += data
+    body += tail
+    while len(body) % 8:
+        body.append(0)
+    shoff = len(body)
+    body += bytes(64)  # section 0 is the null section
+    for name_at, offset, size in spans:
+        body += struct.pack("<IIQQQQIIQQ", name_at, 1, 0, 0, offset, size, 0, 0, 16, 0)
+    header = b"\x7fELF" + bytes([2, 1, 1]) + bytes(9)
+    header += struct.pack("<HHIQQQIHHHHHH", 2, 62, 1, 0, 0, shoff, 0, 64, 0, 0, 64, len(spans) + 1, len(spans))
+    body[:64] = header
+    return bytes(body)
+
+
+def _varint(number: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = number & 0x7F
+        number >>= 7
+        out.append(byte | (0x80 if number else 0))
+        if not number:
+            return bytes(out)
+
+
+def go_buildinfo(modules: str, go_version: str = "go1.25.0") -> bytes:
+    """A Go 1.18+ build information blob: the 32-byte header, then the Go version and module text inline."""
+    header = GO_MAGIC + bytes([8, 2]) + bytes(16)
+    modinfo = MODINFO_START + modules.encode() + MODINFO_END
+    return header + _varint(len(go_version)) + go_version.encode() + _varint(len(modinfo)) + modinfo
+
+
+def dotnet_bundle(deps_json: bytes) -> bytes:
+    """A single-file host: the bundle header's offset before the signature in .data; header and deps.json after."""
+    data_section = bytes(24) + struct.pack("<q", 0) + BUNDLE_SIGNATURE  # the offset is patched in below
+    image = bytearray(elf({".text": b"\x90" * 64, ".data": data_section}))
+    deps_at = len(image)
+    image += deps_json
+    header_at = len(image)
+    bundle_id = b"abc123"
+    image += struct.pack("<IIi", 6, 0, 1) + bytes([len(bundle_id)]) + bundle_id
+    image += struct.pack("<qqqqQ", deps_at, len(deps_json), 0, 0, 0)
+    signature_at = bytes(image).index(BUNDLE_SIGNATURE)
+    image[signature_at - 8:signature_at] = struct.pack("<q", header_at)
+    return bytes(image)
+
+
+def _program(path: Path, data: bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    path.chmod(0o755)
+    return path
+
+
+GO_SDK_MODULES = ("path\tgithub.com/jolks/mcp-cron\nmod\tgithub.com/jolks/mcp-cron\t(devel)\t\n"
+                  "dep\tgithub.com/google/uuid\tv1.6.0\th1:x=\n"
+                  "dep\tgithub.com/modelcontextprotocol/go-sdk\tv1.4.1\th1:y=\n"
+                  "build\t-compiler=gc\n")
+
+
+def test_a_go_binary_names_the_go_sdk_from_its_buildinfo_section(tmp_path: Path) -> None:
+    sections = {".text": b"\x90" * 256, ".go.buildinfo": go_buildinfo(GO_SDK_MODULES)}
+    server = _program(tmp_path / "mcp-cron", elf(sections))
+    found = detect_sdk([str(server), "-transport", "stdio"])
+    assert found is not None and (found.sdk, found.version) == (Sdk.GO, "v1.4.1")
+    assert found.describe() == "the Go SDK v1.4.1"
+
+
+def test_mcp_go_replaced_by_a_local_copy_keeps_the_version_it_replaces(tmp_path: Path) -> None:
+    modules = ("mod\texample.com/server\tv0.1.0\t\n"
+               "dep\tgithub.com/mark3labs/mcp-go\tv0.33.0\th1:z=\n=>\t../mcp-go\t\t\n")
+    server = _program(tmp_path / "server", elf({".go.buildinfo": go_buildinfo(modules)}))
+    found = detect_sdk([str(server)])
+    assert found is not None and (found.sdk, found.version) == (Sdk.MCP_GO, "v0.33.0")
+
+
+def test_a_go_binary_without_a_section_table_is_found_by_its_header(tmp_path: Path) -> None:
+    """A Mach-O (or any file without ELF sections): the header is looked for in the file's first bytes."""
+    blob = b"\xcf\xfa\xed\xfe" + bytes(5000) + go_buildinfo(GO_SDK_MODULES) + bytes(100)
+    found = detect_sdk([str(_program(tmp_path / "server", blob))])
+    assert found is not None and (found.sdk, found.version) == (Sdk.GO, "v1.4.1")
+
+
+def test_a_go_binary_without_an_mcp_module_is_no_sdk_server(tmp_path: Path) -> None:
+    modules = "mod\texample.com/plain\tv1.0.0\t\ndep\tgithub.com/google/uuid\tv1.6.0\th1:x=\n"
+    server = _program(tmp_path / "server", elf({".go.buildinfo": go_buildinfo(modules)}))
+    assert detect_sdk([str(server)]) is None
+
+
+def test_a_rust_binary_names_rmcp_from_its_cargo_registry_paths(tmp_path: Path) -> None:
+    rodata = (b"called `Option::unwrap()` on a `None` value\0/home/runner/.cargo/registry/src/"
+              b"index.crates.io-1949cf8c6b5b557f/rmcp-0.16.0/src/service/server.rs\0"
+              b"/home/runner/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/rmcp-macros-0.16.0/src/lib.rs\0")
+    server = _program(tmp_path / "vaulttools-mcp", elf({".text": b"\x90" * 64, ".rodata": rodata}))
+    found = detect_sdk([str(server), "--allowed-dir", "/tmp"])
+    assert found is not None and (found.sdk, found.version) == (Sdk.RUST, "0.16.0")
+
+
+DEPS_JSON = json.dumps({"runtimeTarget": {"name": ".NETCoreApp,Version=v9.0"},
+                        "libraries": {"Server/1.0.0": {"type": "project"},
+                                      "ModelContextProtocol.AspNetCore/0.9.0": {"type": "package"},
+                                      "ModelContextProtocol.Core/1.0.0": {"type": "package"}}}).encode()
+
+
+def test_a_dotnet_apphost_names_the_csharp_sdk_from_the_deps_json_beside_it(tmp_path: Path) -> None:
+    apphost = _program(tmp_path / "app" / "Server", elf({".text": b"\x90" * 64, ".data": bytes(64)}))
+    (tmp_path / "app" / "Server.deps.json").write_bytes(DEPS_JSON)
+    found = detect_sdk([str(apphost)])
+    assert found is not None and (found.sdk, found.version) == (Sdk.CSHARP, "1.0.0")
+    found = detect_sdk(["dotnet", str(tmp_path / "app" / "Server.dll")])  # a framework-dependent app, the same
+    assert found is not None and (found.sdk, found.version) == (Sdk.CSHARP, "1.0.0")
+
+
+def test_a_dotnet_single_file_bundle_names_the_csharp_sdk_from_its_bundled_deps_json(tmp_path: Path) -> None:
+    server = _program(tmp_path / "azmcp", dotnet_bundle(DEPS_JSON))
+    found = detect_sdk([str(server), "server", "start"])
+    assert found is not None and (found.sdk, found.version) == (Sdk.CSHARP, "1.0.0")
+    assert found.source.endswith("(bundled deps.json)")
+
+
+def _jar(path: Path, entries: dict[str, str]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, text in entries.items():
+            archive.writestr(name, text)
+    return path
+
+
+def test_a_fat_jar_names_the_java_sdk_from_its_maven_metadata(tmp_path: Path) -> None:
+    jar = _jar(tmp_path / "server.jar", {
+        "META-INF/MANIFEST.MF": "Manifest-Version: 1.0\r\nMain-Class: example.Server\r\n",
+        "META-INF/maven/io.modelcontextprotocol.sdk/mcp-core/pom.properties": "groupId=io.modelcontextprotocol.sdk\n"
+                                                                              "artifactId=mcp-core\nversion=0.11.2\n",
+        "io/modelcontextprotocol/spec/McpSchema.class": ""})
+    found = detect_sdk(["java", "-Xmx256m", "-jar", str(jar)])
+    assert found is not None and (found.sdk, found.version) == (Sdk.JAVA, "0.11.2")
+
+
+def test_a_kotlin_fat_jar_names_the_kotlin_sdk(tmp_path: Path) -> None:
+    jar = _jar(tmp_path / "server-all.jar", {
+        "META-INF/maven/io.modelcontextprotocol/kotlin-sdk-server-jvm/pom.properties": "version=0.7.2\n",
+        "io/modelcontextprotocol/kotlin/sdk/server/Server.class": ""})
+    found = detect_sdk(["java", "-jar", str(jar)])
+    assert found is not None and (found.sdk, found.version) == (Sdk.KOTLIN, "0.7.2")
+
+
+def test_a_spring_boot_jar_and_a_manifest_class_path_name_the_sdk_jar(tmp_path: Path) -> None:
+    boot = _jar(tmp_path / "boot.jar", {"BOOT-INF/lib/mcp-core-0.12.0.jar": "",
+                                        "BOOT-INF/lib/jackson-core-2.17.jar": ""})
+    found = detect_sdk(["java", "-jar", str(boot)])
+    assert found is not None and (found.sdk, found.version) == (Sdk.JAVA, "0.12.0")
+    thin = _jar(tmp_path / "thin.jar", {"META-INF/MANIFEST.MF": "Manifest-Version: 1.0\r\nClass-Path: lib/slf4j-api-2"
+                                        ".0.9.jar lib/mcp-0.10.0.ja\r\n r\r\n"})  # a Class-Path folded at 72 bytes
+    found = detect_sdk(["java", "-jar", str(thin)])
+    assert found is not None and (found.sdk, found.version) == (Sdk.JAVA, "0.10.0")
+
+
+def test_a_classpath_of_maven_repository_jars_names_the_sdk(tmp_path: Path) -> None:
+    repo = tmp_path / "m2" / "io" / "modelcontextprotocol" / "sdk" / "mcp" / "0.10.0" / "mcp-0.10.0.jar"
+    found = detect_sdk(["java", "-cp", f"{tmp_path}/classes:{repo}", "example.Server"])
+    assert found is not None and (found.sdk, found.version) == (Sdk.JAVA, "0.10.0")
+    assert detect_sdk(["java", "-cp", f"{tmp_path}/other/mcp-1.0.jar", "example.Server"]) is None
+
+
+def test_an_npm_wrapper_leads_to_its_platform_package_binary(tmp_path: Path) -> None:
+    """`@azure/mcp`'s bin is a node script that runs the binary of `@azure/mcp-linux-x64` (an optionalDependency)."""
+    modules = tmp_path / "node_modules"
+    wrapper = modules / "@acme" / "mcp"
+    wrapper.mkdir(parents=True)
+    (wrapper / "package.json").write_text(json.dumps({"name": "@acme/mcp", "bin": {"acme-mcp": "./index.js"},
+                                                      "optionalDependencies": {"@acme/mcp-linux-x64": "1.0.0",
+                                                                               "@acme/mcp-darwin-arm64": "1.0.0"}}))
+    (wrapper / "index.js").write_text("#!/usr/bin/env node\nrequire('child_process')\n")
+    (wrapper / "index.js").chmod(0o755)
+    platform = modules / "@acme" / "mcp-linux-x64"
+    _program(platform / "dist" / "acme-mcp", elf({".go.buildinfo": go_buildinfo(GO_SDK_MODULES)}))
+    (platform / "package.json").write_text(json.dumps({"name": "@acme/mcp-linux-x64",
+                                                       "bin": {"acme-mcp-linux-x64": "./dist/acme-mcp"}}))
+    (modules / ".bin").mkdir()
+    (modules / ".bin" / "acme-mcp").symlink_to("../@acme/mcp/index.js")
+    found = detect_sdk([str(modules / ".bin" / "acme-mcp")])
+    assert found is not None and (found.sdk, found.version) == (Sdk.GO, "v1.4.1")
+    assert found.source.endswith("dist/acme-mcp")
+
+
+def test_an_npm_bin_link_to_a_binary_is_read_as_the_binary(tmp_path: Path) -> None:
+    binary = _program(tmp_path / "node_modules" / "mcp-x-linux-x64" / "bin" / "mcp-x",
+                      elf({".go.buildinfo": go_buildinfo(GO_SDK_MODULES)}))
+    link = tmp_path / "node_modules" / ".bin" / "mcp-x"
+    link.parent.mkdir()
+    link.symlink_to(binary)
+    found = detect_sdk([str(link)])
+    assert found is not None and found.sdk is Sdk.GO
+
+
+def test_a_binary_a_pypi_wheel_installs_as_a_script_is_read_from_path(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wheel that ships a Go server puts the binary itself in the environment's bin/ (its scripts)."""
+    _venv(tmp_path / "venv", "mcp-2.3.0.dist-info")
+    _program(tmp_path / "venv" / "bin" / "mcp-go-server", elf({".go.buildinfo": go_buildinfo(GO_SDK_MODULES)}))
+    monkeypatch.setenv("PATH", f"{tmp_path / 'venv' / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
+    found = detect_sdk(["mcp-go-server", "--stdio"])
+    assert found is not None and (found.sdk, found.version) == (Sdk.GO, "v1.4.1")  # not the venv's mcp
+
+# ---------------------------------------------------------------- a finding is the SDK's only when its answer is
+
+def _finding(oracle: str, key: str, target: str, *received: str, message: str = "") -> SimpleNamespace:
+    return SimpleNamespace(oracle=oracle, key=key, target=target, received=received, message=message,
+                           stderr_tail="")
+
+
+TS = SdkInfo(Sdk.TYPESCRIPT, "1.32.2", "package.json")
+
+
+def test_the_typescript_sdks_unknown_tool_answer_is_its_own_and_a_servers_catch_all_is_not() -> None:
+    sdks = '{"result":{"content":[{"type":"text","text":"MCP error -32602: Tool nope not found"}],"isError":true}}'
+    own = '{"result":{"content":[{"type":"text","text":"Unknown tool: nope"}],"isError":true}}'
+    known = explain(TS, "stdio", _finding("invalid-params", "result", "params/call-unknown-tool", sdks))
+    assert known is not None and known.id == "typescript-unknown-tool-is-error-result"
+    assert explain(TS, "stdio", _finding("invalid-params", "result", "params/call-unknown-tool", own)) is None
+
+
+def test_a_servers_own_internal_error_on_invalid_arguments_is_never_the_typescript_sdks() -> None:
+    zod = '{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"[\\n  {\\n    \\"expected\\": \\"string\\""}}'
+    own = '{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"MCP error -32603: bad arguments"}}'
+    known = explain(TS, "stdio", _finding("invalid-params", "code:-32603", "params/call-without-name", zod))
+    assert known is not None and known.id == "typescript-invalid-params-internal-error"
+    assert explain(TS, "stdio", _finding("invalid-params", "code:-32603", "tool/echo", own)) is None
+
+
+def test_a_go_servers_own_error_with_code_0_is_not_the_go_sdks() -> None:
+    go = SdkInfo(Sdk.GO, "v1.4.1", "mcp-cron")
+    sdks = ('{"jsonrpc":"2.0","id":9,"error":{"code":0,"message":"handling \'tools/call\': unmarshaling '
+            '\\"x\\" into a *mcp.CallToolParamsRaw"}}')
+    own = '{"jsonrpc":"2.0","id":9,"error":{"code":0,"message":"invalid input: task ID is required"}}'
+    known = explain(go, "stdio", _finding("invalid-params", "code:0", "params/string", sdks))
+    assert known is not None and known.link.endswith("/go-sdk/issues/976")
+    assert explain(go, "stdio", _finding("invalid-params", "code:0", "tool/get_task", own)) is None
+
+
+def test_a_row_with_targets_does_not_excuse_a_finding_on_another_frame() -> None:
+    """A server that stops answering after a valid tool call is stuck by its own code, not the Go SDK's transport."""
+    go = SdkInfo(Sdk.GO, "v1.4.1", "mcp-cron")
+    assert explain(go, "stdio", _finding("no-hang", "stuck-after", "parse/truncated", "<no reply>")) is not None
+    assert explain(go, "stdio", _finding("no-hang", "stuck-after", "tool/run_task", "<no reply>")) is None
+
+
+def test_an_rmcp_crash_is_the_sdks_only_when_its_stderr_says_the_sdk_ended_the_session() -> None:
+    rust = SdkInfo(Sdk.RUST, "1.1.1", "cortex-mcp")
+    ended = _finding("no-crash", "crash:x", "parse/truncated", "<the server exited with status 0>",
+                     message='{"message":"input stream terminated","target":"rmcp::service"}')
+    panicked = _finding("no-crash", "crash:x", "tool/expand", "<the server exited with status 101>",
+                        message="thread 'main' panicked at src/tools.rs:12:5")
+    assert explain(rust, "stdio", ended) is not None
+    assert explain(rust, "stdio", panicked) is None
+
+
+def test_a_shaded_jar_of_unknown_version_gets_only_rows_for_every_version() -> None:
+    python_row_sdk = SdkInfo(Sdk.PYTHON, "unknown", "x")
+    known = explain(python_row_sdk, "stdio", _finding("parse-error", "silent-low", "parse/truncated", "<no reply>"))
+    assert known is not None  # python-stdio-drops-unparseable holds for all versions
+    assert explain(python_row_sdk, "stdio", _finding("method-not-found", "code:-32602", "method/unknown",
+                   '{"error":{"code":-32602,"message":"Invalid request parameters"}}')) is None  # before 2.0.0 only

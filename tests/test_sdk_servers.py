@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from mcpfuzz.engine.attribution.detect import Sdk
 from mcpfuzz.engine.attribution.known import known_behaviours
 from mcpfuzz.engine.events import RunFinished
 from mcpfuzz.transport.http_target import HttpTarget
@@ -135,7 +136,9 @@ def test_every_row_of_the_known_behaviour_table_shows_on_a_real_server(
     shown = set()
     for finished in (sdk2_run, sdk1_run, ts_run, ts_http_run):
         shown |= {(f.upstream.link, f.upstream.behaviour) for f in finished.findings if f.upstream is not None}
-    missing = [row.id for row in known_behaviours() if (row.link, row.behaviour) not in shown]
+    # The Go, Rust and C# rows are checked on their own servers (tests/test_sdk_attribution_real.py).
+    missing = [row.id for row in known_behaviours()
+               if row.sdk in (Sdk.PYTHON, Sdk.TYPESCRIPT) and (row.link, row.behaviour) not in shown]
     assert missing == []
 
 

@@ -1,9 +1,11 @@
-"""Which MCP SDK (and version) a server is built on, read from the package metadata next to its command.
+"""Which MCP SDK (and version) a server is built on, read from the files its command runs (nothing is run).
 
-Nothing is run: a Python command's virtual environment holds `mcp-X.Y.Z.dist-info` (and
-`fastmcp-X.Y.Z.dist-info` for a server on the standalone FastMCP, which is built on `mcp`); a Node
-command's script (or npx's cache of its package) sits under a `node_modules` that holds
-`@modelcontextprotocol/sdk`.
+A Python command's virtual environment holds `mcp-X.Y.Z.dist-info` (and `fastmcp-X.Y.Z.dist-info` for a server
+on the standalone FastMCP, which is built on `mcp`); a Node command's script (or npx's cache of its package) sits
+under a `node_modules` that holds `@modelcontextprotocol/sdk`. A compiled server (reached directly, through an
+npm `bin` link or a PyPI script, or as the platform package an npm wrapper lists in its optionalDependencies)
+tells by its own bytes: Go's build information, rmcp's source paths, a .NET deps.json; a `java` command by its
+jars. Each of those readers lives in its own module.
 """
 
 from __future__ import annotations
@@ -13,42 +15,16 @@ import os
 import re
 import shutil
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 
+from mcpfuzz.engine.attribution.binfile import is_executable_image
+from mcpfuzz.engine.attribution.dotnet import dotnet_sdk
+from mcpfuzz.engine.attribution.golang import go_sdk
+from mcpfuzz.engine.attribution.java import java_sdk
+from mcpfuzz.engine.attribution.rust import rust_sdk
+from mcpfuzz.engine.attribution.sdks import Sdk, SdkInfo
 
-class Sdk(str, Enum):
-    """An MCP SDK mcpfuzz knows the behaviours of (the values are what the known-behaviour table names)."""
-
-    PYTHON = "python"  # the `mcp` package on PyPI
-    TYPESCRIPT = "typescript"  # `@modelcontextprotocol/sdk` on npm
-    FASTMCP = "fastmcp"  # the standalone `fastmcp` package on PyPI (not mcp's bundled copy), built on `mcp`
-
-    @property
-    def display_name(self) -> str:
-        """The SDK's name for people."""
-        return {Sdk.PYTHON: "the Python SDK (mcp)", Sdk.TYPESCRIPT: "the TypeScript SDK", Sdk.FASTMCP: "FastMCP"}[self]
-
-
-@dataclass(frozen=True)
-class SdkInfo:
-    """The SDK a server is built on, its version, the file that told, and the SDK it is built on in turn."""
-
-    sdk: Sdk
-    version: str
-    source: str
-    base: SdkInfo | None = None  # FastMCP's `mcp`: its transports and their known behaviours come along
-
-    def describe(self) -> str:
-        """`the TypeScript SDK 1.32.2`; `FastMCP 4.2.3 (on the Python SDK (mcp) 2.3.0)`."""
-        own = f"{self.sdk.display_name} {self.version}"
-        return own if self.base is None else f"{own} (on {self.base.describe()})"
-
-    def layers(self) -> tuple[SdkInfo, ...]:
-        """This SDK, then the ones under it (a known behaviour of any of them shows in the server)."""
-        return (self, *(self.base.layers() if self.base is not None else ()))
-
+__all__ = ["Sdk", "SdkInfo", "detect_sdk", "binary_sdk"]
 
 _DIST_INFO = re.compile(r"^mcp-(\d[\w.+-]*)\.dist-info$")
 _FASTMCP_DIST_INFO = re.compile(r"^fastmcp(?:_slim)?-(\d[\w.+-]*)\.dist-info$")
@@ -61,22 +37,67 @@ def detect_sdk(command: Sequence[str]) -> SdkInfo | None:
     command = _without_env(command)
     if not command:
         return None
-    for found in (_python_sdk(command), _node_sdk(command)):
+    program = _which(command[0])
+    if program is not None and not _is_runtime(program) and is_executable_image(Path(program).resolve()):
+        return binary_sdk(Path(program).resolve())  # the server itself: no interpreter's packages apply
+    for reader in (_python_sdk, _node_sdk, _jvm_or_dotnet_sdk):
+        found = reader(command)
         if found is not None:
             return found
+    return None
+
+
+_RUNTIMES = re.compile(r"^(?:node|nodejs|bun|deno|java|javaw|dotnet|uv|uvx|pipx|python[\d.]*)(?:\.exe)?$")
+
+
+def _is_runtime(program: str) -> bool:
+    """A runtime or launcher that runs the server's code (its own bytes say nothing about the server)."""
+    return bool(_RUNTIMES.match(Path(program).name) or _RUNTIMES.match(Path(program).resolve().name))
+
+
+def binary_sdk(binary: Path) -> SdkInfo | None:
+    """The SDK a compiled server was built with: Go's build information, rmcp's source paths, .NET's deps.json."""
+    for reader in (go_sdk, rust_sdk, dotnet_sdk):
+        found = reader(binary)
+        if found is not None:
+            return found
+    return None
+
+
+def _jvm_or_dotnet_sdk(command: Sequence[str]) -> SdkInfo | None:
+    """`java ... -jar app.jar` / `java -cp ...`, or `dotnet server.dll`."""
+    name = Path(command[0]).name.removesuffix(".exe")
+    if name in ("java", "javaw"):
+        return java_sdk(command[1:])
+    if name == "dotnet":
+        dll = next((word for word in command[1:] if word.endswith(".dll")), None)
+        return None if dll is None else dotnet_sdk(Path(dll))
     return None
 
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
+_WRAPPERS = {"env", "nice", "setsid", "unshare", "timeout", "stdbuf", "ionice", "taskset"}
+_WRAPPER_VALUES = {"nice": {"-n"}, "timeout": {"-s", "-k", "--signal", "--kill-after"}, "ionice": {"-c", "-n"}}
+
+
 def _without_env(command: Sequence[str]) -> Sequence[str]:
-    """`env PORT=3001 node server.js` (a usual --launch command) is `node server.js`."""
+    """`env PORT=3001 node server.js` (a usual --launch command) is `node server.js`; so are the other wrappers that
+    run a command unchanged (`unshare -n`, `timeout 60`, `nice -n 5`, `setsid`)."""
     words = list(command)
-    if words and Path(words[0]).name == "env":
-        words = words[1:]
+    while words and Path(words[0]).name in _WRAPPERS:
+        wrapper = Path(words.pop(0)).name
         while words and words[0].startswith("-"):
-            words = words[1:]
+            option = words.pop(0)
+            if option in _WRAPPER_VALUES.get(wrapper, ()) and words:
+                words.pop(0)
+        if wrapper == "timeout" and words:
+            words.pop(0)  # the duration
+        elif wrapper == "taskset" and words:
+            words.pop(0)  # the CPU mask
+        while wrapper == "env" and words and _ASSIGNMENT.match(words[0]):
+            words.pop(0)
     while words and _ASSIGNMENT.match(words[0]):
         words = words[1:]
     return words
@@ -176,10 +197,54 @@ def _node_sdk(command: Sequence[str]) -> SdkInfo | None:
         if program is not None:
             starts.append(Path(program).resolve().parent)
     for start in starts:
+        for binary in _platform_binaries(start):
+            found = binary_sdk(binary)
+            if found is not None:
+                return found
+    for start in starts:
         found = _sdk_above(start)
         if found is not None:
             return found
     return None
+
+
+MAX_PLATFORM_PACKAGES = 16
+
+
+def _platform_binaries(start: Path) -> Iterator[Path]:
+    """The compiled programs an npm wrapper runs: the `bin` files of the platform packages its package.json lists
+    as optionalDependencies (`@azure/mcp` -> `@azure/mcp-linux-x64`), those installed here."""
+    for folder in (start, *start.parents):
+        manifest = _read_manifest(folder / "package.json")
+        if manifest is None:
+            continue
+        optional = manifest.get("optionalDependencies")
+        names = list(optional)[:MAX_PLATFORM_PACKAGES] if isinstance(optional, dict) else []
+        for name in names:
+            package = _installed_package(folder, name)
+            if package is None:
+                continue
+            for binary in _bin_files(package):
+                if is_executable_image(binary):
+                    yield binary
+        return  # the nearest package.json is the wrapper's
+
+
+def _installed_package(package_folder: Path, name: str) -> Path | None:
+    """Where node would find `name` from a package: its own node_modules, then each node_modules above."""
+    for folder in (package_folder, *package_folder.parents):
+        candidate = folder / name if folder.name == "node_modules" else folder / "node_modules" / name
+        if (candidate / "package.json").is_file():
+            return candidate
+    return None
+
+
+def _bin_files(package: Path) -> list[Path]:
+    """The files a package.json's `bin` names (a string or a name -> path map)."""
+    manifest = _read_manifest(package / "package.json") or {}
+    entries = manifest.get("bin")
+    paths = [entries] if isinstance(entries, str) else list(entries.values()) if isinstance(entries, dict) else []
+    return [(package / path).resolve() for path in paths if isinstance(path, str)]
 
 
 def _sdk_above(start: Path) -> SdkInfo | None:
@@ -213,12 +278,23 @@ def _bare_package(spec: str) -> str:
 
 
 def _package_version(manifest: Path) -> str | None:
+    data = _read_manifest(manifest)
+    version = data.get("version") if data is not None else None
+    return version if isinstance(version, str) else None
+
+
+MAX_MANIFEST_BYTES = 1 << 20
+
+
+def _read_manifest(manifest: Path) -> dict | None:
+    """A package.json's object, None when missing, too large or not JSON."""
     try:
+        if manifest.stat().st_size > MAX_MANIFEST_BYTES:
+            return None
         data = json.loads(manifest.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return None
-    version = data.get("version") if isinstance(data, dict) else None
-    return version if isinstance(version, str) else None
+    return data if isinstance(data, dict) else None
 
 
 def _which(program: str) -> str | None:

@@ -1,0 +1,118 @@
+"""Real servers on the Go SDK, mcp-go, rmcp and the C# SDK (npm ships them as binaries): the SDK is detected from the
+binary, and the findings that are the SDK's own answers are marked with its upstream thread.
+
+The small servers are pinned in tests/sdk_servers/binaries/package.json (`npm ci` there installs them); the C# one,
+Azure MCP (a 140 MB single-file bundle), is looked for in MCPFUZZ_AZMCP or tests/sdk_servers/binaries-large. A test
+is skipped when its server is not installed. Each runs under `unshare -n` (no network), its files in a temporary
+folder, protocol phases only (no tool is called).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mcpfuzz.engine.attribution.detect import Sdk, detect_sdk
+from mcpfuzz.engine.attribution.known import known_behaviours
+from mcpfuzz.engine.events import RunFinished
+from tests.engine_runs import run_engine
+
+SDK_SERVERS = Path(__file__).resolve().parent / "sdk_servers"
+BINARIES = Path(os.environ.get("MCPFUZZ_SDK_BINARIES") or SDK_SERVERS / "binaries" / "node_modules")
+GO_SDK_SERVER = BINARIES / "mcp-cron-linux-amd64" / "bin" / "mcp-cron"  # modelcontextprotocol/go-sdk v1.4.1
+MCP_GO_SERVER = BINARIES / "mcp-time-linux-x64" / "bin" / "mcp-time"  # mark3labs/mcp-go v0.33.0
+RMCP_SERVER = BINARIES / "@temporal-cortex" / "cortex-mcp-linux-x64" / "bin" / "cortex-mcp"  # rmcp 1.1.1
+CSHARP_SERVER = Path(os.environ.get("MCPFUZZ_AZMCP") or SDK_SERVERS / "binaries-large" / "node_modules" / "@azure" /
+                     "mcp-linux-x64" / "dist" / "azmcp")  # ModelContextProtocol 1.0.0, single-file bundle
+
+pytestmark = pytest.mark.sdk
+
+
+def _offline(binary: Path, *args: str) -> list[str]:
+    """The server's command under `unshare -n` (no network at all), or a skip when it cannot run here."""
+    if not binary.is_file():
+        pytest.skip(f"{binary.name} is not installed (see this module's docstring)")
+    unshare = shutil.which("unshare")
+    if unshare is None or subprocess.run([unshare, "-n", "true"], capture_output=True).returncode != 0:
+        pytest.skip("`unshare -n` is not available: a third-party server runs here only without network")
+    return [unshare, "-n", str(binary), *args]
+
+
+def _run(command: list[str], timeout: float = 2) -> RunFinished:
+    finished = run_engine(command, timeout=timeout, budget=120)
+    assert not finished.error, finished.error
+    return finished
+
+
+@pytest.fixture(scope="module")
+def go_sdk_server(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    folder = tmp_path_factory.mktemp("mcp-cron")  # its database, config and log
+    return _offline(GO_SDK_SERVER, "-transport", "stdio", "-db-path", str(folder / "results.db"),
+                    "-mcp-config-path", str(folder / "mcp.json"), "-log-file", str(folder / "cron.log"))
+
+
+@pytest.fixture(scope="module")
+def go_sdk_run(go_sdk_server: list[str]) -> RunFinished:
+    return _run(go_sdk_server)
+
+
+@pytest.fixture(scope="module")
+def mcp_go_run() -> RunFinished:
+    return _run(_offline(MCP_GO_SERVER))
+
+
+@pytest.fixture(scope="module")
+def rmcp_run() -> RunFinished:
+    return _run(_offline(RMCP_SERVER))
+
+
+@pytest.fixture(scope="module")
+def csharp_run() -> RunFinished:
+    return _run(_offline(CSHARP_SERVER, "server", "start"), timeout=5)  # a .NET host of 140 MB starts slowly
+
+
+def _shown(finished: RunFinished) -> dict[str, list[str]]:
+    """Row id -> the targets of the findings it marks."""
+    by_upstream = {(row.link, row.behaviour): row.id for row in known_behaviours()}
+    shown: dict[str, list[str]] = {}
+    for finding in finished.findings:
+        if finding.upstream is not None:
+            row = by_upstream[(finding.upstream.link, finding.upstream.behaviour)]
+            shown.setdefault(row, []).append(finding.target)
+    return shown
+
+
+def _rows(sdk: Sdk) -> set[str]:
+    return {row.id for row in known_behaviours() if row.sdk is sdk}
+
+
+def test_the_go_sdk_is_read_from_the_binary_behind_unshare(go_sdk_server: list[str]) -> None:
+    found = detect_sdk(go_sdk_server)
+    assert found is not None and (found.sdk, found.version) == (Sdk.GO, "v1.4.1")
+
+
+def test_every_go_sdk_row_shows_on_a_real_go_sdk_server(go_sdk_run: RunFinished) -> None:
+    shown = _shown(go_sdk_run)
+    assert set(shown) == _rows(Sdk.GO)
+    assert {"parse/truncated", "envelope/number"} <= set(shown["go-stdio-ends-session-on-undecodable"])
+
+
+def test_every_mcp_go_row_shows_on_a_real_mcp_go_server(mcp_go_run: RunFinished) -> None:
+    assert detect_sdk(_offline(MCP_GO_SERVER)) is not None
+    assert set(_shown(mcp_go_run)) == _rows(Sdk.MCP_GO)
+
+
+def test_every_rmcp_row_shows_on_a_real_rmcp_server(rmcp_run: RunFinished) -> None:
+    found = detect_sdk(_offline(RMCP_SERVER))
+    assert found is not None and (found.sdk, found.version) == (Sdk.RUST, "1.1.1")
+    assert set(_shown(rmcp_run)) == _rows(Sdk.RUST)
+
+
+def test_every_csharp_row_shows_on_a_real_csharp_server(csharp_run: RunFinished) -> None:
+    found = detect_sdk(_offline(CSHARP_SERVER, "server", "start"))
+    assert found is not None and (found.sdk, found.version) == (Sdk.CSHARP, "1.0.0")
+    assert set(_shown(csharp_run)) == _rows(Sdk.CSHARP)
