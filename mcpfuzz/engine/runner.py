@@ -130,8 +130,8 @@ class Run:
         self._verify_until = started + config.budget - min(2.0, config.budget * 0.05)
         self.emit(RunStarted(config.server_label, config.seed, config.oracles, config.budget, config.timeout))
         self._detect_sdk()
-        options = SessionOptions(timeout=config.timeout, call_timeout=config.call_timeout, grace=config.grace,
-                                 max_line=config.max_line,
+        options = SessionOptions(timeout=config.timeout, startup_timeout=config.startup_timeout,
+                                 call_timeout=config.call_timeout, grace=config.grace, max_line=config.max_line,
                                  env=config.env or None, frame_log=config.log_frames,
                                  plain_jsonrpc=config.jsonrpc_methods is not None)
         if config.shared is not None:
@@ -171,11 +171,14 @@ class Run:
                     # Nothing was tested: a server that never finished the handshake is unusable, not clean.
                     self.error = (f"the server did not finish the handshake within the budget of {config.budget:g}s"
                                   " (it accepted the input but answered nothing mcpfuzz could use)\ntip: check that "
-                                  "it is an MCP server and answers; raise --budget and --timeout for slow starters")
+                                  "it is an MCP server and answers; raise --budget and --startup-timeout for slow "
+                                  "starters")
             group.cancel_scope.cancel()
         if self._session is not None:
             self.stats.frames_sent = self._session.frames_sent
             self.stats.restarts = self._session.restarts
+            self.stats.standbys, self.stats.warm_restarts = self._session.standbys, self._session.warm_restarts
+            self.stats.startup = self._session.startup.as_dict()
         if self.monitor is not None and self.monitor.figures.samples:
             self.stats.resources = self.monitor.figures.as_dict()
         self.stats.duration = time.monotonic() - started
@@ -398,7 +401,7 @@ class Run:
         if not methods:
             methods = await self._discover_methods(session)
         self.probe = ProbeResult(Era.LEGACY, PLAIN_VERSION, declared={TargetKind.METHOD: list(methods)})
-        self.emit(ProbeDone(PLAIN_ERA, PLAIN_VERSION, {}, {}, ()))
+        self.emit(ProbeDone(PLAIN_ERA, PLAIN_VERSION, {}, {}, (), startup=session.startup.first))
         if self._store is not None and config.replay_corpus:
             await self._regression(session)
         if PhaseName.CATALOGUE in config.phases:
@@ -432,7 +435,8 @@ class Run:
         finally:
             session.thorough = False
         self.emit(ProbeDone(self.probe.era.value, self.probe.version, self.probe.server_info,
-                            self.probe.capabilities, tuple(t.get("name", "?") for t in self.probe.tools)))
+                            self.probe.capabilities, tuple(t.get("name", "?") for t in self.probe.tools),
+                            startup=session.startup.first))
         for note in self.probe.notes:
             self.emit(Notice(note))
         for exchange in self.probe.exchanges:
