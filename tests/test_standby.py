@@ -357,11 +357,13 @@ class FakeHolder:
         self.has_standby = False
 
 
-def startup(seconds: float | None) -> StartupTimes:
+async def tend(keeper: StandbyKeeper, seconds: float | None) -> None:
+    """The keeper after a case, once a start of `seconds` was measured (None: none was)."""
     times = StartupTimes()
     if seconds is not None:
         times.add(seconds)
-    return times
+        keeper.measured(times)
+    await keeper.tend(times)
 
 
 def test_the_keeper_holds_a_standby_only_for_a_server_slow_to_start() -> None:
@@ -371,14 +373,14 @@ def test_the_keeper_holds_a_standby_only_for_a_server_slow_to_start() -> None:
     async def main() -> None:
         holder = FakeHolder()
         keeper = StandbyKeeper(holder, "", enabled=True, notice=notices.append)
-        await keeper.tend(startup(None))
-        await keeper.tend(startup(STANDBY_WORTH / 2))
+        await tend(keeper, None)
+        await tend(keeper, STANDBY_WORTH / 2)
         assert holder.standbys == 0
-        await keeper.tend(startup(STANDBY_WORTH * 4))
-        await keeper.tend(startup(STANDBY_WORTH * 4))
+        await tend(keeper, STANDBY_WORTH * 4)
+        await tend(keeper, STANDBY_WORTH * 4)
         assert holder.standbys == 1 and keeper.standbys == 1
         disabled = FakeHolder()
-        await StandbyKeeper(disabled, "", enabled=False, notice=notices.append).tend(startup(5.0))
+        await tend(StandbyKeeper(disabled, "", enabled=False, notice=notices.append), 5.0)
         assert disabled.standbys == 0
 
     anyio.run(main)
@@ -393,13 +395,13 @@ def test_the_keeper_says_once_why_restarts_wait() -> None:
         given_up = FakeHolder(problem="3 standby processes exited before they were used")
         keeper = StandbyKeeper(given_up, "", enabled=True, notice=notices.append)
         for _ in range(3):
-            await keeper.tend(startup(2.0))
+            await tend(keeper, 2.0)
         assert given_up.standbys == 0
         none = StandbyKeeper(None, "the --launch command listens on a fixed port", enabled=True,
                              notice=notices.append)
-        await none.tend(startup(0.01))
-        await none.tend(startup(2.0))
-        await none.tend(startup(2.0))
+        await tend(none, 0.01)
+        await tend(none, 2.0)
+        await tend(none, 2.0)
 
     anyio.run(main)
     assert len(notices) == 2, notices

@@ -262,6 +262,8 @@ class Stats:
         duration = other.get("duration_s")
         if isinstance(duration, int | float):
             self.duration += duration
+        if self.startup is None and isinstance(other.get("startup"), dict):
+            self.startup = other["startup"]  # the first run's (the lead's): starts are one server's, not a sum
         for mine, theirs in ((self.phases, other.get("phases")), (self.targets, other.get("targets"))):
             if isinstance(theirs, dict):
                 for name, count in theirs.items():

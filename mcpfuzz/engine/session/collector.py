@@ -373,7 +373,7 @@ class Collector:
                 progress = window.exchange.progress_count()
                 if progress > progress_seen:
                     progress_seen, deadline = progress, min(max(deadline, now + progress_extends), ceiling)
-            limit = self._limit(deadline, timeout, startup_until)
+            limit = deadline if startup_until is None else self._limit(deadline, timeout, startup_until)
             if now >= limit:
                 window.exchange.timed_out = True
                 return

@@ -201,7 +201,7 @@ class Session:
     def _startup_until(self) -> float | None:
         """While the current process has answered nothing yet: the latest its first answer may come (its start may
         be slow; --startup-timeout counts from its spawn, a standby's too)."""
-        if self._spawned_at is None or self._collector.first_answer is not None:
+        if self._asked_at is None or self._spawned_at is None or self._collector.first_answer is not None:
             return None
         return self._spawned_at + self.options.startup_timeout
 
@@ -215,6 +215,7 @@ class Session:
             self.startup.add_wait(max(0.0, first - self._asked_at))
             if self._cold_spawn is not None:
                 self.startup.add(first - self._cold_spawn)
+                self._standby.measured(self.startup)
             self._asked_at = self._cold_spawn = None
         await self._standby.tend(self.startup)
 
@@ -252,7 +253,8 @@ class Session:
             await self.notify("notifications/initialized")
         self.handshake_frames = list(self.log)
         self.ready = True
-        await self._answered()
+        if self._asked_at is not None or self._standby.active:  # rarely: after a start, or to keep a standby
+            await self._answered()
 
     # -- sending -------------------------------------------------------------------------------
 
@@ -435,7 +437,8 @@ class Session:
         exchange.stderr_tail = self.server.stderr.text(10)
         if case.fresh:
             self.ready = False  # a lifecycle case leaves the process in an odd state
-        await self._answered()
+        if self._asked_at is not None or self._standby.active:  # rarely: after a start, or to keep a standby
+            await self._answered()
         return exchange
 
     async def send_posts(self, case: Case) -> list[HttpReply]:
@@ -538,7 +541,8 @@ class Session:
             # An isolated valid call that was answered never sent its barrier: the same record here (over HTTP the
             # complete response stands for the barrier, as alone).
             exchange.barrier_answered = True if shared.by_post else None if waits_for_own_answer(case) else True
-        await self._answered()
+        if self._asked_at is not None or self._standby.active:  # rarely: after a start, or to keep a standby
+            await self._answered()
         return exchanges
 
     async def _post_window(self, shared: WindowSet) -> str:

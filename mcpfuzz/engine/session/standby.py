@@ -26,6 +26,7 @@ class StandbyKeeper:
         self._refusal = refusal if enabled else ""
         self._notice = notice
         self._given_up = False
+        self._worth = False  # the server's measured start is slow enough for a standby to buy something
 
     @property
     def standbys(self) -> int:
@@ -37,13 +38,20 @@ class StandbyKeeper:
         """Starts that took a standby instead of starting a process."""
         return self.holder.warm_starts if self.holder is not None else 0
 
+    def measured(self, startup: StartupTimes) -> None:
+        """A start was measured: is the server slow enough to start for a standby to buy something?"""
+        self._worth = startup.median is not None and startup.median >= STANDBY_WORTH
+
+    @property
+    def active(self) -> bool:
+        """True when `tend` has something to do (checked after every case: a standby held needs nothing)."""
+        return self._worth and not self._given_up and (self.holder is None or not self.holder.has_standby)
+
     async def tend(self, startup: StartupTimes) -> None:
         """The current process has answered: start a standby unless one runs (called after each case)."""
         holder = self.holder
-        if self._given_up or (holder is not None and holder.has_standby):
-            return
         median = startup.median
-        if median is None or median < STANDBY_WORTH:
+        if not self.active or median is None:
             return
         if holder is None:
             self._give_up(f"each restart waits for the server to start ({median:.1f}s): no standby process, since "
