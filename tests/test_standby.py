@@ -136,25 +136,35 @@ def test_a_restart_after_a_crash_takes_the_standby_started_before_the_crash(tmp_
         kill_leftovers(str(server))
 
 
-def test_a_fresh_case_on_the_standby_finds_a_process_with_no_handshake(tmp_path: Path) -> None:
-    """A lifecycle case takes the standby: tools/list before initialize is refused there (a handshaken process
-    would list the tools), and the case's frames are its own alone."""
+def test_fresh_cases_borrow_the_standby_and_leave_the_process_in_use_as_it_was(tmp_path: Path) -> None:
+    """A case that needs a fresh process runs on the standby, beside the process in use: tools/list before
+    initialize is refused there (a handshaken process would list the tools), the case's frames are its own
+    alone, the borrowed process is killed afterwards, and the process in use goes on with no restart."""
     server, command = slow_server(tmp_path)
 
     async def body(session: Session) -> None:
         await session.ensure_ready()
-        standby = session.standby_pid
-        rid = 77
-        case = Case("early-list", "lifecycle", "tools/list first", dumps(request("tools/list", {}, rid)),
-                    any_answer(rid, "tools/list"), fresh=True, era=Era.LEGACY)
-        exchange = await session.run_case(case)
-        assert session.server.pid == standby
-        replies = [a.incoming.message for a in exchange.responses() if a.id_tag == ID_CURRENT]
-        assert len(replies) == 1 and "error" in replies[0], replies
-        assert exchange.frames == [case.data]
+        first = session.server.pid
+        for rid in (77, 78):
+            standby = session.standby_pid
+            assert standby is not None
+            case = Case(f"early-list-{rid}", "lifecycle", "tools/list first", dumps(request("tools/list", {}, rid)),
+                        any_answer(rid, "tools/list"), fresh=True, era=Era.LEGACY)
+            exchange = await session.run_case(case)
+            replies = [a.incoming.message for a in exchange.responses() if a.id_tag == ID_CURRENT]
+            assert len(replies) == 1 and "error" in replies[0], replies
+            assert exchange.frames == [case.data]
+            assert session.server.pid == first and not is_running(standby)
+            await wait_until(lambda: session.standby_pid is not None)
+        listed = await session.run_case(Case("list", "standby", "tools/list", dumps(request("tools/list", {}, 90)),
+                                             any_answer(90, "tools/list")))
+        replies = [a.incoming.message for a in listed.responses() if a.id_tag == ID_CURRENT]
+        assert len(replies) == 1 and "result" in replies[0], replies  # still the handshaken process
+        assert session.server.pid == first and session.server.starts == 3 and session.warm_restarts == 2
 
     try:
         on_session(command, body)
+        assert leftover_processes(str(server)) == []
     finally:
         kill_leftovers(str(server))
 
@@ -215,7 +225,7 @@ def test_a_standby_s_own_stdout_lands_in_its_first_case(tmp_path: Path) -> None:
                 await wait_until(lambda: (marks / str(standby)).exists())  # the standby wrote its banner
                 case = Case("first", "standby", "first", dumps(request("x", ABSENT, 9)), any_answer(9), fresh=True)
                 exchange = await session.run_case(case)
-                assert session.server.pid == standby
+                assert not is_running(standby)  # it ran the case, then was killed
                 noise = [a.incoming.text(80) for a in exchange.arrivals if a.incoming.kind == "noise"]
                 assert noise == ["banner: starting up"], [a.incoming.text(80) for a in exchange.arrivals]
 

@@ -157,5 +157,12 @@ class HoldsStandby(Protocol):
     async def hold_standby(self) -> None:
         """Start a standby unless one runs (or standbys were given up)."""
 
+    async def borrow_standby(self) -> bool:
+        """The standby becomes the process in use for a while; the current one is kept aside, alive, its output
+        held, until `return_borrowed`. False (nothing changed) when no standby runs or nothing is in use."""
+
+    async def return_borrowed(self) -> None:
+        """Kill the borrowed process; the one kept aside is in use again (dead, if it died meanwhile)."""
+
     async def drop_standby(self) -> None:
         """Kill the standby (with its process group), if one is held."""

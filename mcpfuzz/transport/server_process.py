@@ -42,8 +42,8 @@ async def spawn(argv: Sequence[str], *, env: dict[str, str] | None, cwd: str | N
 
 
 class ServerProcess:
-    """A spawned server: its stdout goes to `on_line` (a standby's is held until its first write after `take`),
-    its stderr to a tail of its own, and its end is recorded once (`exited`, `end`)."""
+    """A spawned server: its stdout goes to `on_line` (a standby's, or a process set aside, is held until its first
+    write after `take`), its stderr to a tail of its own, and its end is recorded once (`exited`, `end`)."""
 
     def __init__(self, process: anyio.abc.Process, *, on_line: LineSink, max_line: int, stderr_limit: int,
                  standby: bool = False) -> None:
@@ -56,8 +56,8 @@ class ServerProcess:
         # A standby's stdout, read while nobody asked it anything: handed on at its first write once taken, so a
         # line it writes on its own lands in its first case, as it would on a process started for that case.
         self._held: bytearray | None = bytearray() if standby else None
-        self._taken = not standby
-        self.overflowed = False  # a standby that wrote more than HELD_LIMIT on its own
+        self._live = not standby  # its output may be handed on (it is the process in use)
+        self.overflowed = False  # held output past HELD_LIMIT: it talks on its own, and what it said is cut
 
     @property
     def pid(self) -> int:
@@ -70,8 +70,14 @@ class ServerProcess:
         return not self.exited.is_set()
 
     def take(self) -> None:
-        """The standby becomes the server in use: what it wrote so far goes out at its first write."""
-        self._taken = True
+        """The process becomes the server in use: what it wrote while held goes out at its first write."""
+        self._live = True
+
+    def hold_output(self) -> None:
+        """The process is set aside (another is in use for a while): what it writes is held until taken again."""
+        self._live = False
+        if self._held is None:
+            self._held = bytearray()
 
     def release_held(self) -> None:
         """Hand on what the process wrote before it was written to (called just before each write)."""
@@ -133,13 +139,13 @@ class ServerProcess:
                     continue
                 held += chunk
                 if len(held) > HELD_LIMIT:
-                    if self._taken:
+                    if self._live:
                         self.release_held()  # taken, and its first write not due yet: nothing is lost by now
                     else:
                         self.overflowed = True
                         del held[HELD_LIMIT:]
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-            if self._taken:
+            if self._live:
                 self.release_held()
                 self._splitter.finish()
         finally:

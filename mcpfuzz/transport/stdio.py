@@ -28,7 +28,8 @@ class StdioServer:
     """The server process in use, in its own process group; restartable; killed with its group on close.
 
     It may hold one standby: a process of the same command started ahead (`hold_standby`), sent nothing, which
-    the next `start` takes instead of spawning, so a restart does not wait for a slow server's start.
+    the next `start` takes instead of spawning, so a restart does not wait for a slow server's start; or which is
+    borrowed for a while (`borrow_standby`, `return_borrowed`), the process in use kept aside meanwhile.
     Use as an async context manager; `start()` spawns (or takes the standby), `kill()` ends the current process.
     Lines go to `on_line(prefix, size)`, the end of the current process to `on_exit(ProcessEnd)`.
     """
@@ -47,6 +48,7 @@ class StdioServer:
         self._cwd = cwd
         self._current: ServerProcess | None = None
         self._standby: ServerProcess | None = None
+        self._aside: ServerProcess | None = None  # the process in use while a borrowed standby runs a case
         self._group: anyio.abc.TaskGroup | None = None
         self._no_stderr = StderrTail(1)
         self.starts = 0
@@ -64,6 +66,8 @@ class StdioServer:
         with anyio.CancelScope(shield=True):
             await self.drop_standby()
             await self.kill()
+            if self._aside is not None:
+                await self._aside.kill()
         assert self._group is not None
         self._group.cancel_scope.cancel()
         # Our own pump tasks were cancelled; the caller's exception (if any) propagates unwrapped.
@@ -142,6 +146,32 @@ class StdioServer:
         self._standby = standby
         self.standbys += 1
         self._group.start_soon(standby.watch, self._ended)
+
+    async def borrow_standby(self) -> bool:
+        """The standby becomes the process in use for a while; the current one is kept aside, alive, its output
+        held, until `return_borrowed`. False (nothing changed) when no standby runs or nothing is in use."""
+        current = self._current
+        if self._aside is not None or current is None or not current.alive:
+            return False
+        standby = await self._take_standby()
+        if standby is None:
+            return False
+        current.hold_output()
+        self._aside, self._current = current, standby
+        self.starts += 1
+        self.warm_starts += 1
+        return True
+
+    async def return_borrowed(self) -> None:
+        """Kill the borrowed process; the one kept aside is in use again (dead, if it died meanwhile)."""
+        aside, self._aside = self._aside, None
+        if aside is None:
+            return
+        await self.kill()
+        if aside.overflowed:
+            await aside.kill()  # it wrote more than can be held while aside: what it said is lost, so it goes
+        aside.take()
+        self._current = aside
 
     async def drop_standby(self) -> None:
         """Kill the standby (with its process group), if one is held."""

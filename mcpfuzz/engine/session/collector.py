@@ -7,7 +7,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from mcpfuzz.engine.session.tracking import BoundedDict
 from mcpfuzz.jsonrpc.exchange import (
@@ -38,6 +38,15 @@ class Pending:
 # Stands in for a harness request once its reply was handed over: a second answer is still recognised
 # as a repeat, and the reply itself (a tools/list result can be megabytes) is not kept for the session.
 _ANSWERED: Any = object()
+
+
+class IdBooks(NamedTuple):
+    """One process' books: harness requests awaiting a reply, ids sent, answers counted, its first answer."""
+
+    pending: BoundedDict[IdKey, Any]
+    sent: BoundedDict[IdKey, int]
+    answered: BoundedDict[IdKey, int]
+    first_answer: float | None
 
 
 @dataclass
@@ -120,6 +129,17 @@ class Collector:
         self._sent.clear()
         self._answered.clear()
         self.first_answer = None
+
+    def set_aside(self) -> IdBooks:
+        """A process is set aside for a while (another runs a case): its books, kept for `restore`; new ones now."""
+        books = IdBooks(self._pending, self._sent, self._answered, self.first_answer)
+        self._pending, self._sent, self._answered = BoundedDict(), BoundedDict(), BoundedDict()
+        self.first_answer = None
+        return books
+
+    def restore(self, books: IdBooks) -> None:
+        """The process set aside is in use again, with the ids it was sent and answered."""
+        self._pending, self._sent, self._answered, self.first_answer = books
 
     def _limit(self, deadline: float, timeout: float, startup_until: float | None) -> float:
         """`deadline`, or later while the server has not answered anything yet: up to `startup_until` (its start may

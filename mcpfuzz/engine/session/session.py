@@ -13,7 +13,7 @@ from typing import Any, BinaryIO
 import anyio
 import anyio.abc
 
-from mcpfuzz.engine.session.collector import Collector, Pending, Window, WindowSet
+from mcpfuzz.engine.session.collector import Collector, IdBooks, Pending, Window, WindowSet
 from mcpfuzz.engine.session.server_requests import ServerRequests
 from mcpfuzz.engine.session.standby import StandbyKeeper
 from mcpfuzz.engine.session.startup import StartupTimes
@@ -65,6 +65,17 @@ class SessionOptions:
 
 # The barrier of a plain JSON-RPC server: a method none serves, so any server answers it at once (-32601).
 PLAIN_BARRIER = "mcpfuzz.barrier"
+
+
+@dataclass(frozen=True)
+class _SetAside:
+    """The process in use while a fresh case borrows the standby: what the session knew of it."""
+
+    process: int
+    log: deque[bytes]
+    handshake_frames: list[bytes]
+    books: IdBooks
+    spawned_at: float | None
 
 
 class HarnessError(Exception):
@@ -178,16 +189,11 @@ class Session:
 
     async def restart(self) -> None:
         """A fresh process with no handshake (a standby when one is held); all per-process state is forgotten."""
-        if self.server.starts and not self._recycling:
-            self.restarts += 1
-        self._recycling = False
-        self.process += 1
         holder, asked = self._standby.holder, time.monotonic()
         warm = self.warm_restarts
+        self._new_process()
         await self.server.start()
-        self.ready = False
         self.log.clear()
-        self.handshake_frames = []
         self._collector.forget()
         if self.server.pid is None:
             # No process of ours: its start is not ours to wait for.
@@ -197,6 +203,15 @@ class Session:
             self._spawned_at = asked if spawned is None else spawned
             self._cold_spawn = None if self.warm_restarts > warm else self._spawned_at
             self._asked_at = asked
+
+    def _new_process(self) -> None:
+        """Counters and state of a process about to be in use (a restart mcpfuzz caused is not the server's)."""
+        if self.server.starts and not self._recycling:
+            self.restarts += 1
+        self._recycling = False
+        self.process += 1
+        self.ready = False
+        self.handshake_frames = []
 
     def _startup_until(self) -> float | None:
         """While the current process has answered nothing yet: the latest its first answer may come (its start may
@@ -338,13 +353,47 @@ class Session:
     async def run_case(self, case: Case, *, timeout: float | None = None) -> Exchange:
         """Send one case and collect everything until it is answered, the server dies, or time runs out.
 
-        `timeout` replaces --timeout for this case (a target's own, from the config file's [targets]).
+        `timeout` replaces --timeout for this case (a target's own, from the config file's [targets]). A case that
+        needs a fresh process runs on the standby, when one is held, beside the process in use, which the cases
+        after it find as it was (no restart for them); else on a process started for it.
         """
         if case.fresh:
+            aside = await self._borrow_standby()
+            if aside is not None:
+                try:
+                    return await self.run_case_on_current(case, timeout=timeout)
+                finally:
+                    with anyio.CancelScope(shield=True):  # the session goes on after a phase's deadline
+                        await self._return_borrowed(aside)
             await self.restart()
         else:
             await self._ready_for_cases()
         return await self.run_case_on_current(case, timeout=timeout)
+
+    async def _borrow_standby(self) -> _SetAside | None:
+        """The standby in use for one case, the ready process kept aside with its state; None when there is none."""
+        holder = self._standby.holder
+        if holder is None or not (self.ready and self.alive and holder.has_standby):
+            return None
+        asked = time.monotonic()
+        if not await holder.borrow_standby():
+            return None
+        aside = _SetAside(self.process, self.log, self.handshake_frames, self._collector.set_aside(),
+                          self._spawned_at)
+        self._new_process()
+        self.log = deque(maxlen=LOG_LIMIT)
+        self._spawned_at, self._asked_at, self._cold_spawn = holder.spawned_at, asked, None
+        return aside
+
+    async def _return_borrowed(self, aside: _SetAside) -> None:
+        """The borrowed process is killed; the one set aside is in use again, as it was (if it still runs)."""
+        holder = self._standby.holder
+        assert holder is not None
+        await holder.return_borrowed()
+        self.process, self.log, self.handshake_frames = aside.process, aside.log, aside.handshake_frames
+        self._collector.restore(aside.books)
+        self._spawned_at, self._asked_at, self._cold_spawn = aside.spawned_at, None, None
+        self.ready = self.alive
 
     async def _ready_for_cases(self) -> None:
         """A ready server, with the before-case hook run (it may find the server dead or stuck: ready again)."""
