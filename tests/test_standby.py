@@ -272,6 +272,25 @@ def test_a_killed_standby_mid_run_leaves_the_run_working(tmp_path: Path, monkeyp
         kill_leftovers(str(server))
 
 
+def test_a_crash_on_a_borrowed_process_is_found_with_its_own_stderr_and_verified(tmp_path: Path) -> None:
+    """The lifecycle phase on a slow legacy server that dies on a request before initialize: the crash of the
+    borrowed process is the one finding, with that process' traceback, and re-running it on a fresh process (a
+    standby again) reproduces it."""
+    server, command = slow_server(tmp_path, "--bug", "crash-pre-init")
+    config = RunConfig(command=list(command), seed=1, budget=90, timeout=10, oracles=tuple(all_oracles()),
+                       protocol_version="2025-11-25", phases=(PhaseName.PROBE, PhaseName.LIFECYCLE))
+    try:
+        finished = anyio.run(runner.run, config, lambda event: None)
+        assert [f.target for f in finished.findings] == ["lifecycle/request-before-initialize"], finished
+        (finding,) = finished.findings
+        assert finding.oracle == "no-crash" and "crash-pre-init" in finding.stderr_tail
+        assert finding.reproducible is True
+        assert finished.stats.warm_restarts >= 1
+        assert leftover_processes(str(server)) == []
+    finally:
+        kill_leftovers(str(server))
+
+
 def test_no_process_outlives_a_run_that_kept_standbys(tmp_path: Path) -> None:
     """After a whole `mcpfuzz run` that started standbys (the report counts them), no server process is left."""
     server, command = slow_server(tmp_path)
