@@ -307,6 +307,24 @@ def test_no_process_outlives_a_run_that_kept_standbys(tmp_path: Path) -> None:
         kill_leftovers(str(server))
 
 
+def test_the_end_of_the_budget_kills_the_standby_too(tmp_path: Path) -> None:
+    """A run cut by its budget while a standby runs leaves no server process behind (five lifecycle cases on a
+    server that takes a second to start cannot fit in the budget)."""
+    server, command = slow_server(tmp_path)
+    report = tmp_path / "report.json"
+    try:
+        result = subprocess.run([*CLI, "run", "--budget", "5", "--phases", "lifecycle", "--json", str(report), "--",
+                                 *command],
+                                capture_output=True, text=True, timeout=120, env=cli_env(), cwd=tmp_path,
+                                stdin=subprocess.DEVNULL)
+        data = json.loads(report.read_text())
+        assert data["stopped"] == "budget", result.stdout + result.stderr
+        assert data["stats"]["standbys"] >= 1, data["stats"]
+        assert leftover_processes(str(server)) == []
+    finally:
+        kill_leftovers(str(server))
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_kills_the_standby_too(tmp_path: Path, signum: signal.Signals) -> None:
     """SIGINT or SIGTERM to `mcpfuzz run` while a standby runs beside the server: every process of the server that
