@@ -19,7 +19,7 @@ import pytest
 
 from mcpfuzz.engine import runner
 from mcpfuzz.engine.config import RunConfig
-from mcpfuzz.engine.events import CaseDone, Event, PhaseName, RunFinished
+from mcpfuzz.engine.events import CaseDone, Event, PhaseName, ResourcesSampled, RunFinished
 from mcpfuzz.engine.session.session import Session, SessionOptions
 from mcpfuzz.engine.session.standby import STANDBY_WORTH, StandbyKeeper
 from mcpfuzz.engine.session.startup import StartupTimes
@@ -237,7 +237,8 @@ def test_a_standby_s_own_stdout_lands_in_its_first_case(tmp_path: Path) -> None:
 
 def test_a_killed_standby_mid_run_leaves_the_run_working(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A whole run on the engine: the standby is killed with SIGKILL in the middle of the coverage phase; the run
-    ends normally, finds nothing on the clean server, and counts the replacement standby."""
+    ends normally, finds nothing on the clean server, and counts the replacement standby; the memory monitor never
+    sampled the standby."""
     server, command = slow_server(tmp_path)
     sessions: list[Session] = []
     killed: list[int] = []
@@ -267,6 +268,8 @@ def test_a_killed_standby_mid_run_leaves_the_run_working(tmp_path: Path, monkeyp
         assert not finished.error and not finished.findings, finished
         assert finished.stats.standbys >= 2 and finished.stats.phases.get(PhaseName.COVERAGE, 0) > 0
         assert not is_running(killed[0])
+        sampled = {event.pid for event in events if isinstance(event, ResourcesSampled)}
+        assert sampled and killed[0] not in sampled  # the memory monitor watches the process in use only
         assert leftover_processes(str(server)) == []
     finally:
         kill_leftovers(str(server))
