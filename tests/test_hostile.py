@@ -28,7 +28,8 @@ from tests.conftest import (
     run_cli,
 )
 
-HOSTILE_RUN = ["run", "--timeout", "1", "--budget", "20"]
+# A short --startup-timeout too: a server that never answers is unusable once its start has had that long.
+HOSTILE_RUN = ["run", "--timeout", "1", "--startup-timeout", "3", "--budget", "20"]
 
 
 def describe(result: subprocess.CompletedProcess[str]) -> str:

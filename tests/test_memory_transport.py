@@ -129,6 +129,15 @@ def test_a_crash_is_recorded_with_its_stderr_and_the_next_case_runs_on_a_fresh_s
                                 "initialize", "notifications/initialized", "tools/list", "ping"]
 
 
+def test_restarts_of_an_in_process_server_start_no_standby_and_measure_no_start() -> None:
+    """The memory transport has no process: restarts work as before, with no standby and no start to wait for."""
+    [first, second], session = run_cases(FakeServer(answers_ping=False), tools_list(), tools_list(),
+                                         options=SessionOptions(timeout=0.5, grace=0.01))
+    assert first.timed_out and second.timed_out and session.restarts == 1
+    assert session.standbys == 0 and session.warm_restarts == 0 and session.standby_pid is None
+    assert session.startup.as_dict() is None and not session.standby_warm
+
+
 def test_a_double_reply_is_counted_per_id() -> None:
     twice = response(CASE_ID, {"tools": []})
     [exchange], _ = run_cases(FakeServer(answer_with(twice, twice)), tools_list())

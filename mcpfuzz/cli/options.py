@@ -74,6 +74,10 @@ SERVER_OPTIONS = [
     click.option("--timeout", type=Seconds(min=0, min_open=True), default=5.0, show_default=True,
               metavar="SECONDS", help="How long any answer may take before mcpfuzz checks that the server "
               "is alive; an invalid frame still unanswered then counts as unanswered."),
+    click.option("--startup-timeout", type=Seconds(min=0, min_open=True), default=30.0, show_default=True,
+              metavar="SECONDS", help="How long a server process mcpfuzz starts may take to give its first answer "
+              "(with --launch: until its URL accepts connections); each start is measured and shown. Slow "
+              "starters need this, not a longer --timeout."),
     click.option("--call-timeout", type=Seconds(min=0, min_open=True), default=30.0, show_default=True,
               metavar="SECONDS", help="How long a valid call may take once the server has shown it is alive "
               "(answered a ping sent after --timeout) before it counts as dropped; progress notifications "
@@ -201,7 +205,8 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
     cwd = _server_cwd(options["cwd"], http is not None, command)  # may make the command's paths absolute
     return RunConfig(
         command=command, seed=secrets.randbelow(2**32) if seed is None else seed, budget=budget,
-        timeout=options["timeout"], call_timeout=options["call_timeout"], grace=options["grace"],
+        timeout=options["timeout"], startup_timeout=options["startup_timeout"], call_timeout=options["call_timeout"],
+        grace=options["grace"],
         oracles=tuple(selected),
         fail_on=Severity.parse(options["fail_on"]), protocol_version=options["protocol_version"],
         phases=(PhaseName.PROBE, *map(PhaseName, phase_names)), max_line=options["max_line"], env=env,

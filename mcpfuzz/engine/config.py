@@ -10,6 +10,7 @@ from mcpfuzz.engine.baseline import Baseline
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.shared.options import SharedOptions
 from mcpfuzz.oracles.base import Severity
+from mcpfuzz.transport.base import DEFAULT_STARTUP_TIMEOUT
 from mcpfuzz.transport.connect import ServerTarget
 from mcpfuzz.transport.http_target import HttpTarget
 from mcpfuzz.transport.stdio_target import StdioTarget
@@ -45,6 +46,7 @@ class RunConfig:
     seed: int = 0
     budget: float = 60.0
     timeout: float = 5.0
+    startup_timeout: float = DEFAULT_STARTUP_TIMEOUT  # a process mcpfuzz started: how long until its first answer
     call_timeout: float = 30.0  # a valid call to a live server: how long before it counts as dropped
     grace: float = 0.25
     oracles: tuple[str, ...] = ()

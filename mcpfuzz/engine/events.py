@@ -149,6 +149,7 @@ class ProbeDone(Event):
     server_info: dict
     capabilities: dict
     tools: tuple[str, ...]
+    startup: float | None = None  # seconds from starting the server's process to its first answer (None: not ours)
 
 
 @dataclass(frozen=True)
@@ -229,14 +230,20 @@ class Stats:
     targets: dict[str, int] = field(default_factory=dict)  # judged cases per call target (`tool/NAME`)
     workers: dict[str, Any] | None = None  # `run --workers N`: how many, and each one's counters
     plan: dict[str, Any] | None = None  # each phase (ran or why not, its share of the run) and the targets called
+    standbys: int = 0  # standby processes started ahead of restarts
+    warm_restarts: int = 0  # starts that took a standby instead of starting a process and waiting for it
+    startup: dict[str, Any] | None = None  # seconds from spawn to first answer: first, last, median, count
 
-    COUNTERS = ("cases", "tool_calls", "frame_cases", "frames_sent", "restarts")
+    COUNTERS = ("cases", "tool_calls", "frame_cases", "frames_sent", "restarts", "standbys", "warm_restarts")
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready counters."""
         data: dict[str, Any] = {"cases": self.cases, "tool_calls": self.tool_calls, "frame_cases": self.frame_cases,
-                                "frames_sent": self.frames_sent, "restarts": self.restarts,
-                                "duration_s": round(self.duration, 3), "phases": dict(self.phases)}
+                                "frames_sent": self.frames_sent, "restarts": self.restarts, "standbys": self.standbys,
+                                "warm_restarts": self.warm_restarts, "duration_s": round(self.duration, 3),
+                                "phases": dict(self.phases)}
+        if self.startup is not None:
+            data["startup"] = self.startup
         if self.resources is not None:
             data["resources"] = self.resources
         if self.targets:
@@ -258,6 +265,8 @@ class Stats:
         duration = other.get("duration_s")
         if isinstance(duration, int | float):
             self.duration += duration
+        if self.startup is None and isinstance(other.get("startup"), dict):
+            self.startup = other["startup"]  # the first run's (the lead's): starts are one server's, not a sum
         for mine, theirs in ((self.phases, other.get("phases")), (self.targets, other.get("targets"))):
             if isinstance(theirs, dict):
                 for name, count in theirs.items():

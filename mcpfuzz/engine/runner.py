@@ -67,7 +67,7 @@ class Run:
                     context.error = (f"the server did not finish the handshake within the budget of "
                                      f"{config.budget:g}s (it accepted the input but answered nothing mcpfuzz could "
                                      "use)\ntip: check that it is an MCP server and answers; raise --budget and "
-                                     "--timeout for slow starters")
+                                     "--startup-timeout for slow starters")
             group.cancel_scope.cancel()
         return finish(context, budget.started)
 
@@ -89,7 +89,8 @@ class Run:
 
 def _session_options(config: RunConfig) -> SessionOptions:
     """The session's time limits and process options, from the run's."""
-    return SessionOptions(timeout=config.timeout, call_timeout=config.call_timeout, grace=config.grace,
+    return SessionOptions(timeout=config.timeout, startup_timeout=config.startup_timeout,
+                          call_timeout=config.call_timeout, grace=config.grace,
                           max_line=config.max_line, env=config.env or None, frame_log=config.log_frames,
                           plain_jsonrpc=config.jsonrpc_methods is not None)
 

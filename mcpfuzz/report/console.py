@@ -81,8 +81,9 @@ class ConsoleReporter:
         info = event.server_info or {}
         name = f"{info.get('name', '?')} {info.get('version', '')}".strip()
         tools = ", ".join(event.tools[:8]) + (f" (+{len(event.tools) - 8})" if len(event.tools) > 8 else "")
+        started = f", startup {event.startup:.1f}s" if event.startup is not None else ""
         self._say(f"probe: [bold]{event.era}[/] era, protocol {event.protocol_version}, "
-                  f"server {escape(name)}, {len(event.tools)} tools" + (f": {escape(tools)}" if tools else ""))
+                  f"server {escape(name)}{started}, {len(event.tools)} tools" + (f": {escape(tools)}" if tools else ""))
 
     def _on_TargetsPlanned(self, event: TargetsPlanned) -> None:
         self._call_targets = event.fuzzed

@@ -13,11 +13,15 @@ from mcpfuzz.jsonrpc.transport_kind import TransportKind
 from mcpfuzz.transport.line_reader import LineSink
 from mcpfuzz.transport.stderr_tail import StderrTail
 
-__all__ = ["AUTO", "TRANSPORT_CHOICES", "ConnectionCallbacks", "ConnectionOptions", "ExitSink", "LineSink",
-           "ServerConnection", "StderrTail", "TransportKind", "transport_choice"]
+__all__ = ["AUTO", "DEFAULT_STARTUP_TIMEOUT", "TRANSPORT_CHOICES", "ConnectionCallbacks", "ConnectionOptions",
+           "ExitSink", "HoldsStandby", "LineSink", "ServerConnection", "StderrTail", "TransportKind",
+           "transport_choice"]
 
 ExitSink = Callable[[ProcessEnd], None]
 Connection = TypeVar("Connection", bound="ServerConnection")
+
+# How long a process mcpfuzz started may take to give its first answer (--startup-timeout), whatever --timeout is.
+DEFAULT_STARTUP_TIMEOUT = 30.0
 
 # What a user may ask of an HTTP target with --transport (and what a transcript records): a kind, or detection.
 AUTO = "auto"
@@ -43,6 +47,7 @@ class ConnectionOptions:
     """Limits every connection honours."""
 
     timeout: float = 5.0  # the start of a session (HTTP: its first response)
+    startup_timeout: float = DEFAULT_STARTUP_TIMEOUT  # a process mcpfuzz started: until it answers (--launch: its URL)
     call_timeout: float = 30.0  # HTTP: the longest a request's response may take (a slow tool's answer)
     max_line: int = 8 * 1024 * 1024
     write_timeout: float = 5.0  # stdio: a server that stops reading its input
@@ -123,3 +128,41 @@ class ServerConnection(Protocol):
 
     async def wait_exit(self, timeout: float = math.inf) -> bool:
         """Wait until the current server has ended; True when it did within `timeout`."""
+
+
+class HoldsStandby(Protocol):
+    """A connection that can keep one more server process started ahead (a standby), sent nothing of ours, which its
+    next `start` takes instead of starting one: a restart then costs no process start."""
+
+    standbys: int  # standby processes started
+    warm_starts: int  # starts that took a standby
+    standby_problem: str  # why standbys were given up ("" while they are kept)
+
+    @property
+    def has_standby(self) -> bool:
+        """True while a standby process runs, ready to be taken."""
+
+    @property
+    def standby_pid(self) -> int | None:
+        """The standby's pid, while one is held."""
+
+    @property
+    def standby_spawned_at(self) -> float | None:
+        """When the standby was spawned (monotonic), while one is held."""
+
+    @property
+    def spawned_at(self) -> float | None:
+        """When the current process was spawned (monotonic): a taken standby's start, not when it was taken."""
+
+    async def hold_standby(self) -> None:
+        """Start a standby unless one runs (or standbys were given up)."""
+
+    async def borrow_standby(self) -> bool:
+        """The standby becomes the process in use for a while; the current one is kept aside, alive, its output
+        held, until `return_borrowed`. False (nothing changed) when no standby runs or nothing is in use."""
+
+    async def return_borrowed(self) -> None:
+        """Kill the borrowed process; the one kept aside is in use again (dead, if it died meanwhile)."""
+
+    async def drop_standby(self) -> None:
+        """Kill the standby (with its process group), if one is held."""

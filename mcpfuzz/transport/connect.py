@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from mcpfuzz.jsonrpc.transport_kind import TransportKind
-from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions, ServerConnection
+from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions, HoldsStandby, ServerConnection
 from mcpfuzz.transport.http_target import HttpTarget, detect_transport
 from mcpfuzz.transport.legacy_sse import LegacySseServer
 from mcpfuzz.transport.memory import MemoryServer, MemoryTarget
@@ -43,6 +43,21 @@ async def open_connection(target: ServerTarget, callbacks: ConnectionCallbacks,
     return StdioServer(target.command, on_line=callbacks.on_line, on_exit=callbacks.on_exit,
                        max_line=options.max_line, write_timeout=options.write_timeout, env=inherited_env(options.env),
                        cwd=target.cwd)
+
+
+def standby_holder(connection: ServerConnection) -> HoldsStandby | None:
+    """The connection, when it can keep a standby process (stdio); None otherwise."""
+    return connection if isinstance(connection, StdioServer) else None
+
+
+def standby_refusal(target: ServerTarget) -> str:
+    """Why a server mcpfuzz starts gets no standby process ("" when it gets one, or mcpfuzz starts nothing)."""
+    if target.kind is not ServerKind.URL or not target.launch:
+        return ""
+    if not target.picks_port:
+        return ("the --launch command listens on a fixed port, so two of its processes cannot run at once (with "
+                "`{port}` in the URL and the command each process gets a port of its own)")
+    return "mcpfuzz keeps a standby process for stdio servers only"
 
 
 def target_from_json(data: Mapping[str, Any]) -> ServerTarget | None:

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from mcpfuzz.transport.base import ExitSink
+from mcpfuzz.transport.base import DEFAULT_STARTUP_TIMEOUT, ExitSink
 from mcpfuzz.transport.errors import ServerStartError
 from mcpfuzz.transport.stderr_tail import StderrTail
 from mcpfuzz.transport.stdio import StdioServer
@@ -38,7 +38,7 @@ class LaunchedServer:
     """The process behind `--launch CMD`: its output is logs, its liveness is the URL's."""
 
     def __init__(self, argv: Sequence[str], url: str, *, on_exit: ExitSink, env: dict[str, str] | None,
-                 start_timeout: float = 20.0) -> None:
+                 start_timeout: float = DEFAULT_STARTUP_TIMEOUT) -> None:
         self.url = url
         self.start_timeout = start_timeout
         self.process = StdioServer(argv, on_line=lambda line, size: None, on_exit=on_exit, env=env)
@@ -74,7 +74,7 @@ class LaunchedServer:
             if time.monotonic() - started > self.start_timeout:
                 await self.process.kill()
                 raise ServerStartError(f"{self.url} did not accept connections within {self.start_timeout:g}s "
-                                       "of starting the --launch command")
+                                       "of starting the --launch command (raise --startup-timeout for a slow starter)")
             await anyio.sleep(START_POLL)
 
     async def kill(self) -> None:

@@ -155,7 +155,8 @@ async def _legacy_handshake(session: Session, result: ProbeResult, version: str,
                             "check that the URL is the server's MCP endpoint (often /mcp) and that it speaks MCP "
                             "over HTTP (--transport names the transport); raise --timeout for slow servers")
         raise _unusable(session, f"no answer to initialize within {exchange.waited:.1f}s",
-                        "check that the command is an MCP stdio server; raise --timeout for slow starters", silent=True)
+                        "check that the command is an MCP stdio server; raise --startup-timeout for slow starters",
+                        silent=True)
     if not reply.is_result or not isinstance(reply.message.get("result"), dict):
         raise _unusable(session, f"initialize was refused: {reply.text(200)}",
                         "try --protocol-version with a version the server supports")

@@ -168,8 +168,10 @@ class RunContext:
 
     def count_session(self) -> None:
         """The session's counters into the run's stats."""
-        if self.session is not None:
-            self.stats.frames_sent = self.session.frames_sent
-            self.stats.restarts = self.session.restarts
+        session = self.session
+        if session is not None:
+            self.stats.frames_sent, self.stats.restarts = session.frames_sent, session.restarts
+            self.stats.standbys, self.stats.warm_restarts = session.standbys, session.warm_restarts
+            self.stats.startup = session.startup.as_dict()
         if self.monitor is not None and self.monitor.figures.samples:
             self.stats.resources = self.monitor.figures.as_dict()

@@ -33,7 +33,7 @@ class PlainProbePhase:
         await session.ensure_ready()
         methods = context.config.jsonrpc_methods or await _discover_methods(session)
         context.probe = ProbeResult(Era.LEGACY, PLAIN_VERSION, declared={TargetKind.METHOD: list(methods)})
-        context.emit(ProbeDone(PLAIN_ERA, PLAIN_VERSION, {}, {}, ()))
+        context.emit(ProbeDone(PLAIN_ERA, PLAIN_VERSION, {}, {}, (), startup=session.startup.first))
 
 
 async def _discover_methods(session: Session) -> tuple[dict, ...]:

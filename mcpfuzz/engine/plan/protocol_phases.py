@@ -68,9 +68,9 @@ class ProbePhase:
         with thorough(session):
             result = await probe(session, context.config.protocol_version)
         context.probe = result
-        context.budget.note_start(time.monotonic() - started)
+        context.budget.note_start(session.startup.median or time.monotonic() - started)
         context.emit(ProbeDone(result.era.value, result.version, result.server_info, result.capabilities,
-                               tuple(t.get("name", "?") for t in result.tools)))
+                               tuple(t.get("name", "?") for t in result.tools), startup=session.startup.first))
         for note in result.notes:
             context.emit(Notice(note))
         for exchange in result.exchanges:

@@ -7,7 +7,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from mcpfuzz.engine.session.tracking import BoundedDict
 from mcpfuzz.jsonrpc.exchange import (
@@ -38,6 +38,15 @@ class Pending:
 # Stands in for a harness request once its reply was handed over: a second answer is still recognised
 # as a repeat, and the reply itself (a tools/list result can be megabytes) is not kept for the session.
 _ANSWERED: Any = object()
+
+
+class IdBooks(NamedTuple):
+    """One process' books: harness requests awaiting a reply, ids sent, answers counted, its first answer."""
+
+    pending: BoundedDict[IdKey, Any]
+    sent: BoundedDict[IdKey, int]
+    answered: BoundedDict[IdKey, int]
+    first_answer: float | None
 
 
 @dataclass
@@ -112,12 +121,33 @@ class Collector:
         # Each waiter's future, resolved by the next line, exit or HTTP change (see `wake`). Plain asyncio futures
         # and timers: an anyio cancel scope and Event per wait cost more than the rest of a plain case's routing.
         self._waiters: list[asyncio.Future[None]] = []
+        self.first_answer: float | None = None  # when the current server first wrote a message (monotonic)
 
     def forget(self) -> None:
         """A new server: no id sent to the old one can be answered by it."""
         self._pending.clear()
         self._sent.clear()
         self._answered.clear()
+        self.first_answer = None
+
+    def set_aside(self) -> IdBooks:
+        """A process is set aside for a while (another runs a case): its books, kept for `restore`; new ones now."""
+        books = IdBooks(self._pending, self._sent, self._answered, self.first_answer)
+        self._pending, self._sent, self._answered = BoundedDict(), BoundedDict(), BoundedDict()
+        self.first_answer = None
+        return books
+
+    def restore(self, books: IdBooks) -> None:
+        """The process set aside is in use again, with the ids it was sent and answered."""
+        self._pending, self._sent, self._answered, self.first_answer = books
+
+    def _limit(self, deadline: float, timeout: float, startup_until: float | None) -> float:
+        """`deadline`, or later while the server has not answered anything yet: up to `startup_until` (its start may
+        be slow), and `timeout` past its first answer once it has given one."""
+        if startup_until is None:
+            return deadline
+        first = self.first_answer
+        return max(deadline, startup_until if first is None else min(startup_until, first + timeout))
 
     def expect_reply(self, rid: int) -> Pending:
         """Register a harness request: its reply goes to the returned Pending, not to the window."""
@@ -171,6 +201,8 @@ class Collector:
     def route(self, incoming: Incoming, via: HttpReply | None = None) -> None:
         """One message from the server (`via`: the POST it came on): a harness reply, or an arrival of the open
         case (tagged)."""
+        if self.first_answer is None:  # any line, even noise: the server has started and reads what it is sent
+            self.first_answer = time.monotonic()
         if self._shared is not None:
             if self._shared.by_post:
                 self._route_by_post(incoming, self._shared, via)
@@ -306,11 +338,16 @@ class Collector:
 
     # -- waiting ---------------------------------------------------------------------------------
 
-    async def wait_reply(self, pending: Pending, timeout: float, http: HttpReply | None = None) -> None:
-        """Until the reply comes, the server dies, the timeout passes, or (HTTP) the POST ended without it."""
-        until = time.monotonic() + timeout
-        while pending.reply is None and self._alive() and not (http is not None and http.done) \
-                and time.monotonic() < until:
+    async def wait_reply(self, pending: Pending, timeout: float, http: HttpReply | None = None, *,
+                         startup_until: float | None = None) -> None:
+        """Until the reply comes, the server dies, the timeout passes, or (HTTP) the POST ended without it.
+
+        With `startup_until`, a server that has answered nothing yet may take until then (see `_limit`)."""
+        deadline = time.monotonic() + timeout
+        while pending.reply is None and self._alive() and not (http is not None and http.done):
+            until = self._limit(deadline, timeout, startup_until)
+            if time.monotonic() >= until:
+                return
             await self._next_change(until)
 
     async def wait_settled(self, http: HttpReply, timeout: float) -> None:
@@ -321,12 +358,13 @@ class Collector:
 
     async def collect(self, window: Window, barrier: Pending | None, case: Case, *, http: HttpReply | None,
                       timeout: float, grace: float, progress_extends: float | None = None,
-                      most: float | None = None) -> None:
+                      most: float | None = None, startup_until: float | None = None) -> None:
         """Wait for the case's answer and the barrier; after the barrier, only a short grace.
 
         With `http` (a response that settles its frame), the end of that response stands in for the barrier.
         With `progress_extends`, each progress notification keeps the wait going at least that much longer, up to
-        `most` seconds in all.
+        `most` seconds in all. With `startup_until`, a server that has answered nothing yet may take until then
+        (see `_limit`).
         """
         deadline = window.started + timeout
         ceiling = window.started + (most if most is not None else timeout)
@@ -355,10 +393,11 @@ class Collector:
                 progress = window.exchange.progress_count()
                 if progress > progress_seen:
                     progress_seen, deadline = progress, min(max(deadline, now + progress_extends), ceiling)
-            if now >= deadline:
+            limit = deadline if startup_until is None else self._limit(deadline, timeout, startup_until)
+            if now >= limit:
                 window.exchange.timed_out = True
                 return
-            await self._next_change(min(deadline, grace_until or deadline))
+            await self._next_change(min(limit, grace_until or limit))
 
     async def collect_shared(self, shared: WindowSet, barrier: Pending | None, *, timeout: float, grace: float
                              ) -> None:

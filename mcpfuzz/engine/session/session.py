@@ -13,8 +13,10 @@ from typing import Any, BinaryIO
 import anyio
 import anyio.abc
 
-from mcpfuzz.engine.session.collector import Collector, Pending, Window, WindowSet
+from mcpfuzz.engine.session.collector import Collector, IdBooks, Pending, Window, WindowSet
 from mcpfuzz.engine.session.server_requests import ServerRequests
+from mcpfuzz.engine.session.standby import StandbyKeeper
+from mcpfuzz.engine.session.startup import StartupTimes
 from mcpfuzz.jsonrpc.encode import dumps, request, with_meta
 from mcpfuzz.jsonrpc.exchange import Exchange, ProcessEnd
 from mcpfuzz.jsonrpc.frame import Case, Posting
@@ -22,8 +24,14 @@ from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.incoming import REQUEST, RESPONSE_BATCH, Incoming, classify, split_batch
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, Era, modern_meta
-from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions, ServerConnection, TransportKind
-from mcpfuzz.transport.connect import ServerTarget, open_connection
+from mcpfuzz.transport.base import (
+    DEFAULT_STARTUP_TIMEOUT,
+    ConnectionCallbacks,
+    ConnectionOptions,
+    ServerConnection,
+    TransportKind,
+)
+from mcpfuzz.transport.connect import ServerTarget, open_connection, standby_holder, standby_refusal
 from mcpfuzz.transport.errors import ConnectionClosed, TransportError, WriteTimeout
 
 HARNESS_FIRST_ID = 10_000
@@ -44,6 +52,7 @@ class SessionOptions:
     """Timing and size limits of a session."""
 
     timeout: float = 5.0  # how long any answer may take before the server is asked whether it is alive
+    startup_timeout: float = DEFAULT_STARTUP_TIMEOUT  # a process mcpfuzz started: how long until its first answer
     call_timeout: float = 30.0  # a valid call to a server proven alive: how long before it counts as dropped
     grace: float = 0.25
     max_line: int = 8 * 1024 * 1024
@@ -51,10 +60,22 @@ class SessionOptions:
     env: dict[str, str] | None = None
     frame_log: Path | None = None
     plain_jsonrpc: bool = False  # a plain JSON-RPC 2.0 server: no handshake; the barrier is an unknown method
+    standby: bool = True  # keep a standby process for restarts of a server slow to start (stdio)
 
 
 # The barrier of a plain JSON-RPC server: a method none serves, so any server answers it at once (-32601).
 PLAIN_BARRIER = "mcpfuzz.barrier"
+
+
+@dataclass(frozen=True)
+class _SetAside:
+    """The process in use while a fresh case borrows the standby: what the session knew of it."""
+
+    process: int
+    log: deque[bytes]
+    handshake_frames: list[bytes]
+    books: IdBooks
+    spawned_at: float | None
 
 
 class HarnessError(Exception):
@@ -98,6 +119,11 @@ class Session:
         self.patience_until: float | None = None
         self._group: anyio.abc.TaskGroup
         self._frame_log: BinaryIO | None = None
+        self.startup = StartupTimes()  # spawn to first answer, per process started cold
+        self._spawned_at: float | None = None  # the current process' spawn (monotonic; None: not a process of ours)
+        self._cold_spawn: float | None = None  # a cold start's spawn, until its first answer measures the start
+        self._asked_at: float | None = None  # when the current process was asked for, until its first answer
+        self._standby: StandbyKeeper
 
     async def __aenter__(self) -> Session:
         if self.options.frame_log is not None:
@@ -107,9 +133,12 @@ class Session:
         options = self.options
         self.server = await open_connection(
             self.target, ConnectionCallbacks(self._on_line, self._on_exit, self._collector.wake),
-            ConnectionOptions(timeout=options.timeout, call_timeout=options.call_timeout, max_line=options.max_line,
+            ConnectionOptions(timeout=options.timeout, startup_timeout=options.startup_timeout,
+                              call_timeout=options.call_timeout, max_line=options.max_line,
                               write_timeout=options.write_timeout, env=options.env))
         await self.server.__aenter__()
+        self._standby = StandbyKeeper(standby_holder(self.server), standby_refusal(self.target),
+                                      enabled=options.standby, notice=self._notice)
         return self
 
     async def __aexit__(self, *exc_info: object) -> bool | None:
@@ -134,17 +163,80 @@ class Session:
         """True while the server process runs."""
         return self.server.alive
 
+    @property
+    def standbys(self) -> int:
+        """Standby processes started (see StandbyKeeper)."""
+        return self._standby.standbys
+
+    @property
+    def warm_restarts(self) -> int:
+        """Starts that took a standby process instead of starting one and waiting for it."""
+        return self._standby.warm_starts
+
+    @property
+    def standby_pid(self) -> int | None:
+        """The standby process' pid, while one is held."""
+        holder = self._standby.holder
+        return holder.standby_pid if holder is not None else None
+
+    @property
+    def standby_warm(self) -> bool:
+        """True when a standby has run as long as the server's measured start: a restart now waits for nothing (a
+        plan may keep cases that need a fresh process until then)."""
+        holder, median = self._standby.holder, self.startup.median
+        spawned = holder.standby_spawned_at if holder is not None and holder.has_standby else None
+        return spawned is not None and median is not None and time.monotonic() - spawned >= median
+
     async def restart(self) -> None:
-        """A fresh process with no handshake; all per-process state is forgotten."""
+        """A fresh process with no handshake (a standby when one is held); all per-process state is forgotten."""
+        holder, asked = self._standby.holder, time.monotonic()
+        warm = self.warm_restarts
+        self._new_process()
+        await self.server.start()
+        self.log.clear()
+        self._collector.forget()
+        if self.server.pid is None:
+            # No process of ours: its start is not ours to wait for.
+            self._spawned_at = self._cold_spawn = self._asked_at = None
+        else:
+            spawned = holder.spawned_at if holder is not None else None
+            self._spawned_at = asked if spawned is None else spawned
+            self._cold_spawn = None if self.warm_restarts > warm else self._spawned_at
+            self._asked_at = asked
+
+    def _new_process(self) -> None:
+        """Counters and state of a process about to be in use (a restart mcpfuzz caused is not the server's)."""
         if self.server.starts and not self._recycling:
             self.restarts += 1
         self._recycling = False
         self.process += 1
-        await self.server.start()
         self.ready = False
-        self.log.clear()
         self.handshake_frames = []
-        self._collector.forget()
+
+    def _startup_until(self) -> float | None:
+        """While the current process has answered nothing yet: the latest its first answer may come (its start may
+        be slow; --startup-timeout counts from its spawn, a standby's too)."""
+        if self._asked_at is None or self._spawned_at is None or self._collector.first_answer is not None:
+            return None
+        return self._spawned_at + self.options.startup_timeout
+
+    async def _answered(self) -> None:
+        """After a case or the handshake: once the current process has answered, its start is measured (a cold
+        one) and a standby is kept for the next restart."""
+        first = self._collector.first_answer
+        if first is None:
+            return
+        if self._asked_at is not None:
+            self.startup.add_wait(max(0.0, first - self._asked_at))
+            if self._cold_spawn is not None:
+                self.startup.add(first - self._cold_spawn)
+                self._standby.measured(self.startup)
+            self._asked_at = self._cold_spawn = None
+        await self._standby.tend(self.startup)
+
+    def _notice(self, text: str) -> None:
+        if self.on_notice is not None:
+            self.on_notice(text)
 
     def recycle(self) -> None:
         """Start the next case on a fresh server, for mcpfuzz's own bookkeeping (not counted as a restart)."""
@@ -162,7 +254,11 @@ class Session:
         """Era handshake, unjudged: initialize + initialized (legacy) or server/discover (modern); none for a plain
         JSON-RPC server."""
         if self.options.plain_jsonrpc:
-            pass
+            # No handshake: a barrier request waits out the process' start, so no case is judged on a server still
+            # starting; it is no part of any reproduction, and silence here is the cases' to judge.
+            with contextlib.suppress(HarnessError):
+                await self.call(*self.liveness_request())
+            self.log.clear()
         elif self.era is Era.MODERN:
             await self.call("server/discover", {})
         else:
@@ -172,6 +268,8 @@ class Session:
             await self.notify("notifications/initialized")
         self.handshake_frames = list(self.log)
         self.ready = True
+        if self._asked_at is not None or self._standby.active:  # rarely: after a start, or to keep a standby
+            await self._answered()
 
     # -- sending -------------------------------------------------------------------------------
 
@@ -217,7 +315,8 @@ class Session:
             http = await self.send_frame(self.message(method, params, rid))
         except TransportError as error:
             raise HarnessError(f"{method}: {error}") from None
-        await self._collector.wait_reply(pending, timeout or self.options.timeout, http)
+        await self._collector.wait_reply(pending, timeout or self.options.timeout, http,
+                                         startup_until=self._startup_until())
         if pending.reply is None:
             what = "the server exited" if not self.alive else f"no reply within {timeout or self.options.timeout:g}s"
             raise HarnessError(f"{method}: {what}")
@@ -254,13 +353,47 @@ class Session:
     async def run_case(self, case: Case, *, timeout: float | None = None) -> Exchange:
         """Send one case and collect everything until it is answered, the server dies, or time runs out.
 
-        `timeout` replaces --timeout for this case (a target's own, from the config file's [targets]).
+        `timeout` replaces --timeout for this case (a target's own, from the config file's [targets]). A case that
+        needs a fresh process runs on the standby, when one is held, beside the process in use, which the cases
+        after it find as it was (no restart for them); else on a process started for it.
         """
         if case.fresh:
+            aside = await self._borrow_standby()
+            if aside is not None:
+                try:
+                    return await self.run_case_on_current(case, timeout=timeout)
+                finally:
+                    with anyio.CancelScope(shield=True):  # the session goes on after a phase's deadline
+                        await self._return_borrowed(aside)
             await self.restart()
         else:
             await self._ready_for_cases()
         return await self.run_case_on_current(case, timeout=timeout)
+
+    async def _borrow_standby(self) -> _SetAside | None:
+        """The standby in use for one case, the ready process kept aside with its state; None when there is none."""
+        holder = self._standby.holder
+        if holder is None or not (self.ready and self.alive and holder.has_standby):
+            return None
+        asked = time.monotonic()
+        if not await holder.borrow_standby():
+            return None
+        aside = _SetAside(self.process, self.log, self.handshake_frames, self._collector.set_aside(),
+                          self._spawned_at)
+        self._new_process()
+        self.log = deque(maxlen=LOG_LIMIT)
+        self._spawned_at, self._asked_at, self._cold_spawn = holder.spawned_at, asked, None
+        return aside
+
+    async def _return_borrowed(self, aside: _SetAside) -> None:
+        """The borrowed process is killed; the one set aside is in use again, as it was (if it still runs)."""
+        holder = self._standby.holder
+        assert holder is not None
+        await holder.return_borrowed()
+        self.process, self.log, self.handshake_frames = aside.process, aside.log, aside.handshake_frames
+        self._collector.restore(aside.books)
+        self._spawned_at, self._asked_at, self._cold_spawn = aside.spawned_at, None, None
+        self.ready = self.alive
 
     async def _ready_for_cases(self) -> None:
         """A ready server, with the before-case hook run (it may find the server dead or stuck: ready again)."""
@@ -299,7 +432,7 @@ class Session:
         try:
             http = exchange.http if self.server.replies_on_request else None
             await self._collector.collect(window, barrier, case, http=http, timeout=timeout or self.options.timeout,
-                                          grace=self.options.grace)
+                                          grace=self.options.grace, startup_until=self._startup_until())
             late = lean or not self.server.needs_barrier
             if late and exchange.timed_out and self.alive and not exchange.write_error:
                 barrier = await self._late_barrier()
@@ -353,6 +486,8 @@ class Session:
         exchange.stderr_tail = self.server.stderr.text(10)
         if case.fresh:
             self.ready = False  # a lifecycle case leaves the process in an odd state
+        if self._asked_at is not None or self._standby.active:  # rarely: after a start, or to keep a standby
+            await self._answered()
         return exchange
 
     async def send_posts(self, case: Case) -> list[HttpReply]:
@@ -455,6 +590,8 @@ class Session:
             # An isolated valid call that was answered never sent its barrier: the same record here (over HTTP the
             # complete response stands for the barrier, as alone).
             exchange.barrier_answered = True if shared.by_post else None if waits_for_own_answer(case) else True
+        if self._asked_at is not None or self._standby.active:  # rarely: after a start, or to keep a standby
+            await self._answered()
         return exchanges
 
     async def _post_window(self, shared: WindowSet) -> str:
@@ -550,7 +687,7 @@ class Session:
                 return
             barrier = await self._send_barrier()
             if barrier is not None:
-                await self._collector.wait_reply(barrier, self.options.timeout)
+                await self._collector.wait_reply(barrier, self.options.timeout, startup_until=self._startup_until())
         except TransportError:
             pass
 
