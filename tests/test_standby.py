@@ -311,8 +311,8 @@ def test_no_process_outlives_a_run_that_kept_standbys(tmp_path: Path) -> None:
 
 
 def test_the_end_of_the_budget_kills_the_standby_too(tmp_path: Path) -> None:
-    """A run cut by its budget while a standby runs leaves no server process behind (five lifecycle cases on a
-    server that takes a second to start cannot fit in the budget)."""
+    """A run that ends at its budget while a standby runs leaves no server process behind (five lifecycle cases on a
+    server that takes a second to start cannot fit in the budget: cut short, or left out and said)."""
     server, command = slow_server(tmp_path)
     report = tmp_path / "report.json"
     try:
@@ -321,7 +321,7 @@ def test_the_end_of_the_budget_kills_the_standby_too(tmp_path: Path) -> None:
                                 capture_output=True, text=True, timeout=120, env=cli_env(), cwd=tmp_path,
                                 stdin=subprocess.DEVNULL)
         data = json.loads(report.read_text())
-        assert data["stopped"] == "budget", result.stdout + result.stderr
+        assert data["stopped"] == "budget" or "left out" in result.stdout, result.stdout + result.stderr
         assert data["stats"]["standbys"] >= 1, data["stats"]
         assert leftover_processes(str(server)) == []
     finally:
