@@ -26,6 +26,10 @@ from mcpfuzz.jsonrpc.ids import ABSENT, IdKey, id_key
 from mcpfuzz.jsonrpc.incoming import NOTIFICATION, REQUEST, RESPONSE, Incoming
 
 MAX_SERVER_REQUESTS = 100  # the server's own requests kept per exchange
+# After the barrier is answered, a case still unanswered gets the grace; on a server whose calls take a while and
+# that answers the barrier meanwhile (an async one), a frame that runs a tool may be answered that late too. So the
+# grace grows to twice the slowest call answered so far, up to this much (silence then costs at most this).
+MAX_CALL_GRACE = 2.0
 
 
 @dataclass
@@ -91,8 +95,10 @@ class WindowSet:
         return all(satisfied(w.exchange.case.expect, w.exchange) for w in self.windows)
 
     def patient_only(self) -> bool:
-        """True when every case still unanswered is a patient one (alone, it would wait to --timeout, not a grace)."""
-        return all(w.exchange.case.patient for w in self.windows if not satisfied(w.exchange.case.expect, w.exchange))
+        """True when every case still unanswered is a patient one or a call (alone, it would wait to --timeout, not a
+        grace)."""
+        return all(w.exchange.case.patient or w.exchange.case.slow_ok
+                   for w in self.windows if not satisfied(w.exchange.case.expect, w.exchange))
 
 
 class Collector:
@@ -112,6 +118,11 @@ class Collector:
         # Each waiter's future, resolved by the next line, exit or HTTP change (see `wake`). Plain asyncio futures
         # and timers: an anyio cancel scope and Event per wait cost more than the rest of a plain case's routing.
         self._waiters: list[asyncio.Future[None]] = []
+        self.slowest_call = 0.0  # seconds the slowest answered call of a target took (MAX_CALL_GRACE)
+
+    def _grace(self, grace: float) -> float:
+        """The grace after the barrier: longer on a server whose calls are slow (see MAX_CALL_GRACE)."""
+        return max(grace, min(2 * self.slowest_call, MAX_CALL_GRACE))
 
     def forget(self) -> None:
         """A new server: no id sent to the old one can be answered by it."""
@@ -345,10 +356,14 @@ class Collector:
                         return
             else:
                 barrier_done = barrier is None or barrier.reply is not None
+                if done and case.slow_ok:
+                    self.slowest_call = max(self.slowest_call, now - window.started)
                 if done and barrier_done:
                     return
-                if barrier_done and not case.patient:
-                    grace_until = grace_until or now + grace
+                # A call of a target (slow_ok) may still be working when the barrier is answered (an async
+                # server): it waits to the deadline, as a patient case does, never just the grace.
+                if barrier_done and not (case.patient or case.slow_ok):
+                    grace_until = grace_until or now + self._grace(grace)
                     if now >= grace_until:
                         return
             if progress_extends is not None:
@@ -390,7 +405,7 @@ class Collector:
                 if shared.answered():
                     return
                 if not shared.patient_only():
-                    grace_until = grace_until or now + grace
+                    grace_until = grace_until or now + self._grace(grace)
                     if now >= grace_until:
                         shared.unsettle("a case unanswered after the barrier")
                         return
