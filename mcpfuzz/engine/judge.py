@@ -6,12 +6,26 @@ from dataclasses import replace
 
 from mcpfuzz.engine.events import Finding
 from mcpfuzz.jsonrpc.exchange import Exchange
-from mcpfuzz.oracles.base import Failure, run_checks
+from mcpfuzz.oracles.base import Failure, Severity, run_checks
 
 MAX_LISTED_TARGETS = 6
 FindingKey = tuple[str, str, str]
 # One failure an oracle raised on an exchange, its key, and the finding when it is new to the run.
 Verdict = tuple[Failure, FindingKey, "Finding | None"]
+
+
+def counts_toward_fail_on(finding: Finding, fail_on: Severity) -> bool:
+    """True when a finding fails the run: at or above --fail-on, not accepted in the baseline, and not a note.
+
+    A finding that did not fail again when re-run on a fresh server (`reproducible` False) is a note: it is
+    reported, and kept in the JSON report, but it never fails a run nor counts at its severity.
+    """
+    return finding.severity >= fail_on and not finding.baselined and finding.reproducible is not False
+
+
+def is_note(finding: Finding) -> bool:
+    """True for a finding that did not fail again on a fresh server: reported as a note, not at its severity."""
+    return finding.reproducible is False
 
 
 def _size(frames: list[bytes] | tuple[bytes, ...]) -> int:
