@@ -75,3 +75,20 @@ def test_an_array_structured_result_is_still_wrong_up_to_2025_11_25() -> None:
     assert not finished.error, finished.error
     found = {(f.oracle, f.rule) for f in finished.findings}
     assert found == {("response-schema", None), ("lint", "SCHEMA-002")}, _show(finished.findings)
+
+
+def test_a_finding_that_did_not_fail_again_is_a_note_that_never_fails_the_run(tmp_path: Path) -> None:
+    """The flaky server's wrong code shows in its first process only: re-run on a fresh server it passes. The JSON
+    report keeps it (`reproducible: false`, its severity); the console lists it as a NOTE; --fail-on ignores it."""
+    marker = tmp_path / "first-process-was-here"
+    result = run_cli(["run", "--phases", "catalogue", "--budget", "30", "--fail-on", "low", "--json", "r.json",
+                      "--summary-md", "s.md", "--", sys.executable, str(SERVERS / "flaky_server.py"), str(marker)],
+                     cwd=tmp_path, timeout=90)
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert [(f["oracle"], f["severity"], f["reproducible"]) for f in report["findings"]] == [
+        ("method-not-found", "medium", False)]
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "NOTE method-not-found on method/unknown" in result.stdout
+    assert "MEDIUM method-not-found" not in result.stdout
+    assert "0 findings (0 critical, 0 high, 0 medium, 0 low) · 1 notes" in result.stdout
+    assert (tmp_path / "s.md").read_text().startswith("## mcpfuzz: passed")
