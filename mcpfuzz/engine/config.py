@@ -77,7 +77,7 @@ class RunConfig:
     @property
     def target(self) -> ServerTarget:
         """What the session talks to: the HTTP endpoint when there is one, else the stdio command."""
-        return self.http if self.http is not None else StdioTarget(tuple(self.command), self.cwd)
+        return self.http if self.http is not None else StdioTarget(tuple(self.command), self.cwd, tuple(self.env))
 
     @property
     def secrets(self) -> list[str]:

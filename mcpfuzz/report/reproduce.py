@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Sequence
 
@@ -81,13 +82,18 @@ def printf_line(frame: bytes) -> str:
     return f"printf '%b\\n' {shlex.quote(printf_escape(frame))}"
 
 
-def shell_reproduction(command: Sequence[str], frames: Sequence[bytes]) -> tuple[str, list[str]]:
+def shell_reproduction(command: Sequence[str], frames: Sequence[bytes],
+                       env_names: Sequence[str] = ()) -> tuple[str, list[str]]:
     """A pipeline that sends the frames to a fresh server, and notes about what it could not show.
 
     The handshake gets its own write and a pause: the python SDK reads stdin in chunks, and bytes
-    that arrive with `initialize` can kill it before it answers.
+    that arrive with `initialize` can kill it before it answers. `env_names`: the variables the run set for the
+    server; the pipeline passes each on from the user's own shell (`env NAME="$NAME"`), as no value is written.
     """
     notes: list[str] = []
+    if env_names:
+        notes.append(f"the server ran with {', '.join(env_names)} set: export "
+                     f"{'them' if len(env_names) > 1 else 'it'} in your shell first (values are never written)")
     steps: list[str] = []
     for index, frame in enumerate(frames):
         if len(frame) > MAX_INLINE_FRAME:
@@ -101,7 +107,18 @@ def shell_reproduction(command: Sequence[str], frames: Sequence[bytes]) -> tuple
             steps.append("sleep 1")
     steps += ["sleep 2", printf_line(liveness_frame(frames)), "sleep 1"]
     notes.append(ALIVE_NOTE)
-    return "{ " + "; ".join(steps) + "; } | " + shlex.join(command), notes
+    return "{ " + "; ".join(steps) + "; } | " + env_prefix(env_names) + shlex.join(command), notes
+
+
+def env_prefix(env_names: Sequence[str]) -> str:
+    """`env NAME="$NAME" ... ` for the variables a server ran with (each value taken from the user's shell)."""
+    if not env_names:
+        return ""
+    return "env " + " ".join(f'{name}="${name}"' if _SHELL_NAME.fullmatch(name) else shlex.quote(f"{name}=...")
+                             for name in env_names) + " "
+
+
+_SHELL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a name the shell can expand as $NAME
 
 
 def curl_reproduction(target: HttpTarget, frames: Sequence[bytes], posts: Posting = Posting.ONE,
@@ -237,6 +254,6 @@ def reproduction(server: ServerTarget, frames: Sequence[bytes], posts: Posting =
     if server.kind is ServerKind.URL:
         return curl_reproduction(server, frames, posts, case_headers)
     if server.kind is ServerKind.COMMAND:
-        command, notes = shell_reproduction(server.command, frames)
+        command, notes = shell_reproduction(server.command, frames, server.env_names)
         return (f"cd {shlex.quote(server.cwd)} && {command}" if server.cwd else command), notes
     return "", [f"{server.label} is a handler in this process: no shell command can reach it"]
