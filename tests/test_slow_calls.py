@@ -108,7 +108,8 @@ def test_a_blocking_tool_cut_short_by_its_phase_is_not_called_stuck() -> None:
 
 def test_a_lone_surrogate_call_answered_late_by_an_async_server_is_no_finding() -> None:
     """Every call takes 0.5 s on a server that answers pings meanwhile: a lone-surrogate call (a parser may refuse
-    it, so it goes out with a barrier) is answered after the barrier, and that answer is waited for, not a grace."""
+    it, so it goes out with a barrier) is answered after the barrier, and is waited for as long as its target's
+    calls take, not the short grace."""
     events: list[Event] = []
     finished = run_engine([sys.executable, str(SERVERS / "slow_async_server.py"), "--delay", "0.5"], budget=60,
                           phases=PHASES, events=events)
