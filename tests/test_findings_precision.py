@@ -82,8 +82,8 @@ def test_a_finding_that_did_not_fail_again_is_a_note_that_never_fails_the_run(tm
     report keeps it (`reproducible: false`, its severity); the console lists it as a NOTE; --fail-on ignores it."""
     marker = tmp_path / "first-process-was-here"
     result = run_cli(["run", "--phases", "catalogue", "--budget", "30", "--fail-on", "low", "--json", "r.json",
-                      "--summary-md", "s.md", "--", sys.executable, str(SERVERS / "flaky_server.py"), str(marker)],
-                     cwd=tmp_path, timeout=90)
+                      "--summary-md", "s.md", "--junit-xml", "r.xml", "--sarif", "r.sarif", "--", sys.executable,
+                      str(SERVERS / "flaky_server.py"), str(marker)], cwd=tmp_path, timeout=90)
     report = json.loads((tmp_path / "r.json").read_text())
     assert [(f["oracle"], f["severity"], f["reproducible"]) for f in report["findings"]] == [
         ("method-not-found", "medium", False)]
@@ -92,3 +92,6 @@ def test_a_finding_that_did_not_fail_again_is_a_note_that_never_fails_the_run(tm
     assert "MEDIUM method-not-found" not in result.stdout
     assert "0 findings (0 critical, 0 high, 0 medium, 0 low) · 1 notes" in result.stdout
     assert (tmp_path / "s.md").read_text().startswith("## mcpfuzz: passed")
+    assert "<failure" not in (tmp_path / "r.xml").read_text()
+    (result_entry,) = json.loads((tmp_path / "r.sarif").read_text())["runs"][0]["results"]
+    assert result_entry["level"] == "note"
