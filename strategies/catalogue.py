@@ -137,8 +137,12 @@ def params_family(b: FrameBuilder, ctx: CatalogueContext) -> Iterator[Case]:
     yield Case("call-without-name", "params", "tools/call without a tool name",
                b.frame("tools/call", {"arguments": {}}, rid), ex.invalid_params(rid))
     rid = b.fresh_id()
+    # MCP server/tools, "Error Handling": an unknown tool is a protocol error; the spec's example uses -32602, and
+    # no MUST fixes the code, so -32601 (the tool as an unknown method) is as right.
     yield Case("call-unknown-tool", "params", "tools/call of a tool that does not exist",
-               b.frame("tools/call", {"name": UNKNOWN_TOOL, "arguments": {}}, rid), ex.invalid_params(rid))
+               b.frame("tools/call", {"name": UNKNOWN_TOOL, "arguments": {}}, rid),
+               ex.invalid_params(rid, also=frozenset({ex.METHOD_NOT_FOUND}),
+                                 note="a protocol error for an unknown tool"))
     if ctx.tool is not None:
         rid = b.fresh_id()
         yield Case("call-arguments-string", "params", "tools/call with arguments that are a string",

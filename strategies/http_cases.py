@@ -20,12 +20,14 @@ HEADER_MISMATCH = -32020
 
 
 def _status(judge: OracleId, statuses: tuple[int, ...], severity: SeverityName, why: str, rid: object,
-            codes: tuple[int, ...] = ()) -> Expectation:
+            codes: tuple[int, ...] = (), *, served_ok: bool = False) -> Expectation:
     """An HTTP-level expectation: the allowed statuses, how bad another one is, and the rule it rests on.
 
     `id` is the frame's id, for error bodies to carry; JSON-RPC oracles do not judge these cases.
+    `served_ok`: the rule binds only a server that refuses the request (HttpRule.served_ok).
     """
-    return Expectation(judge=judge, reply=False, note=why, id=rid, http=HttpRule(statuses, severity, codes))
+    return Expectation(judge=judge, reply=False, note=why, id=rid,
+                       http=HttpRule(statuses, severity, codes, served_ok=served_ok))
 
 
 def http_cases(b: FrameBuilder, *, tool: str | None, has_session: bool) -> Iterator[Case]:
@@ -54,11 +56,15 @@ def _legacy_cases(b: FrameBuilder, has_session: bool) -> Iterator[Case]:
                b.frame("ping", ABSENT, rid),
                _status(OracleId.HTTP_STATUS, (404,), "medium", "a request with an unknown or ended session id MUST get "
                        "404", rid), http_headers=(("Mcp-Session-Id", UNKNOWN_SESSION),))
+    # Streamable HTTP 2025-03-26 on, "Session Management": "Servers that require a session ID SHOULD respond to
+    # requests without an Mcp-Session-Id header (other than initialization) with HTTP 400". Handing out a session
+    # id does not make it required: a server that serves the ping anyway (a temporary session) is right, so the
+    # case is its own probe, and only a refusal other than 400 is a finding.
     rid = b.fresh_id()
     yield Case("session-missing", FAMILY, "ping without the Mcp-Session-Id of the session",
                b.frame("ping", ABSENT, rid),
                _status(OracleId.HTTP_STATUS, (400,), "low", "a server that requires a session SHOULD answer a request "
-                       "without one with 400", rid), http_headers=(("Mcp-Session-Id", None),))
+                       "without one with 400", rid, served_ok=True), http_headers=(("Mcp-Session-Id", None),))
 
 
 def _modern_cases(b: FrameBuilder, tool: str | None) -> Iterator[Case]:

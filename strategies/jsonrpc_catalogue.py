@@ -20,6 +20,7 @@ from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, Era
 
 UNKNOWN = "mcpfuzz.no_such_method"
 FIRST_ID = 100
+RESPONSE_ID = 987655  # the id of the response object sent to the server (no request of the server carries it)
 
 
 def _parse(b: FrameBuilder) -> Iterator[Case]:
@@ -66,10 +67,13 @@ def _methods(b: FrameBuilder, method: str) -> Iterator[Case]:
     yield Case("params-string", "params", f"{method} with params that are a string",
                dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": "x"}),
                ex.invalid_params(rid, also=frozenset({ex.INVALID_REQUEST})))
+    # JSON-RPC 2.0 alone: a server receives requests and notifications, so a response object sent to it is not a
+    # valid request, and -32600 (its id, or null) is as right as silence. "Never answer a response" is MCP's rule
+    # for two peers that both send requests, not JSON-RPC's.
     yield Case("response-result", "notification", "a response object sent to the server",
-               dumps({"jsonrpc": "2.0", "id": 987655, "result": {}}),
-               Expectation(judge=OracleId.NOTIFICATION_SILENT, reply=False, id_recoverable=False,
-                           note="a response object sent to the server"))
+               dumps({"jsonrpc": "2.0", "id": RESPONSE_ID, "result": {}}),
+               Expectation(judge=OracleId.NO_HANG, reply=False, id_recoverable=False, batch_ids=(RESPONSE_ID,),
+                           note="a response object sent to a JSON-RPC server: silence, or -32600 (invalid request)"))
 
 
 def _sizes(b: FrameBuilder) -> Iterator[Case]:

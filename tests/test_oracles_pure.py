@@ -192,8 +192,9 @@ RULES: dict[str, Rule] = {
                                                                         error(None, -32600)), ()),
     "invalid-request unreadable id answered with one": Rule(P.INVALID_REQUEST, exchange(
         ex.invalid_request(None), error(9, -32600)), (MEDIUM,)),
+    # A refusal came at once (the response ended): no client waits; only the error for its id is lost (low).
     "invalid-request HTTP refusal without the error": Rule(P.INVALID_REQUEST, exchange(
-        ex.invalid_request(3), http=http(400)), (MEDIUM,)),
+        ex.invalid_request(3), http=http(400)), (LOW,)),
     # method-not-found: -32601.
     "method-not-found answered right": Rule(P.METHOD_NOT_FOUND, exchange(ex.method_not_found(4), error(4, -32601)),
                                             ()),

@@ -38,8 +38,10 @@ def test_secrets_are_the_header_values() -> None:
 
 def test_run_config_derives_its_target_from_command_or_http() -> None:
     stdio = RunConfig(command=["python", "server.py"], env={"API_KEY": "k3y-value"})
-    assert stdio.target == StdioTarget(("python", "server.py"))
+    assert stdio.target == StdioTarget(("python", "server.py"), env_names=("API_KEY",))  # names, never values
     assert stdio.server_label == "python server.py" and stdio.secrets == ["k3y-value"]
+    assert stdio.target.to_json(Redactor(stdio.secrets)) == {"command": ["python", "server.py"], "env": ["API_KEY"]}
+    assert target_from_json(stdio.target.to_json(Redactor())) == stdio.target
     http = RunConfig(command=[], http=URL)
     assert http.target is URL and http.server_label == URL.url and http.secrets == ["Bearer s3cret-value"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 
-from mcpfuzz.engine.events import Event, Notice
+from mcpfuzz.engine.events import CaseDone, Event, Notice
 from mcpfuzz.oracles.base import Severity
 from tests.engine_runs import SERVERS, run_engine
 
@@ -104,3 +104,17 @@ def test_a_blocking_tool_cut_short_by_its_phase_is_not_called_stuck() -> None:
     assert [f for f in _findings(finished) if f[0] == "no-hang"] == []
     notes = [e.message for e in events if isinstance(e, Notice) and "not judged" in e.message]
     assert notes and notes[0].startswith("tool/wait was still unanswered")
+
+
+def test_a_lone_surrogate_call_answered_late_by_an_async_server_is_no_finding() -> None:
+    """Every call takes 0.5 s on a server that answers pings meanwhile: a lone-surrogate call (a parser may refuse
+    it, so it goes out with a barrier) is answered after the barrier, and is waited for as long as its target's
+    calls take, not the short grace."""
+    events: list[Event] = []
+    finished = run_engine([sys.executable, str(SERVERS / "slow_async_server.py"), "--delay", "0.5"], budget=60,
+                          phases=PHASES, events=events)
+    assert not finished.error, finished.error
+    assert _findings(finished) == []
+    surrogates = [e.exchange for e in events if isinstance(e, CaseDone) and e.exchange.case.expect.lenient]
+    assert surrogates, "coverage sent no lone-surrogate call"
+    assert all(exchange.responses() for exchange in surrogates)

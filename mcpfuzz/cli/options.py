@@ -252,8 +252,11 @@ def _baseline(path: str | None) -> Baseline | None:
 
 def exit_status(config: RunConfig, finished: RunFinished) -> int:
     """1 with findings at or above --fail-on (outside --baseline) or a stale baseline entry, else 2 when the
-    server could not be tested (or what it declares could not be: no target called, the server lost), else 0."""
-    if any(f.severity >= config.fail_on and not f.baselined for f in finished.findings) or finished.stale_baseline:
+    server could not be tested (or what it declares could not be: no target called, the server lost), else 0. A
+    finding that did not fail again on a fresh server is a note: never 1."""
+    from mcpfuzz.engine.judge import counts_toward_fail_on
+
+    if any(counts_toward_fail_on(f, config.fail_on) for f in finished.findings) or finished.stale_baseline:
         return EXIT_FINDINGS
     return EXIT_ERROR if finished.error or finished.untested else EXIT_CLEAN
 

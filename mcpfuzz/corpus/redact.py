@@ -11,6 +11,9 @@ from urllib.parse import quote
 REDACTED = "<redacted>"
 # Shorter values would blank out ordinary words ("a", "dev", "1") wherever they occur.
 MIN_SECRET_LENGTH = 4
+# A text cut somewhere (a message, a line, a tail) may hold a known secret's start or end without the rest: from
+# this many characters on, such a piece is hidden too (shorter ones are too common to tell from ordinary words).
+MIN_SECRET_PIECE = 6
 
 # A word that makes a name hold a credential. "tokens" counts things (maxTokens, total_tokens), and
 # "author"/"authority" are not auth, while "authorization"/"authorise" are.
@@ -72,23 +75,36 @@ def _secret_variants(secret: str) -> set[str]:
     return {secret, json.dumps(secret, ensure_ascii=False)[1:-1], quote(secret, safe="")}
 
 
+def _secret_pieces(secret: str) -> set[str]:
+    """The starts and ends of a secret, MIN_SECRET_PIECE characters and longer: what a cut may leave of it."""
+    return {piece for size in range(MIN_SECRET_PIECE, len(secret)) for piece in (secret[:size], secret[-size:])}
+
+
+def _alternation(values: Iterable[str]) -> re.Pattern[str] | None:
+    """One pattern matching any of `values`, longest first (a value that contains another is replaced whole)."""
+    ordered = sorted(set(values), key=lambda s: (-len(s), s))
+    return re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+
 class Redactor:
     """Replaces known secrets and anything shaped like a credential with `<redacted>`."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         known = {v for s in secrets if len(s) >= MIN_SECRET_LENGTH for v in _secret_variants(s)}
-        # Longest first, so a secret that contains another is replaced whole.
-        ordered = sorted(known, key=lambda s: (-len(s), s))
-        self._known = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        self._known = _alternation(known)
+        self._pieces = _alternation(piece for secret in known for piece in _secret_pieces(secret))
 
     def known(self, s: str) -> str:
         """`s` with only the known secrets replaced (for frames, which must replay byte for byte)."""
         return self._known.sub(REDACTED, s) if self._known is not None else s
 
     def text(self, s: str) -> str:
-        """`s` with every known secret and credential-shaped substring replaced."""
+        """`s` with every known secret (and any start or end of one a cut left) and credential-shaped substring
+        replaced."""
         if self._known is not None:
             s = self._known.sub(REDACTED, s)
+        if self._pieces is not None:
+            s = self._pieces.sub(REDACTED, s)
         s = _URL_USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", s)
         for shape in _TOKEN_SHAPES:
             s = shape.sub(REDACTED, s)

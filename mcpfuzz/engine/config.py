@@ -82,7 +82,7 @@ class RunConfig:
         """What the session talks to: a target given as it is, the HTTP endpoint, or else the stdio command."""
         if self.server is not None:
             return self.server
-        return self.http if self.http is not None else StdioTarget(tuple(self.command), self.cwd)
+        return self.http if self.http is not None else StdioTarget(tuple(self.command), self.cwd, tuple(self.env))
 
     @property
     def secrets(self) -> list[str]:

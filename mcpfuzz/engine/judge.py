@@ -4,14 +4,30 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from mcpfuzz.corpus.redact import Redactor
 from mcpfuzz.engine.events import Finding
+from mcpfuzz.engine.redaction import redacted_exchange
 from mcpfuzz.jsonrpc.exchange import Exchange
-from mcpfuzz.oracles.base import Failure, run_checks
+from mcpfuzz.oracles.base import Failure, Severity, run_checks
 
 MAX_LISTED_TARGETS = 6
 FindingKey = tuple[str, str, str]
 # One failure an oracle raised on an exchange, its key, and the finding when it is new to the run.
 Verdict = tuple[Failure, FindingKey, "Finding | None"]
+
+
+def counts_toward_fail_on(finding: Finding, fail_on: Severity) -> bool:
+    """True when a finding fails the run: at or above --fail-on, not accepted in the baseline, and not a note.
+
+    A finding that did not fail again when re-run on a fresh server (`reproducible` False) is a note: it is
+    reported, and kept in the JSON report, but it never fails a run nor counts at its severity.
+    """
+    return finding.severity >= fail_on and not finding.baselined and finding.reproducible is not False
+
+
+def is_note(finding: Finding) -> bool:
+    """True for a finding that did not fail again on a fresh server: reported as a note, not at its severity."""
+    return finding.reproducible is False
 
 
 def _size(frames: list[bytes] | tuple[bytes, ...]) -> int:
@@ -65,9 +81,12 @@ class FindingSet:
     names the other frames it was also seen on; the first frame is its reproducer.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, redactor: Redactor | None = None) -> None:
+        """`redactor`: the run's secrets; a failing exchange is judged again on its redacted copy, so that every
+        key, message and received line is built from redacted text (redacted before it is cut, never after)."""
         self._by_key: dict[FindingKey, Finding] = {}
         self._also: dict[FindingKey, list[str]] = {}
+        self._redactor = redactor
 
     @staticmethod
     def key_of(failure: Failure, exchange: Exchange) -> FindingKey:
@@ -131,8 +150,23 @@ class FindingSet:
 
     def judge_all(self, exchange: Exchange, oracles: tuple[str, ...]) -> list[Verdict]:
         """Every failure on an exchange with its key, and the finding when it is new."""
-        return [(failure, self.key_of(failure, exchange), self.add(failure, exchange))
-                for failure in run_checks(exchange, oracles)]
+        failures = list(run_checks(exchange, oracles))
+        if failures and self._redactor is not None:
+            exchange, failures = self._judged_redacted(exchange, failures)
+        return [(failure, self.key_of(failure, exchange), self.add(failure, exchange)) for failure in failures]
+
+    def _judged_redacted(self, exchange: Exchange, failures: list[Failure]) -> tuple[Exchange, list[Failure]]:
+        """The failures again, judged on the redacted copy of the exchange (the rare failing exchanges pay for it).
+
+        Only the oracles that failed are asked again: redacted values must not make a new failure, and an oracle
+        whose failure the redaction hid keeps the failure it raised on the exchange as it was.
+        """
+        assert self._redactor is not None
+        public = redacted_exchange(exchange, self._redactor)
+        failed = tuple(dict.fromkeys(failure.oracle for failure in failures))
+        again = list(run_checks(public, failed))
+        kept = {failure.oracle for failure in again}
+        return public, again + [failure for failure in failures if failure.oracle not in kept]
 
     def mark(self, finding: Finding, reproducible: bool) -> None:
         """Record whether a finding failed again when re-run on a fresh server."""

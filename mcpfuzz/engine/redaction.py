@@ -13,8 +13,9 @@ from typing import Any
 
 from mcpfuzz.corpus.redact import Redactor
 from mcpfuzz.engine.events import Event, EventSink, Stats
-from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.exchange import Arrival, Exchange
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.incoming import NOISE, OVERSIZED, Incoming, classify
 
 # Fields never shown as text: a finding's identity (its key), the bytes that replay it (frames and
 # case, which the corpus writes with known secrets only), and the corpus' own file names.
@@ -72,3 +73,38 @@ def _text_fields(cls: type) -> tuple[str, ...] | None:
         names = tuple(field.name for field in fields(cls) if field.init and field.name not in KEPT_FIELDS)
     _FIELDS[cls] = names
     return names
+
+
+def redacted_exchange(exchange: Exchange, redactor: Redactor) -> Exchange:
+    """A copy of `exchange` whose server texts (lines, stderr) are redacted, for oracles to build texts from.
+
+    Oracles cut what they quote (a crash key's exception line, an 80-character message excerpt); a cut made before
+    redaction can keep the start of a secret that the whole secret's pattern no longer matches. Judged on this
+    copy, every key, message and received line is cut from redacted text. Frames stay as sent (they replay).
+    """
+    arrivals = [_redacted_arrival(arrival, redactor) for arrival in exchange.arrivals]
+    crash = exchange.crash
+    if crash is not None:
+        crash = replace(crash, stderr_tail=redactor.text(crash.stderr_tail))
+    return replace(exchange, arrivals=arrivals, crash=crash, stderr_tail=redactor.text(exchange.stderr_tail),
+                   server_requests=[_redacted_incoming(item, redactor) for item in exchange.server_requests])
+
+
+def _redacted_arrival(arrival: Arrival, redactor: Redactor) -> Arrival:
+    incoming = _redacted_incoming(arrival.incoming, redactor)
+    return arrival if incoming is arrival.incoming else replace(arrival, incoming=incoming)
+
+
+def _redacted_incoming(incoming: Incoming, redactor: Redactor) -> Incoming:
+    """One line with its secrets redacted, read again (a JSON line stays JSON: the marker needs no escaping)."""
+    text = incoming.raw.decode("utf-8", "surrogateescape")
+    clean = redactor.text(text)
+    if clean == text:
+        return incoming
+    raw = clean.encode("utf-8", "surrogateescape")
+    if incoming.kind in (NOISE, OVERSIZED):
+        return replace(incoming, raw=raw)
+    again = classify(raw)
+    if again.kind != incoming.kind:
+        return replace(incoming, raw=raw)  # the message as read stays: what it is must not change with redaction
+    return replace(incoming, raw=raw, message=again.message)

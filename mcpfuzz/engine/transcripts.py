@@ -43,7 +43,7 @@ def to_transcript(finding: Finding, *, command: TargetDescription, seed: int, re
         "severity": str(finding.severity),
         "title": finding.title,
         "message": redactor.text(finding.message),
-        "key": finding.key,
+        "key": redactor.text(finding.key),  # built from server text (a crash's exception line)
         "tool": finding.tool,
         "case_title": redactor.text(finding.case_title),
         "expected": finding.expected,

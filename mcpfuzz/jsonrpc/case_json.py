@@ -94,6 +94,8 @@ def _extra_to_json(expect: Expectation) -> dict[str, Any]:
         extra.update(http_status=list(expect.http.statuses), http_severity=expect.http.severity)
         if expect.http.codes:
             extra["codes"] = list(expect.http.codes)
+        if expect.http.served_ok:
+            extra["http_served_ok"] = True
     versions = expect.versions
     if versions is not None:
         if versions.initialize is not None:
@@ -147,7 +149,7 @@ def _http_rule(extra: dict) -> HttpRule | None:
     if "http_status" not in extra:
         return None
     return HttpRule(tuple(extra["http_status"] or ()), extra.get("http_severity", "medium"),
-                    tuple(extra.get("codes") or ()))
+                    tuple(extra.get("codes") or ()), served_ok=bool(extra.get("http_served_ok")))
 
 
 def _version_check(extra: dict) -> VersionCheck | None:

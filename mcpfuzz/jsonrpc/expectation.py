@@ -41,12 +41,15 @@ class HttpRule:
     """Streamable HTTP: the statuses a correct server answers this request with (read by http-status).
 
     `severity` is how bad another status is (a SHOULD of the spec is low); `codes` are the JSON-RPC
-    error codes the error body must carry, when the rule names one (-32020 HeaderMismatch).
+    error codes the error body must carry, when the rule names one (-32020 HeaderMismatch). `served_ok`:
+    the rule binds only servers that refuse the request, so a normal answer (a 2xx carrying a result for
+    its id) proves it does not apply (a request without a session, on a server that does not require one).
     """
 
     statuses: tuple[int, ...]
     severity: SeverityName = "medium"
     codes: tuple[int, ...] = ()
+    served_ok: bool = False
 
 
 @dataclass(frozen=True)

@@ -111,8 +111,12 @@ def valid_json_schema(declared: Declared) -> Iterator[Found]:
 
 @rule("SCHEMA-002", "root-type-object", S, ERROR)
 def root_type_object(declared: Declared) -> Iterator[Found]:
-    """A tool's inputSchema and outputSchema have `"type": "object"` at the root (MCP requires it)."""
+    """A tool's inputSchema (and, up to 2025-11-25, its outputSchema) has `"type": "object"` at the root."""
+    # 2026-07-28 (SEP-2106): an outputSchema may be any JSON Schema 2020-12, and structuredContent any JSON value.
+    modern = declared.era == "modern"
     for tool in tool_schemas(declared):
+        if modern and tool.location.endswith(".outputSchema"):
+            continue
         if isinstance(tool.schema, dict) and tool.schema.get("type") != "object":
             yield Found(f"{tool.location}.type", f"the root `type` is {short(tool.schema.get('type', '(missing)'))}"
                         ', not "object"', 'add `"type": "object"` at the root: tool arguments and structured results '

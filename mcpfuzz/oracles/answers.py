@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpfuzz.jsonrpc.exchange import ID_CURRENT, ID_NULL, ID_UNKNOWN, Arrival, Exchange
+from mcpfuzz.jsonrpc.exchange import ID_CURRENT, ID_MISSING, ID_NULL, ID_UNKNOWN, Arrival, Exchange
 from mcpfuzz.jsonrpc.expectation import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -64,12 +64,15 @@ def judge_answers(exchange: Exchange, failure: type[Failure], silence: Any) -> l
         silence = (Severity.MEDIUM, f"no reply although the request id {show_id(expect.id)} was readable: a "
                    "client waits for it forever")
     http = exchange.http
-    if silence is not None and http is not None and http.refused and silence[0] > Severity.MEDIUM:
-        # Over HTTP the client at least gets the status; the JSON-RPC error for its id is still lost.
-        null_reply = any(a.id_tag == ID_NULL for a in exchange.responses())
-        got = "an error with id null" if null_reply else "no JSON-RPC error"
-        silence = (Severity.MEDIUM, f"refused with HTTP {http.status} and {got}, although the request id "
-                   f"{show_id(expect.id)} was readable")
+    if silence is not None and http is not None and http.refused:
+        # Over HTTP a refusal is an answer: the response ended, so no client waits for anything. Streamable HTTP
+        # lets its body be an error without an id (or none); only the JSON-RPC error for the readable id is lost,
+        # which is unhelpful, never a wait (low at most).
+        kinds = {a.id_tag for a in exchange.responses() if a.incoming.is_error}
+        got = ("an error with id null" if ID_NULL in kinds else "an error without an id" if ID_MISSING in kinds
+               else "no JSON-RPC error")
+        silence = (min(silence[0], Severity.LOW), f"refused at once with HTTP {http.status} and {got}: the client "
+                   f"has its answer, but not the JSON-RPC error its request id {show_id(expect.id)} was owed")
     codes = expect.codes
     if http is not None and not expect.well_formed and codes and _modern_http(exchange):
         # 2026-07-28 streamable HTTP: a server may check the mirrored headers first (-32020 HeaderMismatch).

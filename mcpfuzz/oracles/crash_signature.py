@@ -1,17 +1,21 @@
 """A crash's signature from the server's stderr: the exception line and the innermost frames of its stack.
 
 Two crashes with one signature are one root cause, whichever frame set them off; the signature leaves out
-line numbers, addresses and quoted values, so the same bug keeps its signature across inputs.
+line numbers, addresses and quoted values, so the same bug keeps its signature across inputs, and the server's
+paths and file names (a frame is named by its function), so it keeps it when the server is renamed, copied or
+installed elsewhere.
 """
 
 from __future__ import annotations
 
 import re
-from pathlib import PurePath
 
 FRAMES_KEPT = 3  # innermost stack frames in a signature: enough to tell two raise sites apart
 # A quote must not touch a letter: the apostrophe of "can't" opens no quoted value.
 _VALUES = re.compile(r"(?<!\w)'[^']*'(?!\w)|\"[^\"]*\"|0x[0-9a-fA-F]+|[0-9]+")
+# Paths (`/srv/app/server.py`, `C:\app\server.js`, `file:///...`) and bare source file names in an exception line.
+_PATHS = re.compile(r"(?<![\w.-])(?:file://|[A-Za-z]:|\.{1,2})?(?:[\\/][^\s\\/:'\"()\[\],]+)+[\\/]?"
+                    r"|\b[\w.-]+\.(?:py|pyc|js|mjs|cjs|ts|mts|go|rs|java|kt|cs|rb)\b")
 # Python: `  File "/srv/app.py", line 12, in handler`
 _PYTHON_FRAME = re.compile(r'^\s*File "([^"]+)", line \d+, in (\S+)')
 # JavaScript (V8): `    at handler (/srv/app.js:12:5)` or `    at /srv/app.js:12:5`
@@ -39,8 +43,9 @@ def exception_line(stderr: str) -> str:
 
 
 def innermost_frames(stderr: str) -> list[str]:
-    """Up to FRAMES_KEPT `file:function` names of the stack, innermost first (any of the languages above)."""
-    python = [f"{PurePath(m.group(1)).name}:{m.group(2)}" for m in map(_PYTHON_FRAME.match, stderr.splitlines()) if m]
+    """Up to FRAMES_KEPT function names of the stack, innermost first (any of the languages above); the file a
+    function is in is left out, as it names the server's own path."""
+    python = [m.group(2) for m in map(_PYTHON_FRAME.match, stderr.splitlines()) if m]
     if python:
         return python[::-1][:FRAMES_KEPT]  # Python prints the innermost frame last
     found: list[str] = []
@@ -49,7 +54,7 @@ def innermost_frames(stderr: str) -> list[str]:
         go = _GO_FRAME.match(line.strip())
         rust = _RUST_FRAME.match(line)
         if js:
-            found.append(f"{PurePath(js.group(2)).name}:{js.group(1) or '<anonymous>'}")
+            found.append(js.group(1) or "<anonymous>")
         elif go and not line.startswith(("\t", " ")):
             found.append(go.group(1))
         elif rust:
@@ -58,7 +63,7 @@ def innermost_frames(stderr: str) -> list[str]:
 
 
 def crash_signature(stderr: str) -> str:
-    """`ExceptionLine@frame<frame<frame` with values blanked; empty when stderr says nothing."""
-    line = _VALUES.sub("#", exception_line(stderr))[:80]
+    """`ExceptionLine@function<function<function` with values and paths blanked; empty when stderr says nothing."""
+    line = _VALUES.sub("#", _PATHS.sub("<path>", exception_line(stderr)))[:80]
     frames = innermost_frames(stderr)
     return f"{line}@{'<'.join(frames)}" if frames else line

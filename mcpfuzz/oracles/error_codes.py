@@ -44,9 +44,12 @@ def parse_error(exchange: Exchange) -> Iterator[Failure]:
                     yield ParseErrorFailure(Severity.MEDIUM, f"answered error {code} with id null; "
                                             "unparseable input gets -32700", f"code:{code}",
                                             server_wide=True)
-            if not case_answers(exchange) and exchange.barrier_answered:
-                yield ParseErrorFailure(Severity.LOW, "no reply (neither -32700 nor an answer)", "silent-low",
-                                        server_wide=True)
+            if not case_answers(exchange) and exchange.barrier_answered and not exchange.cut_short:
+                # A call waited as long as a valid call is (--call-timeout) before its silence counts; a wait the
+                # phase cut short gives no verdict.
+                waited = f" within {exchange.waited:.1f}s" if exchange.extended else ""
+                yield ParseErrorFailure(Severity.LOW, f"no reply{waited} (neither -32700 nor an answer), although "
+                                        "a request sent after it was answered", "silent-low", server_wide=True)
             return
         yield from judge_answers(exchange, ParseErrorFailure, (
             Severity.LOW, "no reply to unparseable input (the official SDKs stay silent on stdio by design; "

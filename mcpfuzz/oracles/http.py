@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.expectation import HttpRule
 from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
@@ -90,6 +90,8 @@ def _wanted_status(exchange: Exchange, http: HttpReply, rule: HttpRule) -> Itera
     expect = exchange.case.expect
     severity, wanted = Severity.parse(rule.severity), rule.statuses
     if http.status not in wanted:
+        if rule.served_ok and http.status is not None and 200 <= http.status < 300 and _served(exchange):
+            return  # the request was served: the rule is for servers that refuse it (the case was its own probe)
         yield HttpStatusFailure(severity, f"answered HTTP {http.status}; expected {'/'.join(map(str, wanted))}: "
                                 f"{expect.note}", f"{exchange.case.id}:{http.status}")
         return
@@ -100,6 +102,11 @@ def _wanted_status(exchange: Exchange, http: HttpReply, rule: HttpRule) -> Itera
             got = f"error {errors[0]}" if errors else "no JSON-RPC error"
             yield HttpStatusFailure(severity, f"answered HTTP {http.status} with {got}; expected error "
                                     f"{'/'.join(map(str, codes))}: {expect.note}", f"{exchange.case.id}:code")
+
+
+def _served(exchange: Exchange) -> bool:
+    """True when the case got a result carrying its own id."""
+    return any(a.incoming.is_result and a.id_tag == ID_CURRENT for a in exchange.responses())
 
 
 @register(SessionLeakFailure, Severity.MEDIUM, scope=Scope.EXCHANGE | Scope.RUN, quiet_on_plain=True)

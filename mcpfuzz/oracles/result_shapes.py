@@ -120,7 +120,8 @@ def _tools_call(result: dict, era: Era) -> list[str]:
                 problems.append(f"content[{index}] is text without a string `text`")
     if "isError" in result and not isinstance(result["isError"], bool):
         problems.append("`isError` is not a boolean")
-    if "structuredContent" in result and not _is_object(result["structuredContent"]):
+    # Up to 2025-11-25 structuredContent is an object; 2026-07-28 (SEP-2106) lets it be any JSON value.
+    if era is not Era.MODERN and "structuredContent" in result and not _is_object(result["structuredContent"]):
         problems.append("`structuredContent` is not an object")
     return problems
 

@@ -22,6 +22,7 @@ from mcpfuzz.engine.events import (
     RunStarted,
     TargetsPlanned,
 )
+from mcpfuzz.engine.judge import counts_toward_fail_on, is_note
 from mcpfuzz.oracles.base import Severity
 from mcpfuzz.report.finding_console import SEVERITY_STYLE, FindingPrinter, Verbosity, message_head
 from mcpfuzz.report.time_split import never_called, time_split
@@ -177,11 +178,15 @@ class ConsoleReporter:
         self._stop_progress()
         if event.error:
             self.console.print(f"[bold red]error:[/] {escape(event.error)}")
-        # The server's own findings first; those its SDK ships apart, so the author sees at once what is theirs.
-        own = sorted((f for f in event.findings if f.upstream is None), key=lambda f: -f.severity)
-        inherited = sorted((f for f in event.findings if f.upstream is not None), key=lambda f: -f.severity)
+        # The server's own findings first; those its SDK ships apart, so the author sees at once what is theirs;
+        # last the notes: findings that did not fail again on a fresh server, listed at no severity.
+        counted = [f for f in event.findings if not is_note(f)]
+        own = sorted((f for f in counted if f.upstream is None), key=lambda f: -f.severity)
+        inherited = sorted((f for f in counted if f.upstream is not None), key=lambda f: -f.severity)
+        notes = [f for f in event.findings if is_note(f)]
         number = 0
-        for title, group in (("findings", own), ("from the SDK the server is built on", inherited)):
+        for title, group in (("findings", own), ("from the SDK the server is built on", inherited),
+                             ("notes: did not fail again on a fresh server", notes)):
             if group:
                 self.console.rule(title)
             for finding in group:
@@ -190,14 +195,16 @@ class ConsoleReporter:
         self._print_summary(event)
 
     def _print_summary(self, event: RunFinished) -> None:
-        counts = Counter(f.severity for f in event.findings)
-        failing = sum(1 for f in event.findings if f.severity >= self.config.fail_on and not f.baselined)
+        counts = Counter(f.severity for f in event.findings if not is_note(f))
+        notes = sum(1 for f in event.findings if is_note(f))
+        failing = sum(1 for f in event.findings if counts_toward_fail_on(f, self.config.fail_on))
         accepted = sum(1 for f in event.findings if f.baselined)
         stats = event.stats
         self.console.rule("summary")
         self._print_targets(event)
         parts = [f"{counts.get(s, 0)} {s}" for s in sorted(Severity, reverse=True)]
-        self.console.print(f"{len(event.findings)} findings ({', '.join(parts)}) · {stats.cases} cases "
+        noted = f" · {notes} notes (did not fail again on a fresh server)" if notes else ""
+        self.console.print(f"{len(event.findings) - notes} findings ({', '.join(parts)}){noted} · {stats.cases} cases "
                            f"({stats.tool_calls} tool calls) · "
                            f"{stats.frames_sent} frames · {stats.restarts} restarts · {stats.duration:.1f}s · "
                            f"seed {self.config.seed}")

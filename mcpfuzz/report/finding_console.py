@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from mcpfuzz.engine.events import Finding
+from mcpfuzz.engine.judge import is_note
 from mcpfuzz.oracles.base import Severity
 from mcpfuzz.report.json_report import rerun_command
 from mcpfuzz.report.reproduce import finding_reproduction
@@ -44,9 +45,9 @@ class FindingPrinter:
 
     def one_line(self, number: int, finding: Finding) -> None:
         """`3. MEDIUM invalid-params on params/string: no reply ...`."""
-        style = SEVERITY_STYLE[finding.severity]
+        style, label = _label(finding)
         tags = _tags(finding)
-        self.console.print(f"{number}. [{style}]{finding.severity.name}[/] {finding.oracle} on "
+        self.console.print(f"{number}. [{style}]{label}[/] {finding.oracle} on "
                            f"{escape(finding.target)}: {escape(message_head(finding))}{tags}")
 
     def full(self, number: int, finding: Finding, corpus_path: str | None) -> None:
@@ -54,9 +55,9 @@ class FindingPrinter:
         if self.verbosity is Verbosity.QUIET:
             self.one_line(number, finding)
             return
-        style = SEVERITY_STYLE[finding.severity]
+        style, label = _label(finding)
         print_ = self.console.print
-        print_(f"\n[bold]{number}.[/] [{style}]{finding.severity.name}[/] [bold]{finding.oracle}[/] "
+        print_(f"\n[bold]{number}.[/] [{style}]{label}[/] [bold]{finding.oracle}[/] "
                f"on {escape(finding.target)} ({escape(finding.case_title)}){_tags(finding)}")
         print_(f"   {escape(message_head(finding))}")
         if finding.also_on:
@@ -66,9 +67,10 @@ class FindingPrinter:
             if self.verbosity is Verbosity.NORMAL:
                 self._replay_line(corpus_path)
                 return
-        if finding.reproducible is False:
-            print_("   not reproducible: it did not fail again when re-run on a fresh server "
-                   "(timing or state); the transcript keeps what was observed", style="yellow")
+        if is_note(finding):
+            print_(f"   a note, not a finding: it did not fail again when re-run on a fresh server (timing or "
+                   f"state), so it does not count at its severity ({finding.severity}) nor toward --fail-on; the "
+                   "transcript keeps what was observed", style="yellow")
         self._stderr(finding)
         print_(f"   expected: {escape(finding.expected)}", style="dim")
         if finding.observed:
@@ -113,6 +115,13 @@ def message_head(finding: Finding) -> str:
     head = finding.message.split("\nstderr tail:", 1)[0]
     head = head.splitlines()[0] if head else ""
     return _ALSO_ON.sub("", head) if finding.also_on else head
+
+
+def _label(finding: Finding) -> tuple[str, str]:
+    """The style and word a finding is listed under: its severity, or NOTE for one that did not fail again."""
+    if is_note(finding):
+        return "dim", "NOTE"
+    return SEVERITY_STYLE[finding.severity], finding.severity.name
 
 
 def _tags(finding: Finding) -> str:

@@ -18,7 +18,7 @@ from statistics import median
 
 from mcpfuzz.oracles.base import Severity
 from mcpfuzz.oracles.memory import KIB, MIB, measure_growth
-from mcpfuzz.report.json_report import write_atomic
+from mcpfuzz.report.json_report import entry_fails, write_atomic
 from mcpfuzz.report.run_timeline import RunTimeline
 from mcpfuzz.report.svg_charts import Line, Mark, clock, count_axis, lane_chart, line_chart
 
@@ -77,8 +77,7 @@ def write_html(path: Path, report: dict, timeline: RunTimeline | None) -> None:
 
 def verdict(report: dict) -> str:
     """`failed`, `error`, `incomplete` or `passed`, as the exit status and the Markdown summary say it."""
-    fail_on = Severity.parse(report["failOn"])
-    failing = any(Severity.parse(f["severity"]) >= fail_on and not f.get("baselined") for f in report["findings"])
+    failing = any(entry_fails(f, report["failOn"]) for f in report["findings"])
     if failing or report.get("staleBaseline"):
         return "failed"
     if report["error"]:

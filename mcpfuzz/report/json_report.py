@@ -10,6 +10,7 @@ from pathlib import Path
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import Finding, RunFinished
 from mcpfuzz.jsonrpc.case_json import frame_to_json
+from mcpfuzz.oracles.base import Severity
 from mcpfuzz.oracles.crash_signature import exception_line
 from mcpfuzz.report.reproduce import finding_reproduction
 from mcpfuzz.transport.connect import ServerTarget
@@ -51,6 +52,12 @@ def finding_json(finding: Finding, command: ServerTarget, corpus_path: str | Non
         "corpus_path": corpus_path,
         "rule": finding.rule,
     }
+
+
+def entry_fails(entry: dict, fail_on: str) -> bool:
+    """`counts_toward_fail_on` for a finding of the JSON report (a note, `reproducible: false`, never fails)."""
+    return (Severity.parse(entry["severity"]) >= Severity.parse(fail_on) and not entry.get("baselined")
+            and entry.get("reproducible") is not False)
 
 
 def rerun_command(command: ServerTarget, verb: str = "run") -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Sequence
 
@@ -9,7 +10,14 @@ from mcpfuzz.engine.events import Finding
 from mcpfuzz.jsonrpc.frame import Posting
 from mcpfuzz.transport.base import TransportKind
 from mcpfuzz.transport.connect import ServerTarget
-from mcpfuzz.transport.http_headers import ACCEPT_BOTH, mcp_headers, modern_version, parse_body
+from mcpfuzz.transport.http_headers import (
+    ACCEPT_BOTH,
+    SESSION_HEADER,
+    mcp_headers,
+    modern_version,
+    parse_body,
+    set_header,
+)
 from mcpfuzz.transport.http_target import HttpTarget
 from mcpfuzz.transport.target import ServerKind
 
@@ -17,6 +25,9 @@ from mcpfuzz.transport.target import ServerKind
 MAX_INLINE_FRAME = 2000
 HANDSHAKE_METHODS = (b'"method":"initialize"', b'"method":"server/discover"')
 ALIVE_ID = "mcpfuzz-alive"  # the id of the liveness request that ends every reproduction
+SESSION_VARIABLE = "$SID"  # the shell variable the initialize POST saves the session id into
+# A case's own header changes (`Case.http_headers`): a value replaces the header, None leaves it out.
+HeaderChanges = tuple[tuple[str, str | None], ...]
 
 
 def liveness_frame(frames: Sequence[bytes]) -> bytes:
@@ -71,13 +82,18 @@ def printf_line(frame: bytes) -> str:
     return f"printf '%b\\n' {shlex.quote(printf_escape(frame))}"
 
 
-def shell_reproduction(command: Sequence[str], frames: Sequence[bytes]) -> tuple[str, list[str]]:
+def shell_reproduction(command: Sequence[str], frames: Sequence[bytes],
+                       env_names: Sequence[str] = ()) -> tuple[str, list[str]]:
     """A pipeline that sends the frames to a fresh server, and notes about what it could not show.
 
     The handshake gets its own write and a pause: the python SDK reads stdin in chunks, and bytes
-    that arrive with `initialize` can kill it before it answers.
+    that arrive with `initialize` can kill it before it answers. `env_names`: the variables the run set for the
+    server; the pipeline passes each on from the user's own shell (`env NAME="$NAME"`), as no value is written.
     """
     notes: list[str] = []
+    if env_names:
+        notes.append(f"the server ran with {', '.join(env_names)} set: export "
+                     f"{'them' if len(env_names) > 1 else 'it'} in your shell first (values are never written)")
     steps: list[str] = []
     for index, frame in enumerate(frames):
         if len(frame) > MAX_INLINE_FRAME:
@@ -91,14 +107,27 @@ def shell_reproduction(command: Sequence[str], frames: Sequence[bytes]) -> tuple
             steps.append("sleep 1")
     steps += ["sleep 2", printf_line(liveness_frame(frames)), "sleep 1"]
     notes.append(ALIVE_NOTE)
-    return "{ " + "; ".join(steps) + "; } | " + shlex.join(command), notes
+    return "{ " + "; ".join(steps) + "; } | " + env_prefix(env_names) + shlex.join(command), notes
 
 
-def curl_reproduction(target: HttpTarget, frames: Sequence[bytes],
-                      posts: Posting = Posting.ONE) -> tuple[str, list[str]]:
+def env_prefix(env_names: Sequence[str]) -> str:
+    """`env NAME="$NAME" ... ` for the variables a server ran with (each value taken from the user's shell)."""
+    if not env_names:
+        return ""
+    return "env " + " ".join(f'{name}="${name}"' if _SHELL_NAME.fullmatch(name) else shlex.quote(f"{name}=...")
+                             for name in env_names) + " "
+
+
+_SHELL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a name the shell can expand as $NAME
+
+
+def curl_reproduction(target: HttpTarget, frames: Sequence[bytes], posts: Posting = Posting.ONE,
+                      case_headers: HeaderChanges = ()) -> tuple[str, list[str]]:
     """curl commands that POST the frames to the URL, carrying the session id the handshake hands out.
 
     `posts` says how the last frame (the case's own) travels: one POST, or one POST per line as the case sends them.
+    `case_headers` are the case's own changes to its POST's headers, applied as the transport applies them (a
+    foreign Origin added, the Mcp-Session-Id left out, another Accept): the curl line sends what the case sent.
     Header values given with --header are not repeated (they may be secrets): the notes say so.
     """
     notes: list[str] = []
@@ -123,10 +152,12 @@ def curl_reproduction(target: HttpTarget, frames: Sequence[bytes],
             notes.append(f"frame {index + 1} is {len(frame)} bytes: too long to paste; the JSON report holds it")
             continue
         message = parse_body(frame)
+        own = case_headers if index == len(frames) - 1 else ()
         if isinstance(message, dict) and message.get("method") == "initialize":
             params = message.get("params")
             asked = params.get("protocolVersion") if isinstance(params, dict) else None
-            steps.append(_curl(target.url, frame, mcp_headers(message, None), capture_session=True))
+            steps.append(_curl(target.url, frame, _headers(message, None, session=False, changes=own),
+                               capture_session=True))
             version = asked if isinstance(asked, str) else None
             continue
         if several:
@@ -135,9 +166,9 @@ def curl_reproduction(target: HttpTarget, frames: Sequence[bytes],
             continue
         if not is_printable(frame):
             notes.append(f"frame {index + 1} has bytes that are not printable UTF-8: written as octal escapes")
-        steps.append(_curl(target.url, frame, mcp_headers(message, version), session=version is not None))
+        steps.append(_curl(target.url, frame, _headers(message, version, session=version is not None, changes=own)))
     alive = liveness_frame(frames)
-    steps.append(_curl(target.url, alive, mcp_headers(parse_body(alive), version), session=version is not None))
+    steps.append(_curl(target.url, alive, _headers(parse_body(alive), version, session=version is not None)))
     notes.append(ALIVE_NOTE)
     return "\n".join(steps), notes
 
@@ -159,31 +190,46 @@ def _several_posts(url: str, lines: Sequence[bytes], posts: Posting, version: st
     session = version is not None
     steps = [HEADERS_DIR] if posts is Posting.IN_ORDER else []
     for index, line in enumerate(lines):
-        headers = mcp_headers(parse_body(line), version)
+        headers = _headers(parse_body(line), version, session=session)
         if posts is Posting.AT_ONCE:
-            steps.append(f"{{ {_curl(url, line, headers, session=session)}; }} &")
+            steps.append(f"{{ {_curl(url, line, headers)}; }} &")
         elif index < len(lines) - 1:
             dump = f'"$H/{index + 1}"'
-            steps.append(f"{{ {_curl(url, line, headers, session=session, dump_headers=dump)}; }} &")
+            steps.append(f"{{ {_curl(url, line, headers, dump_headers=dump)}; }} &")
             # Headers in (or that curl gave up): the server has this request; the next POST may go.
             steps.append(f"while [ ! -s {dump} ] && kill -0 $! 2>/dev/null; do sleep 0.1; done")
         else:
-            steps.append(_curl(url, line, headers, session=session))
+            steps.append(_curl(url, line, headers))
     steps.append("wait")
     if posts is Posting.IN_ORDER:
         steps.append('rm -r "$H"')
     return steps
 
 
-def _curl(url: str, frame: bytes, headers: dict[str, str], *, capture_session: bool = False,
-          session: bool = False, dump_headers: str | None = None) -> str:
-    """One POST as a curl command (the initialize one saves the Mcp-Session-Id into $SID; `dump_headers`: the
-    file its response headers go to)."""
-    parts = ["curl", "-sS", "-X", "POST", shlex.quote(url), "-H", shlex.quote(f"Accept: {ACCEPT_BOTH}"),
-             "-H", shlex.quote("Content-Type: application/json")]
-    parts += [item for name, value in headers.items() for item in ("-H", shlex.quote(f"{name}: {value}"))]
+def _headers(message: object, version: str | None, *, session: bool, changes: HeaderChanges = ()) -> dict[str, str]:
+    """The headers of one POST, built as the streamable HTTP transport builds them: Accept, Content-Type, the MCP
+    headers of the body, the session id ($SID) once there is a session, then the case's own changes."""
+    headers = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json", **mcp_headers(message, version)}
     if session:
-        parts += ["-H", '"Mcp-Session-Id: $SID"']
+        headers[SESSION_HEADER] = SESSION_VARIABLE
+    for name, value in changes:
+        set_header(headers, name, value)
+    return headers
+
+
+def _header_argument(name: str, value: str) -> str:
+    """`-H`'s argument, quoted for the shell; the session id is the shell variable the initialize POST set."""
+    if value == SESSION_VARIABLE:
+        return f'"{name}: {SESSION_VARIABLE}"'
+    return shlex.quote(f"{name}: {value}")
+
+
+def _curl(url: str, frame: bytes, headers: dict[str, str], *, capture_session: bool = False,
+          dump_headers: str | None = None) -> str:
+    """One POST as a curl command with exactly `headers` (the initialize one saves the Mcp-Session-Id into $SID;
+    `dump_headers`: the file its response headers go to)."""
+    parts = ["curl", "-sS", "-X", "POST", shlex.quote(url)]
+    parts += [item for name, value in headers.items() for item in ("-H", _header_argument(name, value))]
     if dump_headers:
         parts += ["-D", dump_headers]
     if is_printable(frame):
@@ -197,15 +243,17 @@ def _curl(url: str, frame: bytes, headers: dict[str, str], *, capture_session: b
 
 def finding_reproduction(server: ServerTarget, finding: Finding) -> tuple[str, list[str]]:
     """The shell reproduction of a finding's frames, POSTed as its case sends them."""
-    return reproduction(server, finding.frames, finding.case.posts if finding.case else Posting.ONE)
+    case = finding.case
+    return reproduction(server, finding.frames, case.posts if case else Posting.ONE, case.http_headers if case else ())
 
 
-def reproduction(server: ServerTarget, frames: Sequence[bytes],
-                 posts: Posting = Posting.ONE) -> tuple[str, list[str]]:
-    """The shell reproduction for a stdio command (all frames in one go) or an HTTP URL (as `posts` says)."""
+def reproduction(server: ServerTarget, frames: Sequence[bytes], posts: Posting = Posting.ONE,
+                 case_headers: HeaderChanges = ()) -> tuple[str, list[str]]:
+    """The shell reproduction for a stdio command (all frames in one go) or an HTTP URL (as `posts` says, with the
+    case's own header changes)."""
     if server.kind is ServerKind.URL:
-        return curl_reproduction(server, frames, posts)
+        return curl_reproduction(server, frames, posts, case_headers)
     if server.kind is ServerKind.COMMAND:
-        command, notes = shell_reproduction(server.command, frames)
+        command, notes = shell_reproduction(server.command, frames, server.env_names)
         return (f"cd {shlex.quote(server.cwd)} && {command}" if server.cwd else command), notes
     return "", [f"{server.label} is a handler in this process: no shell command can reach it"]

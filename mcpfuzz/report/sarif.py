@@ -137,7 +137,8 @@ def sarif_result(finding: dict, rule_index: int, script: str | None, root: Path)
         "ruleId": finding["oracle"],
         "ruleIndex": rule_index,
         "kind": "fail",
-        "level": level_of(finding["severity"]),
+        # A finding that did not fail again on a fresh server is a note, whatever its severity.
+        "level": "note" if finding.get("reproducible") is False else level_of(finding["severity"]),
         "message": {"text": f"{finding['target']}: {finding['message']}"},
         "locations": [result_location(finding, script, root)],
         # Our fingerprint is the identity of the bug (oracle, target, key). GitHub matches alerts

@@ -7,7 +7,7 @@ import shlex
 from pathlib import Path
 
 from mcpfuzz.oracles.base import Severity
-from mcpfuzz.report.json_report import write_atomic
+from mcpfuzz.report.json_report import entry_fails, write_atomic
 
 SEVERITY_ORDER = ("critical", "high", "medium", "low")
 # GitHub caps a step summary at 1 MiB; a long table is also useless to read. The JSON report has all.
@@ -54,8 +54,7 @@ def summary_markdown(report: dict) -> str:
     """Totals per severity, the findings, the seed and how to reproduce."""
     findings = report["findings"]
     fail_on = report["failOn"]
-    failing = [f for f in findings if Severity.parse(f["severity"]) >= Severity.parse(fail_on)
-               and not f.get("baselined")]
+    failing = [f for f in findings if entry_fails(f, fail_on)]
     verdict = "error" if report["error"] and not failing else "failed" if failing else "passed"
     stats = report["stats"]
     protocol = (f"protocol {code(report['protocolVersion'])} ({report['era']} era)" if report["protocolVersion"]

@@ -45,11 +45,13 @@ class FuzzResult:
         return self.config.seed
 
     def failing(self, fail_on: str | None = None) -> list[Finding]:
-        """The findings at or above `fail_on` (default: the run's --fail-on), worst first."""
+        """The findings at or above `fail_on` (default: the run's --fail-on), worst first; notes (findings that did
+        not fail again on a fresh server) never fail."""
         from mcpfuzz.oracles.base import Severity
 
         threshold = Severity.parse(fail_on) if fail_on is not None else self.config.fail_on
-        return sorted((f for f in self.findings if f.severity >= threshold), key=lambda f: -f.severity)
+        return sorted((f for f in self.findings if f.severity >= threshold and f.reproducible is not False),
+                      key=lambda f: -f.severity)
 
     def assert_no_findings(self, fail_on: str | None = None) -> None:
         """Fail with the findings rendered (sent, got, reproduction) when any is at or above `fail_on`."""

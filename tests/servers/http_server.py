@@ -55,7 +55,15 @@ from urllib.parse import parse_qs, urlsplit
 
 from in_flight import InFlight
 from mcp_server import BUGS as SERVER_BUGS
-from mcp_server import LEGACY_VERSIONS, META_VERSION, MODERN_VERSION, Server, is_valid_id, log, reject_constant
+from mcp_server import (
+    LEGACY_VERSIONS,
+    META_VERSION,
+    MODERN_VERSION,
+    Server,
+    is_valid_id,
+    log,
+    reject_constant,
+)
 from surface_server import SURFACE_BUGS, SurfaceServer
 
 BUGS: dict[str, str] = {
@@ -74,6 +82,10 @@ BUGS: dict[str, str] = {
     "late-cancel": "not a bug: a list request with a progressToken is answered on an SSE stream after 10s, "
                    "unless cancelled first (then the stream ends with no answer)",
     "cancel-ignored": "late-cancel, but a cancelled request is answered anyway, once a later request has been",
+    "error-without-id": "modern: a JSON-RPC error answered with a 4xx status carries no id (the transport allows "
+                        "it; unhelpful for a request whose id was readable)",
+    "session-optional": "not a bug: a request without Mcp-Session-Id is served on a temporary session (a server "
+                        "that hands out sessions but does not require them)",
 }
 IN_FLIGHT = InFlight()
 BUSY_LOCK = threading.Lock()
@@ -597,6 +609,8 @@ class Handler(BaseHTTPRequestHandler):
         status = 200
         if len(replies) == 1 and isinstance(replies[0], dict) and isinstance(replies[0].get("error"), dict):
             status = MODERN_ERROR_STATUS.get(replies[0]["error"].get("code"), 200)
+            if status >= 400 and "error-without-id" in self.options.bugs:
+                replies = [{key: item for key, item in replies[0].items() if key != "id"}]
         self.answer(replies, value, None, status)
 
     def header_mismatch(self, value: dict[str, Any]) -> str | None:
@@ -623,6 +637,11 @@ class Handler(BaseHTTPRequestHandler):
         rid = request_id(value)
         sid = self.headers.get("Mcp-Session-Id")
         if sid is None:
+            if not initialize and "session-optional" in self.options.bugs:
+                # A server that does not require a session: the 400 of item 2 is for servers that do. The temporary
+                # session was never initialized, so it serves what may come before initialize (ping) only.
+                self.answer(self.sessions.new().handle(body), value, None, 200)
+                return
             if not initialize:
                 # Item 2: a server that requires a session SHOULD answer a request without one with 400.
                 raise Refused(400, "bad request: missing Mcp-Session-Id", rid)

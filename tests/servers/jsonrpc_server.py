@@ -49,9 +49,10 @@ def validators() -> dict[str, tuple[Draft202012Validator, list[str], str]]:
 class Server:
     """The store and the bugs switched on."""
 
-    def __init__(self, bugs: set[str], *, discover: bool = True) -> None:
+    def __init__(self, bugs: set[str], *, discover: bool = True, answer_responses: bool = False) -> None:
         self.bugs = bugs
         self.discover = discover
+        self.answer_responses = answer_responses
         self.methods = validators()
         self.memories: dict[str, dict[str, Any]] = {}
         self.forgotten: set[str] = set()
@@ -69,6 +70,8 @@ class Server:
         if not isinstance(message, dict):
             return self.error(None, -32600, "invalid request")
         if "method" not in message and ("result" in message or "error" in message):
+            if self.answer_responses:  # JSON-RPC 2.0: a server receives requests only, so this is not a valid one
+                return self.error(message.get("id"), -32600, "invalid request: a response object")
             return None  # a response sent to us: this server sends no request, so there is nothing to match
         rid = message.get("id")
         if "id" in message and (not isinstance(rid, ID_TYPES) or isinstance(rid, bool)):
@@ -147,8 +150,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--bug", action="append", default=[], choices=sorted(BUGS))
     parser.add_argument("--no-discover", action="store_true", help="do not serve rpc.discover")
+    parser.add_argument("--answer-responses", action="store_true",
+                        help="not a bug: answer a response object sent to the server with -32600 (invalid request)")
     args = parser.parse_args()
-    server = Server(set(args.bug), discover=not args.no_discover)
+    server = Server(set(args.bug), discover=not args.no_discover, answer_responses=args.answer_responses)
     for raw in sys.stdin.buffer:
         try:
             line = raw.decode("utf-8")

@@ -51,6 +51,8 @@ BUGS: dict[str, str] = {
     "drop-big-id": "requests whose id lies beyond 2**53 dropped silently",
     "modern-only": "not a bug: serves only the modern era",
     "legacy-only": "not a bug: serves only the legacy era",
+    "unknown-tool-32601": "not a bug: an unknown tool is answered -32601 (any protocol error is right; the spec's "
+                          "example uses -32602)",
 }
 
 MODERN_VERSION = "2026-07-28"
@@ -404,6 +406,8 @@ class Server:
         if not isinstance(name, str):
             raise InvalidParams("name must be a string")
         if not any(t["name"] == name for t in self.TOOLS):
+            if "unknown-tool-32601" in self.bugs:
+                raise RpcError(-32601, "unknown tool")
             raise InvalidParams("unknown tool")  # fixed text: never echo input that may look like a path
         arguments = params.get("arguments", {})
         if not isinstance(arguments, dict):

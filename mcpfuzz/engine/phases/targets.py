@@ -124,7 +124,8 @@ class CallTarget:
         """The frame that calls this target with `call`'s params, and its expectation (a call may take long)."""
         case = self.type.make_case(builder, self, call, family or self.kind.value, history)
         # A call of a read-only target changes nothing another call sees: it may share a pipelined window.
-        return replace(case, slow_ok=case.patient, shared_ok=self.safety is Safety.READ_ONLY)
+        # A lone-surrogate call (lenient: a parser may refuse it) is a call too: its answer may take as long.
+        return replace(case, slow_ok=case.patient or case.expect.lenient, shared_ok=self.safety is Safety.READ_ONLY)
 
     def database(self, root: Path | None, server: str) -> Path | None:
         """Server + target + schema: this target's Hypothesis example database (None without a corpus)."""

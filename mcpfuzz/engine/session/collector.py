@@ -26,6 +26,14 @@ from mcpfuzz.jsonrpc.ids import ABSENT, IdKey, id_key
 from mcpfuzz.jsonrpc.incoming import NOTIFICATION, REQUEST, RESPONSE, Incoming
 
 MAX_SERVER_REQUESTS = 100  # the server's own requests kept per exchange
+# After the barrier is answered, a case still unanswered gets the grace; on a server whose calls take a while and
+# that answers the barrier meanwhile (an async one), a call may be answered that late too. So the grace of a call
+# grows to twice the slowest answered call of its target (a lone-surrogate call, which goes out with a barrier; past
+# the case's timeout the session's call limit takes over), and that of a frame naming a call method and due an
+# answer to its id, to twice the slowest call of any target, up to this much. Silence costs that much, no more:
+# a server that refuses such frames silently (as some SDKs do a lone surrogate) is not waited on for --call-timeout.
+MAX_CALL_GRACE = 2.0
+CALL_METHODS = (b'"tools/call"', b'"resources/read"', b'"prompts/get"', b'"completion/complete"')
 
 
 @dataclass
@@ -122,6 +130,16 @@ class Collector:
         # and timers: an anyio cancel scope and Event per wait cost more than the rest of a plain case's routing.
         self._waiters: list[asyncio.Future[None]] = []
         self.first_answer: float | None = None  # when the current server first wrote a message (monotonic)
+        # Seconds the slowest answered call of each target took (see MAX_CALL_GRACE), bounded by the targets.
+        self.slowest_calls: dict[str, float] = {}
+
+    def _grace(self, grace: float, case: Case, timeout: float) -> float:
+        """The grace after the barrier: longer for a call, or a frame that may run one (see MAX_CALL_GRACE)."""
+        if case.slow_ok:
+            return max(grace, min(2 * self.slowest_calls.get(case.target, 0.0), timeout))
+        if not self.slowest_calls or not may_run_a_call(case):
+            return grace
+        return max(grace, min(2 * max(self.slowest_calls.values()), MAX_CALL_GRACE))
 
     def forget(self) -> None:
         """A new server: no id sent to the old one can be answered by it."""
@@ -383,10 +401,16 @@ class Collector:
                         return
             else:
                 barrier_done = barrier is None or barrier.reply is not None
+                if done and case.slow_ok:
+                    seconds = now - window.started
+                    if seconds > self.slowest_calls.get(case.target, 0.0):
+                        self.slowest_calls[case.target] = seconds
                 if done and barrier_done:
                     return
+                # A call may still be working when the barrier is answered (an async server): its grace follows
+                # how long its target's calls take (see MAX_CALL_GRACE).
                 if barrier_done and not case.patient:
-                    grace_until = grace_until or now + grace
+                    grace_until = grace_until or now + self._grace(grace, case, timeout)
                     if now >= grace_until:
                         return
             if progress_extends is not None:
@@ -429,7 +453,9 @@ class Collector:
                 if shared.answered():
                     return
                 if not shared.patient_only():
-                    grace_until = grace_until or now + grace
+                    if grace_until is None:
+                        grace_until = now + max((self._grace(grace, w.exchange.case, timeout)
+                                                 for w in shared.windows), default=grace)
                     if now >= grace_until:
                         shared.unsettle("a case unanswered after the barrier")
                         return
@@ -465,6 +491,12 @@ def case_ids(expect: Expectation) -> frozenset[IdKey]:
         ids.add(id_key(expect.id))
     ids.update(id_key(i) for i in expect.batch_ids)
     return frozenset(ids)
+
+
+def may_run_a_call(case: Case) -> bool:
+    """True for a frame due an answer to its readable id that names a method which runs the server's own code."""
+    expect = case.expect
+    return expect.reply and expect.id_recoverable and any(method in case.data for method in CALL_METHODS)
 
 
 def satisfied(expect: Expectation, exchange: Exchange) -> bool:
