@@ -91,7 +91,8 @@ class RunContext:
         redactor = Redactor(config.secrets)
         sink: EventSink = RedactingSink(emit, redactor)
         context = cls(config, sink, redactor, Budget(config.budget), CorpusWriter.open(config, redactor, emit),
-                      findings=FindingSet(redactor), monitor_options=MonitorOptions(sample_every=config.sample_every, ping_timeout=config.timeout))
+                      findings=FindingSet(redactor),
+                      monitor_options=MonitorOptions(sample_every=config.sample_every, ping_timeout=config.timeout))
         context.slow = SlowNotes(config.timeout, config.call_timeout, sink)
         return context
 
