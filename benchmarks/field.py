@@ -235,7 +235,7 @@ def sdk_version(spec: ServerSpec, prefix: Path, argv: Sequence[str]) -> str:
     """The SDK family and the version actually installed (read from the install, not assumed)."""
     if spec.registry is Registry.PYPI:
         found = sorted(prefix.glob("venv/lib/python*/site-packages/mcp-*.dist-info"))
-        return f"{spec.sdk} {found[0].name.split('-')[1]}" if found else spec.sdk
+        return f"{spec.sdk} {found[0].name.removesuffix('.dist-info').split('-', 1)[1]}" if found else spec.sdk
     if spec.registry is Registry.NPM and spec.sdk.startswith("TypeScript"):
         manifest = prefix / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
         version = json.loads(manifest.read_text())["version"] if manifest.exists() else "?"
@@ -454,6 +454,7 @@ class Row:
     calls: dict[str, int] = field(default_factory=dict)
     uncalled: dict[str, str] = field(default_factory=dict)  # target: why (TargetsPlanned's reason, or none)
     finding_list: list[dict[str, Any]] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # mcpfuzz's warnings during the run
     command: str = ""
 
 
@@ -534,15 +535,24 @@ def read_findings(report: Path, events: list[dict[str, Any]]) -> list[dict[str, 
         return [event["finding"] for event in of_type(events, "FindingFound")]
 
 
-def fill_targets(row: Row, events: list[dict[str, Any]]) -> None:
+def planned_targets(events: list[dict[str, Any]], excluded: set[str]) -> tuple[list[str], dict[str, str]]:
+    """(targets planned, skipped target -> reason); a run that ended before planning has its tools skipped."""
+    planned = next(of_type(events, "TargetsPlanned"), None)
+    if planned is not None:
+        return list(planned["fuzzed"]), {target: reason for target, reason in planned["skipped"]}
+    probe = next(of_type(events, "ProbeDone"), {})
+    tools = [f"tool/{name}" for name in probe.get("tools", [])]
+    return [], {t: "--exclude-tool" if t in excluded else "never planned: the run ended before planning" for t in tools}
+
+
+def fill_targets(row: Row, events: list[dict[str, Any]], excluded: set[str]) -> None:
     """Targets declared, prepared and called, calls per target, and why the uncalled ones were not."""
-    planned: dict[str, Any] = next(of_type(events, "TargetsPlanned"), {"fuzzed": [], "skipped": []})
-    skipped = {target: reason for target, reason in planned["skipped"]}
-    targets = set(planned["fuzzed"]) | set(skipped)
+    fuzzed, skipped = planned_targets(events, excluded)
+    targets = set(fuzzed) | set(skipped)
     calls = target_calls(events, targets)
-    callable_targets = set(planned["fuzzed"]) | {t for t, reason in skipped.items() if eligible(reason)}
+    callable_targets = set(fuzzed) | {t for t, reason in skipped.items() if eligible(reason)}
     counts = [calls.get(target, 0) for target in callable_targets]
-    row.declared, row.prepared, row.called = len(targets), len(planned["fuzzed"]), len(calls)
+    row.declared, row.prepared, row.called = len(targets), len(fuzzed), len(calls)
     row.calls = dict(sorted(calls.items()))
     row.uncalled = {t: skipped.get(t, "planned, never called") for t in sorted(targets - set(calls))}
     row.calls_min = min(counts) if counts else None
@@ -557,10 +567,11 @@ def fill_findings(row: Row, findings: list[dict[str, Any]]) -> None:
     row.finding_list = [summarise_finding(finding) for finding in findings]
 
 
-def fill_from_run(row: Row, files: RunFiles) -> None:
+def fill_from_run(row: Row, files: RunFiles, excluded: set[str]) -> None:
     """Everything a row reads from one run's events and report."""
     events = read_events(files.events)
-    fill_targets(row, events)
+    fill_targets(row, events, excluded)
+    row.notices = [event["message"] for event in of_type(events, "Notice") if event.get("level") == "warning"]
     row.call_share = call_share(events)
     fill_findings(row, read_findings(files.report, events))
     finished = next(of_type(events, "RunFinished"), None)
@@ -603,7 +614,7 @@ def bench_server(spec: ServerSpec, options: Options) -> Row:
         row.note = f"killed after {options.seconds + HARD_TIMEOUT_MARGIN:.0f} s"
     elif row.exit_status not in (0, 1):
         row.note = row.note or f"mcpfuzz exit {row.exit_status}"
-    fill_from_run(row, files)
+    fill_from_run(row, files, {f"tool/{name}" for name in spec.exclude_tools})
     return row
 
 
@@ -641,11 +652,11 @@ def load() -> str:
 
 
 def mcpfuzz_revision(mcpfuzz: Path) -> str:
-    """The commit of the checkout the mcpfuzz executable belongs to, when it is one."""
-    checkout = mcpfuzz.resolve().parent.parent.parent
-    done = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True,
-                          text=True, timeout=10)
-    return done.stdout.strip() or "unknown"
+    """The checkout's HEAD, and the last commit that changed its code (mcpfuzz/, strategies/)."""
+    git = ["git", "-C", str(mcpfuzz.resolve().parent.parent.parent), "log", "-1", "--format=%h"]
+    head = subprocess.run(git, capture_output=True, text=True, timeout=10).stdout.strip()
+    code = subprocess.run([*git, "--", "mcpfuzz", "strategies"], capture_output=True, text=True, timeout=10)
+    return f"{head or 'unknown'}, code of {code.stdout.strip() or 'unknown'}"
 
 
 def selected(only: tuple[str, ...]) -> list[ServerSpec]:
