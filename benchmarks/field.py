@@ -54,6 +54,7 @@ DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) /
 CALL_PHASES = ("coverage", "fuzz", "stateful")
 HARD_TIMEOUT_MARGIN = 60.0  # seconds past --seconds before a row's mcpfuzz is killed
 STARTUP_TIMEOUT = 60.0  # seconds a server may take to answer its first handshake request
+STARTUP_SAMPLES = 3  # starts timed per server; the median is shown (one start on a loaded machine misleads)
 SANDBOX = ("unshare", "--net", "--pid", "--fork", "--kill-child", "--mount-proc")
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
               "params": {"protocolVersion": "2025-11-25", "capabilities": {},
@@ -455,6 +456,8 @@ class Row:
     uncalled: dict[str, str] = field(default_factory=dict)  # target: why (TargetsPlanned's reason, or none)
     finding_list: list[dict[str, Any]] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # mcpfuzz's warnings during the run
+    phase_seconds: dict[str, float] = field(default_factory=dict)
+    startup_samples: list[float] = field(default_factory=list)
     command: str = ""
 
 
@@ -476,17 +479,27 @@ def of_type(events: list[dict[str, Any]], name: str) -> Iterator[dict[str, Any]]
     return (event for event in events if event.get("event") == name)
 
 
+def phase_seconds(events: list[dict[str, Any]]) -> dict[str, float]:
+    """Seconds spent in each phase: from its PhaseStarted to the next one, or to RunFinished."""
+    finished = next(of_type(events, "RunFinished"), None)
+    phases = list(of_type(events, "PhaseStarted"))
+    if finished is None:
+        return {}
+    ends = [phase["timestamp"] for phase in phases[1:]] + [finished["timestamp"]]
+    spent: Counter[str] = Counter()
+    for phase, end_ts in zip(phases, ends, strict=True):
+        spent[phase["name"]] += end_ts - phase["timestamp"]
+    return {name: round(seconds, 2) for name, seconds in spent.items()}
+
+
 def call_share(events: list[dict[str, Any]]) -> float | None:
     """Share of the run's wall time in the phases that call targets (a phase lasts until the next starts)."""
     started = next(of_type(events, "RunStarted"), None)
     finished = next(of_type(events, "RunFinished"), None)
     if started is None or finished is None:
         return None
-    phases = list(of_type(events, "PhaseStarted"))
-    ends = [phase["timestamp"] for phase in phases[1:]] + [finished["timestamp"]]
-    spans = zip(phases, ends, strict=True)
-    calling = sum(end_ts - phase["timestamp"] for phase, end_ts in spans if phase["name"] in CALL_PHASES)
     total = finished["timestamp"] - started["timestamp"]
+    calling = sum(seconds for name, seconds in phase_seconds(events).items() if name in CALL_PHASES)
     return calling / total if total > 0 else None
 
 
@@ -573,6 +586,7 @@ def fill_from_run(row: Row, files: RunFiles, excluded: set[str]) -> None:
     fill_targets(row, events, excluded)
     row.notices = [event["message"] for event in of_type(events, "Notice") if event.get("level") == "warning"]
     row.call_share = call_share(events)
+    row.phase_seconds = phase_seconds(events)
     fill_findings(row, read_findings(files.report, events))
     finished = next(of_type(events, "RunFinished"), None)
     if finished is None:
@@ -598,15 +612,27 @@ class Options:
     json_out: Path | None
 
 
+def time_starts(spec: ServerSpec, prefix: Path, folder: Path) -> tuple[list[float], str]:
+    """Time STARTUP_SAMPLES starts, each on fresh files: (the seconds measured, the last error)."""
+    samples, error = [], ""
+    for _ in range(STARTUP_SAMPLES):
+        seconds, error = measure_startup(spec, resolve(spec, prefix, fresh_scratch(spec, folder)))
+        if seconds is None:
+            break
+        samples.append(seconds)
+    return samples, error
+
+
 def bench_server(spec: ServerSpec, options: Options) -> Row:
     """Install, time the start-up, run mcpfuzz and read its events, for one server."""
     prefix = install(spec, options.cache)
     files = RunFiles(options.runs / f"{spec.name}-{spec.transport.name.lower()}")
     files.folder.mkdir(parents=True)
-    setting = resolve(spec, prefix, fresh_scratch(spec, files.folder))
-    startup, error = measure_startup(spec, setting)
+    samples, error = time_starts(spec, prefix, files.folder)
     setting = resolve(spec, prefix, fresh_scratch(spec, files.folder))  # mcpfuzz gets untouched files
-    row = Row(spec.label, sdk_version(spec, prefix, setting.argv), spec.transport.value, startup, note=error)
+    startup = statistics.median(samples) if samples else None
+    row = Row(spec.label, sdk_version(spec, prefix, setting.argv), spec.transport.value, startup, note=error,
+              startup_samples=samples)
     argv = mcpfuzz_argv(options.mcpfuzz, spec, setting, files, options)
     row.command = shlex.join(argv)
     row.exit_status, row.wall_s = run_mcpfuzz(argv, files, options.seconds + HARD_TIMEOUT_MARGIN)

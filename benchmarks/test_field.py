@@ -108,6 +108,8 @@ def test_targets_calls_and_reasons_come_from_the_events() -> None:
 
 def test_the_calling_share_is_coverage_fuzz_and_stateful_over_the_whole_run() -> None:
     assert field.call_share(EVENTS) == pytest.approx(0.3)
+    assert field.phase_seconds(EVENTS) == {"probe": 4.0, "catalogue": 2.0, "coverage": 1.0, "fuzz": 2.0,
+                                           "finishing": 1.0}
 
 
 def test_a_run_ended_before_planning_has_its_probed_tools_uncalled() -> None:
