@@ -665,6 +665,15 @@ def table(rows: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
+def portable(text: str, options: Options) -> str:
+    """Text with this machine's folders named as a reader anywhere can: cache, checkouts, home."""
+    measured = options.mcpfuzz.resolve().parent.parent.parent
+    folders = ((options.cache, "$CACHE"), (measured, "$MCPFUZZ_CHECKOUT"), (ROOT, "$CHECKOUT"), (Path.home(), "~"))
+    for folder, name in folders:
+        text = text.replace(str(folder.resolve()), name)
+    return text
+
+
 def uncalled_summary(row: Row) -> str:
     """One line: how many targets went uncalled, by reason."""
     reasons = Counter(row.uncalled.values())
@@ -747,7 +756,7 @@ def main(argv: Sequence[str]) -> int:
                 "seconds": options.seconds, "seed": options.seed, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ",
                 time.gmtime()), "load_before": load_before, "load_after": load_after, "cpus": os.cpu_count(),
                 "rows": [asdict(row) for row in rows]}
-        options.json_out.write_text(json.dumps(data, indent=1) + "\n")
+        options.json_out.write_text(portable(json.dumps(data, indent=1), options) + "\n")
     return 0
 
 
