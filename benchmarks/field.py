@@ -8,7 +8,7 @@ their distinct root causes. A run that spends its budget restarting a slow serve
 server declares, shows here and not on mcpfuzz's own fast test servers.
 
 Run from a checkout with its virtual environment (`python3 -m venv .venv && .venv/bin/pip install -e .`):
-    python3 benchmarks/field.py                         # every server, 60 s each (about 15 minutes)
+    python3 benchmarks/field.py                         # every server, 60 s each (about 12 minutes)
     python3 benchmarks/field.py --only server-memory --only mcp-server-time --seconds 30
     python3 benchmarks/field.py --mcpfuzz /path/to/other/checkout/.venv/bin/mcpfuzz --json after.json
 
