@@ -190,7 +190,7 @@ def capability_consistency(declared: Declared) -> Iterator[Found]:
             yield Found(where, f"`{outcome.capability}` is declared but {outcome.method} answers -32601 "
                         "(method not found)", f"serve {outcome.method}, or stop declaring `{outcome.capability}`",
                         severity=severity, covered_by="declared-served")
-        elif not outcome.declared and outcome.items is not None:
+        elif not outcome.declared and outcome.items:  # an empty list served undeclared hides nothing from clients
             yield Found(where, f"{outcome.method} is served ({len(outcome.items)} items) but `{outcome.capability}`"
                         " is not declared, so clients never ask for them", f"declare `\"{outcome.capability}\": {{}}`"
                         " in the capabilities", severity=WARNING)

@@ -9,7 +9,7 @@ from mcpfuzz.lint.declarations import short
 from mcpfuzz.lint.model import Category, Declared, Found, LintSeverity
 from mcpfuzz.lint.registry import rule
 
-Q, ERROR, WARNING = Category.SEQUENCE, LintSeverity.ERROR, LintSeverity.WARNING
+Q, ERROR, WARNING, INFO = Category.SEQUENCE, LintSeverity.ERROR, LintSeverity.WARNING, LintSeverity.INFO
 
 
 @rule("SEQ-001", "liveness", Q, ERROR, covered_by="no-hang")
@@ -66,7 +66,9 @@ def handshake_answered(declared: Declared) -> Iterator[Found]:
                     "server/discover) at once; nothing else works until the server does")
 
 
-@rule("SEQ-005", "answered-before-initialize", Q, WARNING)
+# Info, never a finding of `run`: the lifecycle's SHOULD NOT binds the client (it should send only pings before the
+# handshake); nothing requires a server to refuse such a request.
+@rule("SEQ-005", "answered-before-initialize", Q, INFO)
 def answered_before_initialize(declared: Declared) -> Iterator[Found]:
     """Before `initialize` (legacy revisions) the server refuses requests other than ping instead of serving them."""
     reply = declared.pre_init_reply
