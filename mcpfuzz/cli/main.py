@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from mcpfuzz.cli.baseline import baseline
+from mcpfuzz.cli.closed_pipe import pipe_safe_output
 from mcpfuzz.cli.config_file import config_file_option
 from mcpfuzz.cli.jsonrpc import jsonrpc_methods, jsonrpc_options
 from mcpfuzz.cli.lint import lint
@@ -27,13 +28,22 @@ from mcpfuzz.cli.reporting import Reporting
 from mcpfuzz.cli.shared import report as shared_report
 from mcpfuzz.cli.shared import status as shared_status
 from mcpfuzz.cli.soak import soak
+from mcpfuzz.report.plural import counted
 
 if TYPE_CHECKING:
     from mcpfuzz.engine.config import RunConfig
     from mcpfuzz.engine.events import EventSink, RunFinished
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Mcpfuzz(click.Group):
+    """The command group; a closed stdout or stderr (`| head -1`) drops the output and keeps the exit status."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        with pipe_safe_output():
+            return super().main(*args, **kwargs)
+
+
+@click.group(cls=_Mcpfuzz, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="mcp-wirefuzz", prog_name="mcpfuzz")
 def main() -> None:
     """Find robustness bugs in MCP servers: malformed frames, odd ids, lifecycle abuse, checked by oracles."""
@@ -167,8 +177,10 @@ def replay(ctx: click.Context, paths: tuple[str, ...], timeout: float, call_time
         raise click.UsageError("no transcript given and no ./corpus folder here; name a FILE or DIR to replay")
     replayables, outcomes = load_replayables(targets)
     if not replayables and not outcomes:
-        click.echo(f"nothing to replay in {', '.join(str(t) for t in targets)}")
-        sys.exit(EXIT_CLEAN)
+        # Nothing replayed is nothing shown fixed: a wrong folder must not pass a CI step.
+        click.echo(f"error: no transcript to replay in {', '.join(str(t) for t in targets)} (transcripts are the "
+                   "*.json files `mcpfuzz run` writes to its --corpus folder)", err=True)
+        sys.exit(EXIT_ERROR)
     options = SessionOptions(timeout=timeout, call_timeout=call_timeout, env=parse_env(env_pairs) or None)
     oracles = tuple(all_oracles())
     for outcome in outcomes:
@@ -183,7 +195,7 @@ def replay(ctx: click.Context, paths: tuple[str, ...], timeout: float, call_time
         print_outcome(outcome)
     statuses = [o.status for o in outcomes]
     counts = ", ".join(f"{statuses.count(s)} {s.lower()}" for s in ("FIXED", FAILED, ERROR))
-    click.echo(f"replayed {len(statuses)} transcripts: {counts}")
+    click.echo(f"replayed {counted(len(statuses), 'transcript')}: {counts}")
     sys.exit(EXIT_FINDINGS if FAILED in statuses else EXIT_ERROR if ERROR in statuses else EXIT_CLEAN)
 
 
