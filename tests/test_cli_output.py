@@ -134,3 +134,15 @@ def test_python_dash_m_mcpfuzz_runs_the_command() -> None:
     listing = subprocess.run([sys.executable, "-m", "mcpfuzz", "oracles"], capture_output=True, text=True,
                              env=cli_env(), timeout=60, check=False)
     assert listing.returncode == 0 and "no-crash" in listing.stdout
+
+
+def test_lint_of_a_server_that_cannot_start_is_an_error_on_stderr(tmp_path: Path) -> None:
+    result = run_cli(["lint", "--", sys.executable, str(tmp_path / "no_such_server.py")])
+    assert result.returncode == 2, describe(result)
+    assert "error: the server could not be linted" in result.stderr and result.stdout == "", describe(result)
+
+
+def test_lint_of_a_clean_server_counts_in_words(tmp_path: Path) -> None:
+    result = run_cli(["lint", "--", *CLEAN_COMMAND])
+    assert result.returncode == 0, describe(result)
+    assert "0 errors, 0 warnings" in result.stdout, describe(result)

@@ -343,10 +343,16 @@ def _targets(source: ConfigSource, table: Any) -> TargetSettings:
 
 def _seconds(source: ConfigSource, section: tuple[str, ...], value: Any) -> float:
     import math
+    from contextlib import suppress
 
+    from mcpfuzz.cli.durations import DurationError, parse_duration
+
+    if isinstance(value, str):
+        with suppress(DurationError):  # refused below, with what a timeout is
+            value = parse_duration(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise ConfigError(f"{source.where(section, 'timeout')}: timeout is a number of seconds above 0, "
-                          f"not {value!r}")
+        raise ConfigError(f"{source.where(section, 'timeout')}: timeout is a duration above 0 (seconds, or e.g. "
+                          f"\"500ms\", \"2m\"), not {value!r}")
     return float(value)
 
 

@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from mcpfuzz.cli.options import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, Seconds, http_target, parse_env
+from mcpfuzz.cli.durations import Seconds
+from mcpfuzz.cli.options import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, http_target, parse_env
 from mcpfuzz.transport.base import AUTO, TRANSPORT_CHOICES
 
 FORMATS = ("text", "json", "sarif")
@@ -21,9 +22,9 @@ FORMATS = ("text", "json", "sarif")
               metavar="PATH", help="Write the report here instead of stdout.")
 @click.option("--strict", is_flag=True, default=False, help="Warnings fail too (exit status 1).")
 @click.option("--rules", "list_rules", is_flag=True, default=False, help="List every rule and exit.")
-@click.option("--timeout", type=Seconds(min=0, min_open=True), default=5.0, show_default=True, metavar="SECONDS",
+@click.option("--timeout", type=Seconds(min=0, min_open=True), default=5.0, show_default=True, metavar="DURATION",
               help="How long one request may take before it counts as unanswered.")
-@click.option("--budget", type=Seconds(min=0, min_open=True), default=60.0, show_default=True, metavar="SECONDS",
+@click.option("--budget", type=Seconds(min=0, min_open=True), default=60.0, show_default=True, metavar="DURATION",
               help="Wall-clock cap for the whole lint.")
 @click.option("--protocol-version", default=None, metavar="VERSION",
               help="Force a protocol version instead of negotiating.")
@@ -64,11 +65,12 @@ def lint(server: tuple[str, ...], output_format: str, output_path: str | None, s
 
     options = SessionOptions(timeout=timeout, env=parse_env(env_pairs) or None)
     outcome = anyio.run(lambda: lint_server(target, options, forced_version=protocol_version, budget=budget))
-    _write(output_format, output_path, outcome)
     if outcome.error:
-        if output_format != "text" or output_path:
-            click.echo(f"error: the server could not be linted: {outcome.error}", err=True)
+        if output_format != "text" or output_path:  # the JSON and SARIF reports say why too, for CI
+            _write(output_format, output_path, outcome)
+        click.echo(f"error: the server could not be linted: {outcome.error}", err=True)
         sys.exit(EXIT_ERROR)
+    _write(output_format, output_path, outcome)
     failing = {"error", "warning"} if strict else {"error"}
     sys.exit(EXIT_FINDINGS if any(str(p.severity) in failing for p in outcome.problems) else EXIT_CLEAN)
 

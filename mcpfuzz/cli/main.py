@@ -10,13 +10,13 @@ import click
 from mcpfuzz.cli.baseline import baseline
 from mcpfuzz.cli.closed_pipe import pipe_safe_output
 from mcpfuzz.cli.config_file import config_file_option
+from mcpfuzz.cli.durations import Seconds
 from mcpfuzz.cli.jsonrpc import jsonrpc_methods, jsonrpc_options
 from mcpfuzz.cli.lint import lint
 from mcpfuzz.cli.options import (
     EXIT_CLEAN,
     EXIT_ERROR,
     EXIT_FINDINGS,
-    Seconds,
     build_config,
     exit_status,
     http_target,
@@ -52,7 +52,7 @@ def main() -> None:
 @main.command(context_settings={"ignore_unknown_options": False})
 @click.argument("server", nargs=-1, type=click.UNPROCESSED, metavar="URL | -- CMD [ARGS]...")
 @click.option("--budget", type=Seconds(min=0, min_open=True), default=60.0, show_default=True,
-              metavar="SECONDS", help="Wall-clock cap for the whole run.")
+              metavar="DURATION", help="Wall-clock cap for the whole run (e.g. 90, 30s, 2m).")
 @server_options
 @click.option("--compare", "compare_with", default=None, metavar="URL|'CMD'",
               help="Send the catalogue to this second server too and list every frame whose outcome differs.")
@@ -136,10 +136,10 @@ class _CommandAfterDashes(click.Command):
 @main.command(cls=_CommandAfterDashes)
 @click.argument("paths", nargs=-1, type=click.Path(exists=True), metavar="[FILE|DIR]...")
 @click.option("--timeout", type=Seconds(min=0, min_open=True), default=5.0, show_default=True,
-              metavar="SECONDS", help="How long any answer may take before mcpfuzz checks that the server "
+              metavar="DURATION", help="How long any answer may take before mcpfuzz checks that the server "
               "is alive.")
 @click.option("--call-timeout", type=Seconds(min=0, min_open=True), default=30.0, show_default=True,
-              metavar="SECONDS", help="How long a valid call to a live server may take before it counts as dropped.")
+              metavar="DURATION", help="How long a valid call to a live server may take before it counts as dropped.")
 @click.option("--env", "env_pairs", multiple=True, metavar="NAME=VALUE",
               help="Extra environment variable for the server (repeatable).")
 @click.option("--header", "header_lines", multiple=True, metavar="'NAME: VALUE'",

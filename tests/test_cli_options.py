@@ -1,0 +1,80 @@
+"""Options a person types: durations with units, suggestions for mistyped names."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcpfuzz.cli.durations import DurationError, parse_duration
+from tests.conftest import MCP_SERVER, run_cli
+
+CLEAN_COMMAND = [sys.executable, str(MCP_SERVER)]
+
+
+def describe(result: subprocess.CompletedProcess[str]) -> str:
+    return f"exit {result.returncode}\n--- stdout\n{result.stdout}\n--- stderr\n{result.stderr}"
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("90", 90.0), ("2.5", 2.5), ("30s", 30.0), ("500ms", 0.5), ("2m", 120.0), ("1h30m", 5400.0), ("7d", 604800.0),
+    ("1m30s", 90.0), (" 2H ", 7200.0), ("0.5s", 0.5), (".5s", 0.5), ("1.5h", 5400.0), ("30m", 1800.0),
+])
+def test_durations_with_units(text: str, seconds: float) -> None:
+    assert parse_duration(text) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("text", ["", "s", "h", "30x", "30 s", "1h 30m", "1h-5m", "m30", "30m1", "nan", "inf",
+                                  "1e999", "30ss"])
+def test_what_is_not_a_duration(text: str) -> None:
+    with pytest.raises(DurationError, match="duration"):
+        parse_duration(text)
+
+
+def test_run_takes_its_budget_and_timeouts_with_units() -> None:
+    """`--budget 30s --timeout 500ms --call-timeout 1m` run, and the header shows them in seconds."""
+    result = run_cli(["run", "--budget", "30s", "--timeout", "500ms", "--call-timeout", "1m", "--grace", "100ms",
+                      "--phases", "catalogue", "--seed", "1", "--", *CLEAN_COMMAND])
+    assert result.returncode == 0, describe(result)
+    assert "budget 30s · timeout 0.5s" in result.stdout, describe(result)
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["run", "--budget", "30x"], ["--budget", "'30x' is not a duration", "30s, 500ms, 2m"]),
+    (["run", "--budget", "0s"], ["--budget"]),
+    (["run", "--timeout", "nan"], ["--timeout", "not a finite duration"]),
+    (["soak", "--duration", "soon"], ["--duration", "'soon' is not a duration"]),
+    (["soak", "--duration", "0"], ["--duration"]),
+    (["soak", "--duration", "-5m"], ["--duration"]),
+    (["lint", "--timeout", "5 minutes"], ["--timeout", "is not a duration"]),
+    (["replay", "--call-timeout", "x"], ["--call-timeout", "is not a duration"]),
+    (["run", "--shared-ttl", "forever"], ["--shared-ttl", "is not a duration"]),
+])
+def test_a_bad_duration_is_a_usage_error(args: list[str], words: list[str]) -> None:
+    result = run_cli([*args, "--", *CLEAN_COMMAND])
+    assert result.returncode == 2, describe(result)
+    for word in words:
+        assert word in result.stderr, describe(result)
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(("args", "suggestion"), [
+    (["--phases", "catalog"], "Did you mean 'catalogue'?"),
+    (["--phases", "catalogue,lifecyle"], "Did you mean 'lifecycle'?"),
+    (["--oracles", "no-crsh"], "Did you mean 'no-crash'"),
+    (["--exclude-oracles", "stdout-clen"], "Did you mean 'stdout-clean'"),
+])
+def test_a_mistyped_name_gets_the_closest_one(args: list[str], suggestion: str) -> None:
+    result = run_cli(["run", *args, "--", *CLEAN_COMMAND])
+    assert result.returncode == 2, describe(result)
+    assert suggestion in result.stderr, describe(result)
+
+
+def test_the_config_file_takes_durations_with_units(tmp_path: Path) -> None:
+    (tmp_path / "mcpfuzz.toml").write_text('budget = "45s"\ntimeout = "1500ms"\nphases = "catalogue"\n'
+                                           '[targets."tool/echo"]\ntimeout = "2m"\n', encoding="utf-8")
+    result = run_cli(["run", "--seed", "1", "--", *CLEAN_COMMAND], cwd=tmp_path)
+    assert result.returncode == 0, describe(result)
+    assert "budget 45s · timeout 1.5s" in result.stdout, describe(result)
