@@ -78,3 +78,41 @@ def test_the_config_file_takes_durations_with_units(tmp_path: Path) -> None:
     result = run_cli(["run", "--seed", "1", "--", *CLEAN_COMMAND], cwd=tmp_path)
     assert result.returncode == 0, describe(result)
     assert "budget 45s · timeout 1.5s" in result.stdout, describe(result)
+
+
+def load_json(path: Path) -> dict:
+    import json
+
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_exitfirst_stops_the_run_at_the_first_finding(tmp_path: Path) -> None:
+    """`-x`: the first finding at or above --fail-on stops the run (the budget does not); it is reported, exit 1."""
+    report = tmp_path / "report.json"
+    result = run_cli(["run", "-x", "--seed", "3", "--budget", "120", "--json", str(report), "--",
+                      sys.executable, str(MCP_SERVER), "--bug", "stdout-noise"], cwd=tmp_path, timeout=180)
+    assert result.returncode == 1, describe(result)
+    assert "1 finding at or above medium: stopping as --max-findings 1 asks" in result.stdout, describe(result)
+    assert "SIGTERM" not in result.stdout + result.stderr
+    data = load_json(report)
+    assert data["stopped"] == "interrupted" and data["findings"], data["stopped"]
+    assert (tmp_path / "corpus").is_dir() and list((tmp_path / "corpus").glob("*.json"))
+
+
+def test_max_findings_counts_only_findings_at_or_above_fail_on(tmp_path: Path) -> None:
+    """With --fail-on critical a high finding does not stop the run: the phases run to their end."""
+    report = tmp_path / "report.json"
+    result = run_cli(["run", "--max-findings", "1", "--fail-on", "critical", "--phases", "catalogue", "--seed", "3",
+                      "--timeout", "1", "--json", str(report), "--",
+                      sys.executable, str(MCP_SERVER), "--bug", "stdout-noise"], cwd=tmp_path, timeout=180)
+    assert result.returncode == 0, describe(result)
+    data = load_json(report)
+    assert data["findings"] and not data["stopped"], data
+
+
+@pytest.mark.parametrize("args", [["-x", "--max-findings", "2"], ["-x", "--all-servers"],
+                                  ["--max-findings", "1", "--compare", "x"]])
+def test_max_findings_refuses_what_it_cannot_stop(args: list[str]) -> None:
+    result = run_cli(["run", *args, "--", *CLEAN_COMMAND])
+    assert result.returncode == 2, describe(result)
+    assert "Error:" in result.stderr and "Traceback" not in result.stderr

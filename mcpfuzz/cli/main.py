@@ -63,16 +63,25 @@ def main() -> None:
 @click.option("--workers", type=click.IntRange(min=1, max=64), default=1, show_default=True, metavar="N",
               help="Fuzz N server instances in parallel processes, each searching with seeds of its own (the "
                    "catalogue, lifecycle and coverage run once); about N times the calls on N free cores.")
+@click.option("-x", "--exitfirst", "exit_first", is_flag=True, default=False,
+              help="Stop at the first finding at or above --fail-on (--max-findings 1).")
+@click.option("--max-findings", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Stop at the N-th finding at or above --fail-on; what was found is reported and saved.")
 @jsonrpc_options
 @config_file_option
 def run(server: tuple[str, ...], budget: float, compare_with: str | None, all_servers: bool,
-        compare_ignore: tuple[str, ...], workers: int, plain_jsonrpc: bool, openrpc_path: str | None,
+        compare_ignore: tuple[str, ...], workers: int, exit_first: bool, max_findings: int | None,
+        plain_jsonrpc: bool, openrpc_path: str | None,
         method_names: tuple[str, ...], params_schemas: tuple[str, ...], **options: Any) -> None:
     """Fuzz an MCP server: `mcpfuzz run [OPTIONS] -- CMD [ARGS]...` (stdio) or `mcpfuzz run [OPTIONS] URL`.
 
     A stdio server inherits mcpfuzz's environment and working directory. Exit status: 0 no findings
     at or above --fail-on, 1 findings, 2 usage error or unusable server.
     """
+    limit = _finding_limit(exit_first, max_findings)
+    if limit is not None and (all_servers or compare_with is not None):
+        raise click.UsageError("-x/--max-findings stops one run; --all-servers and --compare run several (leave "
+                               "one of them out)")
     if all_servers:
         if workers > 1:
             raise click.UsageError("--workers applies to one server; --all-servers fuzzes them in turn (leave one "
@@ -92,9 +101,25 @@ def run(server: tuple[str, ...], budget: float, compare_with: str | None, all_se
     if workers > 1:
         _check_workers(config)
     reporting = Reporting(config, options)
-    finished = reporting.run(lambda sink: _run(config, workers, sink))
+
+    def stopping(sink: EventSink) -> EventSink:
+        if limit is None:
+            return sink
+        from mcpfuzz.cli.max_findings import StopAtFindings
+
+        return StopAtFindings(sink, limit, config.fail_on)
+
+    finished = reporting.run(lambda sink: _run(config, workers, stopping(sink)))
     reporting.exit_on_problem()
     sys.exit(exit_status(config, finished))
+
+
+def _finding_limit(exit_first: bool, max_findings: int | None) -> int | None:
+    """How many findings at or above --fail-on end the run; None: the budget does."""
+    if exit_first and max_findings not in (None, 1):
+        raise click.UsageError(f"-x is --max-findings 1, which --max-findings {max_findings} contradicts; give one "
+                               "of them")
+    return 1 if exit_first else max_findings
 
 
 def _check_workers(config: RunConfig) -> None:
