@@ -116,3 +116,57 @@ def test_max_findings_refuses_what_it_cannot_stop(args: list[str]) -> None:
     result = run_cli(["run", *args, "--", *CLEAN_COMMAND])
     assert result.returncode == 2, describe(result)
     assert "Error:" in result.stderr and "Traceback" not in result.stderr
+
+
+def servers_file(folder: Path) -> Path:
+    """An MCP client's server list naming the clean test server `clean`."""
+    import json
+
+    path = folder / "servers.json"
+    path.write_text(json.dumps({"mcpServers": {"clean": {"command": sys.executable, "args": [str(MCP_SERVER)]}}}),
+                    encoding="utf-8")
+    return path
+
+
+def test_lint_without_a_server_lints_the_config_files_server(tmp_path: Path) -> None:
+    command = ", ".join(f'"{word}"' for word in CLEAN_COMMAND)
+    (tmp_path / "mcpfuzz.toml").write_text(f"command = [{command}]\n[lint]\nstrict = true\n", encoding="utf-8")
+    result = run_cli(["lint"], cwd=tmp_path)
+    assert result.returncode == 0, describe(result)
+    assert f"{MCP_SERVER}: 2026-07-28 (modern); 0 errors, 0 warnings" in result.stdout, describe(result)
+
+
+def test_lint_takes_a_server_from_a_servers_file(tmp_path: Path) -> None:
+    path = servers_file(tmp_path)
+    result = run_cli(["lint", "--servers-file", str(path), "--server", "clean"], cwd=tmp_path)
+    assert result.returncode == 0, describe(result)
+    assert "0 errors, 0 warnings" in result.stdout
+    unnamed = run_cli(["lint", "--servers-file", str(path)], cwd=tmp_path)
+    assert unnamed.returncode == 2 and "servers there: clean" in unnamed.stderr, describe(unnamed)
+
+
+def test_lint_without_any_server_says_every_way_to_give_one(tmp_path: Path) -> None:
+    result = run_cli(["lint"], cwd=tmp_path)
+    assert result.returncode == 2, describe(result)
+    assert "--servers-file" in result.stderr and "mcpfuzz.toml" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["run", "soak", "lint"])
+def test_config_with_a_json_file_points_to_servers_file(tmp_path: Path, command: str) -> None:
+    """`--config x.json` (what other tools call a client's server list) names --servers-file, not a TOML error."""
+    path = servers_file(tmp_path)
+    result = run_cli([command, "--config", str(path)], cwd=tmp_path)
+    assert result.returncode == 2, describe(result)
+    assert f"--servers-file {path}" in result.stderr, describe(result)
+    named = run_cli([command, "--config-file", str(path)], cwd=tmp_path)
+    assert named.returncode == 2, describe(named)
+    assert f"--servers-file {path}" in named.stderr and "TOML" in named.stderr, describe(named)
+    assert "is not valid TOML" not in named.stderr  # said before any parser error
+
+
+def test_config_with_a_toml_file_points_to_config_file(tmp_path: Path) -> None:
+    path = tmp_path / "settings.toml"
+    path.write_text("budget = 10\n", encoding="utf-8")
+    result = run_cli(["run", "--config", str(path)], cwd=tmp_path)
+    assert result.returncode == 2, describe(result)
+    assert f"--config-file {path}" in result.stderr and "--servers-file" not in result.stderr
