@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 
 from mcpfuzz.cli.durations import DurationError, parse_duration
@@ -170,3 +171,44 @@ def test_config_with_a_toml_file_points_to_config_file(tmp_path: Path) -> None:
     result = run_cli(["run", "--config", str(path)], cwd=tmp_path)
     assert result.returncode == 2, describe(result)
     assert f"--config-file {path}" in result.stderr and "--servers-file" not in result.stderr
+
+
+def help_sections(text: str) -> dict[str, list[str]]:
+    """The option names printed under each section title of a --help page."""
+    import re
+
+    sections: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        if line and not line.startswith(" ") and line.endswith(":"):
+            current = line[:-1]
+            sections[current] = []
+        elif current is not None:
+            sections[current] += re.findall(r"^\s{2}(?:-\w, )?(--[\w-]+)", line)
+    return sections
+
+
+@pytest.mark.parametrize("command", ["run", "soak", "lint", "replay"])
+def test_help_lists_every_option_once_in_its_section(command: str) -> None:
+    """--help groups the options (target, budget and time, selection, output, CI, advanced), none left out."""
+    from mcpfuzz.cli.main import main
+
+    result = run_cli([command, "--help"])
+    assert result.returncode == 0, describe(result)
+    sections = help_sections(result.stdout)
+    order = [title for title in ("Target", "Budget and time", "Selection", "Output", "CI", "Advanced")
+             if title in sections]
+    assert list(sections) == order, list(sections)
+    printed = [name for names in sections.values() for name in names]
+    declared = [next(opt for opt in param.opts if opt.startswith("--")) for param in main.commands[command].params
+                if isinstance(param, click.Option) and not param.hidden]
+    assert sorted(printed) == sorted([*declared, "--help"]), describe(result)
+
+
+def test_run_help_puts_the_options_a_newcomer_needs_where_they_look() -> None:
+    sections = help_sections(run_cli(["run", "--help"]).stdout)
+    assert sections["Target"][0] == "--servers-file"
+    assert sections["Budget and time"][:2] == ["--budget", "--timeout"]
+    assert "--exitfirst" in sections["Budget and time"]
+    assert sections["Output"][:2] == ["--quiet", "--verbose"]
+    assert sections["CI"][0] == "--fail-on"

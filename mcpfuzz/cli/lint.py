@@ -10,13 +10,14 @@ import click
 
 from mcpfuzz.cli.config_file import applied_config, config_file_option
 from mcpfuzz.cli.durations import Seconds
+from mcpfuzz.cli.help_sections import SectionedCommand
 from mcpfuzz.cli.options import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, http_target, parse_env
 from mcpfuzz.transport.base import AUTO, TRANSPORT_CHOICES
 
 FORMATS = ("text", "json", "sarif")
 
 
-@click.command(context_settings={"ignore_unknown_options": False})
+@click.command(cls=SectionedCommand, context_settings={"ignore_unknown_options": False})
 @click.argument("server", nargs=-1, type=click.UNPROCESSED, metavar="URL | -- CMD [ARGS]...")
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default="text", show_default=True,
               help="text for people, json for scripts, sarif (2.1.0) for code scanning.")

@@ -11,6 +11,7 @@ from mcpfuzz.cli.baseline import baseline
 from mcpfuzz.cli.closed_pipe import pipe_safe_output
 from mcpfuzz.cli.config_file import config_file_option
 from mcpfuzz.cli.durations import Seconds
+from mcpfuzz.cli.help_sections import SectionedCommand
 from mcpfuzz.cli.jsonrpc import jsonrpc_methods, jsonrpc_options
 from mcpfuzz.cli.lint import lint
 from mcpfuzz.cli.options import (
@@ -49,7 +50,7 @@ def main() -> None:
     """Find robustness bugs in MCP servers: malformed frames, odd ids, lifecycle abuse, checked by oracles."""
 
 
-@main.command(context_settings={"ignore_unknown_options": False})
+@main.command(cls=SectionedCommand, context_settings={"ignore_unknown_options": False})
 @click.argument("server", nargs=-1, type=click.UNPROCESSED, metavar="URL | -- CMD [ARGS]...")
 @click.option("--budget", type=Seconds(min=0, min_open=True), default=60.0, show_default=True,
               metavar="DURATION", help="Wall-clock cap for the whole run (e.g. 90, 30s, 2m).")
@@ -147,7 +148,7 @@ def _run(config: RunConfig, workers: int, sink: EventSink) -> RunFinished:
     return anyio.run(run_engine, config, sink)
 
 
-class _CommandAfterDashes(click.Command):
+class _CommandAfterDashes(SectionedCommand):
     """Keeps what follows `--` apart (the server command), so that paths and the command can both be given."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:

@@ -10,6 +10,7 @@ import click
 
 from mcpfuzz.cli.config_file import config_file_option
 from mcpfuzz.cli.durations import Seconds
+from mcpfuzz.cli.help_sections import SectionedCommand
 from mcpfuzz.cli.options import build_config, exit_status, server_options
 from mcpfuzz.cli.reporting import Reporting
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 CHECKPOINT_NAME = "soak-checkpoint.json"
 
 
-@click.command(context_settings={"ignore_unknown_options": False})
+@click.command(cls=SectionedCommand, context_settings={"ignore_unknown_options": False})
 @click.argument("server", nargs=-1, type=click.UNPROCESSED, metavar="URL | -- CMD [ARGS]...")
 @click.option("--duration", type=Seconds(min=0, min_open=True), default="1h", show_default=True,
               metavar="DURATION",
