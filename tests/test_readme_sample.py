@@ -70,3 +70,15 @@ def test_the_readme_sample_output_is_what_the_first_command_prints(tmp_path: Pat
     assert got_lines == expected_lines, f"update README.md's sample from this run:\n{result.stdout}"
     numbers = [int(m.group(1)) for m in map(FINDING.match, printed.splitlines()) if m]
     assert numbers == list(range(1, len(numbers) + 1))
+
+
+
+def test_the_readme_installs_from_a_checkout() -> None:
+    """No claim of a package on an index (there is none); pip, pipx, the extras and `python -m mcpfuzz` are shown."""
+    text = README.read_text(encoding="utf-8")
+    assert "is published" not in text and "pip install mcp-wirefuzz" not in text
+    for line in ("pipx install .", "pip install -e '.[pytest]'", "python -m mcpfuzz --help"):
+        assert line in text, line
+    pyproject = (README.parent / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'pytest = ["pytest>=8"]' in pyproject  # the extra the pytest plugin's docs install
+    assert "pip install -e '.[pytest]'" in (README.parent / "docs" / "pytest.md").read_text(encoding="utf-8")
