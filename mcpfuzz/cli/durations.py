@@ -40,12 +40,25 @@ class Seconds(click.FloatRange):
     name = "duration"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        given = value
         if isinstance(value, str):
             try:
                 value = parse_duration(value)
             except DurationError as error:
                 self.fail(str(error), param, ctx)
-        number = super().convert(value, param, ctx)
+        try:
+            number = super().convert(value, param, ctx)
+        except click.BadParameter:
+            self.fail(f"{given!r} is out of range: give a duration {self._bounds()}", param, ctx)
         if not math.isfinite(number):
-            self.fail(f"{value!r} is not a finite duration; write e.g. {EXAMPLES}", param, ctx)
+            self.fail(f"{given!r} is not a finite duration; write e.g. {EXAMPLES}", param, ctx)
         return number
+
+    def _bounds(self) -> str:
+        """The range in words: `above 0`, `of at least 1s and at most 3600s`."""
+        words = []
+        if self.min is not None:
+            words.append(f"above {self.min:g}s" if self.min_open else f"of at least {self.min:g}s")
+        if self.max is not None:
+            words.append(f"below {self.max:g}s" if self.max_open else f"at most {self.max:g}s")
+        return " and ".join(words).replace("above 0s", "above zero")
