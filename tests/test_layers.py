@@ -73,7 +73,7 @@ def layer_of_name(name: str) -> str | None:
         return None
     if len(parts) == 1:
         return ROOT
-    if parts[1] == "cli":
+    if parts[1] in ("cli", "__main__"):  # `python -m mcpfuzz` is the command line
         return "cli"
     if parts[1] == "example":
         return EXAMPLE

@@ -11,11 +11,9 @@ import sys
 import time
 from pathlib import Path
 
-import click
 import psutil
 import pytest
 
-from mcpfuzz.cli.soak import parse_duration
 from mcpfuzz.corpus.redact import Redactor
 from mcpfuzz.engine.events import Finding
 from mcpfuzz.engine.soak.checkpoint import Checkpoint, CheckpointError, read_checkpoint, write_checkpoint
@@ -242,21 +240,6 @@ def test_findings_already_in_the_corpus_are_not_new(tmp_path: Path) -> None:
     crash = [f for f in report["findings"] if f["target"] == "tool/search"]
     assert [f["new"] for f in crash] == [False]
     assert report["stopped"] != "max-findings"  # a known finding does not count toward --max-findings
-
-
-# -- units ----------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(("text", "seconds"), [("90", 90), ("90s", 90), ("30m", 1800), ("2h", 7200),
-                                                ("1h30m", 5400), ("1.5h", 5400), ("1d", 86400)])
-def test_durations(text: str, seconds: float) -> None:
-    assert parse_duration(text) == seconds
-
-
-@pytest.mark.parametrize("text", ["", "h", "2x", "1h 30m", "-5", "0", "30m1"])
-def test_bad_durations_say_how_to_write_one(text: str) -> None:
-    with pytest.raises(click.BadParameter):
-        parse_duration(text)
 
 
 def test_scheduler_favours_targets_that_still_show_new_behaviour() -> None:

@@ -30,13 +30,13 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 CONFIG_NAME = "mcpfuzz.toml"
 PYPROJECT = "pyproject.toml"
 # The commands a config file sets options of, each with a table of its own.
-COMMANDS = ("run", "soak", "replay")
+COMMANDS = ("run", "soak", "replay", "lint")
 # Keys that are not options: the server when no SERVER is given, and the per-target table.
 COMMAND_KEY, URL_KEY, TARGETS_KEY = "command", "url", "targets"
 SERVER_KEYS = (COMMAND_KEY, URL_KEY)
 TARGET_KEYS = ("include", "exclude", "timeout")
 # Options that make no sense in a file (the file itself).
-NOT_CONFIGURABLE = frozenset({"config_file"})
+NOT_CONFIGURABLE = frozenset({"config_file", "list_rules"})
 # Repeatable options whose values are pairs, so that a TOML table can stand for them: env = { KEY = "v" }.
 TABLE_JOINERS = {"env_pairs": "=", "header_lines": ": "}
 # The click parameter that receives the server's words.
@@ -113,7 +113,14 @@ def applied_config(ctx: click.Context | None = None) -> AppliedConfig | None:
 
 
 def config_file_option(command: Any) -> Any:
-    """Add `--config-file` to a command: read first (eager), so the file's values become the other options' defaults."""
+    """Add `--config-file` to a command: read first (eager), so the file's values become the other options' defaults.
+
+    A hidden `--config` says which option the person meant: `--config-file` for mcpfuzz's TOML, `--servers-file`
+    for an MCP client's JSON (the name other tools give that file).
+    """
+    command = click.option(
+        "--config", "config_guess", default=None, hidden=True, expose_value=False, is_eager=True,
+        callback=_meant_option)(command)
     return click.option(
         "--config-file", type=click.Path(dir_okay=False, exists=True), default=None, metavar="PATH",
         is_eager=True, expose_value=False, callback=_apply_config,
@@ -121,10 +128,37 @@ def config_file_option(command: Any) -> Any:
              "in this folder or the nearest one above it].")(command)
 
 
+def _meant_option(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is None:
+        return
+    if _looks_like_json(Path(value)):
+        raise click.UsageError(f"--config: {value} is JSON, the server list of an MCP client? Give it with "
+                               f"--servers-file {value} --server NAME; mcpfuzz's own options are read from a TOML "
+                               f"file with --config-file ({CONFIG_NAME})")
+    other = "" if Path(value).suffix.lower() == ".toml" else \
+        f"; for an MCP client's server list (JSON), --servers-file {value}"
+    raise click.UsageError(f"no option --config; to read mcpfuzz's options from a TOML file give --config-file "
+                           f"{value}{other}")
+
+
+def _looks_like_json(path: Path) -> bool:
+    """A .json name, or a file whose first character is `{` (TOML never starts so)."""
+    if path.suffix.lower() == ".json":
+        return True
+    try:
+        with path.open(encoding="utf-8", errors="replace") as file:
+            return file.read(4096).lstrip().startswith("{")
+    except OSError:
+        return False
+
+
 def _apply_config(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
     path = Path(value) if value else find_config(Path.cwd())
     if path is None:
         return
+    if value is not None and _looks_like_json(path):
+        raise ConfigError(f"{path} is JSON, not mcpfuzz's TOML options; an MCP client's server list (mcpServers) "
+                          f"is read with --servers-file {value} --server NAME")
     source = read_config(path, explicit=value is not None)
     if source is None:
         return
@@ -343,10 +377,16 @@ def _targets(source: ConfigSource, table: Any) -> TargetSettings:
 
 def _seconds(source: ConfigSource, section: tuple[str, ...], value: Any) -> float:
     import math
+    from contextlib import suppress
 
+    from mcpfuzz.cli.durations import DurationError, parse_duration
+
+    if isinstance(value, str):
+        with suppress(DurationError):  # refused below, with what a timeout is
+            value = parse_duration(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise ConfigError(f"{source.where(section, 'timeout')}: timeout is a number of seconds above 0, "
-                          f"not {value!r}")
+        raise ConfigError(f"{source.where(section, 'timeout')}: timeout is a duration above 0 (seconds, or e.g. "
+                          f"\"500ms\", \"2m\"), not {value!r}")
     return float(value)
 
 

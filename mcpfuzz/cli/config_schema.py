@@ -19,6 +19,8 @@ from mcpfuzz.cli.config_file import (
     URL_KEY,
     option_keys,
 )
+from mcpfuzz.cli.durations import PATTERN as DURATION_PATTERN
+from mcpfuzz.cli.durations import Seconds
 
 SCHEMA_ID = "https://json-schema.org/draft/2020-12/schema"
 TARGET_LABEL = r"^[a-z]+/.+$"
@@ -79,6 +81,8 @@ def type_schema(kind: click.ParamType, is_flag: bool) -> dict[str, Any]:
                                                      (kind.max, kind.max_open, "maximum", "exclusiveMaximum")):
             if bound is not None and math.isfinite(bound):
                 schema[open_key if is_open else closed_key] = bound
+        if isinstance(kind, Seconds):  # seconds, or a duration with units: "30s", "2m"
+            return {"anyOf": [schema, {"type": "string", "pattern": DURATION_PATTERN}]}
         return schema
     if isinstance(kind, click.types.IntParamType):
         return {"type": "integer"}
@@ -99,8 +103,10 @@ def server_schemas() -> dict[str, Any]:
 def targets_schema() -> dict[str, Any]:
     """`[targets."KIND/NAME"]`: per-target include and exclude."""
     properties: dict[str, Any] = {key: {"type": "boolean"} for key in TARGET_KEYS}
-    properties["timeout"] = {"type": "number", "exclusiveMinimum": 0,
-                             "description": "Seconds each call of this target may take, instead of --timeout."}
+    properties["timeout"] = {"anyOf": [{"type": "number", "exclusiveMinimum": 0},
+                                       {"type": "string", "pattern": DURATION_PATTERN}],
+                             "description": "How long each call of this target may take (seconds, or e.g. "
+                                            "\"500ms\"), instead of --timeout."}
     setting = {"type": "object", "additionalProperties": False, "properties": properties}
     return {"type": "object", "description": "Per-target settings by label, e.g. [tool.mcpfuzz.targets.\"tool/x\"]: "
                                              "include = true calls a risky target, exclude = true never calls it, "

@@ -8,14 +8,16 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from mcpfuzz.cli.baseline import baseline
+from mcpfuzz.cli.closed_pipe import pipe_safe_output
 from mcpfuzz.cli.config_file import config_file_option
+from mcpfuzz.cli.durations import Seconds
+from mcpfuzz.cli.help_sections import SectionedCommand
 from mcpfuzz.cli.jsonrpc import jsonrpc_methods, jsonrpc_options
 from mcpfuzz.cli.lint import lint
 from mcpfuzz.cli.options import (
     EXIT_CLEAN,
     EXIT_ERROR,
     EXIT_FINDINGS,
-    Seconds,
     build_config,
     exit_status,
     http_target,
@@ -27,22 +29,31 @@ from mcpfuzz.cli.reporting import Reporting
 from mcpfuzz.cli.shared import report as shared_report
 from mcpfuzz.cli.shared import status as shared_status
 from mcpfuzz.cli.soak import soak
+from mcpfuzz.report.plural import counted
 
 if TYPE_CHECKING:
     from mcpfuzz.engine.config import RunConfig
     from mcpfuzz.engine.events import EventSink, RunFinished
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Mcpfuzz(click.Group):
+    """The command group; a closed stdout or stderr (`| head -1`) drops the output and keeps the exit status."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        with pipe_safe_output():
+            return super().main(*args, **kwargs)
+
+
+@click.group(cls=_Mcpfuzz, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="mcp-wirefuzz", prog_name="mcpfuzz")
 def main() -> None:
     """Find robustness bugs in MCP servers: malformed frames, odd ids, lifecycle abuse, checked by oracles."""
 
 
-@main.command(context_settings={"ignore_unknown_options": False})
+@main.command(cls=SectionedCommand, context_settings={"ignore_unknown_options": False})
 @click.argument("server", nargs=-1, type=click.UNPROCESSED, metavar="URL | -- CMD [ARGS]...")
 @click.option("--budget", type=Seconds(min=0, min_open=True), default=60.0, show_default=True,
-              metavar="SECONDS", help="Wall-clock cap for the whole run.")
+              metavar="DURATION", help="Wall-clock cap for the whole run (e.g. 90, 30s, 2m).")
 @server_options
 @click.option("--compare", "compare_with", default=None, metavar="URL|'CMD'",
               help="Send the catalogue to this second server too and list every frame whose outcome differs.")
@@ -53,16 +64,25 @@ def main() -> None:
 @click.option("--workers", type=click.IntRange(min=1, max=64), default=1, show_default=True, metavar="N",
               help="Fuzz N server instances in parallel processes, each searching with seeds of its own (the "
                    "catalogue, lifecycle and coverage run once); about N times the calls on N free cores.")
+@click.option("-x", "--exitfirst", "exit_first", is_flag=True, default=False,
+              help="Stop at the first finding at or above --fail-on (--max-findings 1).")
+@click.option("--max-findings", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Stop at the N-th finding at or above --fail-on; what was found is reported and saved.")
 @jsonrpc_options
 @config_file_option
 def run(server: tuple[str, ...], budget: float, compare_with: str | None, all_servers: bool,
-        compare_ignore: tuple[str, ...], workers: int, plain_jsonrpc: bool, openrpc_path: str | None,
+        compare_ignore: tuple[str, ...], workers: int, exit_first: bool, max_findings: int | None,
+        plain_jsonrpc: bool, openrpc_path: str | None,
         method_names: tuple[str, ...], params_schemas: tuple[str, ...], **options: Any) -> None:
     """Fuzz an MCP server: `mcpfuzz run [OPTIONS] -- CMD [ARGS]...` (stdio) or `mcpfuzz run [OPTIONS] URL`.
 
     A stdio server inherits mcpfuzz's environment and working directory. Exit status: 0 no findings
     at or above --fail-on, 1 findings, 2 usage error or unusable server.
     """
+    limit = _finding_limit(exit_first, max_findings)
+    if limit is not None and (all_servers or compare_with is not None):
+        raise click.UsageError("-x/--max-findings stops one run; --all-servers and --compare run several (leave "
+                               "one of them out)")
     if all_servers:
         if workers > 1:
             raise click.UsageError("--workers applies to one server; --all-servers fuzzes them in turn (leave one "
@@ -82,9 +102,25 @@ def run(server: tuple[str, ...], budget: float, compare_with: str | None, all_se
     if workers > 1:
         _check_workers(config)
     reporting = Reporting(config, options)
-    finished = reporting.run(lambda sink: _run(config, workers, sink))
+
+    def stopping(sink: EventSink) -> EventSink:
+        if limit is None:
+            return sink
+        from mcpfuzz.cli.max_findings import StopAtFindings
+
+        return StopAtFindings(sink, limit, config.fail_on)
+
+    finished = reporting.run(lambda sink: _run(config, workers, stopping(sink)))
     reporting.exit_on_problem()
     sys.exit(exit_status(config, finished))
+
+
+def _finding_limit(exit_first: bool, max_findings: int | None) -> int | None:
+    """How many findings at or above --fail-on end the run; None: the budget does."""
+    if exit_first and max_findings not in (None, 1):
+        raise click.UsageError(f"-x is --max-findings 1, which --max-findings {max_findings} contradicts; give one "
+                               "of them")
+    return 1 if exit_first else max_findings
 
 
 def _check_workers(config: RunConfig) -> None:
@@ -112,7 +148,7 @@ def _run(config: RunConfig, workers: int, sink: EventSink) -> RunFinished:
     return anyio.run(run_engine, config, sink)
 
 
-class _CommandAfterDashes(click.Command):
+class _CommandAfterDashes(SectionedCommand):
     """Keeps what follows `--` apart (the server command), so that paths and the command can both be given."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
@@ -126,10 +162,10 @@ class _CommandAfterDashes(click.Command):
 @main.command(cls=_CommandAfterDashes)
 @click.argument("paths", nargs=-1, type=click.Path(exists=True), metavar="[FILE|DIR]...")
 @click.option("--timeout", type=Seconds(min=0, min_open=True), default=5.0, show_default=True,
-              metavar="SECONDS", help="How long any answer may take before mcpfuzz checks that the server "
+              metavar="DURATION", help="How long any answer may take before mcpfuzz checks that the server "
               "is alive.")
 @click.option("--call-timeout", type=Seconds(min=0, min_open=True), default=30.0, show_default=True,
-              metavar="SECONDS", help="How long a valid call to a live server may take before it counts as dropped.")
+              metavar="DURATION", help="How long a valid call to a live server may take before it counts as dropped.")
 @click.option("--env", "env_pairs", multiple=True, metavar="NAME=VALUE",
               help="Extra environment variable for the server (repeatable).")
 @click.option("--header", "header_lines", multiple=True, metavar="'NAME: VALUE'",
@@ -167,8 +203,10 @@ def replay(ctx: click.Context, paths: tuple[str, ...], timeout: float, call_time
         raise click.UsageError("no transcript given and no ./corpus folder here; name a FILE or DIR to replay")
     replayables, outcomes = load_replayables(targets)
     if not replayables and not outcomes:
-        click.echo(f"nothing to replay in {', '.join(str(t) for t in targets)}")
-        sys.exit(EXIT_CLEAN)
+        # Nothing replayed is nothing shown fixed: a wrong folder must not pass a CI step.
+        click.echo(f"error: no transcript to replay in {', '.join(str(t) for t in targets)} (transcripts are the "
+                   "*.json files `mcpfuzz run` writes to its --corpus folder)", err=True)
+        sys.exit(EXIT_ERROR)
     options = SessionOptions(timeout=timeout, call_timeout=call_timeout, env=parse_env(env_pairs) or None)
     oracles = tuple(all_oracles())
     for outcome in outcomes:
@@ -183,7 +221,7 @@ def replay(ctx: click.Context, paths: tuple[str, ...], timeout: float, call_time
         print_outcome(outcome)
     statuses = [o.status for o in outcomes]
     counts = ", ".join(f"{statuses.count(s)} {s.lower()}" for s in ("FIXED", FAILED, ERROR))
-    click.echo(f"replayed {len(statuses)} transcripts: {counts}")
+    click.echo(f"replayed {counted(len(statuses), 'transcript')}: {counts}")
     sys.exit(EXIT_FINDINGS if FAILED in statuses else EXIT_ERROR if ERROR in statuses else EXIT_CLEAN)
 
 

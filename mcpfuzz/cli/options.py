@@ -8,22 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from mcpfuzz.cli.durations import Seconds
 from mcpfuzz.cli.shared_options import SHARED_OPTIONS, shared_from_options
 from mcpfuzz.transport.base import AUTO, TRANSPORT_CHOICES
-
-
-class Seconds(click.FloatRange):
-    """A number of seconds within a range; NaN and infinity are refused (no deadline can be computed from them)."""
-
-    name = "seconds"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        import math
-
-        number = super().convert(value, param, ctx)
-        if not math.isfinite(number):
-            self.fail(f"{value!r} is not a finite number of seconds; give e.g. 60 or 2.5", param, ctx)
-        return number
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -72,14 +59,14 @@ def _check_version(ctx: click.Context, param: click.Parameter, value: str | None
 SERVER_OPTIONS = [
     click.option("--seed", type=int, default=None, help="Seed for generation (printed in the summary)."),
     click.option("--timeout", type=Seconds(min=0, min_open=True), default=5.0, show_default=True,
-              metavar="SECONDS", help="How long any answer may take before mcpfuzz checks that the server "
+              metavar="DURATION", help="How long any answer may take before mcpfuzz checks that the server "
               "is alive; an invalid frame still unanswered then counts as unanswered."),
     click.option("--startup-timeout", type=Seconds(min=0, min_open=True), default=30.0, show_default=True,
               metavar="SECONDS", help="How long a server process mcpfuzz starts may take to give its first answer "
               "(with --launch: until its URL accepts connections); each start is measured and shown. Slow "
               "starters need this, not a longer --timeout."),
     click.option("--call-timeout", type=Seconds(min=0, min_open=True), default=30.0, show_default=True,
-              metavar="SECONDS", help="How long a valid call may take once the server has shown it is alive "
+              metavar="DURATION", help="How long a valid call may take once the server has shown it is alive "
               "(answered a ping sent after --timeout) before it counts as dropped; progress notifications "
               "extend it. A slow answer is noted, never a hang."),
     click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), default=None,
@@ -135,7 +122,7 @@ SERVER_OPTIONS = [
               help="Write every frame sent, one per line, to PATH (same seed and options: same bytes)."),
     click.option("--max-examples", type=click.IntRange(min=1), default=None, metavar="N",
               help="Cap each Hypothesis search at N examples (for runs that must be identical; default: time)."),
-    click.option("--grace", type=Seconds(min=0), default=0.25, show_default=True, metavar="SECONDS",
+    click.option("--grace", type=Seconds(min=0), default=0.25, show_default=True, metavar="DURATION",
               help="After a later request is answered, how long to still wait for a frame's own reply."),
     click.option("--max-line", type=click.IntRange(min=1024), default=8 * 1024 * 1024, show_default=True,
               metavar="BYTES", help="Longest stdout line parsed; longer lines are reported and skipped."),
@@ -355,7 +342,9 @@ def parse_phases(value: str) -> list[str]:
     names = [part.strip() for part in value.split(",") if part.strip()]
     for name in names:
         if name not in known:
-            raise click.BadParameter(f"unknown phase {name!r}; phases are {', '.join(known)}.",
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise click.BadParameter(f"unknown phase {name!r}.{hint} Phases are {', '.join(known)}.",
                                      param_hint="--phases")
     return names
 

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from mcpfuzz.cli.durations import Seconds
+
 if TYPE_CHECKING:
     from mcpfuzz.engine.shared.options import SharedOptions
 
@@ -19,10 +21,11 @@ SHARED_OPTIONS = [
                       "rediss:// for TLS (also $MCPFUZZ_SHARED; the password is never printed or written)."),
     click.option("--shared-prefix", default=DEFAULT_PREFIX, show_default=True, metavar="NAME",
                  help="Prefix of every key written to the shared store (one per project or server)."),
-    click.option("--shared-ttl", default="7d", show_default=True, metavar="DURATION",
+    click.option("--shared-ttl", type=Seconds(min=0, min_open=True), default="7d", show_default=True,
+                 metavar="DURATION",
                  help="How long shared examples and findings live after their last write (e.g. 12h, 7d)."),
-    click.option("--shared-heartbeat", type=click.FloatRange(min=0.2, max=3600), default=5.0, show_default=True,
-                 metavar="SECONDS", help="Seconds between two heartbeats; a machine silent for four of them is "
+    click.option("--shared-heartbeat", type=Seconds(min=0.2, max=3600), default=5.0, show_default=True,
+                 metavar="DURATION", help="Time between two heartbeats; a machine silent for four of them is "
                                          "gone from `mcpfuzz status`."),
     click.option("--shared-optional", is_flag=True, default=False,
                  help="When the shared store cannot be reached at the start, fuzz locally (and join it when it "
@@ -35,7 +38,6 @@ def shared_from_options(options: dict[str, Any]) -> SharedOptions | None:
     url = options.get("shared_url")
     if not url:
         return None
-    from mcpfuzz.cli.soak import parse_duration
     from mcpfuzz.engine.shared.link import SharedLink, SharedUnavailable, redis_client
     from mcpfuzz.engine.shared.options import SharedOptions, SharedUrlError, check_prefix, check_url
 
@@ -44,7 +46,7 @@ def shared_from_options(options: dict[str, Any]) -> SharedOptions | None:
         check_prefix(options["shared_prefix"])
     except SharedUrlError as error:
         raise click.BadParameter(str(error), param_hint="--shared") from None
-    ttl = parse_duration(options["shared_ttl"], "--shared-ttl")
+    ttl = options["shared_ttl"]
     every = options["shared_heartbeat"]
     shared = SharedOptions(url=url, prefix=options["shared_prefix"], ttl=ttl, optional=options["shared_optional"],
                            heartbeat_every=every, heartbeat_ttl=max(2.0, every * HEARTBEATS_KEPT))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,7 +9,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from mcpfuzz.cli.config_file import config_file_option
-from mcpfuzz.cli.options import Seconds, build_config, exit_status, server_options
+from mcpfuzz.cli.durations import Seconds
+from mcpfuzz.cli.help_sections import SectionedCommand
+from mcpfuzz.cli.options import build_config, exit_status, server_options
 from mcpfuzz.cli.reporting import Reporting
 
 if TYPE_CHECKING:
@@ -20,33 +20,13 @@ if TYPE_CHECKING:
     from mcpfuzz.engine.soak.checkpoint import Checkpoint
     from mcpfuzz.engine.soak.soak import SoakOptions
 
-UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)([smhd]))")
 CHECKPOINT_NAME = "soak-checkpoint.json"
 
 
-def parse_duration(text: str, option: str = "--duration") -> float:
-    """`90`, `90s`, `30m`, `2h`, `1h30m` as seconds; BadParameter with an example otherwise."""
-    text = text.strip().lower()
-    try:
-        seconds = float(text)
-    except ValueError:
-        parts = DURATION.findall(text)
-        if not parts or "".join(number + unit for number, unit in parts) != text:
-            raise click.BadParameter(f"{text!r} is not a duration; write e.g. 90s, 30m, 2h or 1h30m "
-                                     "(a plain number is seconds).", param_hint=option) from None
-        seconds = sum(float(number) * UNITS[unit] for number, unit in parts)
-    if not math.isfinite(seconds):
-        raise click.BadParameter(f"{text!r} is not a finite duration; write e.g. 90s, 30m or 2h.",
-                                 param_hint=option)
-    if seconds <= 0:
-        raise click.BadParameter("the duration must be above zero.", param_hint=option)
-    return seconds
-
-
-@click.command(context_settings={"ignore_unknown_options": False})
+@click.command(cls=SectionedCommand, context_settings={"ignore_unknown_options": False})
 @click.argument("server", nargs=-1, type=click.UNPROCESSED, metavar="URL | -- CMD [ARGS]...")
-@click.option("--duration", default="1h", show_default=True, metavar="DURATION",
+@click.option("--duration", type=Seconds(min=0, min_open=True), default="1h", show_default=True,
+              metavar="DURATION",
               help="How long to soak in all (e.g. 30m, 2h, 1h30m); with --resume, including earlier sessions.")
 @click.option("--max-findings", type=click.IntRange(min=1), default=None, metavar="N",
               help="Stop once N new findings are in (findings already in the corpus do not count).")
@@ -58,16 +38,16 @@ def parse_duration(text: str, option: str = "--duration") -> float:
 @click.option("--workers", type=click.IntRange(min=1, max=64), default=1, show_default=True, metavar="N",
               help="Soak N server instances in parallel processes (targets and seeds split between them).")
 @click.option("--checkpoint-every", type=Seconds(min=1), default=60.0, show_default=True,
-              metavar="SECONDS", help="Seconds between two checkpoints (reports and transcripts are written too).")
-@click.option("--ping-every", type=Seconds(min=0.1), default=5.0, show_default=True, metavar="SECONDS",
-              help="Seconds between two liveness pings of the server (sent between cases).")
+              metavar="DURATION", help="Time between two checkpoints (reports and transcripts are written too).")
+@click.option("--ping-every", type=Seconds(min=0.1), default=5.0, show_default=True, metavar="DURATION",
+              help="Time between two liveness pings of the server (sent between cases).")
 @click.option("--sample-every", type=Seconds(min=0.05), default=1.0, show_default=True,
-              metavar="SECONDS", help="Seconds between two samples of the server's memory and open files.")
-@click.option("--slice", "slice_seconds", type=Seconds(min=1), default=None, metavar="SECONDS",
-              help="Seconds one target is fuzzed before the next is picked [default: duration/30, 5 to 30].")
+              metavar="DURATION", help="Time between two samples of the server's memory and open files.")
+@click.option("--slice", "slice_seconds", type=Seconds(min=1), default=None, metavar="DURATION",
+              help="How long one target is fuzzed before the next is picked [default: duration/30, 5 to 30].")
 @server_options
 @config_file_option
-def soak(server: tuple[str, ...], duration: str, max_findings: int | None, checkpoint_path: str | None,
+def soak(server: tuple[str, ...], duration: float, max_findings: int | None, checkpoint_path: str | None,
          resume: bool, workers: int, checkpoint_every: float, ping_every: float, sample_every: float,
          slice_seconds: float | None, **options: Any) -> None:
     """Fuzz for a long time: `mcpfuzz soak [OPTIONS] -- CMD [ARGS]...` or `mcpfuzz soak [OPTIONS] URL`.
@@ -77,7 +57,7 @@ def soak(server: tuple[str, ...], duration: str, max_findings: int | None, check
     and pinged; a checkpoint, the transcripts and the reports are written every minute, so a job
     killed by its timeout still leaves them. Exit status as for `run`.
     """
-    total = parse_duration(duration)
+    total = duration
     config = build_config(server, total, options)
     if workers > 1 and config.http is not None and config.http.launch and not config.http.picks_port:
         raise click.UsageError("--workers with --launch would start every worker's server on the same port; tip: "

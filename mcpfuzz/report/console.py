@@ -25,6 +25,7 @@ from mcpfuzz.engine.events import (
 from mcpfuzz.engine.judge import counts_toward_fail_on, is_note
 from mcpfuzz.oracles.base import Severity
 from mcpfuzz.report.finding_console import SEVERITY_STYLE, FindingPrinter, Verbosity, message_head
+from mcpfuzz.report.plural import counted
 from mcpfuzz.report.time_split import never_called, time_split
 
 MAX_SKIPPED_LINES = 20  # a server may list thousands of tools: the header stays readable
@@ -41,6 +42,8 @@ class ConsoleReporter:
         # soft_wrap: long reproductions stay one copy-pasteable line, also when piped to a file.
         # No emoji codes: `template:notes://...` must not print a musical note.
         self.console = console or Console(highlight=False, soft_wrap=True, emoji=False)
+        # Errors go to stderr, apart from the run's account (which `--events -` moves to stderr as well).
+        self.errors = Console(highlight=False, soft_wrap=True, emoji=False, stderr=True)
         self.verbosity = verbosity
         self.findings = FindingPrinter(self.console, config.target, program, config.seed, verbosity)
         self._progress: Progress | None = None
@@ -84,7 +87,8 @@ class ConsoleReporter:
         tools = ", ".join(event.tools[:8]) + (f" (+{len(event.tools) - 8})" if len(event.tools) > 8 else "")
         started = f", startup {event.startup:.1f}s" if event.startup is not None else ""
         self._say(f"probe: [bold]{event.era}[/] era, protocol {event.protocol_version}, "
-                  f"server {escape(name)}{started}, {len(event.tools)} tools" + (f": {escape(tools)}" if tools else ""))
+                  f"server {escape(name)}{started}, {counted(len(event.tools), 'tool')}"
+                  + (f": {escape(tools)}" if tools else ""))
 
     def _on_TargetsPlanned(self, event: TargetsPlanned) -> None:
         self._call_targets = event.fuzzed
@@ -98,7 +102,7 @@ class ConsoleReporter:
                        if label.partition("/")[0] == kind]
             if self.verbosity is Verbosity.QUIET:
                 if skipped:
-                    self.console.print(f"  {len(skipped)} {kind}s skipped (the default output says why)",
+                    self.console.print(f"  {counted(len(skipped), kind)} skipped (the default output says why)",
                                        style="yellow")
                 continue
             for name, reason in skipped[:MAX_SKIPPED_LINES]:
@@ -126,7 +130,7 @@ class ConsoleReporter:
             self._progress.start()
             self._task = self._progress.add_task(event.name, total=event.total, found="")
         else:
-            self._say(f"{event.name}: {event.total} cases")
+            self._say(f"{event.name}: {counted(event.total, 'case')}")
 
     def _on_CaseDone(self, event: CaseDone) -> None:
         target = event.exchange.case.target
@@ -140,8 +144,9 @@ class ConsoleReporter:
             return
         elapsed = max(event.timestamp - self._phase_started, 1e-3)
         left = max(0.0, self._phase_seconds - elapsed)
-        self._progress.update(self._task, status=f"{self._phase_cases:,} cases · {self._phase_cases / elapsed:.0f}/s"
-                              f" · {escape(target)} · {left:.0f}s left · {self._found} findings so far")
+        self._progress.update(self._task, status=f"{counted(self._phase_cases, 'case', grouped=True)} · "
+                              f"{self._phase_cases / elapsed:.0f}/s · {escape(target)} · {left:.0f}s left · "
+                              f"{counted(self._found, 'finding')} so far")
 
     def _on_FindingFound(self, event: FindingFound) -> None:
         self._found += 1
@@ -154,6 +159,8 @@ class ConsoleReporter:
         line = f"[yellow]{event.level}:[/] {escape(event.message)}"
         if event.level == "info":
             self._say(line)  # remarks; warnings and errors are shown even with -q
+        elif event.level == "error":
+            self.errors.print(line)
         else:
             self.console.print(line)
 
@@ -162,8 +169,9 @@ class ConsoleReporter:
         finished = event.finished
         stats = finished.stats
         new = sum(1 for f in finished.findings if not f.known)
-        parts = [f"{_clock(stats.duration)}", f"{stats.cases:,} cases", f"{stats.frames_sent:,} frames",
-                 f"{len(finished.findings)} findings ({new} new)", f"{stats.restarts} restarts"]
+        parts = [f"{_clock(stats.duration)}", counted(stats.cases, "case", grouped=True),
+                 counted(stats.frames_sent, "frame", grouped=True),
+                 f"{counted(len(finished.findings), 'finding')} ({new} new)", counted(stats.restarts, "restart")]
         resources = stats.resources or {}
         server_rss = (resources.get("server_rss_mb") or {}).get("last")
         own_rss = (resources.get("mcpfuzz_rss_mb") or {}).get("last")
@@ -177,12 +185,16 @@ class ConsoleReporter:
     def _on_RunFinished(self, event: RunFinished) -> None:
         self._stop_progress()
         if event.error:
-            self.console.print(f"[bold red]error:[/] {escape(event.error)}")
+            self.errors.print(f"[bold red]error:[/] {escape(event.error)}")
+            if not event.findings and not event.stats.cases:
+                # Nothing was tested: a summary of zeros would read like a result.
+                self.errors.print("[bold red]ERROR[/]: the server could not be tested")
+                return
         # The server's own findings first; those its SDK ships apart, so the author sees at once what is theirs;
         # last the notes: findings that did not fail again on a fresh server, listed at no severity.
-        counted = [f for f in event.findings if not is_note(f)]
-        own = sorted((f for f in counted if f.upstream is None), key=lambda f: -f.severity)
-        inherited = sorted((f for f in counted if f.upstream is not None), key=lambda f: -f.severity)
+        judged = [f for f in event.findings if not is_note(f)]
+        own = sorted((f for f in judged if f.upstream is None), key=lambda f: -f.severity)
+        inherited = sorted((f for f in judged if f.upstream is not None), key=lambda f: -f.severity)
         notes = [f for f in event.findings if is_note(f)]
         number = 0
         for title, group in (("findings", own), ("from the SDK the server is built on", inherited),
@@ -203,11 +215,11 @@ class ConsoleReporter:
         self.console.rule("summary")
         self._print_targets(event)
         parts = [f"{counts.get(s, 0)} {s}" for s in sorted(Severity, reverse=True)]
-        noted = f" · {notes} notes (did not fail again on a fresh server)" if notes else ""
-        self.console.print(f"{len(event.findings) - notes} findings ({', '.join(parts)}){noted} · {stats.cases} cases "
-                           f"({stats.tool_calls} tool calls) · "
-                           f"{stats.frames_sent} frames · {stats.restarts} restarts · {stats.duration:.1f}s · "
-                           f"seed {self.config.seed}")
+        noted = f" · {counted(notes, 'note')} (did not fail again on a fresh server)" if notes else ""
+        self.console.print(f"{counted(len(event.findings) - notes, 'finding')} ({', '.join(parts)}){noted} · "
+                           f"{counted(stats.cases, 'case')} ({counted(stats.tool_calls, 'tool call')}) · "
+                           f"{counted(stats.frames_sent, 'frame')} · {counted(stats.restarts, 'restart')} · "
+                           f"{stats.duration:.1f}s · seed {self.config.seed}")
         if event.protocol_version:
             self.console.print(f"protocol {event.protocol_version} ({event.era} era)", style="dim")
         split = time_split(stats)
@@ -217,24 +229,27 @@ class ConsoleReporter:
         if never and not event.untested:
             self.console.print(f"{escape(never)} (raise --budget to call them)", style="yellow")
         if event.corpus_paths and self.config.corpus is not None:
-            self.console.print(f"corpus: {len(event.corpus_paths)} transcripts in {self.config.corpus} "
+            self.console.print(f"corpus: {counted(len(event.corpus_paths), 'transcript')} in {self.config.corpus} "
                                f"({escape(self.program)} replay {shlex.quote(str(self.config.corpus))})", style="dim")
         if event.stopped:
             self.console.print(f"stopped early: {event.stopped}", style="yellow")
         inherited = sum(1 for f in event.findings if f.upstream is not None)
         if inherited:
-            self.console.print(f"{inherited} of the findings are known behaviours of the server's SDK (marked, "
+            known = "is a known behaviour" if inherited == 1 else "are known behaviours"
+            self.console.print(f"{inherited} of the findings {known} of the server's SDK (marked, "
                                "with upstream links); they still count", style="dim")
         if accepted:
-            self.console.print(f"{accepted} findings accepted in the baseline (reported, not failing)", style="dim")
+            self.console.print(f"{counted(accepted, 'finding')} accepted in the baseline (reported, not failing)",
+                               style="dim")
         for entry in event.stale_baseline:
             self.console.print(f"[bold red]stale baseline entry[/]: {escape(entry)} no longer reproduces; remove it "
                                "from the baseline file (or write it again with `mcpfuzz baseline`)")
         if event.error:
-            self.console.print("[bold red]ERROR[/]: the server could not be tested")
+            self.errors.print("[bold red]ERROR[/]: the server could not be tested")
         elif failing or event.stale_baseline:
-            stale = f" and {len(event.stale_baseline)} stale baseline entries" if event.stale_baseline else ""
-            self.console.print(f"[bold red]FAILED[/]: {failing} findings at or above {self.config.fail_on}{stale}")
+            stale = f" and {counted(len(event.stale_baseline), 'stale baseline entry')}" if event.stale_baseline else ""
+            self.console.print(f"[bold red]FAILED[/]: {counted(failing, 'finding')} at or above "
+                               f"{self.config.fail_on}{stale}")
             if event.untested:
                 self.console.print(f"[bold yellow]and not fully tested[/]: {escape(event.untested)}")
         elif event.untested:
@@ -255,8 +270,9 @@ class ConsoleReporter:
         width = min(max(len(label) for label in self._call_targets), 40)
         shown = self._call_targets if self.verbosity is Verbosity.VERBOSE else self._call_targets[:MAX_TARGET_ROWS]
         for label in shown:
-            self.console.print(f"  {escape(label[:width]):<{width}}  {calls[label]:>6,} calls  "
-                               f"{found[label]} findings", style="dim")
+            called = "call " if calls[label] == 1 else "calls"  # padded: the counts stay in one column
+            self.console.print(f"  {escape(label[:width]):<{width}}  {calls[label]:>6,} {called}  "
+                               f"{counted(found[label], 'finding')}", style="dim")
         if len(shown) < len(self._call_targets):
             self.console.print(f"  ... and {len(self._call_targets) - len(shown)} more targets (-v lists them)",
                                style="dim")

@@ -11,6 +11,7 @@ from mcpfuzz.engine.lint_run import LintOutcome
 from mcpfuzz.lint.declarations import short
 from mcpfuzz.lint.model import LintSeverity, Problem
 from mcpfuzz.lint.registry import Rule, all_rules
+from mcpfuzz.report.plural import counted
 from mcpfuzz.report.sarif import SARIF_SCHEMA, SARIF_VERSION, information_uri, script_path
 
 LINT_REPORT_VERSION = 1
@@ -52,8 +53,8 @@ def lint_text(outcome: LintOutcome) -> str:
         return "\n".join(lines)
     found = counts(outcome.problems)
     era = f"{outcome.protocol_version} ({outcome.era})" if outcome.era else "no handshake"
-    lines.append(f"{outcome.server}: {era}; {found['error']} errors, {found['warning']} warnings, {found['info']} "
-                 f"info in {outcome.duration:.2f}s")
+    lines.append(f"{outcome.server}: {era}; {counted(found['error'], 'error')}, "
+                 f"{counted(found['warning'], 'warning')}, {found['info']} info in {outcome.duration:.2f}s")
     return "\n".join(lines)
 
 

@@ -1,0 +1,14 @@
+"""Counts in words a person reads: "1 finding", "2 findings", "1,204 cases"."""
+
+from __future__ import annotations
+
+# Nouns whose plural is not the noun with an "s".
+IRREGULAR = {"entry": "entries", "baseline entry": "baseline entries", "stale baseline entry": "stale baseline entries"}
+
+
+def counted(number: int, noun: str, *, grouped: bool = False) -> str:
+    """`number` and the noun, singular for exactly one; `grouped` writes thousands with commas."""
+    shown = f"{number:,}" if grouped else str(number)
+    if number == 1:
+        return f"{shown} {noun}"
+    return f"{shown} {IRREGULAR.get(noun, noun + 's')}"
