@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from mcpfuzz.corpus.redact import Redactor
 from mcpfuzz.corpus.store import CorpusError, CorpusStore
@@ -23,6 +24,7 @@ class CorpusWriter:
     emit: EventSink
     where: str = ""
     saved: set[str] = field(default_factory=set)  # fingerprints this run has written
+    written: set[Path] = field(default_factory=set)  # the transcripts this run wrote (not a regression to replay)
     problem: str = ""
 
     @classmethod
@@ -41,8 +43,10 @@ class CorpusWriter:
         if self.store is None or not findings:
             return {}
         try:
-            return save_findings(self.store, list(findings), command=self.target, seed=self.seed,
-                                 redactor=self.redactor, counted=self.saved)
+            paths = save_findings(self.store, list(findings), command=self.target, seed=self.seed,
+                                  redactor=self.redactor, counted=self.saved)
+            self.written.update(Path(path).resolve() for path in paths.values())
+            return paths
         except (OSError, CorpusError) as error:
             text = f"the corpus could not be written to {self.where}: {error}"
             if text != self.problem:

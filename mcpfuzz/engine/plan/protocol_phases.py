@@ -155,6 +155,8 @@ class RegressionPhase:
         replayables, broken = await anyio.to_thread.run_sync(load_replayables, [store.root])
         for outcome in broken:
             context.emit(Notice(f"corpus: {outcome.path.name} skipped: {outcome.reason}"))
+        # What this run found before the replay (the probe's findings, saved as found) is not a regression.
+        replayables = [r for r in replayables if r.path.resolve() not in context.corpus.written]
         if not replayables:
             return
         context.emit(PhaseStarted(PhaseName.REGRESSION, len(replayables)))
