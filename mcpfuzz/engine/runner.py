@@ -44,12 +44,13 @@ from mcpfuzz.engine.monitor.resources import Sample
 from mcpfuzz.engine.phases.call_phases import CallPhases
 from mcpfuzz.engine.phases.concurrent_calls import read_only_tool_calls
 from mcpfuzz.engine.phases.frame_fuzz import FRAME_SHARE, FrameFuzz, simplest_tool
-from mcpfuzz.engine.phases.hypothesis_bridge import prepare_hypothesis
+from mcpfuzz.engine.phases.hypothesis_bridge import HypothesisWarmup
 from mcpfuzz.engine.phases.lint_phase import lint, lint_findings
+from mcpfuzz.engine.phases.preparation import TargetPreparation
 from mcpfuzz.engine.phases.probe import ProbeResult, probe
 from mcpfuzz.engine.phases.search import PhaseStopped, SearchOptions, Verdict
 from mcpfuzz.engine.phases.target_kinds import TOOLS
-from mcpfuzz.engine.phases.targets import PlanLimits, Selection, TargetPlan, plan_targets, skip_reason, target_types
+from mcpfuzz.engine.phases.targets import Selection, TargetPlan, plan_targets, skip_reason, target_types
 from mcpfuzz.engine.redaction import RedactingSink
 from mcpfuzz.engine.replay import load_replayables, unusable_replay
 from mcpfuzz.engine.session.session import HarnessError, Session, SessionOptions
@@ -83,7 +84,6 @@ MAX_VERIFIED = 50
 HTTP_FIRST_ID = 900
 CANCEL_FIRST_ID = 960  # the cancellation and concurrency cases' ids, above the HTTP family's
 PILEUP_SECONDS = 4.0  # at most, for the burst of refused requests (about 1-2 s on the servers measured)
-PLANNING_SHARE = 0.2  # of the time left, at most, to prepare the targets' schemas
 # What the report says of a plain JSON-RPC 2.0 server (`--jsonrpc`) in place of an MCP era and version.
 PLAIN_ERA, PLAIN_VERSION = "jsonrpc", PLAIN_JSONRPC
 MCP_TRANSPORT_ORACLES = (OracleId.HTTP_STATUS, OracleId.SESSION_LEAK, OracleId.ORIGIN_CHECK)
@@ -114,6 +114,8 @@ class Run:
         self._sdk: SdkInfo | None = None
         self._store: CorpusStore | None = None
         self.shared: SharedHub | None = None  # --shared: this process's part in a search shared through Redis
+        self._warmup: HypothesisWarmup | None = None
+        self._preparation: TargetPreparation | None = None  # the targets prepared in the background from the probe
         if config.corpus is not None:
             try:
                 self._store = CorpusStore(config.corpus)
@@ -129,6 +131,7 @@ class Run:
                                                                                           config.budget * 0.1)
         self._verify_until = started + config.budget - min(2.0, config.budget * 0.05)
         self.emit(RunStarted(config.server_label, config.seed, config.oracles, config.budget, config.timeout))
+        self._warmup = HypothesisWarmup.start()  # Hypothesis' tables built while the server starts and is probed
         self._detect_sdk()
         options = SessionOptions(timeout=config.timeout, call_timeout=config.call_timeout, grace=config.grace,
                                  max_line=config.max_line,
@@ -173,6 +176,8 @@ class Run:
                                   " (it accepted the input but answered nothing mcpfuzz could use)\ntip: check that "
                                   "it is an MCP server and answers; raise --budget and --timeout for slow starters")
             group.cancel_scope.cancel()
+        if self._preparation is not None:
+            self._preparation.cancel()  # a run stopped (or without call phases) before its targets were ready
         if self._session is not None:
             self.stats.frames_sent = self._session.frames_sent
             self.stats.restarts = self._session.restarts
@@ -438,8 +443,17 @@ class Run:
         for exchange in self.probe.exchanges:
             self._judge(PhaseName.PROBE, exchange)
         uris = [r["uri"] for r in self.probe.declared.get(TargetKind.RESOURCE, []) if isinstance(r.get("uri"), str)]
+        self._prepare_targets()  # in the background, while the catalogue and lifecycle run
         return CatalogueContext(self.probe.era, self.probe.version, _first_tool(self.probe.tools, self._selection()),
                                 self.probe.capabilities, uris[0] if uris else None)
+
+    def _prepare_targets(self) -> TargetPreparation:
+        """The targets selected from what the probe listed, prepared in a background thread (started once)."""
+        if self._preparation is None:
+            assert self.probe is not None and self._warmup is not None
+            plan = plan_targets(self.probe.declared, self._selection(), seed=self.config.seed)
+            self._preparation = TargetPreparation.start(plan, self._warmup)
+        return self._preparation
 
     def _selection(self) -> Selection:
         """Which targets may be called: the include/exclude options and --read-only."""
@@ -485,14 +499,9 @@ class Run:
         """The targets to call (safety hints applied) and the two searches: frames, and calls of targets."""
         config = self.config
         assert self.probe is not None
-        await anyio.to_thread.run_sync(prepare_hypothesis)
-        # Planning (preflight draws per target) gets at most a fifth of the time left, in its own CPU time (a
-        # loaded machine must not skip targets): a server that lists thousands of tools must still be fuzzed,
-        # and Ctrl-C or the budget stops it between two targets.
-        limits = PlanLimits(self._left() * PLANNING_SHARE, anyio.from_thread.check_cancelled)
-        plan = await anyio.to_thread.run_sync(partial(
-            plan_targets, self.probe.declared, self._selection(),
-            seed=config.seed, limits=limits))
+        # Every selected target prepared (milliseconds each, mostly done while the catalogue ran); Ctrl-C or the
+        # budget stops the preparation with the run.
+        plan = await self._prepare_targets().finished()
         self.emit(TargetsPlanned(tuple(t.label for t in plan.targets), tuple(plan.skipped)))
         for warning in plan.warnings:
             self.emit(Notice(warning))
@@ -521,7 +530,7 @@ class Run:
                     await frames.fuzz(self._share(1.0))
                 return
             if PhaseName.COVERAGE in config.phases and config.shard.lead:  # deterministic: once per run
-                self.emit(PhaseStarted(PhaseName.COVERAGE, phases.coverage_size()))
+                self.emit(PhaseStarted(PhaseName.COVERAGE, await phases.planned_coverage_size()))
                 left_out = await phases.coverage(self._share(0.3))
                 if left_out:
                     self.emit(Notice(f"coverage: {left_out} calls left out to keep time for fuzzing; raise --budget "
@@ -591,7 +600,8 @@ class Run:
         where nothing tells which POST an answer belongs to."""
         if session.transport not in (TransportKind.STDIO, TransportKind.STREAMABLE_HTTP) or self.probe is None:
             return []
-        await anyio.to_thread.run_sync(prepare_hypothesis)
+        assert self._warmup is not None
+        await self._warmup.ready()
         tool_calls = await anyio.to_thread.run_sync(partial(
             read_only_tool_calls, self.probe.declared.get(TargetKind.TOOL, []), self._selection(), self.config.seed))
         builder = FrameBuilder(context.era, context.version, next_id=CANCEL_FIRST_ID)

@@ -19,14 +19,17 @@ from mcpfuzz.strategies.arguments.sites import MISSING, Site, get_at, set_at, sh
 MAX_ENUM_PAIRS = 64
 
 
-def coverage_calls(schema: ArgumentSchema, plain: list[dict], populated: list[dict], *,
+def coverage_calls(schema: ArgumentSchema, plain: list[dict], populated: list[dict], *, seed: int | None = None,
                    strict_types: bool = False) -> list[ArgumentCall]:
     """All coverage calls of one tool, valid ones first, each distinct.
 
     Each call changes one thing in the simplest valid arguments (plus the one optional field it
     needs), so a bug tied to one value is not masked by another (a hang on one enum value must not
-    swallow every other case).
+    swallow every other case). With a `seed`, a schema whose array bounds reuse drawn items gets a few
+    fully populated values drawn from it first (`populated` is then the simplest alone, as preflight gives).
     """
+    if seed is not None and samples_array_items(schema):
+        populated = schema.populated_samples(seed, (populated or plain)[0])
     simplest, full = plain[0], (populated or plain)[0]
     bases = _one_field_bases(schema, simplest, full)
     calls = [ArgumentCall(POSITIVE, simplest, "the simplest valid arguments"),
@@ -40,6 +43,12 @@ def coverage_calls(schema: ArgumentSchema, plain: list[dict], populated: list[di
     for call in calls:
         unique.setdefault(json.dumps(call.arguments, sort_keys=True) + call.kind, call)
     return list(unique.values())
+
+
+def samples_array_items(schema: ArgumentSchema) -> bool:
+    """Whether the boundaries reuse the array items of drawn values (an array bounded by minItems or maxItems):
+    only then are more fully populated values than the simplest drawn for `coverage_calls`."""
+    return any(isinstance(site.schema.get(rule), int) for site in schema.sites for rule in ("minItems", "maxItems"))
 
 
 def _one_field_bases(schema: ArgumentSchema, simplest: dict, full: dict) -> list[dict]:

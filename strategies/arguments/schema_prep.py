@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import copy
+import json
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,8 +126,36 @@ def check_size(schema: Any) -> None:
                             "exclude the tool with --exclude-tool, or give it fewer arguments")
 
 
+# Prepared schemas kept by their JSON text: servers often declare one schema for many tools, and checking a
+# schema against its dialect's meta-schema is most of preparing it (about 9 ms for 50 properties in 2020-12).
+PREPARED_CACHE_SIZE = 256
+_prepared: OrderedDict[str, PreparedSchema] = OrderedDict()
+_prepared_lock = threading.Lock()
+
+
 def prepare(schema: Any) -> PreparedSchema:
-    """Validate the schema and make the generator's copy (refs inlined, 2020-12 keywords translated)."""
+    """Validate the schema and make the generator's copy (refs inlined, 2020-12 keywords translated).
+
+    An equal schema prepared before gives the same PreparedSchema (it is never changed once made).
+    """
+    try:
+        key = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):
+        return _prepare(schema)
+    with _prepared_lock:
+        known = _prepared.get(key)
+        if known is not None:
+            _prepared.move_to_end(key)
+            return known
+    made = _prepare(schema)
+    with _prepared_lock:
+        _prepared[key] = made
+        if len(_prepared) > PREPARED_CACHE_SIZE:
+            _prepared.popitem(last=False)
+    return made
+
+
+def _prepare(schema: Any) -> PreparedSchema:
     check_numbers(schema)
     check_size(schema)
     validator = validator_for(schema)

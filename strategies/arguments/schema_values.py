@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 from hypothesis_jsonschema import _from_schema as _hjs
 from hypothesis_jsonschema import from_schema
-from mcpfuzz.strategies.arguments.compiled import compile_schema
+from mcpfuzz.strategies.arguments.compiled import ANNOTATIONS, compile_schema
 from mcpfuzz.strategies.arguments.formats import CUSTOM_FORMATS
 from mcpfuzz.strategies.arguments.schema_prep import PreparedSchema, SchemaProblem, all_required, prepare
 from mcpfuzz.strategies.arguments.sites import MISSING, Path, Site, delete_at, get_at, object_paths, set_at, sites
@@ -25,6 +25,8 @@ from mcpfuzz.strategies.short_repr import Kept
 
 # Below this share of accepted draws, a schema is reported as one mcpfuzz cannot fuzz well.
 MIN_ACCEPTED_SHARE = 0.25
+# Values a schema's check draws: pairs of (any valid value, a fully populated one), half this many, in one
+# Hypothesis run; and the fully populated values whose array items the coverage boundaries reuse.
 PREFLIGHT_DRAWS = 12
 # Sub-strategies kept by the memo below (a few per property of each tool's schema).
 STRATEGY_CACHE_SIZE = 4096
@@ -206,10 +208,32 @@ class ArgumentSchema:
         """Valid argument objects with every listed property present (where the schema allows it)."""
         return self._strategy(all_required(self.prepared.generation))
 
+    @cached_property
+    def exact(self) -> bool:
+        """Every value the strategies draw is valid by construction, so no draw is needed to learn that they
+        draw well: nothing was left to filtering, and each subschema is compiled, or is left to
+        hypothesis-jsonschema only as "any value" or as an `anyOf` of such subschemas (Optional[X] in pydantic)."""
+        return not self.prepared.notes and _exactly_drawn(self.prepared.generation)
+
     def preflight(self, seed: int) -> tuple[list[dict], list[dict]]:
-        """A few deterministic draws (plain, fully populated); SchemaProblem when the schema resists drawing."""
-        plain = draw_examples(self.positive, PREFLIGHT_DRAWS, seed)
-        populated = draw_examples(self.populated, PREFLIGHT_DRAWS // 2, seed) or plain
+        """([the simplest valid arguments], [the simplest with every listed property present]), from one
+        Hypothesis run; SchemaProblem when the schema resists drawing.
+
+        The first example of a run is the simplest (every choice its simplest), whatever the seed, so these are
+        the values earlier versions' first draws gave. A schema that is `exact` needs that one example; any other
+        is drawn PREFLIGHT_DRAWS times, which tells how many drawn values its validator rejects.
+        """
+        pairs: st.SearchStrategy[tuple[dict, dict]] = (
+            self.positive.map(lambda value: (value, value)) if self.populated.is_empty
+            else st.tuples(self.positive, self.populated))
+        count = 1 if self.exact else PREFLIGHT_DRAWS // 2
+        drawn = draw_examples(pairs, count, seed)
+        if not drawn and not self.populated.is_empty:
+            # No fully populated value is valid (as under a oneOf of exclusive members): the plain ones alone,
+            # judged on their own draws, and the simplest stands for a populated one too.
+            self.accepted, self.rejections = 0, Counter()
+            drawn = [(value, value) for value in draw_examples(self.positive, count, seed)]
+        plain, populated = [drawn[0][0]] if drawn else [], [drawn[0][1]] if drawn else []
         attempts = self.accepted + sum(self.rejections.values())
         if not plain:
             keyword = self.rejections.most_common(1)[0][0] if self.rejections else "type"
@@ -221,6 +245,11 @@ class ArgumentSchema:
                                 f"`{keyword}`", f"mcpfuzz cannot draw `{keyword}` well; simplify that part of "
                                 "the schema or exclude the tool with --exclude-tool")
         return plain, populated
+
+    def populated_samples(self, seed: int, simplest: dict) -> list[dict]:
+        """A few fully populated values, the first the simplest (`simplest` when none can be drawn), drawn from
+        `seed` as earlier versions' preflight drew them: the coverage boundaries reuse their array items."""
+        return draw_examples(self.populated, PREFLIGHT_DRAWS // 2, seed) or [simplest]
 
 
 def hypothesis_jsonschema_strategy(schema: Any) -> st.SearchStrategy[Any]:
@@ -244,6 +273,30 @@ def draw_examples(strategy: st.SearchStrategy[Any], count: int, seed: int) -> li
     with contextlib.suppress(HypothesisException):  # unsatisfiable: the caller sees too few values
         collect()
     return values
+
+
+def _exactly_drawn(schema: Any) -> bool:
+    """Whether the compiled strategy of `schema` draws valid values only (see ArgumentSchema.exact)."""
+    loose: list[Any] = []
+
+    def note(sub: Any) -> st.SearchStrategy[Any]:
+        loose.append(sub)
+        return st.nothing()
+
+    compile_schema(schema, note, CUSTOM_FORMATS)
+    return all(_any_value(sub) or _union_of_exact(sub) for sub in loose)
+
+
+def _any_value(schema: Any) -> bool:
+    return schema is True or isinstance(schema, dict) and not schema.keys() - ANNOTATIONS
+
+
+def _union_of_exact(schema: Any) -> bool:
+    """`anyOf` (beside annotations only) whose every branch is drawn exactly: any value drawn is valid."""
+    if not isinstance(schema, dict) or schema.keys() - ANNOTATIONS != {"anyOf"}:
+        return False
+    branches = schema["anyOf"]
+    return isinstance(branches, list) and bool(branches) and all(_exactly_drawn(branch) for branch in branches)
 
 
 def _memberwise(node: Any) -> bool:

@@ -137,7 +137,7 @@ class Soak(Run):
         self._fuzzers_running = (frames, phases)
         if lead and self.options.resume is None and PhaseName.COVERAGE in self.config.phases and plan.targets:
             # The schema's boundaries and enum values, once: deterministic calls that find a lot quickly.
-            self.emit(PhaseStarted(PhaseName.COVERAGE, phases.coverage_size()))
+            self.emit(PhaseStarted(PhaseName.COVERAGE, await phases.planned_coverage_size()))
             await phases.coverage(time.monotonic() + max(0.0, self._deadline - time.monotonic()) * COVERAGE_SHARE)
         names = self._targets(plan)
         if not names:
