@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import threading
 import time
 from pathlib import Path
@@ -13,6 +14,8 @@ import pytest
 from hypothesis import strategies as st
 from mcpfuzz.strategies.arguments.schema_prep import SchemaProblem
 
+from mcpfuzz.engine.config import RunConfig
+from mcpfuzz.engine.events import CaseDone, Event, TargetsPlanned
 from mcpfuzz.engine.phases.hypothesis_bridge import HypothesisWarmup
 from mcpfuzz.engine.phases.preparation import PreparationCancelled, TargetPreparation
 from mcpfuzz.engine.phases.search import SearchOptions, database_key, derive_seed, search
@@ -25,7 +28,9 @@ from mcpfuzz.engine.phases.targets import (
     register_target_type,
     target_types,
 )
+from mcpfuzz.engine.runner import run
 from mcpfuzz.jsonrpc.target_kind import TargetKind
+from mcpfuzz.oracles.base import all_oracles
 from tests.conftest import MCP_SERVER, run_cli
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 0, "maximum": 5}}, "required": ["n"]}
@@ -194,3 +199,25 @@ def test_a_prompt_named_like_a_tool_held_back_is_held_back_too() -> None:
     excluded = plan_targets({TargetKind.TOOL: [_tool("get")], TargetKind.PROMPT: [{"name": "get"}]},
                             Selection(exclude=("tool/get",)), seed=1)
     assert {t.label for t in excluded.targets} == set()
+
+
+SLOW_MANY_TOOLS = Path(__file__).resolve().parent / "servers" / "slow_many_tools.py"
+
+
+def test_a_slow_starting_server_with_thirty_tools_gets_every_tool_prepared_and_called() -> None:
+    """The server sleeps 3 s before answering and declares 30 tools: none is skipped, each gets its fuzz example.
+
+    One example per search and a budget no machine spends: the run ends on its own once every search has had its
+    example, so what is asserted is what happened, whatever the machine's speed.
+    """
+    events: list[Event] = []
+    config = RunConfig(command=[sys.executable, str(SLOW_MANY_TOOLS)], seed=1, timeout=10.0, budget=600,
+                       oracles=tuple(all_oracles()), phases=("probe", "fuzz"), max_examples=1, corpus=None,
+                       replay_corpus=False)
+    finished = anyio.run(run, config, events.append)
+    assert not finished.error and not finished.stopped and finished.findings == ()
+    planned = next(event for event in events if isinstance(event, TargetsPlanned))
+    tools = [f"tool/tool_{number:02d}" for number in range(30)]
+    assert list(planned.fuzzed) == tools and planned.skipped == ()
+    called = {event.exchange.case.target for event in events if isinstance(event, CaseDone) and event.phase == "fuzz"}
+    assert set(tools) <= called
