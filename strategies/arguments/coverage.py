@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
-from mcpfuzz.strategies.arguments.edges import edge_calls
+from mcpfuzz.strategies.arguments.edges import edge_calls, refused_edges
 from mcpfuzz.strategies.arguments.negative import negative_calls
 from mcpfuzz.strategies.arguments.schema_prep import enum_sample
 from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema
@@ -37,7 +37,7 @@ def coverage_calls(schema: ArgumentSchema, plain: list[dict], populated: list[di
     calls += _optional_fields(schema, simplest, full)
     calls += _enum_values(schema, simplest, full)
     calls += _boundaries(schema, bases, populated)
-    calls += _first_per_site(edge_calls(schema, base) for base in bases)
+    calls += _first_edge_per_site(schema, bases)
     calls += _first_per_site(negative_calls(schema, base, strict_types=strict_types) for base in bases)
     unique: dict[str, ArgumentCall] = {}
     for call in calls:
@@ -68,9 +68,26 @@ def _first_per_site(groups: Iterator[list[ArgumentCall]]) -> list[ArgumentCall]:
     chosen: dict[str, ArgumentCall] = {}
     for group in groups:
         for call in group:
-            head, _, _ = call.description.partition(" (")
-            chosen.setdefault(head, call)
+            chosen.setdefault(_head(call.description), call)
     return list(chosen.values())
+
+
+def _first_edge_per_site(schema: ArgumentSchema, bases: list[dict]) -> list[ArgumentCall]:
+    """`_first_per_site` of every base's edge calls, without validating an edge already placed on an earlier base
+    (an edge call's description is its head: which value, where), nor one its property refuses on any base; that
+    was most of a 30-property tool's coverage."""
+    chosen: dict[str, ArgumentCall] = {}
+    refused = refused_edges(schema)
+    for base in bases:
+        for call in edge_calls(schema, base, skip=lambda description: description in refused
+                               or _head(description) in chosen):
+            chosen.setdefault(_head(call.description), call)
+    return list(chosen.values())
+
+
+def _head(description: str) -> str:
+    """What a coverage call does and where, without the detail in parentheses."""
+    return description.partition(" (")[0]
 
 
 def _valid(schema: ArgumentSchema, arguments: dict | None, description: str) -> Iterator[ArgumentCall]:

@@ -92,6 +92,7 @@ class ArgumentSchema:
         self.accepted = 0
         self._parents: dict[Path, dict | None] = {}
         self._member_validators: dict[int, tuple[Any, Any]] = {}  # id(member schema) -> (it, its validator)
+        self._samples: dict[int, list[dict]] = {}  # seed -> fully populated values drawn from it
 
     def is_valid(self, value: Any) -> bool:
         """Valid under the original schema (2020-12 unless `$schema` says otherwise), formats included."""
@@ -216,24 +217,25 @@ class ArgumentSchema:
         return not self.prepared.notes and _exactly_drawn(self.prepared.generation)
 
     def preflight(self, seed: int) -> tuple[list[dict], list[dict]]:
-        """([the simplest valid arguments], [the simplest with every listed property present]), from one
-        Hypothesis run; SchemaProblem when the schema resists drawing.
+        """([the simplest valid arguments], [the simplest with every listed property present]); SchemaProblem when
+        the schema resists drawing.
 
-        The first example of a run is the simplest (every choice its simplest), whatever the seed, so these are
-        the values earlier versions' first draws gave. A schema that is `exact` needs that one example; any other
-        is drawn PREFLIGHT_DRAWS times, which tells how many drawn values its validator rejects.
+        The first example of a Hypothesis run is the simplest (every choice its simplest), whatever the seed. A
+        schema that is `exact` draws valid values only, so one run of one example gives both values. Any other
+        schema is drawn as before, PREFLIGHT_DRAWS values and half as many fully populated ones in two runs,
+        which tells how many drawn values its validator rejects (a pair in one run would give other values
+        whenever a fully populated value is rejected, since the pair goes with it).
         """
-        pairs: st.SearchStrategy[tuple[dict, dict]] = (
-            self.positive.map(lambda value: (value, value)) if self.populated.is_empty
-            else st.tuples(self.positive, self.populated))
-        count = 1 if self.exact else PREFLIGHT_DRAWS // 2
-        drawn = draw_examples(pairs, count, seed)
-        if not drawn and not self.populated.is_empty:
-            # No fully populated value is valid (as under a oneOf of exclusive members): the plain ones alone,
-            # judged on their own draws, and the simplest stands for a populated one too.
-            self.accepted, self.rejections = 0, Counter()
-            drawn = [(value, value) for value in draw_examples(self.positive, count, seed)]
-        plain, populated = [drawn[0][0]] if drawn else [], [drawn[0][1]] if drawn else []
+        if self.exact:
+            pairs: st.SearchStrategy[tuple[dict, dict]] = (
+                self.positive.map(lambda value: (value, value)) if self.populated.is_empty
+                else st.tuples(self.positive, self.populated))
+            drawn = draw_examples(pairs, 1, seed)
+            if drawn:
+                return [drawn[0][0]], [drawn[0][1]]
+        plain = draw_examples(self.positive, PREFLIGHT_DRAWS, seed)
+        populated = draw_examples(self.populated, PREFLIGHT_DRAWS // 2, seed)
+        self._samples[seed] = populated
         attempts = self.accepted + sum(self.rejections.values())
         if not plain:
             keyword = self.rejections.most_common(1)[0][0] if self.rejections else "type"
@@ -244,12 +246,14 @@ class ArgumentSchema:
             raise SchemaProblem(keyword, f"{sum(self.rejections.values())} of {attempts} drawn values broke "
                                 f"`{keyword}`", f"mcpfuzz cannot draw `{keyword}` well; simplify that part of "
                                 "the schema or exclude the tool with --exclude-tool")
-        return plain, populated
+        return plain[:1], (populated or plain)[:1]
 
     def populated_samples(self, seed: int, simplest: dict) -> list[dict]:
         """A few fully populated values, the first the simplest (`simplest` when none can be drawn), drawn from
         `seed` as earlier versions' preflight drew them: the coverage boundaries reuse their array items."""
-        return draw_examples(self.populated, PREFLIGHT_DRAWS // 2, seed) or [simplest]
+        if seed not in self._samples:
+            self._samples[seed] = draw_examples(self.populated, PREFLIGHT_DRAWS // 2, seed)
+        return self._samples[seed] or [simplest]
 
 
 def hypothesis_jsonschema_strategy(schema: Any) -> st.SearchStrategy[Any]:
@@ -284,7 +288,7 @@ def _exactly_drawn(schema: Any) -> bool:
         return st.nothing()
 
     compile_schema(schema, note, CUSTOM_FORMATS)
-    return all(_any_value(sub) or _union_of_exact(sub) for sub in loose)
+    return all(_any_value(sub) or _union_of_exact(sub) or _annotated(sub) for sub in loose)
 
 
 def _any_value(schema: Any) -> bool:
@@ -297,6 +301,17 @@ def _union_of_exact(schema: Any) -> bool:
         return False
     branches = schema["anyOf"]
     return isinstance(branches, list) and bool(branches) and all(_exactly_drawn(branch) for branch in branches)
+
+
+def _annotated(schema: Any) -> bool:
+    """`allOf` of one subschema drawn exactly and annotations (how 2020-12 `{"$ref": ..., "description": ...}`
+    is inlined): the same values as that subschema alone."""
+    if not isinstance(schema, dict) or schema.keys() - ANNOTATIONS != {"allOf"}:
+        return False
+    if not isinstance(schema["allOf"], list):
+        return False
+    constraining = [branch for branch in schema["allOf"] if not _any_value(branch)]
+    return len(constraining) == 1 and _exactly_drawn(constraining[0])
 
 
 def _memberwise(node: Any) -> bool:
