@@ -131,7 +131,7 @@ class Run:
                                                                                           config.budget * 0.1)
         self._verify_until = started + config.budget - min(2.0, config.budget * 0.05)
         self.emit(RunStarted(config.server_label, config.seed, config.oracles, config.budget, config.timeout))
-        self._warmup = HypothesisWarmup.start()  # Hypothesis' tables built while the server starts and is probed
+        self._hypothesis()  # Hypothesis' tables built in the background while the server starts and is probed
         self._detect_sdk()
         options = SessionOptions(timeout=config.timeout, call_timeout=config.call_timeout, grace=config.grace,
                                  max_line=config.max_line,
@@ -404,6 +404,7 @@ class Run:
             methods = await self._discover_methods(session)
         self.probe = ProbeResult(Era.LEGACY, PLAIN_VERSION, declared={TargetKind.METHOD: list(methods)})
         self.emit(ProbeDone(PLAIN_ERA, PLAIN_VERSION, {}, {}, ()))
+        self._prepare_targets()  # in the background, while the catalogue runs
         if self._store is not None and config.replay_corpus:
             await self._regression(session)
         if PhaseName.CATALOGUE in config.phases:
@@ -450,10 +451,16 @@ class Run:
     def _prepare_targets(self) -> TargetPreparation:
         """The targets selected from what the probe listed, prepared in a background thread (started once)."""
         if self._preparation is None:
-            assert self.probe is not None and self._warmup is not None
+            assert self.probe is not None
             plan = plan_targets(self.probe.declared, self._selection(), seed=self.config.seed)
-            self._preparation = TargetPreparation.start(plan, self._warmup)
+            self._preparation = TargetPreparation.start(plan, self._hypothesis())
         return self._preparation
+
+    def _hypothesis(self) -> HypothesisWarmup:
+        """The process's Hypothesis warm-up (started with the run)."""
+        if self._warmup is None:
+            self._warmup = HypothesisWarmup.start()
+        return self._warmup
 
     def _selection(self) -> Selection:
         """Which targets may be called: the include/exclude options and --read-only."""
@@ -600,10 +607,8 @@ class Run:
         where nothing tells which POST an answer belongs to."""
         if session.transport not in (TransportKind.STDIO, TransportKind.STREAMABLE_HTTP) or self.probe is None:
             return []
-        assert self._warmup is not None
-        await self._warmup.ready()
-        tool_calls = await anyio.to_thread.run_sync(partial(
-            read_only_tool_calls, self.probe.declared.get(TargetKind.TOOL, []), self._selection(), self.config.seed))
+        await self._hypothesis().ready()
+        tool_calls = await anyio.to_thread.run_sync(read_only_tool_calls, self._prepare_targets().plan.targets)
         builder = FrameBuilder(context.era, context.version, next_id=CANCEL_FIRST_ID)
         list_methods = [t.list_method for t in target_types().values()
                         if t.capability in context.capabilities and t.list_method is not None]
