@@ -242,3 +242,22 @@ def test_hypothesis_warms_up_in_the_background_once_per_process(tmp_path: Path) 
                           check=True)
     assert done.stdout.split() == ["True", "None"]
     assert {path.name for path in tmp_path.glob("unicode_data/*/*")} == {f"{name}.json.gz" for name in UNICODE_TABLES}
+
+
+def test_a_run_stopped_while_its_targets_are_prepared_stops_the_preparation() -> None:
+    """Ctrl-C or the end of the budget cancels the wait for the prepared plan: the preparing thread then stops
+    before its next target instead of preparing the rest."""
+    declared = {TargetKind.TOOL: [_tool(f"t{i}") for i in range(3)]}
+    warmup = HypothesisWarmup()  # not started: the preparing thread waits for it
+    preparation = TargetPreparation.start(plan_targets(declared, Selection(), seed=1), warmup)
+
+    async def stopped() -> bool:
+        with anyio.move_on_after(0.1) as scope:
+            await preparation.finished()
+        return scope.cancelled_caught
+
+    assert anyio.run(stopped)
+    warmup._run()  # the warm-up ends; the thread goes on to find itself cancelled
+    with pytest.raises(PreparationCancelled):
+        anyio.run(preparation.finished)
+    assert not any(target.prepared for target in preparation.plan.targets)
