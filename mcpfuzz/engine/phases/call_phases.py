@@ -15,7 +15,7 @@ from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.judge import FindingKey
 from mcpfuzz.engine.phases.hypothesis_bridge import check_deadline
 from mcpfuzz.engine.phases.search import Judge, PhaseStopped, SearchOptions, Verdict, search, to_raise
-from mcpfuzz.engine.phases.targets import CallTarget, Safety
+from mcpfuzz.engine.phases.targets import CallTarget, PreparedTarget, Safety
 from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.engine.session.windows import MAX_UNSETTLED, Unsettled, run_in_order
 from mcpfuzz.jsonrpc.exchange import Exchange
@@ -58,6 +58,8 @@ class CallPhases:
         self.calls = 0
         self._consumers: list[CallTarget] | None = None  # the targets that take ids, found before the sequences
         self._covering: dict[str, list[ArgumentCall]] = {}  # target label -> its coverage calls, made on first use
+        # Targets of an equal schema share one preparation, and so one list of schema coverage calls.
+        self._schema_covering: dict[int, tuple[PreparedTarget, list[ArgumentCall]]] = {}
         self._kind_planned: list[Case] | None = None
         self._unsettled: dict[str, Unsettled] = {}  # target label -> its windows sent back to be run alone
 
@@ -133,8 +135,11 @@ class CallPhases:
         if target.type.coverage_calls is not None:
             return target.type.coverage_calls(target.declaration)
         prepared = target.prepare()
-        return coverage_calls(prepared.schema, prepared.plain, prepared.populated, seed=target.seed,
-                              strict_types=self.strict_types)
+        shared = self._schema_covering.get(id(prepared))
+        if shared is None or shared[0] is not prepared:
+            shared = self._schema_covering[id(prepared)] = (prepared, coverage_calls(
+                prepared.schema, prepared.plain, prepared.populated, seed=target.seed, strict_types=self.strict_types))
+        return shared[1]
 
     # -- fuzz ----------------------------------------------------------------------------------
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -278,8 +280,34 @@ def _plan_kind(plan: TargetPlan, target_type: TargetType, declarations: list[dic
         plan.targets.append(CallTarget(target_type, name, declaration, target_type.safety(declaration), seed))
 
 
+# Preparations kept by schema and seed: a server may declare one schema for thousands of targets, which then
+# share one preparation (strategies are pure descriptions; the values drawn from one seed are the same).
+SHARED_PREPARATIONS = 1024
+_shared: OrderedDict[str, PreparedTarget | SchemaProblem] = OrderedDict()
+_shared_lock = threading.Lock()
+
+
 def _prepare(schema: object, seed: int) -> PreparedTarget | SchemaProblem:
-    """A target's schema checked and compiled and its simplest values drawn, or why that is impossible."""
+    """A target's schema checked and compiled and its simplest values drawn, or why that is impossible; the same
+    object for every target of an equal schema (prepared once while it stays among the last SHARED_PREPARATIONS)."""
+    try:
+        key = json.dumps([seed, schema], sort_keys=True)
+    except (TypeError, ValueError):
+        return _prepared_anew(schema, seed)
+    with _shared_lock:
+        known = _shared.get(key)
+        if known is not None:
+            _shared.move_to_end(key)
+            return known
+    prepared = _prepared_anew(schema, seed)
+    with _shared_lock:
+        prepared = _shared.setdefault(key, prepared)  # another thread's, had it prepared the same meanwhile
+        if len(_shared) > SHARED_PREPARATIONS:
+            _shared.popitem(last=False)
+    return prepared
+
+
+def _prepared_anew(schema: object, seed: int) -> PreparedTarget | SchemaProblem:
     try:
         arguments = ArgumentSchema(schema)
         plain, populated = arguments.preflight(seed)
