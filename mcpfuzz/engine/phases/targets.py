@@ -103,8 +103,9 @@ class CallTarget:
     """One target mcpfuzz calls: its declaration, and the schema its params are drawn from, prepared on first use.
 
     Preparing (the schema checked and compiled, its simplest values drawn: CPU work, milliseconds) happens once,
-    in whichever thread asks first; another thread asking meanwhile waits for it. Ask from a worker thread (the
-    Hypothesis thread, or `anyio.to_thread`), not on the event loop; `prepare_targets` prepares a whole plan.
+    in whichever thread asks first; another thread asking meanwhile waits for it, and targets of an equal schema
+    share one preparation. Ask from a worker thread (the Hypothesis thread, or `anyio.to_thread`), not on the
+    event loop; `prepare_targets` prepares a whole plan.
     """
 
     type: TargetType
@@ -124,7 +125,7 @@ class CallTarget:
                 if prepared is None:
                     prepared = self._prepared = _prepare(self.type.schema(self.declaration), self.seed)
         if isinstance(prepared, SchemaProblem):
-            raise prepared
+            raise prepared.with_traceback(None)  # one problem raised for every use: its traceback not piled up
         return prepared
 
     @property
