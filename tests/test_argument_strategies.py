@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
@@ -179,7 +180,7 @@ def test_coverage_hits_boundaries_enums_pairs_edges_and_negatives() -> None:
         "additionalProperties": False}
     arguments = ArgumentSchema(schema)
     plain, populated = arguments.preflight(1)
-    calls = coverage_calls(arguments, plain, populated)
+    calls = coverage_calls(arguments, plain, populated, seed=1)
     sent = [c.arguments for c in calls if c.kind == POSITIVE]
     assert all(arguments.is_valid(a) for a in sent)
     assert {a.get("kind") for a in sent} >= {"a", "b", "c"}
@@ -227,3 +228,113 @@ def test_a_one_element_array_for_a_number_is_a_strict_type_change_only(kind: str
 
     assert [1] not in sent(False) and [1, 2] in sent(False)
     assert [1] in sent(True)
+
+
+# -- preparing a target: one Hypothesis run, the same simplest values, a cheap meta-schema check ----------------
+
+OPTIONAL_TAGS = {"type": "object", "properties": {
+    "query": {"type": "string", "maxLength": 100, "title": "Query"},
+    "tags": {"anyOf": [{"type": "array", "items": {"type": "string"}, "maxItems": 5}, {"type": "null"}],
+             "default": None, "title": "Tags"}}, "required": ["query"], "title": "searchArguments"}
+DESCRIBED_REF = {"type": "object", "properties": {"at": {"$ref": "#/$defs/point", "description": "where"}},
+                 "required": ["at"], "$defs": {"point": {"type": "object", "properties": {
+                     "x": {"type": "integer"}, "y": {"type": "integer"}}, "required": ["x", "y"]}}}
+PATTERNED = {"type": "object", "properties": {"a": {"type": "string", "pattern": "^x[0-9]$"}}, "required": ["a"]}
+
+
+@pytest.mark.parametrize("schema", [SEARCH, TREE, OPTIONAL_TAGS, DESCRIBED_REF, PATTERNED,
+                                    {"type": "object", "properties": {"n": {"type": "number", "exclusiveMinimum": 2,
+                                                                            "multipleOf": 0.5}}}])
+def test_preflight_gives_the_values_the_first_draws_of_each_strategy_give(schema: dict) -> None:
+    """The preflight's values are the first of earlier versions' preflight draws (a run of each strategy); for a
+    schema drawn exactly, one run of one example gives them, the simplest, whatever the seed."""
+    arguments = ArgumentSchema(schema)
+    plain, populated = arguments.preflight(7)
+    assert plain == draw_examples(ArgumentSchema(schema).positive, 12, seed=7)[:1]
+    assert populated == draw_examples(ArgumentSchema(schema).populated, 6, seed=7)[:1]
+    if arguments.exact:
+        assert ArgumentSchema(schema).preflight(8) == (plain, populated)
+
+
+def test_a_schema_drawn_exactly_needs_one_example_and_the_others_are_judged_on_their_draws() -> None:
+    """Compiled shapes, "any value" extras, pydantic's Optional (anyOf with null) and a described $ref draw valid
+    values by construction: one example. Any other schema is drawn more, and a keyword left to filtering is
+    judged by its rejections."""
+    for schema in (SEARCH, OPTIONAL_TAGS, DESCRIBED_REF, {"type": "object", "properties": {"a": {}}}):
+        arguments = ArgumentSchema(schema)
+        arguments.preflight(1)
+        assert arguments.exact and arguments.accepted == 2 and not arguments.rejections
+    patterned = ArgumentSchema(PATTERNED)
+    patterned.preflight(1)
+    assert not patterned.exact and patterned.accepted == 18  # 12 plain values and 6 fully populated ones
+    filtered = ArgumentSchema({"type": "object", "unevaluatedProperties": False})  # extras drawn, then refused
+    with contextlib.suppress(SchemaProblem):
+        filtered.preflight(2)
+    assert not filtered.exact and filtered.rejections["unevaluatedProperties"] > 0
+
+
+def test_fully_populated_values_that_never_validate_leave_the_plain_ones() -> None:
+    """oneOf of exclusive members: every member present breaks it, so the simplest plain value stands for both."""
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+              "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}
+    plain, populated = ArgumentSchema(schema).preflight(1)
+    assert plain == populated and ArgumentSchema(schema).is_valid(plain[0])
+
+
+def test_coverage_draws_populated_samples_only_for_array_bounds_and_as_before() -> None:
+    """The coverage boundaries reuse array items of a few fully populated values, drawn from the seed as the
+    preflight drew them earlier; a schema without array bounds draws none."""
+    arguments = ArgumentSchema(SEARCH)
+    plain, populated = arguments.preflight(1)
+    samples = draw_examples(arguments.populated, 6, seed=1)
+    assert coverage_calls(arguments, plain, populated, seed=1) == coverage_calls(arguments, plain, samples)
+    small = ArgumentSchema({"type": "object", "properties": {"n": {"type": "integer", "maximum": 3}}})
+    drawn = small.accepted
+    small_plain, small_populated = small.preflight(1)
+    coverage_calls(small, small_plain, small_populated, seed=1)
+    assert small.accepted == drawn + 2  # the preflight's one pair, nothing more
+
+
+def test_edge_calls_placed_once_per_site_are_those_of_every_base() -> None:
+    """Coverage skips validating an edge value already placed on an earlier base, or refused by its property
+    whatever the base: the calls are the ones validating every edge on every base gives."""
+    from mcpfuzz.strategies.arguments.coverage import _first_edge_per_site, _first_per_site, _one_field_bases
+    from mcpfuzz.strategies.arguments.edges import edge_calls
+
+    for schema in (SEARCH, TREE, OPTIONAL_TAGS, DESCRIBED_REF):
+        arguments = ArgumentSchema(schema)
+        plain, populated = arguments.preflight(1)
+        bases = _one_field_bases(arguments, plain[0], populated[0])
+        every = _first_per_site(edge_calls(arguments, base) for base in bases)
+        assert _first_edge_per_site(arguments, bases) == every
+
+
+@pytest.mark.parametrize("schema", [
+    SEARCH, TREE, OPTIONAL_TAGS, {"anyOf": []}, {"properties": {"a": {"anyOf": [{"type": 1}]}}},
+    {"patternProperties": {"[": {}}}, {"$defs": {"x": {"enum": 3}}}, {"properties": {"a": {"pattern": "("}}},
+    {"$schema": "http://json-schema.org/draft-04/schema#", "properties": {"a": True}},
+    {"$schema": "http://json-schema.org/draft-07/schema#", "items": [{"type": "q"}]},
+    {"properties": {"a": {"properties": {"b": {"items": {"maxLength": "x"}}}}}}])
+def test_the_meta_schema_check_of_subschemas_one_by_one_agrees_with_jsonschema(schema: dict) -> None:
+    """Each distinct subschema checked once against the meta-schema: the same verdict as jsonschema's check of
+    the whole, and an invalid schema's message is jsonschema's own."""
+    from jsonschema.exceptions import SchemaError
+    from mcpfuzz.strategies.arguments.schema_prep import DIALECTS, dialect_of, validator_for
+
+    cls = DIALECTS[dialect_of(schema)]
+    try:
+        cls.check_schema(schema)
+        expected = None
+    except SchemaError as error:
+        expected = error.message
+    if expected is None:
+        validator_for(schema)
+    else:
+        with pytest.raises(SchemaProblem) as raised:
+            validator_for(schema)
+        assert expected in raised.value.message
+
+
+def test_an_equal_schema_is_prepared_once() -> None:
+    first, again = ArgumentSchema(json.loads(json.dumps(SEARCH))), ArgumentSchema(json.loads(json.dumps(SEARCH)))
+    assert first.prepared is again.prepared

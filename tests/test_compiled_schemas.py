@@ -218,3 +218,9 @@ def test_a_member_that_cannot_be_drawn_is_never_present() -> None:
     optional = {**required, "required": ["b"], "additionalProperties": False}
     drawn = draw_examples(compile_schema(optional, hypothesis_jsonschema_strategy, CUSTOM_FORMATS), 20, seed=1)
     assert len(drawn) == 20 and all(set(value) == {"b"} for value in drawn)
+
+
+def test_a_bound_of_minus_zero_is_zero() -> None:
+    """JSON has one zero: minimum 0.0 and maximum -0.0 hold 0 (Hypothesis alone finds no float between them)."""
+    schema = {"type": "number", "minimum": 0.0, "maximum": -0.0}
+    assert draw_examples(_compiled(schema), 5, seed=1) == [0.0]

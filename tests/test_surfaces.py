@@ -38,12 +38,13 @@ SURFACE_KINDS = ("resource/", "template/", "prompt/", "completion/")
 
 
 def run_collecting(command: list[str], *, phases: tuple[str, ...] = COVERAGE, budget: float = 30.0,
-                   protocol_version: str | None = None, exclude: tuple[str, ...] = ()) -> tuple[RunFinished,
-                                                                                              list[Event]]:
+                   protocol_version: str | None = None, exclude: tuple[str, ...] = (),
+                   max_examples: int | None = None) -> tuple[RunFinished, list[Event]]:
     """One run with every oracle, its events kept."""
     events: list[Event] = []
     config = RunConfig(command=command, seed=3, timeout=5.0, budget=budget, oracles=tuple(all_oracles()),
-                       protocol_version=protocol_version, phases=phases, exclude_targets=exclude)
+                       protocol_version=protocol_version, phases=phases, exclude_targets=exclude,
+                       max_examples=max_examples)
     finished = anyio.run(run, config, events.append)
     return finished, events
 
@@ -271,11 +272,17 @@ def _surface_findings(finished: RunFinished) -> set[tuple[str, str, str]]:
 def test_mcp_2x_surfaces_give_true_findings_only() -> None:
     """mcp 2.3.0 answers an unknown prompt with -32603; the spec says SHOULD -32602 (low)."""
     pytest.importorskip("mcp.server.mcpserver")
+    # One example per search and a budget no machine spends: the run ends once every search has had its example
+    # (about 10 s), however slow the machine, so every target gets its coverage calls and a fuzz example.
     finished, events = run_collecting([sys.executable, str(SDK_SERVERS / "sdk2_surface_server.py")],
-                                      phases=("probe", "coverage", "fuzz"), budget=12, exclude=SDK_TOOLS)
-    assert not finished.error and finished.era == "modern"
-    assert len({t.split("/")[0] for t in called_targets(events)} & {"resource", "template", "prompt",
-                                                                      "completion"}) == 4
+                                      phases=("probe", "coverage", "fuzz"), budget=300, exclude=SDK_TOOLS,
+                                      max_examples=1)
+    assert not finished.error and finished.era == "modern" and not finished.stopped
+    # Every declared target of every kind is prepared (only the excluded tools are skipped) and called.
+    planned = next(event for event in events if isinstance(event, TargetsPlanned))
+    assert {label for label, _ in planned.skipped} == set(SDK_TOOLS)
+    assert {label.split("/")[0] for label in planned.fuzzed} == {"resource", "template", "prompt", "completion"}
+    assert set(planned.fuzzed) <= called_targets(events)
     assert _surface_findings(finished) == {("invalid-params", "prompt/mcpfuzz-no-such-prompt", "low")}
 
 

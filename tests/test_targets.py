@@ -4,25 +4,36 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
 import time
 from pathlib import Path
 
 import anyio
 import pytest
 from hypothesis import strategies as st
+from mcpfuzz.strategies.arguments.schema_prep import SchemaProblem
 
+from mcpfuzz.engine.config import RunConfig
+from mcpfuzz.engine.events import CaseDone, Event, TargetsPlanned
+from mcpfuzz.engine.phases.hypothesis_bridge import UNICODE_TABLES, HypothesisWarmup
+from mcpfuzz.engine.phases.preparation import PreparationCancelled, TargetPreparation
 from mcpfuzz.engine.phases.search import SearchOptions, database_key, derive_seed, search
 from mcpfuzz.engine.phases.targets import (
-    NO_TIME,
-    PlanLimits,
     Safety,
     Selection,
     TargetType,
     plan_targets,
+    prepare_targets,
     register_target_type,
     target_types,
 )
+from mcpfuzz.engine.runner import run
 from mcpfuzz.jsonrpc.target_kind import TargetKind
+from mcpfuzz.oracles.base import all_oracles
 from tests.conftest import MCP_SERVER, run_cli
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 0, "maximum": 5}}, "required": ["n"]}
@@ -51,17 +62,64 @@ def test_targets_are_named_by_kind_and_risky_ones_wait_to_be_named() -> None:
 
 
 def test_a_machine_busy_elsewhere_does_not_skip_targets_for_lack_of_planning_time() -> None:
-    """Planning's share is its own CPU time: wall-clock stalls between targets (a loaded machine deschedules the
-    planning thread; here it sleeps) cost it nothing, so every target is prepared. Only the work counts."""
+    """Preparing has no time limit: a planning thread descheduled between targets (a loaded machine; here it
+    sleeps) still prepares every one of them, and none is skipped."""
     declared = {TargetKind.TOOL: [_tool(f"t{i}") for i in range(4)]}
-    plan = plan_targets(declared, Selection(), seed=1,
-                        limits=PlanLimits(cpu_seconds=0.5, check_cancelled=lambda: time.sleep(0.3)))
+    plan = prepare_targets(plan_targets(declared, Selection(), seed=1), check_cancelled=lambda: time.sleep(0.3))
     assert [t.label for t in plan.targets] == ["tool/t0", "tool/t1", "tool/t2", "tool/t3"]
+    assert all(t.prepared and t.plain == [{"n": 0}] for t in plan.targets)
     assert plan.skipped == [] and plan.warnings == []
-    # No CPU allowance at all: nothing is prepared, and the run says why.
-    plan = plan_targets(declared, Selection(), seed=1, limits=PlanLimits(cpu_seconds=0.0))
-    assert plan.targets == [] and {reason for _, reason in plan.skipped} == {NO_TIME}
-    assert "not prepared within the planning share of --budget" in plan.warnings[0]
+
+
+def test_selection_draws_nothing_and_a_target_prepares_itself_once_on_first_use() -> None:
+    """plan_targets only selects; the first use of a target's schema prepares it, once, whichever thread asks."""
+    plan = plan_targets({TargetKind.TOOL: [_tool("a"), _tool("b")]}, Selection(), seed=1)
+    assert [t.prepared for t in plan.targets] == [False, False]
+    target = plan.targets[0]
+    seen: list[object] = []
+    threads = [threading.Thread(target=lambda: seen.append(target.prepare())) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(seen) == 4 and all(prepared is seen[0] for prepared in seen)
+    assert target.schema is target.prepare().schema and target.populated == [{"n": 0}]
+    assert not plan.targets[1].prepared
+
+
+def test_a_schema_that_resists_drawing_is_skipped_with_its_reason_and_a_tip_when_prepared() -> None:
+    unsatisfiable = {"name": "never", "inputSchema": {"type": "object", "properties": {"n": {"type": "integer",
+                                                                                              "minimum": 5,
+                                                                                              "maximum": 1}},
+                                                      "required": ["n"]}}
+    plan = plan_targets({TargetKind.TOOL: [unsatisfiable, _tool("fine")]}, Selection(), seed=1)
+    assert [t.label for t in plan.targets] == ["tool/never", "tool/fine"] and plan.skipped == []
+    with pytest.raises(SchemaProblem):
+        plan.targets[0].prepare()
+    ready = prepare_targets(plan)
+    assert [t.label for t in ready.targets] == ["tool/fine"]
+    assert ready.skipped == [("tool/never", "cannot draw arguments: `type`")]
+    warning = ready.warnings[0]
+    assert warning.startswith("tool 'never': no valid arguments could be drawn") and "tip:" in warning
+
+
+def test_preparing_in_the_background_gives_the_plan_to_call_and_stops_when_cancelled() -> None:
+    declared = {TargetKind.TOOL: [_tool(f"t{i}") for i in range(3)]}
+
+    async def prepared() -> list[str]:
+        preparation = TargetPreparation.start(plan_targets(declared, Selection(), seed=1), HypothesisWarmup.start())
+        return [t.label for t in (await preparation.finished()).targets]
+
+    assert anyio.run(prepared) == ["tool/t0", "tool/t1", "tool/t2"]
+
+    async def cancelled() -> None:
+        preparation = TargetPreparation(plan_targets(declared, Selection(), seed=1), HypothesisWarmup.start())
+        preparation.cancel()
+        preparation._run()  # in this thread: it stops before the first target
+        await preparation.finished()
+
+    with pytest.raises(PreparationCancelled):
+        anyio.run(cancelled)
 
 
 def test_a_label_that_names_no_target_is_a_warning_that_lists_the_real_ones() -> None:
@@ -144,3 +202,62 @@ def test_a_prompt_named_like_a_tool_held_back_is_held_back_too() -> None:
     excluded = plan_targets({TargetKind.TOOL: [_tool("get")], TargetKind.PROMPT: [{"name": "get"}]},
                             Selection(exclude=("tool/get",)), seed=1)
     assert {t.label for t in excluded.targets} == set()
+
+
+SLOW_MANY_TOOLS = Path(__file__).resolve().parent / "servers" / "slow_many_tools.py"
+
+
+def test_a_slow_starting_server_with_thirty_tools_gets_every_tool_prepared_and_called() -> None:
+    """The server sleeps 3 s before answering and declares 30 tools: none is skipped, each gets its fuzz example.
+
+    One example per search and a budget no machine spends: the run ends on its own once every search has had its
+    example, so what is asserted is what happened, whatever the machine's speed.
+    """
+    events: list[Event] = []
+    config = RunConfig(command=[sys.executable, str(SLOW_MANY_TOOLS)], seed=1, timeout=10.0, budget=600,
+                       oracles=tuple(all_oracles()), phases=("probe", "fuzz"), max_examples=1, corpus=None,
+                       replay_corpus=False)
+    finished = anyio.run(run, config, events.append)
+    assert not finished.error and not finished.stopped and finished.findings == ()
+    planned = next(event for event in events if isinstance(event, TargetsPlanned))
+    tools = [f"tool/tool_{number:02d}" for number in range(30)]
+    assert list(planned.fuzzed) == tools and planned.skipped == ()
+    called = {event.exchange.case.target for event in events if isinstance(event, CaseDone) and event.phase == "fuzz"}
+    assert set(tools) <= called
+
+
+def test_hypothesis_warms_up_in_the_background_once_per_process(tmp_path: Path) -> None:
+    """On a fresh Hypothesis home the warm-up builds the Unicode tables in a thread of its own; a second run's
+    start() gets the same warm-up, and ready() is awaited without holding the event loop."""
+    script = textwrap.dedent("""
+        import anyio
+        from mcpfuzz.engine.phases.hypothesis_bridge import UNICODE_TABLES, HypothesisWarmup
+        warmup = HypothesisWarmup.start()
+        assert HypothesisWarmup.start() is warmup
+        anyio.run(warmup.ready)
+        print(warmup.is_ready, warmup.error)
+    """)
+    env = {**os.environ, "HYPOTHESIS_STORAGE_DIRECTORY": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300,
+                          check=True)
+    assert done.stdout.split() == ["True", "None"]
+    assert {path.name for path in tmp_path.glob("unicode_data/*/*")} == {f"{name}.json.gz" for name in UNICODE_TABLES}
+
+
+def test_a_run_stopped_while_its_targets_are_prepared_stops_the_preparation() -> None:
+    """Ctrl-C or the end of the budget cancels the wait for the prepared plan: the preparing thread then stops
+    before its next target instead of preparing the rest."""
+    declared = {TargetKind.TOOL: [_tool(f"t{i}") for i in range(3)]}
+    warmup = HypothesisWarmup()  # not started: the preparing thread waits for it
+    preparation = TargetPreparation.start(plan_targets(declared, Selection(), seed=1), warmup)
+
+    async def stopped() -> bool:
+        with anyio.move_on_after(0.1) as scope:
+            await preparation.finished()
+        return scope.cancelled_caught
+
+    assert anyio.run(stopped)
+    warmup._run()  # the warm-up ends; the thread goes on to find itself cancelled
+    with pytest.raises(PreparationCancelled):
+        anyio.run(preparation.finished)
+    assert not any(target.prepared for target in preparation.plan.targets)

@@ -37,6 +37,7 @@ class Run:
         config = context.config
         budget = context.budget
         context.emit(RunStarted(config.server_label, config.seed, config.oracles, config.budget, config.timeout))
+        context.hypothesis()  # its tables built in the background while the server starts and is probed
         _detect_sdk(context)
         if config.shared is not None:
             context.shared = await anyio.to_thread.run_sync(partial(
@@ -69,6 +70,8 @@ class Run:
                                      "use)\ntip: check that it is an MCP server and answers; raise --budget and "
                                      "--startup-timeout for slow starters")
             group.cancel_scope.cancel()
+        if context.preparation is not None:
+            context.preparation.cancel()  # a run stopped (or without call phases) before its targets were ready
         return finish(context, budget.started)
 
     async def _run_plan(self, session: Session) -> None:

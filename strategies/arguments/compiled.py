@@ -162,7 +162,9 @@ class _Compiler:
         if bounds is None:
             return None
         (low, low_open), (high, high_open) = bounds
-        low, high = (None if b is None else float(b) for b in (low, high))
+        # + 0.0: a bound of -0.0 is 0 (JSON has one zero); Hypothesis orders -0.0 below 0.0 and would find no
+        # float between a minimum of 0.0 and a maximum of -0.0.
+        low, high = (None if b is None else float(b) + 0.0 for b in (low, high))
         if low is not None and high is not None and (low > high or low == high and (low_open or high_open)):
             return st.nothing()
         # -0.0 is not a JSON number of its own: drawn as 0.0, as hypothesis-jsonschema does.

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
-from mcpfuzz.strategies.arguments.edges import edge_calls
+from mcpfuzz.strategies.arguments.edges import edge_calls, refused_edges
 from mcpfuzz.strategies.arguments.negative import negative_calls
 from mcpfuzz.strategies.arguments.schema_prep import enum_sample
 from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema
@@ -19,14 +19,17 @@ from mcpfuzz.strategies.arguments.sites import MISSING, Site, get_at, set_at, sh
 MAX_ENUM_PAIRS = 64
 
 
-def coverage_calls(schema: ArgumentSchema, plain: list[dict], populated: list[dict], *,
+def coverage_calls(schema: ArgumentSchema, plain: list[dict], populated: list[dict], *, seed: int | None = None,
                    strict_types: bool = False) -> list[ArgumentCall]:
     """All coverage calls of one tool, valid ones first, each distinct.
 
     Each call changes one thing in the simplest valid arguments (plus the one optional field it
     needs), so a bug tied to one value is not masked by another (a hang on one enum value must not
-    swallow every other case).
+    swallow every other case). With a `seed`, a schema whose array bounds reuse drawn items gets a few
+    fully populated values drawn from it first (`populated` is then the simplest alone, as preflight gives).
     """
+    if seed is not None and samples_array_items(schema):
+        populated = schema.populated_samples(seed, (populated or plain)[0])
     simplest, full = plain[0], (populated or plain)[0]
     bases = _one_field_bases(schema, simplest, full)
     calls = [ArgumentCall(POSITIVE, simplest, "the simplest valid arguments"),
@@ -34,12 +37,18 @@ def coverage_calls(schema: ArgumentSchema, plain: list[dict], populated: list[di
     calls += _optional_fields(schema, simplest, full)
     calls += _enum_values(schema, simplest, full)
     calls += _boundaries(schema, bases, populated)
-    calls += _first_per_site(edge_calls(schema, base) for base in bases)
+    calls += _first_edge_per_site(schema, bases)
     calls += _first_per_site(negative_calls(schema, base, strict_types=strict_types) for base in bases)
     unique: dict[str, ArgumentCall] = {}
     for call in calls:
         unique.setdefault(json.dumps(call.arguments, sort_keys=True) + call.kind, call)
     return list(unique.values())
+
+
+def samples_array_items(schema: ArgumentSchema) -> bool:
+    """Whether the boundaries reuse the array items of drawn values (an array bounded by minItems or maxItems):
+    only then are more fully populated values than the simplest drawn for `coverage_calls`."""
+    return any(isinstance(site.schema.get(rule), int) for site in schema.sites for rule in ("minItems", "maxItems"))
 
 
 def _one_field_bases(schema: ArgumentSchema, simplest: dict, full: dict) -> list[dict]:
@@ -59,9 +68,26 @@ def _first_per_site(groups: Iterator[list[ArgumentCall]]) -> list[ArgumentCall]:
     chosen: dict[str, ArgumentCall] = {}
     for group in groups:
         for call in group:
-            head, _, _ = call.description.partition(" (")
-            chosen.setdefault(head, call)
+            chosen.setdefault(_head(call.description), call)
     return list(chosen.values())
+
+
+def _first_edge_per_site(schema: ArgumentSchema, bases: list[dict]) -> list[ArgumentCall]:
+    """`_first_per_site` of every base's edge calls, without validating an edge already placed on an earlier base
+    (an edge call's description is its head: which value, where), nor one its property refuses on any base; that
+    was most of a 30-property tool's coverage."""
+    chosen: dict[str, ArgumentCall] = {}
+    refused = refused_edges(schema)
+    for base in bases:
+        for call in edge_calls(schema, base, skip=lambda description: description in refused
+                               or _head(description) in chosen):
+            chosen.setdefault(_head(call.description), call)
+    return list(chosen.values())
+
+
+def _head(description: str) -> str:
+    """What a coverage call does and where, without the detail in parentheses."""
+    return description.partition(" (")[0]
 
 
 def _valid(schema: ArgumentSchema, arguments: dict | None, description: str) -> Iterator[ArgumentCall]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from hypothesis import strategies as st
@@ -60,24 +61,40 @@ def _edges_for(site: Site) -> tuple[tuple[str, Any], ...]:
     return edges
 
 
+def edge_description(site: Site, label: str) -> str:
+    """What an edge call says it does: which edge value, where."""
+    return f"edge value: {label} at {site.pointer}"
+
+
 def edge_call(schema: Any, base: dict, site: Site, label: str, value: Any) -> ArgumentCall | None:
     """`base` (a valid value) with `value` at the site, when the schema still accepts it."""
     if get_at(base, site.path[:-1]) is MISSING and len(site.path) > 1:
         return None
     if schema.edit_errors(base, site.path, value) != []:  # None: the edit cannot be made
         return None
-    return ArgumentCall(POSITIVE, set_at(base, site.path, value), f"edge value: {label} at {site.pointer}")
+    return ArgumentCall(POSITIVE, set_at(base, site.path, value), edge_description(site, label))
 
 
-def edge_calls(schema: Any, base: dict) -> list[ArgumentCall]:
-    """Every edge value at every site of `base` that accepts it (deterministic, for the coverage phase)."""
+def edge_calls(schema: Any, base: dict, *, skip: Callable[[str], bool] = lambda description: False
+               ) -> list[ArgumentCall]:
+    """Every edge value at every site of `base` that accepts it (deterministic, for the coverage phase), but the
+    ones whose description `skip` names (a caller that already has them saves their validation)."""
     calls = []
     for site in schema.sites:
         for label, value in _edges_for(site):
+            if skip(edge_description(site, label)):
+                continue
             call = edge_call(schema, base, site, label, value)
             if call is not None:
                 calls.append(call)
     return calls
+
+
+def refused_edges(schema: Any) -> set[str]:
+    """The descriptions of the edge calls no base can make: the property's own schema refuses the value, and its
+    objects judge members one by one (`ArgumentSchema.member_accepts`), so no sibling changes that."""
+    return {edge_description(site, label) for site in schema.sites for label, value in _edges_for(site)
+            if schema.member_accepts(site.path, value) is False}
 
 
 EdgeCandidate = tuple[Site, str, Any]  # where, the edge value's label, the value

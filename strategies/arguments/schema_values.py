@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 from hypothesis_jsonschema import _from_schema as _hjs
 from hypothesis_jsonschema import from_schema
-from mcpfuzz.strategies.arguments.compiled import compile_schema
+from mcpfuzz.strategies.arguments.compiled import ANNOTATIONS, compile_schema
 from mcpfuzz.strategies.arguments.formats import CUSTOM_FORMATS
 from mcpfuzz.strategies.arguments.schema_prep import PreparedSchema, SchemaProblem, all_required, prepare
 from mcpfuzz.strategies.arguments.sites import MISSING, Path, Site, delete_at, get_at, object_paths, set_at, sites
@@ -25,6 +25,8 @@ from mcpfuzz.strategies.short_repr import Kept
 
 # Below this share of accepted draws, a schema is reported as one mcpfuzz cannot fuzz well.
 MIN_ACCEPTED_SHARE = 0.25
+# Values a schema's check draws: pairs of (any valid value, a fully populated one), half this many, in one
+# Hypothesis run; and the fully populated values whose array items the coverage boundaries reuse.
 PREFLIGHT_DRAWS = 12
 # Sub-strategies kept by the memo below (a few per property of each tool's schema).
 STRATEGY_CACHE_SIZE = 4096
@@ -90,6 +92,7 @@ class ArgumentSchema:
         self.accepted = 0
         self._parents: dict[Path, dict | None] = {}
         self._member_validators: dict[int, tuple[Any, Any]] = {}  # id(member schema) -> (it, its validator)
+        self._samples: dict[int, list[dict]] = {}  # seed -> fully populated values drawn from it
 
     def is_valid(self, value: Any) -> bool:
         """Valid under the original schema (2020-12 unless `$schema` says otherwise), formats included."""
@@ -206,10 +209,33 @@ class ArgumentSchema:
         """Valid argument objects with every listed property present (where the schema allows it)."""
         return self._strategy(all_required(self.prepared.generation))
 
+    @cached_property
+    def exact(self) -> bool:
+        """Every value the strategies draw is valid by construction, so no draw is needed to learn that they
+        draw well: nothing was left to filtering, and each subschema is compiled, or is left to
+        hypothesis-jsonschema only as "any value" or as an `anyOf` of such subschemas (Optional[X] in pydantic)."""
+        return not self.prepared.notes and _exactly_drawn(self.prepared.generation)
+
     def preflight(self, seed: int) -> tuple[list[dict], list[dict]]:
-        """A few deterministic draws (plain, fully populated); SchemaProblem when the schema resists drawing."""
+        """([the simplest valid arguments], [the simplest with every listed property present]); SchemaProblem when
+        the schema resists drawing.
+
+        The first example of a Hypothesis run is the simplest (every choice its simplest), whatever the seed. A
+        schema that is `exact` draws valid values only, so one run of one example gives both values. Any other
+        schema is drawn as before, PREFLIGHT_DRAWS values and half as many fully populated ones in two runs,
+        which tells how many drawn values its validator rejects (a pair in one run would give other values
+        whenever a fully populated value is rejected, since the pair goes with it).
+        """
+        if self.exact:
+            pairs: st.SearchStrategy[tuple[dict, dict]] = (
+                self.positive.map(lambda value: (value, value)) if self.populated.is_empty
+                else st.tuples(self.positive, self.populated))
+            drawn = draw_examples(pairs, 1, seed)
+            if drawn:
+                return [drawn[0][0]], [drawn[0][1]]
         plain = draw_examples(self.positive, PREFLIGHT_DRAWS, seed)
-        populated = draw_examples(self.populated, PREFLIGHT_DRAWS // 2, seed) or plain
+        populated = draw_examples(self.populated, PREFLIGHT_DRAWS // 2, seed)
+        self._samples[seed] = populated
         attempts = self.accepted + sum(self.rejections.values())
         if not plain:
             keyword = self.rejections.most_common(1)[0][0] if self.rejections else "type"
@@ -220,7 +246,14 @@ class ArgumentSchema:
             raise SchemaProblem(keyword, f"{sum(self.rejections.values())} of {attempts} drawn values broke "
                                 f"`{keyword}`", f"mcpfuzz cannot draw `{keyword}` well; simplify that part of "
                                 "the schema or exclude the tool with --exclude-tool")
-        return plain, populated
+        return plain[:1], (populated or plain)[:1]
+
+    def populated_samples(self, seed: int, simplest: dict) -> list[dict]:
+        """A few fully populated values, the first the simplest (`simplest` when none can be drawn), drawn from
+        `seed` as earlier versions' preflight drew them: the coverage boundaries reuse their array items."""
+        if seed not in self._samples:
+            self._samples[seed] = draw_examples(self.populated, PREFLIGHT_DRAWS // 2, seed)
+        return self._samples[seed] or [simplest]
 
 
 def hypothesis_jsonschema_strategy(schema: Any) -> st.SearchStrategy[Any]:
@@ -244,6 +277,41 @@ def draw_examples(strategy: st.SearchStrategy[Any], count: int, seed: int) -> li
     with contextlib.suppress(HypothesisException):  # unsatisfiable: the caller sees too few values
         collect()
     return values
+
+
+def _exactly_drawn(schema: Any) -> bool:
+    """Whether the compiled strategy of `schema` draws valid values only (see ArgumentSchema.exact)."""
+    loose: list[Any] = []
+
+    def note(sub: Any) -> st.SearchStrategy[Any]:
+        loose.append(sub)
+        return st.nothing()
+
+    compile_schema(schema, note, CUSTOM_FORMATS)
+    return all(_any_value(sub) or _union_of_exact(sub) or _annotated(sub) for sub in loose)
+
+
+def _any_value(schema: Any) -> bool:
+    return schema is True or isinstance(schema, dict) and not schema.keys() - ANNOTATIONS
+
+
+def _union_of_exact(schema: Any) -> bool:
+    """`anyOf` (beside annotations only) whose every branch is drawn exactly: any value drawn is valid."""
+    if not isinstance(schema, dict) or schema.keys() - ANNOTATIONS != {"anyOf"}:
+        return False
+    branches = schema["anyOf"]
+    return isinstance(branches, list) and bool(branches) and all(_exactly_drawn(branch) for branch in branches)
+
+
+def _annotated(schema: Any) -> bool:
+    """`allOf` of one subschema drawn exactly and annotations (how 2020-12 `{"$ref": ..., "description": ...}`
+    is inlined): the same values as that subschema alone."""
+    if not isinstance(schema, dict) or schema.keys() - ANNOTATIONS != {"allOf"}:
+        return False
+    if not isinstance(schema["allOf"], list):
+        return False
+    constraining = [branch for branch in schema["allOf"] if not _any_value(branch)]
+    return len(constraining) == 1 and _exactly_drawn(constraining[0])
 
 
 def _memberwise(node: Any) -> bool:

@@ -15,7 +15,7 @@ from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.judge import FindingKey
 from mcpfuzz.engine.phases.hypothesis_bridge import check_deadline
 from mcpfuzz.engine.phases.search import Judge, PhaseStopped, SearchOptions, Verdict, search, to_raise
-from mcpfuzz.engine.phases.targets import CallTarget, Safety
+from mcpfuzz.engine.phases.targets import CallTarget, PreparedTarget, Safety
 from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.engine.session.windows import MAX_UNSETTLED, Unsettled, run_in_order
 from mcpfuzz.jsonrpc.exchange import Exchange
@@ -56,8 +56,10 @@ class CallPhases:
         self.strict_types = strict_types
         self.builder = FrameBuilder(session.era or Era.LEGACY, session.version, next_id=CALL_FIRST_ID)
         self.calls = 0
-        self._consumers = [target for target in targets if takes_ids(target.schema)]
-        self._planned: list[tuple[CallTarget, ArgumentCall]] | None = None
+        self._consumers: list[CallTarget] | None = None  # the targets that take ids, found before the sequences
+        self._covering: dict[str, list[ArgumentCall]] = {}  # target label -> its coverage calls, made on first use
+        # Targets of an equal schema share one preparation, and so one list of schema coverage calls.
+        self._schema_covering: dict[int, tuple[PreparedTarget, list[ArgumentCall]]] = {}
         self._kind_planned: list[Case] | None = None
         self._unsettled: dict[str, Unsettled] = {}  # target label -> its windows sent back to be run alone
 
@@ -92,7 +94,7 @@ class CallPhases:
             except (HarnessError, ServerStartError) as error:
                 raise PhaseStopped(str(error)) from None
             self.judge(PhaseName.COVERAGE, exchange)
-        planned = self._coverage_plan()
+        planned = await anyio.to_thread.run_sync(self._coverage_plan)
         for index, (target, call) in enumerate(planned):
             if time.monotonic() >= deadline:
                 return len(planned) - index
@@ -100,8 +102,13 @@ class CallPhases:
         return 0
 
     def coverage_size(self) -> int:
-        """How many coverage calls there are (for the progress bar)."""
+        """How many coverage calls there are (for the progress bar; CPU work the first time, see
+        `planned_coverage_size`)."""
         return len(self._coverage_plan()) + len(self._kind_cases())
+
+    async def planned_coverage_size(self) -> int:
+        """`coverage_size`, its calls made in a worker thread (milliseconds per target, not on the event loop)."""
+        return await anyio.to_thread.run_sync(self.coverage_size)
 
     def _kind_cases(self) -> list[Case]:
         """Cases about a kind as a whole (a prompt or a URI that does not exist), once per kind with targets."""
@@ -113,16 +120,26 @@ class CallPhases:
         return self._kind_planned
 
     def _coverage_plan(self) -> list[tuple[CallTarget, ArgumentCall]]:
-        """Every target's coverage calls, computed once (each is validated against its schema)."""
-        if self._planned is None:
-            self._planned = [(t, c) for t in self.targets for c in self._coverage_of(t)]
-        return self._planned
+        """Every target's coverage calls, in order (CPU work: off the event loop)."""
+        return [(t, c) for t in self.targets for c in self._coverage_of(t)]
 
     def _coverage_of(self, target: CallTarget) -> list[ArgumentCall]:
-        """A target's coverage calls: its kind's own, or the boundaries and single-rule breaks of its schema."""
+        """A target's coverage calls, made once: its kind's own, or the boundaries and single-rule breaks of its
+        schema (each validated against it; CPU work, off the event loop)."""
+        calls = self._covering.get(target.label)
+        if calls is None:
+            calls = self._covering[target.label] = self._make_coverage(target)
+        return calls
+
+    def _make_coverage(self, target: CallTarget) -> list[ArgumentCall]:
         if target.type.coverage_calls is not None:
             return target.type.coverage_calls(target.declaration)
-        return coverage_calls(target.schema, target.plain, target.populated, strict_types=self.strict_types)
+        prepared = target.prepare()
+        shared = self._schema_covering.get(id(prepared))
+        if shared is None or shared[0] is not prepared:
+            shared = self._schema_covering[id(prepared)] = (prepared, coverage_calls(
+                prepared.schema, prepared.plain, prepared.populated, seed=target.seed, strict_types=self.strict_types))
+        return shared[1]
 
     # -- fuzz ----------------------------------------------------------------------------------
 
@@ -145,8 +162,7 @@ class CallPhases:
             return target.type.fuzz_calls(target.declaration)
         # The schema's own boundaries (bounds exactly, each enum value) as draws of their own: otherwise
         # hitting them depends on the constants Hypothesis happens to collect from loaded modules.
-        boundaries = [call for planned, call in self._coverage_plan() if planned is target]
-        return fuzz_calls(target.schema, boundaries, strict_types=self.strict_types)
+        return fuzz_calls(target.schema, self._coverage_of(target), strict_types=self.strict_types)
 
     async def fuzz_target(self, target: CallTarget, deadline: float, *, epoch: int = 0) -> None:
         """One target's search until the deadline (`epoch`: a soak's slice number, so slices differ)."""
@@ -154,9 +170,10 @@ class CallPhases:
         def body(calls: list[ArgumentCall], pursued: set[FindingKey]) -> Failure | None:
             return anyio.from_thread.run(self._call_batch, target, calls, pursued, deadline)
 
+        strategy = await anyio.to_thread.run_sync(self._strategy, target)  # its coverage calls made, off the loop
         self.session.patience_until = deadline  # a slow call is waited for until the target's share ends at most
         try:
-            await search(st.lists(self._strategy(target), min_size=1, max_size=BATCH), body, options=self.options,
+            await search(st.lists(strategy, min_size=1, max_size=BATCH), body, options=self.options,
                          name=target.seed_name, deadline=deadline, epoch=epoch,
                          database=target.database(self.options.database_root, self.options.server_label))
         finally:
@@ -213,11 +230,17 @@ class CallPhases:
         def body(data: Any, pursued: set[FindingKey]) -> Failure | None:
             return self._sequence(data, deadline, pursued)
 
+        if self._consumers is None:
+            self._consumers = await anyio.to_thread.run_sync(self._taking_ids)
         self.session.patience_until = deadline
         try:
             await search(st.data(), body, options=self.options, name=STATEFUL, deadline=deadline, epoch=epoch)
         finally:
             self.session.patience_until = None
+
+    def _taking_ids(self) -> list[CallTarget]:
+        """The targets with a parameter an id harvested from an earlier result may fill."""
+        return [target for target in self.targets if takes_ids(target.schema)]
 
     def _sequence(self, data: Any, deadline: float, pursued: set[FindingKey]) -> Failure | None:
         """One sequence (runs in the Hypothesis thread; calls go through the event loop)."""
@@ -239,8 +262,9 @@ class CallPhases:
                 history.append(exchange.case.data)
                 continue
             # Once results have given ids back, favour the targets that take ids (3 times in 4).
-            feed = pool and self._consumers and data.draw(st.integers(0, 3), label="feed") > 0
-            target = data.draw(st.sampled_from(self._consumers if feed else self.targets), label="tool")
+            consumers = self._consumers or []
+            feed = pool and consumers and data.draw(st.integers(0, 3), label="feed") > 0
+            target = data.draw(st.sampled_from(consumers if feed else self.targets), label="tool")
             arguments = data.draw(target.schema.positive, label="arguments")
             arguments = substitute(target.schema, arguments, pool, data)
             call = ArgumentCall(POSITIVE, arguments, f"step {step + 1} of a sequence")

@@ -5,34 +5,31 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcpfuzz.engine.phases.target_kinds import TOOLS, tool_safety
-from mcpfuzz.engine.phases.targets import Safety, Selection, skip_reason
+from mcpfuzz.engine.phases.targets import CallTarget, Safety
+from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.strategies.arguments.schema_prep import SchemaProblem
-from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema
 
 MAX_TOOLS = 2
 
 
-def read_only_tool_calls(tools: list[dict], selection: Selection, seed: int) -> list[tuple[str, dict[str, Any]]]:
-    """(tool, arguments) pairs for at most MAX_TOOLS tools annotated readOnlyHint: true and not left out by the
-    selection: the simplest valid arguments drawn and, when different, fully populated ones, each checked
-    against the inputSchema (CPU work: run it off the event loop).
+def read_only_tool_calls(targets: list[CallTarget]) -> list[tuple[str, dict[str, Any]]]:
+    """(tool, arguments) pairs for at most MAX_TOOLS of the selected tool targets annotated readOnlyHint: true:
+    the simplest valid arguments and, when different, fully populated ones, each checked against the inputSchema
+    (prepares those targets if they are not yet: CPU work, run it off the event loop).
 
     Only an explicit readOnlyHint counts: naming a tool with an include option lets it be called, not called
     many times at once, since a tool that changes state can change what the other requests answer.
     """
     calls: list[tuple[str, dict[str, Any]]] = []
-    chosen = [tool for tool in tools if tool_safety(tool) is Safety.READ_ONLY and skip_reason(TOOLS, tool, selection)
-              is None and isinstance(tool.get("inputSchema"), dict)]
-    for tool in chosen[:MAX_TOOLS]:
+    chosen = [target for target in targets if target.kind is TargetKind.TOOL and target.safety is Safety.READ_ONLY]
+    for target in chosen[:MAX_TOOLS]:
         try:
-            schema = ArgumentSchema(tool["inputSchema"])
-            plain, populated = schema.preflight(seed)
+            prepared = target.prepare()
         except SchemaProblem:
             continue
         distinct: dict[str, dict[str, Any]] = {}
-        for arguments in (plain[0], populated[0]):
-            if isinstance(arguments, dict) and schema.is_valid(arguments):
+        for arguments in (prepared.plain[0], prepared.populated[0]):
+            if isinstance(arguments, dict) and prepared.schema.is_valid(arguments):
                 distinct.setdefault(json.dumps(arguments, sort_keys=True), arguments)
-        calls += [(tool["name"], arguments) for arguments in distinct.values()]
+        calls += [(target.name, arguments) for arguments in distinct.values()]
     return calls

@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio.from_thread
 import anyio.to_thread
@@ -87,18 +88,81 @@ def build_unicode_tables(home: Path | None) -> bool:
 # would otherwise settle on ./.hypothesis. Only a path is set here; nothing is built or started.
 use_hypothesis_home()
 _prepared = False
+_preparing = threading.Lock()
 
 
 def prepare_hypothesis() -> None:
     """Before the first draw of a process: Hypothesis' home chosen and its Unicode tables built (once).
 
-    Called by the run before it plans targets (the first draws), never at import: importing the engine
-    starts no process.
+    Never at import: importing the engine starts no process. A run calls it through HypothesisWarmup, in the
+    background from its start.
     """
     global _prepared
-    if not _prepared:
-        build_unicode_tables(use_hypothesis_home())
-        _prepared = True
+    with _preparing:
+        if not _prepared:
+            build_unicode_tables(use_hypothesis_home())
+            _prepared = True
+
+
+def first_draw() -> None:
+    """One tiny Hypothesis run: what the first run of a process pays once (the Unicode tables read in, the
+    constants of loaded modules collected; about 50 ms) is paid here instead of by a target's first draw."""
+
+    @settings(database=None, max_examples=1, phases=[Phase.generate], deadline=None,
+              suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
+    @given(st.text(st.characters(codec="utf-8"), max_size=1))
+    def draw(_: str) -> None:
+        pass
+
+    draw()
+
+
+class HypothesisWarmup:
+    """Hypothesis made ready in a thread of its own from the start of a run, so that building its Unicode tables
+    (seconds, on a machine that never ran mcpfuzz) overlaps the probe and the catalogue.
+
+    `start()` at the start of a run; `await ready()` (or `wait()` in a worker thread) before the first draw.
+    One per process: a second run's `start()` gets the same one, ready at once.
+    """
+
+    _current: ClassVar[HypothesisWarmup | None] = None
+    _starting: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self) -> None:
+        self._done = threading.Event()
+        self.error: BaseException | None = None  # what stopped the warm-up (the first draw then pays for it)
+
+    @classmethod
+    def start(cls) -> HypothesisWarmup:
+        """The process's warm-up, started in a daemon thread unless it was started before."""
+        with cls._starting:
+            if cls._current is None:
+                cls._current = cls()
+                threading.Thread(target=cls._current._run, name="mcpfuzz-hypothesis-warmup", daemon=True).start()
+            return cls._current
+
+    def _run(self) -> None:
+        try:
+            prepare_hypothesis()
+            first_draw()
+        except Exception as error:  # never fatal: Hypothesis builds what it lacks at the first draw, as before
+            self.error = error
+        finally:
+            self._done.set()
+
+    @property
+    def is_ready(self) -> bool:
+        """Whether the warm-up is over."""
+        return self._done.is_set()
+
+    def wait(self) -> None:
+        """Block until the warm-up is over (from a worker thread, never the event loop)."""
+        self._done.wait()
+
+    async def ready(self) -> None:
+        """Wait until the warm-up is over without holding the event loop (cancellable: Ctrl-C, the budget)."""
+        if not self._done.is_set():
+            await anyio.to_thread.run_sync(self._done.wait, abandon_on_cancel=True)
 
 
 class OutOfTime(BaseException):

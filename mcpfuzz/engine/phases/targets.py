@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import math
-import time
+import json
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -87,17 +88,65 @@ def register_target_type(target_type: TargetType) -> TargetType:
     return target_type
 
 
-@dataclass
+@dataclass(frozen=True)
+class PreparedTarget:
+    """What a target's calls are drawn from: its schema, and its simplest valid arguments (plain, then with every
+    listed property present)."""
+
+    schema: ArgumentSchema
+    plain: list[dict]
+    populated: list[dict]
+
+
+@dataclass(eq=False)
 class CallTarget:
-    """One target mcpfuzz calls: its declaration, the schema its params are drawn from, valid values drawn up front."""
+    """One target mcpfuzz calls: its declaration, and the schema its params are drawn from, prepared on first use.
+
+    Preparing (the schema checked and compiled, its simplest values drawn: CPU work, milliseconds) happens once,
+    in whichever thread asks first; another thread asking meanwhile waits for it, and targets of an equal schema
+    share one preparation. Ask from a worker thread (the Hypothesis thread, or `anyio.to_thread`), not on the
+    event loop; `prepare_targets` prepares a whole plan.
+    """
 
     type: TargetType
     name: str
     declaration: dict
-    schema: ArgumentSchema
-    plain: list[dict]
-    populated: list[dict]
     safety: Safety = Safety.UNKNOWN
+    seed: int = 0  # the run's seed: the draws that depend on one (coverage's array items) use it
+    _prepared: PreparedTarget | SchemaProblem | None = field(default=None, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    def prepare(self) -> PreparedTarget:
+        """The target's schema and simplest values, prepared once; SchemaProblem when its params cannot be drawn."""
+        prepared = self._prepared
+        if prepared is None:
+            with self._lock:
+                prepared = self._prepared
+                if prepared is None:
+                    prepared = self._prepared = _prepare(self.type.schema(self.declaration), self.seed)
+        if isinstance(prepared, SchemaProblem):
+            raise prepared.with_traceback(None)  # one problem raised for every use: its traceback not piled up
+        return prepared
+
+    @property
+    def prepared(self) -> bool:
+        """Whether preparing is over (done, or found impossible): `prepare` then returns (or raises) at once."""
+        return self._prepared is not None
+
+    @property
+    def schema(self) -> ArgumentSchema:
+        """The schema its params are drawn from (prepares the target)."""
+        return self.prepare().schema
+
+    @property
+    def plain(self) -> list[dict]:
+        """[the simplest valid arguments] (prepares the target)."""
+        return self.prepare().plain
+
+    @property
+    def populated(self) -> list[dict]:
+        """[the simplest valid arguments with every listed property present] (prepares the target)."""
+        return self.prepare().populated
 
     @property
     def kind(self) -> TargetKind:
@@ -190,43 +239,22 @@ def _held_with_its_tool(kind: TargetKind, name: str, held_back: dict[str, str], 
             f"does; name it with --include-target {kind.label(name)} to call it")
 
 
-@dataclass(frozen=True)
-class PlanLimits:
-    """When planning must stop: an allowance of CPU seconds (targets not prepared within it are skipped) and a
-    cancellation check (Ctrl-C, SIGTERM, the end of --budget).
-
-    The allowance is the planning thread's own CPU time, not the wall clock: on a machine busy with other work
-    a few small schemas can take seconds of wall time, and that must not skip them; a server listing thousands
-    of tools still stops planning once the work itself has taken its share.
-    """
-
-    cpu_seconds: float = math.inf
-    check_cancelled: Callable[[], None] = lambda: None
-
-
-def plan_targets(declared: dict[TargetKind, list[dict]], selection: Selection, *, seed: int,
-                 limits: PlanLimits = PlanLimits()) -> TargetPlan:  # noqa: B008 (immutable default)
-    """Select the targets and prepare their schemas (CPU work: run it off the event loop)."""
+def plan_targets(declared: dict[TargetKind, list[dict]], selection: Selection, *, seed: int) -> TargetPlan:
+    """Select the targets to call: names, safety hints, the include and exclude options, prompts held back with
+    their tool, duplicates. Nothing is drawn (each target prepares itself on first use, see `prepare_targets`):
+    this takes microseconds per target and may run on the event loop."""
     plan = TargetPlan()
-    cpu_deadline = time.thread_time() + limits.cpu_seconds
     # Tools first: a prompt named like a tool held back (excluded, or annotated as risky) may do what the tool
     # does (mcp-server-fetch's `fetch` prompt fetches its URL), so it is held back with it.
     for kind, declarations in sorted(declared.items(), key=lambda item: item[0] is not TargetKind.TOOL):
         held_back = {label.partition("/")[2]: reason for label, reason in plan.skipped
-                     if label.startswith(f"{TargetKind.TOOL.value}/") and reason != NO_TIME}
-        _plan_kind(plan, target_types()[kind], declarations, selection, seed, limits, cpu_deadline, held_back)
-    late = sum(1 for _, reason in plan.skipped if reason == NO_TIME)
-    if late:
-        plan.warnings.append(f"{late} targets were not prepared within the planning share of --budget and are not "
-                             "called; raise --budget, or name fewer with --exclude-target")
+                     if label.startswith(f"{TargetKind.TOOL.value}/")}
+        _plan_kind(plan, target_types()[kind], declarations, selection, seed, held_back)
     return plan
 
 
-NO_TIME = "not prepared in time"
-
-
 def _plan_kind(plan: TargetPlan, target_type: TargetType, declarations: list[dict], selection: Selection,
-               seed: int, limits: PlanLimits, cpu_deadline: float, held_back: dict[str, str] | None = None) -> None:
+               seed: int, held_back: dict[str, str] | None = None) -> None:
     kind, prefix = target_type.kind, f"{target_type.kind.value}/"
     listed = {str(target_type.name_of(declaration)) for declaration in declarations}
     for option, labels in ((target_type.option, selection.include),
@@ -237,31 +265,75 @@ def _plan_kind(plan: TargetPlan, target_type: TargetType, declarations: list[dic
                                      f"server; its {kind.value}s are {', '.join(sorted(listed)) or '(none)'}")
     seen: set[str] = set()
     for declaration in declarations:
-        limits.check_cancelled()  # Ctrl-C, SIGTERM or the budget: stop planning now
         reason = skip_reason(target_type, declaration, selection)
         name = str(target_type.name_of(declaration))
         if reason is None and held_back:
             reason = _held_with_its_tool(kind, name, held_back, selection)
-        if reason is None and time.thread_time() >= cpu_deadline:
-            reason = NO_TIME
         if reason is None and name in seen:
             reason = "listed twice; the first listing is fuzzed"
         if reason is not None:
             plan.skipped.append((prefix + name, reason))
             continue
         seen.add(name)
-        schema = target_type.schema(declaration)
-        if not isinstance(schema, dict):
+        if not isinstance(target_type.schema(declaration), dict):
             plan.skipped.append((prefix + name, "it has no object inputSchema" if kind is TargetKind.TOOL
                                  else "its params cannot be drawn"))
             continue
+        plan.targets.append(CallTarget(target_type, name, declaration, target_type.safety(declaration), seed))
+
+
+# Preparations kept by schema and seed: a server may declare one schema for thousands of targets, which then
+# share one preparation (strategies are pure descriptions; the values drawn from one seed are the same).
+SHARED_PREPARATIONS = 1024
+_shared: OrderedDict[str, PreparedTarget | SchemaProblem] = OrderedDict()
+_shared_lock = threading.Lock()
+
+
+def _prepare(schema: object, seed: int) -> PreparedTarget | SchemaProblem:
+    """A target's schema checked and compiled and its simplest values drawn, or why that is impossible; the same
+    object for every target of an equal schema (prepared once while it stays among the last SHARED_PREPARATIONS)."""
+    try:
+        key = json.dumps([seed, schema], sort_keys=True)
+    except (TypeError, ValueError):
+        return _prepared_anew(schema, seed)
+    with _shared_lock:
+        known = _shared.get(key)
+        if known is not None:
+            _shared.move_to_end(key)
+            return known
+    prepared = _prepared_anew(schema, seed)
+    with _shared_lock:
+        prepared = _shared.setdefault(key, prepared)  # another thread's, had it prepared the same meanwhile
+        if len(_shared) > SHARED_PREPARATIONS:
+            _shared.popitem(last=False)
+    return prepared
+
+
+def _prepared_anew(schema: object, seed: int) -> PreparedTarget | SchemaProblem:
+    try:
+        arguments = ArgumentSchema(schema)
+        plain, populated = arguments.preflight(seed)
+    except SchemaProblem as problem:
+        return problem
+    return PreparedTarget(arguments, plain, populated)
+
+
+def prepare_targets(plan: TargetPlan, *, check_cancelled: Callable[[], None] = lambda: None) -> TargetPlan:
+    """Every target of `plan` prepared, in order (CPU work: run it off the event loop); the plan to call: the
+    targets whose params can be drawn, the others skipped with their reason and a warning that says how to fix it.
+
+    There is no time limit: a target takes milliseconds. `check_cancelled` (Ctrl-C, SIGTERM, the end of
+    --budget) is called before each target and stops preparing by raising.
+    """
+    ready = TargetPlan(skipped=list(plan.skipped), warnings=list(plan.warnings))
+    for target in plan.targets:
+        check_cancelled()
         try:
-            arguments = ArgumentSchema(schema)
-            plain, populated = arguments.preflight(seed)
+            target.prepare()
         except SchemaProblem as problem:
-            plan.skipped.append((prefix + name, f"cannot draw arguments: `{problem.keyword}`"))
-            plan.warnings.append(f"{kind.value} {name!r}: {problem.message} (keyword `{problem.keyword}`); tip: "
-                                 f"{problem.tip}")
+            ready.skipped.append((target.label, f"cannot draw arguments: `{problem.keyword}`"))
+            ready.warnings.append(f"{target.kind.value} {target.name!r}: {problem.message} (keyword "
+                                  f"`{problem.keyword}`); tip: {problem.tip}")
             continue
-        plan.targets.append(CallTarget(target_type, name, declaration, arguments, plain, populated,
-                                       target_type.safety(declaration)))
+        ready.targets.append(target)
+    return ready

@@ -23,6 +23,8 @@ from mcpfuzz.engine.judge import FindingSet, Verdict, observed_finding
 from mcpfuzz.engine.monitor.monitor import Monitor, MonitorOptions
 from mcpfuzz.engine.phases.call_phases import CallPhases
 from mcpfuzz.engine.phases.frame_fuzz import FrameFuzz
+from mcpfuzz.engine.phases.hypothesis_bridge import HypothesisWarmup
+from mcpfuzz.engine.phases.preparation import TargetPreparation
 from mcpfuzz.engine.phases.probe import ProbeResult
 from mcpfuzz.engine.phases.targets import Selection, TargetPlan
 from mcpfuzz.engine.plan.budget import Budget
@@ -69,8 +71,10 @@ class RunContext:
     session: Session | None = None
     monitor: Monitor | None = None
     probe: ProbeResult | None = None
-    targets: TargetPlan | None = None  # the call targets, once planned
-    searches: Searches | None = None  # the two searches over them, once planned
+    warmup: HypothesisWarmup | None = None  # Hypothesis' tables, made ready in the background from the run's start
+    preparation: TargetPreparation | None = None  # the selected targets, prepared in the background from the probe
+    targets: TargetPlan | None = None  # the call targets, once prepared
+    searches: Searches | None = None  # the two searches over them, once prepared
     sdk: SdkInfo | None = None
     shared: SharedHub | None = None  # --shared: this process's part in a search shared through Redis
     stopped: StopReason = StopReason.NONE
@@ -95,6 +99,12 @@ class RunContext:
                       monitor_options=MonitorOptions(sample_every=config.sample_every, ping_timeout=config.timeout))
         context.slow = SlowNotes(config.timeout, config.call_timeout, sink)
         return context
+
+    def hypothesis(self) -> HypothesisWarmup:
+        """The process's Hypothesis warm-up (started with the run)."""
+        if self.warmup is None:
+            self.warmup = HypothesisWarmup.start()
+        return self.warmup
 
     def selection(self) -> Selection:
         """Which targets may be called: the include/exclude options and --read-only."""

@@ -14,16 +14,23 @@ from mcpfuzz.engine.plan.protocol_phases import (
     RegressionPhase,
     VerifySoFarPhase,
 )
-from mcpfuzz.engine.plan.target_phases import CoveragePhase, FuzzPhase, PlanTargetsPhase, StatefulPhase
+from mcpfuzz.engine.plan.target_phases import (
+    CoveragePhase,
+    FuzzPhase,
+    PlanTargetsPhase,
+    StatefulPhase,
+    TargetsReadyPhase,
+)
 
 # What is done once per run, after the probe and before the calls (the soak runs it once per soak).
 PROTOCOL_PHASES: Plan = (LintPhase(), RegressionPhase(), BaselineReplayPhase(), CataloguePhase(), LifecyclePhase(),
                          VerifySoFarPhase())
-RUN_PLAN: Plan = (ProbePhase(), PlanTargetsPhase(), *PROTOCOL_PHASES, CoveragePhase(), FuzzPhase(), StatefulPhase())
+# The targets are selected right after the probe and prepared in the background until the call phases need them.
+TARGET_PHASES: Plan = (TargetsReadyPhase(), CoveragePhase(), FuzzPhase(), StatefulPhase())
+RUN_PLAN: Plan = (ProbePhase(), PlanTargetsPhase(), *PROTOCOL_PHASES, *TARGET_PHASES)
 # A worker of `run --workers N` other than the lead only searches: the rest is the lead's, once per run.
-WORKER_PLAN: Plan = (ProbePhase(), PlanTargetsPhase(), FuzzPhase(), StatefulPhase())
-JSONRPC_PLAN: Plan = (PlainProbePhase(), PlanTargetsPhase(), RegressionPhase(), PlainCataloguePhase(), CoveragePhase(),
-                      FuzzPhase(), StatefulPhase())
+WORKER_PLAN: Plan = (ProbePhase(), PlanTargetsPhase(), TargetsReadyPhase(), FuzzPhase(), StatefulPhase())
+JSONRPC_PLAN: Plan = (PlainProbePhase(), PlanTargetsPhase(), RegressionPhase(), PlainCataloguePhase(), *TARGET_PHASES)
 
 
 def plan_for(config: RunConfig) -> Plan:

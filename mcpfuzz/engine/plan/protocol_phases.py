@@ -7,7 +7,6 @@ import time
 from collections.abc import Iterable
 from contextlib import aclosing
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 import anyio
@@ -18,7 +17,6 @@ from mcpfuzz.engine.events import FindingFound, Notice, PhaseName, PhaseStarted,
 from mcpfuzz.engine.judge import received_lines
 from mcpfuzz.engine.monitor.pileup import check_session_pileup
 from mcpfuzz.engine.phases.concurrent_calls import read_only_tool_calls
-from mcpfuzz.engine.phases.hypothesis_bridge import prepare_hypothesis
 from mcpfuzz.engine.phases.lint_phase import lint, lint_findings
 from mcpfuzz.engine.phases.probe import probe
 from mcpfuzz.engine.phases.target_kinds import TOOLS
@@ -286,10 +284,9 @@ async def _multi_frame_cases(context: RunContext, session: Session, built: Catal
     where nothing tells which POST an answer belongs to."""
     if session.transport not in (TransportKind.STDIO, TransportKind.STREAMABLE_HTTP) or context.probe is None:
         return []
-    await anyio.to_thread.run_sync(prepare_hypothesis)
-    tool_calls = await anyio.to_thread.run_sync(partial(
-        read_only_tool_calls, context.probe.declared.get(TargetKind.TOOL, []), context.selection(),
-        context.config.seed))
+    await context.hypothesis().ready()
+    planned = context.preparation.plan.targets if context.preparation is not None else []
+    tool_calls = await anyio.to_thread.run_sync(read_only_tool_calls, planned)
     builder = FrameBuilder(built.era, built.version, next_id=CANCEL_FIRST_ID)
     list_methods = [t.list_method for t in target_types().values()
                     if t.capability in built.capabilities and t.list_method is not None]

@@ -4,30 +4,25 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from functools import partial
-
-import anyio
 
 from mcpfuzz.engine.config import CALL_PHASES
 from mcpfuzz.engine.events import Notice, PhaseName, PhaseStarted, TargetsPlanned
 from mcpfuzz.engine.phases.call_phases import CallPhases
 from mcpfuzz.engine.phases.frame_fuzz import FrameFuzz, simplest_tool
-from mcpfuzz.engine.phases.hypothesis_bridge import prepare_hypothesis
+from mcpfuzz.engine.phases.preparation import TargetPreparation
 from mcpfuzz.engine.phases.search import PhaseStopped, SearchOptions
-from mcpfuzz.engine.phases.targets import PlanLimits, TargetPlan, plan_targets
+from mcpfuzz.engine.phases.targets import TargetPlan, plan_targets
 from mcpfuzz.engine.plan.budget import COVERAGE_SHARE, FRAME_SHARE, FUZZ_SHARE
 from mcpfuzz.engine.plan.context import RunContext, Searches
 from mcpfuzz.engine.session.session import Session
 
-PLANNING_SHARE = 0.2  # of the time left, at most, to prepare the targets' schemas
 NO_TARGET = "no target to call"
 
 
 @dataclass(frozen=True)
 class PlanTargetsPhase:
-    """Which targets the call phases call (safety hints applied), and the two searches: frames, and calls.
-
-    Right after the probe, so that the budget can keep the calls' share from the start."""
+    """Which targets the call phases call (selection and safety hints, no draws), prepared from now on in the
+    background while the protocol phases run; the budget keeps the calls' share from here."""
 
     name: str = "plan"
 
@@ -37,14 +32,26 @@ class PlanTargetsPhase:
         return None
 
     async def run(self, context: RunContext, session: Session) -> None:
-        config = context.config
         assert context.probe is not None
-        await anyio.to_thread.run_sync(prepare_hypothesis)
-        # Planning (preflight draws per target) gets at most a fifth of the time left, in its own CPU time (a
-        # loaded machine must not skip targets), and Ctrl-C or the budget stops it between two targets.
-        limits = PlanLimits(context.budget.left() * PLANNING_SHARE, anyio.from_thread.check_cancelled)
-        plan = await anyio.to_thread.run_sync(partial(
-            plan_targets, context.probe.declared, context.selection(), seed=config.seed, limits=limits))
+        plan = plan_targets(context.probe.declared, context.selection(), seed=context.config.seed)
+        context.preparation = TargetPreparation.start(plan, context.hypothesis())
+        context.budget.reserve_calls(bool(plan.targets))
+
+
+@dataclass(frozen=True)
+class TargetsReadyPhase:
+    """The prepared targets (milliseconds each, mostly done while the protocol phases ran), told to the reports,
+    and the two searches over them: random frames, and calls of targets."""
+
+    name: str = "prepare"
+
+    def skip_reason(self, context: RunContext) -> str | None:
+        return None if context.preparation is not None else "nothing was planned"
+
+    async def run(self, context: RunContext, session: Session) -> None:
+        config = context.config
+        assert context.probe is not None and context.preparation is not None
+        plan = await context.preparation.finished()
         context.targets = plan
         context.emit(TargetsPlanned(tuple(t.label for t in plan.targets), tuple(plan.skipped)))
         for warning in plan.warnings:
@@ -57,7 +64,6 @@ class PlanTargetsPhase:
         calls = CallPhases(session, plan.targets, context.judge, options, strict_types=config.strict_types,
                            timeouts=config.target_timeouts)
         context.searches = Searches(frames, calls)
-        context.budget.reserve_calls(bool(plan.targets))
 
 
 def count_of(plan: TargetPlan, *, fuzzed: bool = False) -> str:
@@ -106,7 +112,7 @@ class CoveragePhase(_CallPhase):
         return _call_phase_skip(context, PhaseName.COVERAGE)
 
     async def calls(self, context: RunContext, searches: Searches, plan: TargetPlan) -> None:
-        context.emit(PhaseStarted(PhaseName.COVERAGE, searches.calls.coverage_size()))
+        context.emit(PhaseStarted(PhaseName.COVERAGE, await searches.calls.planned_coverage_size()))
         left_out = await searches.calls.coverage(context.budget.share(COVERAGE_SHARE))
         if left_out:
             context.emit(Notice(f"coverage: {left_out} calls left out to keep time for fuzzing; raise --budget "

@@ -32,7 +32,7 @@ from mcpfuzz.engine.plan.finishing import outcome
 from mcpfuzz.engine.plan.phase import Phase, Plan
 from mcpfuzz.engine.plan.plans import PROTOCOL_PHASES
 from mcpfuzz.engine.plan.protocol_phases import ProbePhase, VerifySoFarPhase
-from mcpfuzz.engine.plan.target_phases import PlanTargetsPhase
+from mcpfuzz.engine.plan.target_phases import PlanTargetsPhase, TargetsReadyPhase
 from mcpfuzz.engine.runner import Run
 from mcpfuzz.engine.session.session import Session
 from mcpfuzz.engine.session.tracking import BoundedDict
@@ -220,7 +220,7 @@ class SoakCoveragePhase:
     async def run(self, context: RunContext, session: Session) -> None:
         assert context.searches is not None
         calls = context.searches.calls
-        context.emit(PhaseStarted(PhaseName.COVERAGE, calls.coverage_size()))
+        context.emit(PhaseStarted(PhaseName.COVERAGE, await calls.planned_coverage_size()))
         try:
             await calls.coverage(context.budget.share(COVERAGE_SHARE))
         except PhaseStopped as error:
@@ -328,7 +328,8 @@ async def _loop(context: RunContext, state: SoakState, plan: TargetPlan, searche
 def soak_plan(state: SoakState) -> Plan:
     """A soak: the probe, the targets planned, what is done once per soak, coverage once, then the slices."""
     once = tuple(OncePerSoak(phase, state) for phase in PROTOCOL_PHASES if not isinstance(phase, VerifySoFarPhase))
-    return (ProbePhase(), PlanTargetsPhase(), *once, SoakCoveragePhase(state), SoakSlicesPhase(state))
+    return (ProbePhase(), PlanTargetsPhase(), *once, TargetsReadyPhase(), SoakCoveragePhase(state),
+            SoakSlicesPhase(state))
 
 
 class Soak:
