@@ -6,6 +6,7 @@ import time
 from collections.abc import Mapping
 from contextlib import aclosing
 from functools import partial
+from itertools import zip_longest
 from typing import Any
 
 import anyio.from_thread
@@ -120,8 +121,10 @@ class CallPhases:
         return self._kind_planned
 
     def _coverage_plan(self) -> list[tuple[CallTarget, ArgumentCall]]:
-        """Every target's coverage calls, in order (CPU work: off the event loop)."""
-        return [(t, c) for t in self.targets for c in self._coverage_of(t)]
+        """Every target's coverage calls, round by round: each target's first call, then each one's second, ...,
+        so that coverage cut short by its share still called every target (CPU work: off the event loop)."""
+        rounds = zip_longest(*([(target, call) for call in self._coverage_of(target)] for target in self.targets))
+        return [planned for calls in rounds for planned in calls if planned is not None]
 
     def _coverage_of(self, target: CallTarget) -> list[ArgumentCall]:
         """A target's coverage calls, made once: its kind's own, or the boundaries and single-rule breaks of its
