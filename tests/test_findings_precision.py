@@ -90,7 +90,7 @@ def test_a_finding_that_did_not_fail_again_is_a_note_that_never_fails_the_run(tm
     assert result.returncode == 0, result.stdout + result.stderr
     assert "NOTE method-not-found on method/unknown" in result.stdout
     assert "MEDIUM method-not-found" not in result.stdout
-    assert "0 findings (0 critical, 0 high, 0 medium, 0 low) · 1 notes" in result.stdout
+    assert "0 findings (0 critical, 0 high, 0 medium, 0 low) · 1 note " in result.stdout
     assert (tmp_path / "s.md").read_text().startswith("## mcpfuzz: passed")
     assert "<failure" not in (tmp_path / "r.xml").read_text()
     (result_entry,) = json.loads((tmp_path / "r.sarif").read_text())["runs"][0]["results"]

@@ -159,7 +159,8 @@ class StoppedRun:
 def wait_for_server(marker: str, process: subprocess.Popen[bytes], limit: float = 15) -> None:
     """Block until a server process with `marker` in its command line is running."""
     deadline = time.monotonic() + limit
-    while not processes_matching(marker):
+    # mcpfuzz's own command line names the server too: only another process is the server.
+    while not [found for found in processes_matching(marker) if found.pid != process.pid]:
         assert process.poll() is None, "mcpfuzz ended before the server started"
         assert time.monotonic() < deadline, "the server never started"
         time.sleep(0.05)

@@ -107,7 +107,7 @@ def test_a_run_executes_its_plan_in_order_and_says_why_each_skipped_phase_did_no
     plan = finished.stats.plan
     assert plan is not None
     assert {p["name"] for p in plan["phases"] if p["ran"]} >= {"probe", "plan", "catalogue", "fuzz"}
-    assert sum(p["share"] for p in plan["phases"]) <= 1.0
+    assert sum(p["share"] for p in plan["phases"]) <= 1.01  # each share is rounded1  # each share is rounded
     # Both tools were planned and called; the JSON report says so.
     assert plan["targets"]["planned"] == ["tool/echo", "tool/count"]
     assert plan["targets"]["not_called"] == [] and plan["targets"]["called"] == 2

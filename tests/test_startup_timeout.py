@@ -31,7 +31,8 @@ def test_a_server_that_starts_in_8s_is_fuzzed_with_the_default_options(tmp_path:
         assert result.returncode == 0, result.stdout + result.stderr
         data = json.loads(report.read_text())
         startup = data["stats"]["startup"]
-        assert startup["first_s"] >= 8.0, startup
+        # Timed from when the spawn returned: a loaded machine may return from it a little after the child began.
+        assert startup["first_s"] >= 7.0, startup
         assert data["stats"]["cases"] > 0 and not data["error"], data
         assert "startup " in result.stdout and "s, 2 tools" in result.stdout, result.stdout
         assert leftover_processes(str(server)) == []

@@ -27,15 +27,13 @@ class PlanTargetsPhase:
     name: str = "plan"
 
     def skip_reason(self, context: RunContext) -> str | None:
-        if not any(phase in context.config.phases for phase in CALL_PHASES):
-            return "no call phase in --phases"
-        return None
+        return None  # the catalogue calls read-only tools at once too, with or without the call phases
 
     async def run(self, context: RunContext, session: Session) -> None:
         assert context.probe is not None
         plan = plan_targets(context.probe.declared, context.selection(), seed=context.config.seed)
         context.preparation = TargetPreparation.start(plan, context.hypothesis())
-        context.budget.reserve_calls(bool(plan.targets))
+        context.budget.reserve_calls(bool(plan.targets) and _calls_wanted(context))
 
 
 @dataclass(frozen=True)
@@ -46,6 +44,8 @@ class TargetsReadyPhase:
     name: str = "prepare"
 
     def skip_reason(self, context: RunContext) -> str | None:
+        if not _calls_wanted(context):
+            return "no call phase in --phases"
         return None if context.preparation is not None else "nothing was planned"
 
     async def run(self, context: RunContext, session: Session) -> None:
@@ -64,6 +64,11 @@ class TargetsReadyPhase:
         calls = CallPhases(session, plan.targets, context.judge, options, strict_types=config.strict_types,
                            timeouts=config.target_timeouts)
         context.searches = Searches(frames, calls)
+
+
+def _calls_wanted(context: RunContext) -> bool:
+    """Whether any phase that calls targets was asked for."""
+    return any(phase in context.config.phases for phase in CALL_PHASES)
 
 
 def count_of(plan: TargetPlan, *, fuzzed: bool = False) -> str:

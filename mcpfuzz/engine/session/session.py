@@ -47,6 +47,9 @@ LOAD_REFUSALS = frozenset({429, 503})
 ALONE_AFTER_REFUSAL = 30.0
 
 
+STARTUP_MARGIN = 2.0  # a measured start may take this many times its median before the case's own time counts
+
+
 @dataclass
 class SessionOptions:
     """Timing and size limits of a session."""
@@ -218,7 +221,13 @@ class Session:
         be slow; --startup-timeout counts from its spawn, a standby's too)."""
         if self._asked_at is None or self._spawned_at is None or self._collector.first_answer is not None:
             return None
-        return self._spawned_at + self.options.startup_timeout
+        allowance = self.options.startup_timeout
+        if self.startup.median is not None:
+            # Once starts have been measured a new process is expected to answer within about that: a fresh case's
+            # own answer must not ride on the whole --startup-timeout (a tool slower than --call-timeout would
+            # never be a hang on a fresh server, so no such finding would reproduce).
+            allowance = min(allowance, STARTUP_MARGIN * self.startup.median + 1.0)
+        return self._spawned_at + allowance
 
     async def _answered(self) -> None:
         """After a case or the handshake: once the current process has answered, its start is measured (a cold
