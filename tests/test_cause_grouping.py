@@ -27,6 +27,7 @@ from mcpfuzz.oracles.base import Severity, all_oracles
 from mcpfuzz.oracles.crash_signature import crash_signature
 from mcpfuzz.oracles.templates import line_template
 from mcpfuzz.report.finding_console import FindingPrinter, occurrence_lines
+from mcpfuzz.report.triage import causes
 from mcpfuzz.transport.stdio_target import StdioTarget
 from tests.conftest import run_cli
 from tests.engine_runs import SERVERS, run_engine
@@ -266,3 +267,29 @@ def test_the_console_summarises_the_occurrences_of_a_cause() -> None:
     text = console.export_text()
     assert "GET /items/1 200" in text and "GET /items/2 200" not in text, text  # two lines shown, the rest counted
     assert "and 28 more lines of this template on 28 targets" in text, text
+
+
+# ---- triage: the report opens with one line per cause ----------------------------------------------------------
+
+
+def test_each_cause_is_one_triage_line_saying_where_the_fix_belongs() -> None:
+    sdk = replace(finding("tool/t0", upstream=ZOD), also_on=("tool/t1", "tool/t2"))
+    own = replace(finding("tool/own", oracle="no-crash", key="crash:x"), severity=Severity.CRITICAL,
+                  message="the server exited with status 1 after this frame\nstderr tail:\n...",
+                  stderr_tail="Traceback (most recent call last):\n  File \"a.py\", line 1, in f\nKeyError: 'x'")
+    first, second = causes([own, sdk])
+    assert first.describe() == "CRITICAL no-crash · 1 target · fix: server · the server exited with status 1 " \
+                               "after this frame: KeyError: 'x'"
+    assert second.fix == "SDK TypeScript SDK 1.17.0" and second.link == ZOD.link and second.targets == 3
+
+
+def test_the_console_and_the_html_report_open_with_the_causes(tmp_path: Path) -> None:
+    result = run_cli(["run", "--phases", "catalogue,coverage", "--html", "report.html", "--", *NOISY_SITES],
+                     cwd=tmp_path, timeout=120)
+    lines = result.stdout.splitlines()
+    opening = lines.index(next(line for line in lines if " causes " in line))
+    assert lines[opening + 1].startswith("1. HIGH stdout-clean · ") and "fix: server" in lines[opening + 1]
+    assert lines[opening + 2].startswith("2. HIGH stdout-clean · "), result.stdout
+    assert any(line.startswith("one finding per root cause: 2 causes seen ") for line in lines), result.stdout
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert page.index("Root causes (2)") < page.index("Findings by root cause (2)")
