@@ -253,7 +253,8 @@ def with_also_on(finding: Finding, also: tuple[str, ...]) -> Finding:
 
 def group_by_upstream(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
     """One SDK behaviour is one cause: findings of one oracle marked with the same known behaviour (the same SDK
-    row) on several targets become one, the worst (then the first) carrying it, the others in `also_on`.
+    row) on several targets become one, the worst that failed again (then the first) carrying it, the others in
+    `also_on`.
 
     The grouped findings' fingerprints stay in `grouped` (a baseline that accepted one of them still accepts it).
     """
@@ -274,7 +275,8 @@ def group_by_upstream(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
             result.append(item)
             continue
         members = groups[item]
-        lead = max(members, key=lambda f: f.severity)  # max keeps the first of equals
+        # A finding that failed again leads a note; then the worst; max keeps the first of equals.
+        lead = max(members, key=lambda f: (f.reproducible is not False, f.severity))
         if len(members) == 1:
             result.append(lead)
             continue
