@@ -10,13 +10,16 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import anyio
 from rich.console import Console
 
+from mcpfuzz.engine.baseline import Baseline, BaselineEntry
 from mcpfuzz.engine.events import Finding, Occurrence, Upstream
 from mcpfuzz.engine.judge import MAX_OCCURRENCES, FindingSet, group_by_upstream
+from mcpfuzz.engine.plan.finishing import apply_baseline
 from mcpfuzz.engine.session.session import Session, SessionOptions
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.exchange import Exchange, ProcessEnd
@@ -293,3 +296,16 @@ def test_the_console_and_the_html_report_open_with_the_causes(tmp_path: Path) ->
     assert any(line.startswith("one finding per root cause: 2 causes seen ") for line in lines), result.stdout
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert page.index("Root causes (2)") < page.index("Findings by root cause (2)")
+
+
+def test_a_baseline_that_accepted_a_grouped_finding_still_accepts_its_cause_and_does_not_call_it_stale() -> None:
+    tools = [finding(f"tool/t{n}", upstream=ZOD) for n in range(3)]
+    accepted = tools[2]  # a baseline written before grouping named this target's finding
+    entry = BaselineEntry(accepted.fingerprint, accepted.oracle, accepted.target, "medium", accepted.message,
+                          transcript={"frames": []})
+    notices: list[object] = []
+    context = SimpleNamespace(config=SimpleNamespace(baseline=Baseline((entry,))), probe=object(), stopped=False,
+                              stale=(), emit=notices.append)
+    (marked,) = apply_baseline(context, group_by_upstream(tuple(tools)))  # type: ignore[arg-type]
+    assert marked.baselined and marked.target == "tool/t0"
+    assert context.stale == () and notices == []
