@@ -283,8 +283,9 @@ def group_by_upstream(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
         others = [f for f in members if f is not lead]
         also = tuple(dict.fromkeys(t for f in members for t in (f.target, *f.also_on) if t != lead.target))
         occurrences = tuple(dict.fromkeys(o for f in (lead, *others) for o in f.occurrences))[:MAX_OCCURRENCES]
-        grouped = tuple(dict.fromkeys(g for f in others for g in (f.fingerprint, *f.grouped)))
-        merged = replace(lead, occurrences=occurrences, grouped=(*lead.grouped, *grouped),
+        grouped = tuple(dict.fromkeys(g for f in (lead, *others) for g in (f.fingerprint, *f.grouped)
+                                      if g != lead.fingerprint))
+        merged = replace(lead, occurrences=occurrences, grouped=grouped,
                          occurrence_count=sum(f.occurrence_count or 1 for f in members))
         result.append(with_also_on(merged, also))
     return tuple(result)
