@@ -246,7 +246,7 @@ class ConsoleReporter:
         if event.stopped:
             self.console.print(f"stopped early: {event.stopped}", style="yellow")
         places = sum(max(f.occurrence_count, 1) for f in event.findings)
-        if places > len(event.findings):
+        if places > len(event.findings) and self.verbosity is not Verbosity.QUIET:
             targets = len({t for f in event.findings for t in (f.target, *f.also_on)})
             self.console.print(f"one finding per root cause: {counted(len(event.findings), 'cause')} seen "
                                f"{places:,} times on {counted(targets, 'target')}", style="dim")
