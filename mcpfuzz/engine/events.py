@@ -78,6 +78,14 @@ class Upstream:
 
 
 @dataclass(frozen=True)
+class Occurrence:
+    """One place a finding's cause showed: the target (frame) and what it showed there (a noise line), if anything."""
+
+    target: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
 class Finding:
     """One distinct failure: the oracle, the case that tripped it, and the frames that reproduce it."""
 
@@ -109,14 +117,25 @@ class Finding:
     baselined: bool = field(default=False, compare=False)  # accepted in --baseline: reported, not failing
     upstream: Upstream | None = field(default=None, compare=False)  # a known behaviour of the server's SDK
     rule: str | None = None  # a lint finding's rule id (`SCHEMA-004`)
+    # Where the cause showed, in the order seen (bounded), and how many distinct places that was in all.
+    occurrences: tuple[Occurrence, ...] = field(default=(), compare=False)
+    occurrence_count: int = field(default=0, compare=False)
+    # Other oracles that failed on the same frame for the same cause (named in this finding, not listed apart).
+    also_judged: tuple[str, ...] = field(default=(), compare=False)
+    # Fingerprints of the findings grouped into this one (one SDK behaviour on many targets): still this cause.
+    grouped: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def fingerprint(self) -> str:
         """A short stable hash of what makes this failure distinct (a server-wide one: whichever frame showed it)."""
-        import hashlib
+        return fingerprint_of(self.oracle, "*" if self.server_wide else self.target, self.key)
 
-        text = f"{self.oracle}|{'*' if self.server_wide else self.target}|{self.key}"
-        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+def fingerprint_of(oracle: str, scope: str, key: str) -> str:
+    """The fingerprint of a finding filed under (oracle, scope, key): scope is its target, or `*` if server-wide."""
+    import hashlib
+
+    return hashlib.sha256(f"{oracle}|{scope}|{key}".encode()).hexdigest()[:12]
 
 
 @dataclass(frozen=True)

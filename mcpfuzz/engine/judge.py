@@ -1,16 +1,28 @@
-"""Turn oracle failures on an exchange into findings, one per distinct bug."""
+"""Turn oracle failures on an exchange into findings, one per root cause, each listing where the cause showed.
+
+A finding's identity is (oracle, scope, cause): the oracle, the target unless the cause is server-wide, and the
+failure's key, which names the cause (a crash signature, a noise line's template, a stderr line's template, a
+rule or code), never the text of its message.
+"""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from mcpfuzz.corpus.redact import Redactor
-from mcpfuzz.engine.events import Finding
+from mcpfuzz.engine.events import Finding, Occurrence, fingerprint_of
 from mcpfuzz.engine.redaction import redacted_exchange
 from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.oracles.base import Failure, Severity, run_checks
 
 MAX_LISTED_TARGETS = 6
+MAX_OCCURRENCES = 1000  # kept per finding (the JSON report lists them); more are counted, not kept
+MAX_COUNTED = 100_000  # distinct occurrences told apart per finding; past it every further one is counted
+# Oracles whose failure on a frame is a consequence of the frame's own rule being broken, not a cause of its own:
+# a fractional id answered as an integer (`1.5` as `1`) was served instead of refused (the frame's judge fails),
+# and the changed id is how that serving showed. Folded into the judge's finding, which names them.
+FOLDED_INTO_JUDGE = frozenset({OracleId.ID_PRESERVED.value})
 FindingKey = tuple[str, str, str]
 # One failure an oracle raised on an exchange, its key, and the finding when it is new to the run.
 Verdict = tuple[Failure, FindingKey, "Finding | None"]
@@ -56,7 +68,24 @@ def to_finding(failure: Failure, exchange: Exchange) -> Finding:
         target=case.target, case_title=case.title, expected=case.expect.describe(),
         frames=tuple(exchange.frames), received=received_lines(exchange), key=failure.key, tool=case.expect.tool,
         stderr_tail=exchange.crash.stderr_tail if exchange.crash else "", case=case, era=exchange.era.value,
-        protocol_version=exchange.protocol_version, server_wide=failure.server_wide)
+        protocol_version=exchange.protocol_version, server_wide=failure.server_wide,
+        also_judged=failure.also_judged, grouped=tuple(fingerprint_of(*key) for key in failure.folded))
+
+
+def fold_consequences(exchange: Exchange, failures: list[Failure]) -> list[Failure]:
+    """One frame, one cause: when the frame's own judge failed, the failures that follow from it (FOLDED_INTO_JUDGE)
+    are named in the judge's failure instead of standing as findings of their own."""
+    judge = exchange.case.expect.judge
+    ruling = next((f for f in failures if f.oracle == judge), None)
+    if ruling is None:
+        return failures
+    folded = [f for f in failures if f.oracle != judge and f.oracle in FOLDED_INTO_JUDGE]
+    if not folded:
+        return failures
+    ruling.also_judged = tuple(dict.fromkeys((*ruling.also_judged, *(f.oracle for f in folded))))
+    ruling.message += "".join(f"; {f.oracle} judged the same frame: {f.message}" for f in folded)
+    ruling.folded = (*ruling.folded, *(FindingSet.key_of(f, exchange) for f in folded))
+    return [f for f in failures if f not in folded]
 
 
 def observed_finding(failure: Failure, received: tuple[str, ...], era: str, version: str,
@@ -86,6 +115,9 @@ class FindingSet:
         key, message and received line is built from redacted text (redacted before it is cut, never after)."""
         self._by_key: dict[FindingKey, Finding] = {}
         self._also: dict[FindingKey, list[str]] = {}
+        self._occurrences: dict[FindingKey, dict[Occurrence, None]] = {}
+        self._seen: dict[FindingKey, set[Occurrence]] = {}  # for counting distinct occurrences (bounded)
+        self._counts: dict[FindingKey, int] = {}
         self._redactor = redactor
 
     @staticmethod
@@ -97,6 +129,7 @@ class FindingSet:
         """Record a failure; return the finding when it is new (a smaller repeat becomes the reproducer)."""
         target = exchange.case.target
         key = self.key_of(failure, exchange)
+        self._occurred(key, Occurrence(target, failure.detail))
         known = self._by_key.get(key)
         if known is not None:
             if failure.severity > known.severity:
@@ -117,6 +150,18 @@ class FindingSet:
         self._by_key[key] = finding
         return finding
 
+    def _occurred(self, key: FindingKey, occurrence: Occurrence) -> None:
+        """Count an occurrence of a cause (once per distinct place) and keep the first MAX_OCCURRENCES."""
+        seen = self._seen.setdefault(key, set())
+        if occurrence in seen:
+            return
+        if len(seen) < MAX_COUNTED:
+            seen.add(occurrence)
+        self._counts[key] = self._counts.get(key, 0) + 1
+        kept = self._occurrences.setdefault(key, {})
+        if len(kept) < MAX_OCCURRENCES:
+            kept[occurrence] = None
+
     def add_observed(self, finding: Finding) -> Finding | None:
         """Record a finding observed over the run (keyed as server-wide); return it when it is new."""
         key = finding_key(finding)
@@ -127,11 +172,16 @@ class FindingSet:
 
     def restore(self, key: FindingKey, finding: Finding) -> None:
         """Put back a finding of an earlier session (a resumed soak): its repeats are not new."""
+        if key not in self._by_key:
+            for occurrence in finding.occurrences:
+                self._occurred(key, occurrence)
         self._by_key.setdefault(key, finding)
 
     def merge(self, finding: Finding) -> Finding | None:
         """Add another worker's finding; the smaller reproducer of two wins. Returns it when it is new."""
         key = finding_key(finding)
+        for occurrence in finding.occurrences:
+            self._occurred(key, occurrence)
         known = self._by_key.get(key)
         if known is None:
             self._by_key[key] = finding
@@ -153,6 +203,8 @@ class FindingSet:
         failures = list(run_checks(exchange, oracles))
         if failures and self._redactor is not None:
             exchange, failures = self._judged_redacted(exchange, failures)
+        if len(failures) > 1:
+            failures = fold_consequences(exchange, failures)
         return [(failure, self.key_of(failure, exchange), self.add(failure, exchange)) for failure in failures]
 
     def _judged_redacted(self, exchange: Exchange, failures: list[Failure]) -> tuple[Exchange, list[Failure]]:
@@ -176,14 +228,64 @@ class FindingSet:
                 return
 
     def all(self) -> list[Finding]:
-        """Every distinct finding, naming the other targets where it was seen too."""
+        """Every distinct finding, naming the other targets where it was seen too, with its occurrences."""
         result = []
         for key, finding in self._by_key.items():
+            kept = self._occurrences.get(key)
+            if kept:
+                finding = replace(finding, occurrences=tuple(kept), occurrence_count=self._counts.get(key, len(kept)))
             also = self._also.get(key)
             if also:
-                listed = ", ".join(also[:MAX_LISTED_TARGETS])
-                more = f" and {len(also) - MAX_LISTED_TARGETS} more" if len(also) > MAX_LISTED_TARGETS else ""
-                finding = replace(finding, message=f"{finding.message} (also on {listed}{more})",
-                                  also_on=tuple(also))
+                finding = with_also_on(finding, tuple(also))
             result.append(finding)
         return result
+
+
+def with_also_on(finding: Finding, also: tuple[str, ...]) -> Finding:
+    """The finding naming the other targets its cause showed on (in `also_on`, and briefly in its message)."""
+    listed = ", ".join(also[:MAX_LISTED_TARGETS])
+    more = f" and {len(also) - MAX_LISTED_TARGETS} more" if len(also) > MAX_LISTED_TARGETS else ""
+    message = finding.message
+    if finding.also_on:  # named already: the list is said again, whole
+        message = message.rsplit(" (also on ", 1)[0]
+    return replace(finding, message=f"{message} (also on {listed}{more})", also_on=also)
+
+
+def group_by_upstream(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+    """One SDK behaviour is one cause: findings of one oracle marked with the same known behaviour (the same SDK
+    row) on several targets become one, the worst that failed again (then the first) carrying it, the others in
+    `also_on`.
+
+    The grouped findings' fingerprints stay in `grouped` (a baseline that accepted one of them still accepts it).
+    """
+    groups: dict[tuple[str, str, str], list[Finding]] = {}
+    order: list[tuple[str, str, str] | Finding] = []
+    for finding in findings:
+        upstream = finding.upstream
+        if upstream is None or finding.rule:
+            order.append(finding)
+            continue
+        cause = (finding.oracle, upstream.link, upstream.behaviour)
+        if cause not in groups:
+            order.append(cause)
+        groups.setdefault(cause, []).append(finding)
+    result = []
+    for item in order:
+        if isinstance(item, Finding):
+            result.append(item)
+            continue
+        members = groups[item]
+        # A finding that failed again leads a note; then the worst; max keeps the first of equals.
+        lead = max(members, key=lambda f: (f.reproducible is not False, f.severity))
+        if len(members) == 1:
+            result.append(lead)
+            continue
+        others = [f for f in members if f is not lead]
+        also = tuple(dict.fromkeys(t for f in members for t in (f.target, *f.also_on) if t != lead.target))
+        occurrences = tuple(dict.fromkeys(o for f in (lead, *others) for o in f.occurrences))[:MAX_OCCURRENCES]
+        grouped = tuple(dict.fromkeys(g for f in (lead, *others) for g in (f.fingerprint, *f.grouped)
+                                      if g != lead.fingerprint))
+        merged = replace(lead, occurrences=occurrences, grouped=grouped,
+                         occurrence_count=sum(f.occurrence_count or 1 for f in members))
+        result.append(with_also_on(merged, also))
+    return tuple(result)

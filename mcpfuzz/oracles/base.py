@@ -34,7 +34,8 @@ class Failure(Exception):
     oracle: str = ""
     title: str = ""
 
-    def __init__(self, severity: Severity, message: str, key: str = "", *, server_wide: bool = False) -> None:
+    def __init__(self, severity: Severity, message: str, key: str = "", *, server_wide: bool = False,
+                 detail: str = "") -> None:
         super().__init__(message)
         self.severity = severity
         self.message = message
@@ -43,6 +44,13 @@ class Failure(Exception):
         # the target, so it is reported once, not once per frame.
         self.key = key
         self.server_wide = server_wide
+        # What this occurrence showed, where one cause shows differently each time (the noise line of one log
+        # statement): listed under the finding as its occurrences, never part of its identity.
+        self.detail = detail
+        # Other oracles' failures on the same frame folded into this one: their oracles, and their (oracle, scope,
+        # key) identities (so a baseline that accepted one of them still finds it).
+        self.also_judged: tuple[str, ...] = ()
+        self.folded: tuple[tuple[str, str, str], ...] = ()
 
 
 Check = Callable[[Exchange], Iterable[Failure]]

@@ -20,6 +20,8 @@ _PATHS = re.compile(r"(?<![\w.-])(?:file://|[A-Za-z]:|\.{1,2})?(?:[\\/][^\s\\/:'
 _PYTHON_FRAME = re.compile(r'^\s*File "([^"]+)", line \d+, in (\S+)')
 # JavaScript (V8): `    at handler (/srv/app.js:12:5)` or `    at /srv/app.js:12:5`
 _JS_FRAME = re.compile(r"^\s*at (?:(\S+) \()?([^\s()]+?):\d+:\d+\)?\s*$")
+# .NET: `   at App.Tools.Handler(String s) in /src/Tools.cs:line 12`; Java: `\tat app.Tools.handler(Tools.java:12)`
+_MANAGED_FRAME = re.compile(r"^\s*at ([\w.$<>`|\[\],+-]+)\(")
 # Go: `main.handler(...)` followed by a `\t/srv/main.go:12 +0x1d` line
 _GO_FRAME = re.compile(r"^([\w./*()-]+)\([^)]*\)\s*$")
 # Rust: `   3: app::handler` (RUST_BACKTRACE=1)
@@ -28,18 +30,23 @@ _RUST_FRAME = re.compile(r"^\s*\d+: ([\w:<>]+)")
 
 def exception_line(stderr: str) -> str:
     """The line that names what went wrong: the last line of a Python traceback, the first `Error:` line of
-    a JavaScript stack, a Go `panic:` line, a Rust `panicked at` line; else the last non-empty line."""
+    a JavaScript, .NET or Java stack, a Go `panic:` line, a Rust `panicked at` line; else the last non-empty line."""
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     if not lines:
         return ""
     for line in lines:
         if line.startswith("panic:") or "panicked at" in line:
             return line
-    if any(_JS_FRAME.match(line) for line in lines):
+    if any(_is_frame(line) for line in lines):
         for index, line in enumerate(lines):
-            if index + 1 < len(lines) and _JS_FRAME.match(lines[index + 1]) and not _JS_FRAME.match(line):
+            if index + 1 < len(lines) and _is_frame(lines[index + 1]) and not _is_frame(line):
                 return line
     return lines[-1]
+
+
+def _is_frame(line: str) -> bool:
+    """A line of a JavaScript, .NET or Java stack (the exception line is the one above the first)."""
+    return bool(_JS_FRAME.match(line) or _MANAGED_FRAME.match(line))
 
 
 def innermost_frames(stderr: str) -> list[str]:
@@ -51,10 +58,13 @@ def innermost_frames(stderr: str) -> list[str]:
     found: list[str] = []
     for line in stderr.splitlines():
         js = _JS_FRAME.match(line)
+        managed = None if js else _MANAGED_FRAME.match(line)
         go = _GO_FRAME.match(line.strip())
         rust = _RUST_FRAME.match(line)
         if js:
             found.append(js.group(1) or "<anonymous>")
+        elif managed:
+            found.append(managed.group(1))
         elif go and not line.startswith(("\t", " ")):
             found.append(go.group(1))
         elif rust:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from mcpfuzz.jsonrpc.exchange import Exchange
@@ -11,10 +12,12 @@ from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.oracles.answers import case_answers
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 from mcpfuzz.oracles.crash_signature import crash_signature
+from mcpfuzz.oracles.templates import line_template
 
 NoCrashFailure = failure_class(OracleId.NO_CRASH, "Server process died")
 NoHangFailure = failure_class(OracleId.NO_HANG, "Request got no reply")
 StdoutCleanFailure = failure_class(OracleId.STDOUT_CLEAN, "Non-JSON-RPC output on stdout")
+TEMPLATE_SOURCE = 65536  # bytes of a noise line its template is made from (a long quoted value closes in them)
 
 
 @register(NoCrashFailure, Severity.CRITICAL, quiet_on_plain=True)
@@ -65,33 +68,59 @@ def no_hang(exchange: Exchange) -> Iterator[Failure]:
                            "the server dropped this request")
             yield NoHangFailure(Severity.CRITICAL, message, "dropped")
         else:
-            yield NoHangFailure(Severity.CRITICAL,
-                                f"no reply within {exchange.waited:.1f}s, and the server stopped answering "
-                                "other requests too", "stuck")
+            yield _stopped(exchange, NoHangFailure(
+                Severity.CRITICAL, f"no reply within {exchange.waited:.1f}s, and the server stopped answering "
+                "other requests too", "stuck"))
         return
     if exchange.barrier_answered is False:
-        yield NoHangFailure(Severity.CRITICAL,
-                            f"after this frame the server stopped answering: a request sent after it got no "
-                            f"reply within {exchange.waited:.1f}s", "stuck-after")
+        yield _stopped(exchange, NoHangFailure(
+            Severity.CRITICAL, f"after this frame the server stopped answering: a request sent after it got no "
+            f"reply within {exchange.waited:.1f}s", "stuck-after"))
+
+
+# Words of a line that tells why a server stopped (`Error running MCP server: invalid character ...`).
+_ERROR_WORDS = re.compile(r"error|exception|panic|fatal|invalid|fail|unexpected|cannot|can't|refused|closed|"
+                          r"terminat", re.IGNORECASE)
+
+
+def stderr_evidence(stderr_tail: str) -> str:
+    """The last line of a server's stderr tail that says something went wrong; empty when none does."""
+    for line in reversed(stderr_tail.splitlines()):
+        if line.strip() and _ERROR_WORDS.search(line):
+            return line.strip()
+    return ""
+
+
+def _stopped(exchange: Exchange, failure: Failure) -> Failure:
+    """A server that stopped answering, keyed by what its stderr said as it stopped, when it said anything.
+
+    A transport that ends its session on the first line it cannot decode stops the same way on every malformed
+    frame: the same stderr line (its values masked) is one cause, wherever it showed (the server is restarted after
+    each stop, so the line is this stop's). A stop that leaves no trace keeps a finding per target.
+    """
+    evidence = stderr_evidence(exchange.stderr_tail)
+    if not evidence:
+        return failure
+    return NoHangFailure(failure.severity, f"{failure.message}; the server's stderr said: {evidence[:200]}",
+                         f"{failure.key}:{line_template(evidence)}", server_wide=True, detail=evidence[:200])
 
 
 @register(StdoutCleanFailure, Severity.HIGH, quiet_on_plain=True)
 def stdout_clean(exchange: Exchange) -> Iterator[Failure]:
     """MCP stdio transport: the server MUST NOT write anything to stdout that is not an MCP message."""
+    said: set[str] = set()
     for arrival in exchange.arrivals:
         incoming = arrival.incoming
         if incoming.kind == NOISE:
-            yield StdoutCleanFailure(Severity.HIGH, f"wrote a line that is not JSON-RPC: {incoming.text(120)!r}",
-                                     "noise:" + _shape(incoming.raw), server_wide=True)
-            return
-        if incoming.kind == OVERSIZED:
+            # One log statement is one cause whatever it printed: keyed by the line's template, the line listed
+            # (each statement once per frame: two statements on one frame are two causes).
+            key = "noise:" + line_template(incoming.raw[:TEMPLATE_SOURCE].decode("utf-8", "replace"))
+            if key not in said:
+                said.add(key)
+                yield StdoutCleanFailure(Severity.HIGH, f"wrote a line that is not JSON-RPC: "
+                                         f"{incoming.text(120)!r}", key, server_wide=True, detail=incoming.text(200))
+        elif incoming.kind == OVERSIZED and "oversized" not in said:
+            said.add("oversized")
             yield StdoutCleanFailure(Severity.LOW, f"wrote a line of {incoming.size} bytes, over the "
                                      "--max-line limit; it was not parsed", "oversized", server_wide=True)
-            return
 
-
-def _shape(line: bytes) -> str:
-    """The gist of a noise line, so that one log statement is one finding whatever its numbers."""
-    import re
-
-    return re.sub(rb"[0-9]+", b"#", line[:40]).decode("utf-8", "replace")

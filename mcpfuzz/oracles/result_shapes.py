@@ -10,6 +10,7 @@ from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 from mcpfuzz.oracles.spec_schema import spec_result_problems
+from mcpfuzz.oracles.templates import value_template
 from mcpfuzz.oracles.tool_results import schema_problem
 
 ResponseSchemaFailure = failure_class(OracleId.RESPONSE_SCHEMA, "Response breaks the JSON-RPC envelope or MCP shape")
@@ -199,7 +200,7 @@ def response_schema(exchange: Exchange) -> Iterator[Failure]:
             where = "the response envelope"
         if problems:
             yield ResponseSchemaFailure(Severity.MEDIUM, f"{where}: " + "; ".join(problems[:4]),
-                                        f"{where}:{problems[0][:40]}", server_wide=True)
+                                        f"{where}:{value_template(problems[0])}", server_wide=True)
             return
         undeclared = _undeclared_error(exchange, arrival)
         if undeclared is not None:

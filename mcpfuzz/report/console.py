@@ -14,6 +14,7 @@ from mcpfuzz.engine.events import (
     CaseDone,
     CheckpointSaved,
     Event,
+    Finding,
     FindingFound,
     Notice,
     PhaseStarted,
@@ -27,6 +28,7 @@ from mcpfuzz.oracles.base import Severity
 from mcpfuzz.report.finding_console import SEVERITY_STYLE, FindingPrinter, Verbosity, message_head
 from mcpfuzz.report.plural import counted
 from mcpfuzz.report.time_split import never_called, time_split
+from mcpfuzz.report.triage import causes
 
 MAX_SKIPPED_LINES = 20  # a server may list thousands of tools: the header stays readable
 MAX_TARGET_ROWS = 12  # targets in the summary's table (all of them with -v)
@@ -196,6 +198,7 @@ class ConsoleReporter:
         own = sorted((f for f in judged if f.upstream is None), key=lambda f: -f.severity)
         inherited = sorted((f for f in judged if f.upstream is not None), key=lambda f: -f.severity)
         notes = [f for f in event.findings if is_note(f)]
+        self._print_causes([*own, *inherited, *notes])
         number = 0
         for title, group in (("findings", own), ("from the SDK the server is built on", inherited),
                              ("notes: did not fail again on a fresh server", notes)):
@@ -205,6 +208,15 @@ class ConsoleReporter:
                 number += 1
                 self.findings.full(number, finding, event.corpus_paths.get(finding.fingerprint))
         self._print_summary(event)
+
+    def _print_causes(self, findings: list[Finding]) -> None:
+        """One line per root cause, numbered as the findings below (-q lists each finding in one line already)."""
+        if len(findings) < 2 or self.verbosity is Verbosity.QUIET:
+            return
+        self.console.rule("causes")
+        for cause in causes(findings):
+            style = "dim" if cause.severity == "note" else SEVERITY_STYLE[Severity.parse(cause.severity)]
+            self.console.print(f"{cause.number}. [{style}]{escape(cause.describe())}[/]", soft_wrap=True)
 
     def _print_summary(self, event: RunFinished) -> None:
         counts = Counter(f.severity for f in event.findings if not is_note(f))
@@ -233,6 +245,11 @@ class ConsoleReporter:
                                f"({escape(self.program)} replay {shlex.quote(str(self.config.corpus))})", style="dim")
         if event.stopped:
             self.console.print(f"stopped early: {event.stopped}", style="yellow")
+        places = sum(max(f.occurrence_count, 1) for f in event.findings)
+        if places > len(event.findings) and self.verbosity is not Verbosity.QUIET:
+            targets = len({t for f in event.findings for t in (f.target, *f.also_on)})
+            self.console.print(f"one finding per root cause: {counted(len(event.findings), 'cause')} seen "
+                               f"{places:,} times on {counted(targets, 'target')}", style="dim")
         inherited = sum(1 for f in event.findings if f.upstream is not None)
         if inherited:
             known = "is a known behaviour" if inherited == 1 else "are known behaviours"

@@ -14,6 +14,7 @@ from mcpfuzz.engine.events import Finding
 from mcpfuzz.engine.judge import is_note
 from mcpfuzz.oracles.base import Severity
 from mcpfuzz.report.json_report import rerun_command
+from mcpfuzz.report.plural import counted
 from mcpfuzz.report.reproduce import finding_reproduction
 from mcpfuzz.transport.connect import ServerTarget
 
@@ -21,6 +22,8 @@ SEVERITY_STYLE = {Severity.CRITICAL: "bold red", Severity.HIGH: "red", Severity.
                   Severity.LOW: "cyan"}
 STDERR_LINES = 5  # of a crash's stderr tail at normal verbosity: the exception and the innermost frames above it
 RECEIVED_LINES = {False: 2, True: 6}  # what came back, at normal / verbose
+ALSO_ON_SHOWN = 8  # other targets of a cause named at normal verbosity
+OCCURRENCES_SHOWN = 2  # of a cause's occurrences (the noise lines of one statement) shown at normal verbosity
 _ALSO_ON = re.compile(r" \(also on [^)]*\)$")
 
 
@@ -61,7 +64,12 @@ class FindingPrinter:
                f"on {escape(finding.target)} ({escape(finding.case_title)}){_tags(finding)}")
         print_(f"   {escape(message_head(finding))}")
         if finding.also_on:
-            print_(f"   also on: {escape(', '.join(finding.also_on))}", style="dim")
+            print_(f"   also on: {escape(also_on_line(finding, self.verbosity is Verbosity.VERBOSE))}", style="dim")
+        if finding.also_judged:
+            print_(f"   also judged by {escape(', '.join(finding.also_judged))} on this frame (the same cause)",
+                   style="dim")
+        for line in occurrence_lines(finding, self.verbosity is Verbosity.VERBOSE):
+            print_(f"   {escape(line)}", style="dim")
         if finding.upstream is not None:
             print_(f"   {escape(finding.upstream.describe())}", style="magenta")
             if self.verbosity is Verbosity.NORMAL:
@@ -108,6 +116,33 @@ class FindingPrinter:
     def _replay_line(self, corpus_path: str | None) -> None:
         if corpus_path:
             self.console.print(f"   replay:    {escape(self.program)} replay {escape(shlex.quote(corpus_path))}")
+
+
+def also_on_line(finding: Finding, every: bool) -> str:
+    """The other targets of a cause: a few, then how many more (all of them with -v)."""
+    also = finding.also_on
+    if every or len(also) <= ALSO_ON_SHOWN:
+        return ", ".join(also)
+    return f"{', '.join(also[:ALSO_ON_SHOWN])} and {len(also) - ALSO_ON_SHOWN} more"
+
+
+def occurrence_lines(finding: Finding, every: bool) -> list[str]:
+    """What a cause showed where it showed different things (the lines of one log statement): the first few, then
+    a summary ("and 209 more lines of this template on 57 targets"); every kept one with -v."""
+    shown = [o for o in finding.occurrences if o.detail]
+    if not shown:
+        return []
+    count = max(finding.occurrence_count, len(finding.occurrences))
+    first = shown if every else shown[:OCCURRENCES_SHOWN]
+    lines = [f"seen: {o.detail[:160]!r} on {o.target}" for o in first]
+    rest = [o for o in finding.occurrences if o not in first]
+    if rest or count > len(finding.occurrences):
+        more = count - len(first)
+        targets = {o.target for o in rest}
+        on = f" on {counted(len(targets), 'target')}" if targets else ""
+        lines.append(f"and {more} more {'line' if more == 1 else 'lines'} of this template{on}"
+                     + ("" if every else " (all in the JSON report; -v lists them)"))
+    return lines
 
 
 def message_head(finding: Finding) -> str:

@@ -21,12 +21,14 @@ from mcpfuzz.oracles.memory import KIB, MIB, measure_growth
 from mcpfuzz.report.json_report import entry_fails, write_atomic
 from mcpfuzz.report.run_timeline import RunTimeline
 from mcpfuzz.report.svg_charts import Line, Mark, clock, count_axis, lane_chart, line_chart
+from mcpfuzz.report.triage import causes_of_report
 
 SEVERITIES = ("critical", "high", "medium", "low")
 SEVERITY_COLOURS = {"critical": "#7b1fa2", "high": "#c62828", "medium": "#ef6c00", "low": "#1565c0"}
 PALETTE = ("#1565c0", "#2e7d32", "#6a1b9a", "#00838f", "#ad1457", "#4e342e")
 MAX_TEXT = 20_000  # characters of one message, frame or answer shown; the JSON report has all of it
 MAX_OPEN = 20  # findings shown unfolded; the rest fold (a click opens them)
+MAX_OCCURRENCES_SHOWN = 20  # of a finding's occurrences (the lines of one statement) in the page
 _INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")
 
 
@@ -57,10 +59,10 @@ def html_page(report: dict, timeline: RunTimeline | None) -> str:
     """The whole page; with no timeline (no events fed it: a shared store's merged report), no charts or targets."""
     title = f"mcpfuzz report: {report['server']}"
     if timeline is None:
-        body = [_header(report, RunTimeline()), MERGED_NOTE, _findings(report), _rerun(report)]
+        body = [_header(report, RunTimeline()), MERGED_NOTE, _causes(report), _findings(report), _rerun(report)]
     else:
-        body = [_header(report, timeline), _charts(report, timeline), _findings(report), _targets(report, timeline),
-                _rerun(report)]
+        body = [_header(report, timeline), _causes(report), _charts(report, timeline), _findings(report),
+                _targets(report, timeline), _rerun(report)]
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{visible(title)}</title><style>{CSS}</style></head>"
@@ -220,12 +222,36 @@ def _behaviours(timeline: RunTimeline, x_high: float) -> str:
 # -- findings ------------------------------------------------------------------------------------
 
 
-def _findings(report: dict) -> str:
+def _ordered(report: dict) -> tuple[list[dict], list[dict]]:
+    """The findings as the report lists and numbers them: the server's own, then its SDK's, the worst first."""
     findings = sorted(report["findings"], key=lambda f: -Severity.parse(f["severity"]))
+    return [f for f in findings if not f.get("upstream")], [f for f in findings if f.get("upstream")]
+
+
+def _causes(report: dict) -> str:
+    """The report's opening: one line per root cause, numbered as its finding below."""
+    own, inherited = _ordered(report)
+    if not own and not inherited:
+        return ""
+    rows = []
+    for cause in causes_of_report([*own, *inherited]):
+        fix = visible(cause.fix) + (f" ({_link(cause.link)})" if cause.link else "")
+        where = f"{cause.targets:,}" + (f" ({cause.occurrences:,} occurrences)" if cause.occurrences > cause.targets
+                                        else "")
+        rows.append(f'<tr><td>#{cause.number}</td>'
+                    f'<td><span class="badge sev-{cause.severity}">{visible(cause.severity)}</span></td>'
+                    f"<td><code>{visible(cause.oracle)}</code></td><td>{where}</td><td>{fix}</td>"
+                    f"<td>{visible(cause.gist)}</td></tr>")
+    head = "".join(f"<th>{name}</th>" for name in ("#", "severity", "oracle", "targets", "fix belongs to", "what"))
+    return (f"<section><h2>Root causes ({len(rows)})</h2><table class=\"causes\"><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table></section>")
+
+
+def _findings(report: dict) -> str:
+    own, inherited = _ordered(report)
+    findings = [*own, *inherited]
     if not findings:
         return "<section><h2>Findings</h2><p class=\"empty\">No findings.</p></section>"
-    own = [f for f in findings if not f.get("upstream")]
-    inherited = [f for f in findings if f.get("upstream")]
     fail_on = Severity.parse(report["failOn"])
     parts = [f"<section><h2>Findings by root cause ({len(findings)})</h2>"]
     number = 0
@@ -262,6 +288,14 @@ def _finding(number: int, finding: dict, unfold: bool) -> str:
         rows.append(("exception", f"<code>{visible(finding['exception'])}</code>"))
     if finding.get("also_on"):
         rows.append(("also on", ", ".join(f"<code>{visible(t)}</code>" for t in finding["also_on"])))
+    if finding.get("also_judged"):
+        rows.append(("also judged by", ", ".join(f"<code>{visible(o)}</code>" for o in finding["also_judged"])))
+    shown = [o for o in finding.get("occurrences") or () if o.get("detail")][:MAX_OCCURRENCES_SHOWN]
+    if shown:
+        count = max(int(finding.get("occurrence_count") or 0), len(finding["occurrences"]))
+        more = f"<p>and {count - len(shown):,} more (all in the JSON report)</p>" if count > len(shown) else ""
+        rows.append((f"occurrences ({count:,})", "".join(f"<pre>{visible(o['target'])}: {visible(o['detail'])}</pre>"
+                                                         for o in shown) + more))
     upstream = finding.get("upstream")
     if upstream:
         rows.append(("fix belongs to", f"{visible(upstream['sdk'])}: {visible(upstream['behaviour'])} "
@@ -365,9 +399,11 @@ table{border-collapse:collapse}th,td{text-align:left;vertical-align:top;padding:
 .facts th{color:var(--muted);font-weight:500;white-space:nowrap}
 .targets{width:100%;font-size:14px}.targets th,.targets td{border-bottom:1px solid var(--line);padding:4px 8px}
 .targets td:not(:first-child):not(:last-child){text-align:right}
+.causes{width:100%;font-size:14px}.causes th,.causes td{border-bottom:1px solid var(--line);padding:4px 8px}
 .badge{display:inline-block;border-radius:10px;padding:0 9px;margin:0 4px 0 0;color:#fff;font-size:13px}
 .sev-critical.badge{background:#7b1fa2}.sev-high.badge{background:#c62828}
-.sev-medium.badge{background:#ef6c00}.sev-low.badge{background:#1565c0}.badge.zero{opacity:.35}
+.sev-medium.badge{background:#ef6c00}.sev-low.badge{background:#1565c0}.sev-note.badge{background:#757575}
+.badge.zero{opacity:.35}
 .verdict{font-size:15px;vertical-align:middle;border-radius:4px;padding:2px 10px;color:#fff}
 .verdict.passed{background:#2e7d32}.verdict.failed{background:#c62828}.verdict.error{background:#6d4c41}
 .verdict.incomplete{background:#ef6c00}

@@ -38,6 +38,12 @@ def finding_json(finding: Finding, command: ServerTarget, corpus_path: str | Non
         "title": finding.title,
         "target": finding.target,
         "also_on": list(finding.also_on),
+        # Where the cause showed (up to 1,000, in the order seen) and how many distinct places that was in all.
+        "occurrences": [{"target": o.target, **({"detail": o.detail} if o.detail else {})}
+                        for o in finding.occurrences],
+        "occurrence_count": max(finding.occurrence_count, len(finding.occurrences)),
+        "also_judged": list(finding.also_judged),
+        "grouped": list(finding.grouped),
         "case": finding.case_title,
         "expected": finding.expected,
         "received": list(finding.received),

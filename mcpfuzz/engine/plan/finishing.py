@@ -8,7 +8,7 @@ from dataclasses import replace
 from mcpfuzz.engine.alone_answers import run_case
 from mcpfuzz.engine.attribution.known import explain
 from mcpfuzz.engine.events import Finding, Notice, RunFinished, Upstream
-from mcpfuzz.engine.judge import FindingSet
+from mcpfuzz.engine.judge import FindingSet, group_by_upstream
 from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.plan.verdict import untested_reason
 from mcpfuzz.engine.session.modes import speaking, thorough
@@ -73,13 +73,15 @@ def apply_baseline(context: RunContext, findings: tuple[Finding, ...]) -> tuple[
     baseline = context.config.baseline
     if baseline is None:
         return findings
-    found = {f.fingerprint for f in findings}
+    found = {fingerprint for f in findings for fingerprint in (f.fingerprint, *f.grouped)}
     if context.probe is not None and not context.stopped:  # an interrupted run proves nothing stale
         context.stale = tuple(entry.describe() for entry in baseline.stale(found))
         for entry in baseline.unseen_unreplayable(found):
             context.emit(Notice(f"baseline: {entry.describe()} was not seen in this run; it has no transcript, "
                                 "so it cannot be told stale"))
-    return tuple(replace(f, baselined=True) if f.fingerprint in baseline.fingerprints else f for f in findings)
+    accepted = baseline.fingerprints
+    return tuple(replace(f, baselined=True) if f.fingerprint in accepted or accepted.intersection(f.grouped) else f
+                 for f in findings)
 
 
 def outcome(context: RunContext, findings: tuple[Finding, ...], corpus_paths: dict[str, str]) -> RunFinished:
@@ -101,7 +103,7 @@ def finish(context: RunContext, started: float) -> RunFinished:
     context.count_session()
     context.stats.duration = time.monotonic() - started
     context.stats.plan = plan_summary(context)
-    findings = apply_baseline(context, attribute(context, tuple(context.findings.all())))
+    findings = apply_baseline(context, group_by_upstream(attribute(context, tuple(context.findings.all()))))
     finished = outcome(context, findings, context.save(findings))
     if context.shared is not None:
         for notice in context.shared.close(context.shared_status()):
