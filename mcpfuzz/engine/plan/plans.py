@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mcpfuzz.engine.config import RunConfig
+from mcpfuzz.engine.plan.flight_phases import FlightPhase, WatchLatenciesPhase
 from mcpfuzz.engine.plan.phase import Plan
 from mcpfuzz.engine.plan.plain_phases import PlainCataloguePhase, PlainProbePhase
 from mcpfuzz.engine.plan.protocol_phases import (
@@ -19,7 +20,8 @@ from mcpfuzz.engine.plan.target_phases import CoveragePhase, FuzzPhase, PlanTarg
 # What is done once per run, after the probe and before the calls (the soak runs it once per soak).
 PROTOCOL_PHASES: Plan = (LintPhase(), RegressionPhase(), BaselineReplayPhase(), CataloguePhase(), LifecyclePhase(),
                          VerifySoFarPhase())
-RUN_PLAN: Plan = (ProbePhase(), PlanTargetsPhase(), *PROTOCOL_PHASES, CoveragePhase(), FuzzPhase(), StatefulPhase())
+RUN_PLAN: Plan = (ProbePhase(), PlanTargetsPhase(), *PROTOCOL_PHASES, WatchLatenciesPhase(), CoveragePhase(),
+                  FuzzPhase(), StatefulPhase(), FlightPhase())
 # A worker of `run --workers N` other than the lead only searches: the rest is the lead's, once per run.
 WORKER_PLAN: Plan = (ProbePhase(), PlanTargetsPhase(), FuzzPhase(), StatefulPhase())
 JSONRPC_PLAN: Plan = (PlainProbePhase(), PlanTargetsPhase(), RegressionPhase(), PlainCataloguePhase(), CoveragePhase(),

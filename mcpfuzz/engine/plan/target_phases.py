@@ -15,7 +15,7 @@ from mcpfuzz.engine.phases.frame_fuzz import FrameFuzz, simplest_tool
 from mcpfuzz.engine.phases.hypothesis_bridge import prepare_hypothesis
 from mcpfuzz.engine.phases.search import PhaseStopped, SearchOptions
 from mcpfuzz.engine.phases.targets import PlanLimits, TargetPlan, plan_targets
-from mcpfuzz.engine.plan.budget import COVERAGE_SHARE, FRAME_SHARE, FUZZ_SHARE
+from mcpfuzz.engine.plan.budget import COVERAGE_SHARE, FLIGHT_SHARE, FRAME_SHARE, FUZZ_SHARE
 from mcpfuzz.engine.plan.context import RunContext, Searches
 from mcpfuzz.engine.session.session import Session
 
@@ -157,6 +157,7 @@ class StatefulPhase(_CallPhase):
 
     async def calls(self, context: RunContext, searches: Searches, plan: TargetPlan) -> None:
         budget = context.budget
+        seconds = budget.left() * (1 - FLIGHT_SHARE)
         context.emit(PhaseStarted(PhaseName.STATEFUL, None, f"call sequences across {count_of(plan)}, about "
-                                                            f"{budget.left():.0f}s", budget.left()))
-        await searches.calls.stateful(budget.share(1.0))
+                                                            f"{seconds:.0f}s", seconds))
+        await searches.calls.stateful(budget.share(1.0 - FLIGHT_SHARE))
