@@ -80,19 +80,21 @@ class FlightPhase:
         assert book is not None and probe is not None
         until = context.budget.deadline
         builder = FrameBuilder(probe.era, probe.version, next_id=FLIGHT_FIRST_ID)
-        cases: list[Case] = []
-        if OracleId.CONCURRENCY in context.config.oracles:
-            cases += _same_tool_cases(builder, book)
+        cancels: list[Case] = []
+        at_once = _same_tool_cases(builder, book) if OracleId.CONCURRENCY in context.config.oracles else []
         if OracleId.CANCEL_RESPECTED in context.config.oracles:
-            cases += await _list_cancel_cases(context, session, builder, until)
             for label, target in book.slowest(LONG_ENOUGH, MAX_CANCELLED):
                 _, params = max(target.params.values(), key=lambda item: item[0])
                 subject = label.split("/", 1)[-1]
-                cases.append(in_flight_cancel_case(builder, target.method, params, pause=PAUSE * target.shortest,
-                                                   latency=target.shortest, subject=subject))
+                cancels.append(in_flight_cancel_case(builder, target.method, params, pause=PAUSE * target.shortest,
+                                                     latency=target.shortest, subject=subject))
+            cancels += await _list_cancel_cases(context, session, builder, until)
+        # Each family's first case always runs (a phase never does nothing), the rest while there is time.
+        firsts = [*cancels[:1], *at_once[:1]]
+        cases = [*firsts, *cancels[1:], *at_once[1:]]
         context.emit(PhaseStarted(PhaseName.FLIGHT, len(cases)))
         for done, case in enumerate(cases):
-            if done and time.monotonic() >= until:  # the first case always runs: a phase never does nothing
+            if done >= len(firsts) and time.monotonic() >= until:
                 context.emit(Notice(f"{PhaseName.FLIGHT}: {len(cases) - done} of {len(cases)} cases left out to "
                                     "keep the run's time; raise --budget to run them all"))
                 return
