@@ -4,7 +4,6 @@ arguments. Stdio only: the cancel is written while the request runs, which one P
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 
@@ -84,7 +83,8 @@ class FlightPhase:
         at_once = _same_tool_cases(builder, book) if OracleId.CONCURRENCY in context.config.oracles else []
         if OracleId.CANCEL_RESPECTED in context.config.oracles:
             for label, target in book.slowest(LONG_ENOUGH, MAX_CANCELLED):
-                _, params = max(target.params.values(), key=lambda item: item[0])
+                # The first params answered (the same seed sends the same frames; every answer took long enough).
+                _, params = next(iter(target.params.values()))
                 subject = label.split("/", 1)[-1]
                 cancels.append(in_flight_cancel_case(builder, target.method, params, pause=PAUSE * target.shortest,
                                                      latency=target.shortest, subject=subject))
@@ -116,8 +116,6 @@ def _same_tool_cases(builder: FrameBuilder, book: LatencyBook) -> list[Case]:
                  if isinstance(params.get("name"), str) and isinstance(params.get("arguments", {}), dict)]
         if len(calls) < 2:
             continue
-        # The slowest of them: the longer a handler works, the longer another call's argument can overwrite its own.
-        calls.sort(key=lambda params: -target.params[json.dumps(params, sort_keys=True)][0])
         case = same_target_case(builder, calls[0]["name"],
                                 [params.get("arguments", {}) for params in calls[:MAX_TOOL_CALLS]])
         if case is not None:
