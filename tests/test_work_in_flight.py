@@ -5,7 +5,9 @@ found by its oracle alone in a 60 s run, and its clean twin with no finding."""
 from __future__ import annotations
 
 import json
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -29,6 +31,8 @@ from mcpfuzz.oracles.cancellation import cancel_respected
 from tests.engine_runs import SERVERS
 
 FLIGHT_SERVER = SERVERS / "flight_server.py"
+SDK_SERVERS = SERVERS.parent / "sdk_servers"
+ROOT = SERVERS.parent.parent
 REQUEST, RUNNING, PROBE = 1, 2, 3
 
 
@@ -149,3 +153,34 @@ def test_each_bug_of_work_in_flight_is_found_by_its_oracle_and_the_clean_twin_by
     assert found == ({(oracle, family)} if bug else set())
     if bug == "cancel-code-0":
         assert all("error code 0" in f.message for f in finished.findings)
+
+
+def _mcp1_python() -> str | None:
+    """The interpreter of the mcp 1.x virtual environment that .ci/run creates."""
+    candidate = os.environ.get("MCPFUZZ_MCP1_PYTHON") or str(ROOT / ".venv-mcp1" / "bin" / "python")
+    return candidate if Path(candidate).exists() else None
+
+
+@pytest.mark.sdk
+@pytest.mark.parametrize("major", [1, 2])
+def test_a_real_python_sdk_cancelled_in_flight(major: int) -> None:
+    """A FastMCP tool that awaits for a second, cancelled while it runs: mcp 1.30.0 answers it with error code 0
+    (python-sdk#2480), found; mcp 2.3.0 answers nothing, no finding."""
+    if major == 1:
+        python = _mcp1_python()
+        if python is None:
+            pytest.skip("no mcp 1.x environment: .ci/run creates .venv-mcp1 (or set MCPFUZZ_MCP1_PYTHON)")
+    else:
+        pytest.importorskip("mcp.server.mcpserver")
+        python = sys.executable
+    events: list[Event] = []
+    config = RunConfig(command=[python, str(SDK_SERVERS / f"sdk{major}_slow_server.py")], seed=1, timeout=5.0,
+                       budget=40.0, oracles=tuple(all_oracles()), phases=("probe", "coverage", "fuzz", "stateful"))
+    finished = anyio.run(run, config, events.append)
+    assert not finished.error, finished.error
+    assert "in-flight/report" in {exchange.case.target for exchange in flight_cases(events)}
+    cancels = [f for f in finished.findings if f.oracle == "cancel-respected"]
+    if major == 1:
+        assert [f.target for f in cancels] == ["in-flight/report"] and "error code 0" in cancels[0].message
+    else:
+        assert cancels == []
