@@ -35,6 +35,16 @@ def latency_book(context: RunContext) -> LatencyBook | None:
     return next((o for o in context.judged_observers if isinstance(o, LatencyBook)), None)
 
 
+def expects_work(context: RunContext) -> bool:
+    """Whether the flight phase will have calls to cancel or one tool to call at once (the call sequences keep
+    its share of the time only then)."""
+    book = latency_book(context)
+    if book is None:
+        return False
+    return bool(book.slowest(LONG_ENOUGH, 1)) or any(
+        target.method == TOOLS.method and len(target.params) > 1 for target in book.targets.values())
+
+
 def _stdio_only(context: RunContext) -> str | None:
     """Why work in flight cannot be tried on this run (None: it can)."""
     if not any(phase in context.config.phases for phase in CALL_PHASES):

@@ -17,6 +17,7 @@ from mcpfuzz.engine.phases.search import PhaseStopped, SearchOptions
 from mcpfuzz.engine.phases.targets import PlanLimits, TargetPlan, plan_targets
 from mcpfuzz.engine.plan.budget import COVERAGE_SHARE, FLIGHT_SHARE, FRAME_SHARE, FUZZ_SHARE
 from mcpfuzz.engine.plan.context import RunContext, Searches
+from mcpfuzz.engine.plan.flight_phases import expects_work
 from mcpfuzz.engine.session.session import Session
 
 PLANNING_SHARE = 0.2  # of the time left, at most, to prepare the targets' schemas
@@ -157,7 +158,7 @@ class StatefulPhase(_CallPhase):
 
     async def calls(self, context: RunContext, searches: Searches, plan: TargetPlan) -> None:
         budget = context.budget
-        seconds = budget.left() * (1 - FLIGHT_SHARE)
+        share = 1.0 - FLIGHT_SHARE if expects_work(context) else 1.0
         context.emit(PhaseStarted(PhaseName.STATEFUL, None, f"call sequences across {count_of(plan)}, about "
-                                                            f"{seconds:.0f}s", seconds))
-        await searches.calls.stateful(budget.share(1.0 - FLIGHT_SHARE))
+                                                            f"{budget.left() * share:.0f}s", budget.left() * share))
+        await searches.calls.stateful(budget.share(share))
