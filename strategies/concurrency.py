@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from mcpfuzz.strategies.messages import FrameBuilder
@@ -40,3 +41,13 @@ def concurrent_case(builder: FrameBuilder, list_methods: list[str], uris: list[s
                          concurrent=ConcurrencyCheck(described))
     return Case("read-only-at-once", CONCURRENCY_FAMILY, f"{len(requests)} read-only requests at once",
                 b"\n".join(lines), expect, patient=True, posts=Posting.AT_ONCE)
+
+
+def same_target_case(builder: FrameBuilder, tool: str, argument_sets: Sequence[dict[str, Any]]) -> Case | None:
+    """One read-only tool called at once with distinct arguments (a handler keeping its argument in shared state
+    answers each with another's result); None with fewer than two distinct argument sets."""
+    case = concurrent_case(builder, [], [], [(tool, arguments) for arguments in argument_sets])
+    if case is None:
+        return None
+    count = min(len(argument_sets), MAX_TOOL_CALLS)
+    return replace(case, id=f"{tool}-at-once", title=f"{tool} called {count} times at once with distinct arguments")

@@ -114,7 +114,7 @@ def test_the_printed_cancel_reproduction_shows_the_cancelled_request_answered(ve
     answer; the same commands against a server that drops it (late-cancel) get none."""
     command, url = reproduction_of("cancel-ignored", version)
     assert_valid_shell(command)
-    assert len(curl_lines(command)) == (3 if version is None else 5) + 1  # (the handshake,) 3 POSTs, liveness
+    assert len(curl_lines(command)) == (4 if version is None else 6) + 1  # (the handshake,) 4 POSTs, liveness
     cancelled = json.loads(next(line for line in command.splitlines() if "progressToken" in line)
                            .split("--data-binary '")[1].split("'")[0])["id"]
     output = run_against(command, url, "--bug", "cancel-ignored")

@@ -36,6 +36,7 @@ class PhaseName(_Name):
     STATEFUL = "stateful"
     SOAK = "soak"  # a soak's slices after its once-only phases
     LINT = "lint"  # the lint rules on what the probe read, before the catalogue
+    FLIGHT = "flight"  # work in flight: calls cancelled inside their measured latency, one target at once
 
 
 class StopReason(_Name):

@@ -112,6 +112,9 @@ def _extra_to_json(expect: Expectation) -> dict[str, Any]:
                              "missing": expect.resource.missing}
     if expect.cancel is not None:
         extra["cancel"] = {"request": expect.cancel.request, "probe": expect.cancel.probe}
+        if expect.cancel.running is not None:
+            extra["cancel"].update(running=expect.cancel.running, pause=expect.cancel.pause,
+                                   latency=expect.cancel.latency)
     if expect.concurrent is not None:
         extra["concurrent"] = [list(request) for request in expect.concurrent.requests]
     if expect.wrong_answer != "medium":
@@ -193,7 +196,11 @@ def _cancel(extra: dict) -> CancelCheck | None:
     part = extra.get("cancel")
     if not isinstance(part, dict) or not isinstance(part.get("request"), int) or not isinstance(part.get("probe"), int):
         return None
-    return CancelCheck(part["request"], part["probe"])
+    running = part.get("running")
+    pause, latency = part.get("pause", 0.0), part.get("latency", 0.0)
+    if not isinstance(running, int) or not isinstance(pause, int | float) or not isinstance(latency, int | float):
+        return CancelCheck(part["request"], part["probe"])
+    return CancelCheck(part["request"], part["probe"], running, float(pause), float(latency))
 
 
 def _concurrent(extra: dict) -> ConcurrencyCheck | None:

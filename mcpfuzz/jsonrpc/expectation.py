@@ -109,14 +109,21 @@ class ResourceCheck:
 
 @dataclass(frozen=True)
 class CancelCheck:
-    """A request, `notifications/cancelled` for it, then a probe request, in one write (read by cancel-respected).
+    """A request, `notifications/cancelled` for it, then a probe request (read by cancel-respected).
 
     The probe's answer proves the server had read the cancel: an answer to `request` after it was sent
     clearly after the cancel arrived; one before it may have been on its way already (never a finding).
+    With `running`, the request is judged only when it was provably still running (see the oracle).
     """
 
     request: int
     probe: int
+    # Work in flight: `running` is a ping written (with the cancel and the probe, in one write) `pause` seconds after
+    # the request; the request unanswered when it was answered was still running when the cancel was read.
+    # `latency` is the target's shortest measured answer (seconds; 0: unknown, so no verdict can be proved).
+    running: int | None = None
+    pause: float = 0.0
+    latency: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from mcp_server import (  # noqa: E402
 )
 from mcp_server import TOOLS as BASE_TOOLS  # noqa: E402
 
+IGNORED_AFTER = 1.5  # seconds after its cancel a cancel-ignored list request is answered: clearly after the probe
 SURFACE_BUGS = {
     "list-refused": "declares prompts, but prompts/list answers -32601",
     "cursor-loop": "resources/list hands out the same cursor for ever",
@@ -47,7 +49,8 @@ SURFACE_BUGS = {
     "swap-reads": "a read right after another read gets the earlier read's answer (a shared buffer)",
     "late-progress": "not a bug: a request with a progressToken is answered after the next request, unless "
                      "cancelled first",
-    "cancel-ignored": "late-progress, but a cancelled request is answered anyway",
+    "cancel-ignored": "late-progress, but a list request waits for its cancel and is answered anyway, "
+                      f"{IGNORED_AFTER}s later",
     "crash-linked": "reading a URI that archive_note linked to (mem://archive/N) kills the process",
     "swap-at-once": "tool calls that arrive in one read get each other's results (rotated)",
     "reverse-at-once": "not a bug: requests that arrive in one read are answered in reverse order",
@@ -105,10 +108,16 @@ class SurfaceServer(Server):
     def handle_line(self, raw: bytes) -> list[Any]:
         """Background answers go out right after the next answer: work done while that request ran."""
         out = super().handle_line(raw)
-        if out and self.queued:
-            out += [reply for _, replies in self.queued for reply in replies]
-            self.queued = []
+        held = [(rid, replies) for rid, replies in self.queued if self.holds(replies)]
+        if out and len(held) < len(self.queued):
+            out += [reply for rid, replies in self.queued if (rid, replies) not in held for reply in replies]
+            self.queued = held
         return out
+
+    def holds(self, replies: list[Any]) -> bool:
+        """cancel-ignored: a list answer waits for its cancel (then comes anyway, clearly after the probe)."""
+        return "cancel-ignored" in self.bugs and any(isinstance(r, dict) and "tools" in r.get("result", {})
+                                                     for r in replies)
 
     def handle_message(self, msg: Any, *, first: bool) -> list[Any]:
         """A cancel drops the cancelled request's background answer (unless the cancel-ignored bug is on), or
@@ -121,8 +130,10 @@ class SurfaceServer(Server):
                 if "listen-cancel-crash" in self.bugs:
                     raise SystemExit("listen-cancel-crash: a subscription ended by the client")
                 self.listening.discard(cancelled)
-            if "cancel-ignored" not in self.bugs:
-                self.queued = [(rid, replies) for rid, replies in self.queued if rid != cancelled]
+            ignored = [replies for rid, replies in self.queued if rid == cancelled and self.holds(replies)]
+            self.queued = [(rid, replies) for rid, replies in self.queued if rid != cancelled]
+            for replies in ignored:
+                threading.Timer(IGNORED_AFTER, write, [replies]).start()
         return super().handle_message(msg, first=first)
 
     def handle_modern(self, rid: Any, method: str, params: dict[str, Any], meta: dict[str, Any]) -> list[Any]:

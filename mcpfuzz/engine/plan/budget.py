@@ -10,7 +10,9 @@ The policy, in one place:
   left out and said. A case that needs a fresh process is charged the server's measured start-up time before it
   starts, so a server that takes seconds to start does not spend the run restarting.
 - Within the call phases: coverage up to `COVERAGE_SHARE` of their time, then the fuzz phase `FUZZ_SHARE` of
-  the rest (random frames first, a quarter of it), then call sequences the remainder.
+  the rest (random frames first, a quarter of it), then call sequences the remainder but `FLIGHT_SHARE` of it,
+  kept for work in flight (requests cancelled inside their measured latency, one target called at once) when
+  the calls so far measured a target slow enough to cancel or a tool answered for distinct arguments.
 - Without a target to call, the protocol phases and the random frames have the whole run.
 """
 
@@ -27,6 +29,7 @@ CALL_SHARE = 0.7  # of the time left after the probe, at least, for the phases t
 COVERAGE_SHARE = 0.3  # of the call phases' time, at most, for the deterministic coverage calls
 FUZZ_SHARE = 0.6  # of what coverage leaves, for the fuzz phase (the rest: call sequences)
 FRAME_SHARE = 0.25  # of the fuzz phase, for random frames before the targets' searches
+FLIGHT_SHARE = 0.25  # of what the fuzz phase leaves, kept from call sequences for work in flight (when it has any)
 
 
 @dataclass

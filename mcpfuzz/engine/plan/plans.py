@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mcpfuzz.engine.config import RunConfig
+from mcpfuzz.engine.plan.flight_phases import FlightPhase, WatchLatenciesPhase
 from mcpfuzz.engine.plan.phase import Plan
 from mcpfuzz.engine.plan.plain_phases import PlainCataloguePhase, PlainProbePhase
 from mcpfuzz.engine.plan.protocol_phases import (
@@ -25,9 +26,11 @@ from mcpfuzz.engine.plan.target_phases import (
 # What is done once per run, after the probe and before the calls (the soak runs it once per soak).
 PROTOCOL_PHASES: Plan = (LintPhase(), RegressionPhase(), BaselineReplayPhase(), CataloguePhase(), LifecyclePhase(),
                          VerifySoFarPhase())
-# The targets are selected right after the probe and prepared in the background until the call phases need them.
+# The targets are selected right after the probe and prepared in the background until the call phases need them;
+# the latencies the call phases measure choose the calls the flight phase cancels in flight.
 TARGET_PHASES: Plan = (TargetsReadyPhase(), CoveragePhase(), FuzzPhase(), StatefulPhase())
-RUN_PLAN: Plan = (ProbePhase(), PlanTargetsPhase(), *PROTOCOL_PHASES, *TARGET_PHASES)
+RUN_PLAN: Plan = (ProbePhase(), PlanTargetsPhase(), *PROTOCOL_PHASES, WatchLatenciesPhase(), *TARGET_PHASES,
+                  FlightPhase())
 # A worker of `run --workers N` other than the lead only searches: the rest is the lead's, once per run.
 WORKER_PLAN: Plan = (ProbePhase(), PlanTargetsPhase(), TargetsReadyPhase(), FuzzPhase(), StatefulPhase())
 JSONRPC_PLAN: Plan = (PlainProbePhase(), PlanTargetsPhase(), RegressionPhase(), PlainCataloguePhase(), *TARGET_PHASES)

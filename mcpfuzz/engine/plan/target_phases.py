@@ -12,8 +12,9 @@ from mcpfuzz.engine.phases.frame_fuzz import FrameFuzz, simplest_tool
 from mcpfuzz.engine.phases.preparation import TargetPreparation
 from mcpfuzz.engine.phases.search import PhaseStopped, SearchOptions
 from mcpfuzz.engine.phases.targets import TargetPlan, plan_targets
-from mcpfuzz.engine.plan.budget import COVERAGE_SHARE, FRAME_SHARE, FUZZ_SHARE
+from mcpfuzz.engine.plan.budget import COVERAGE_SHARE, FLIGHT_SHARE, FRAME_SHARE, FUZZ_SHARE
 from mcpfuzz.engine.plan.context import RunContext, Searches
+from mcpfuzz.engine.plan.flight_phases import expects_work
 from mcpfuzz.engine.session.session import Session
 
 NO_TARGET = "no target to call"
@@ -168,6 +169,7 @@ class StatefulPhase(_CallPhase):
 
     async def calls(self, context: RunContext, searches: Searches, plan: TargetPlan) -> None:
         budget = context.budget
+        share = 1.0 - FLIGHT_SHARE if expects_work(context) else 1.0
         context.emit(PhaseStarted(PhaseName.STATEFUL, None, f"call sequences across {count_of(plan)}, about "
-                                                            f"{budget.left():.0f}s", budget.left()))
-        await searches.calls.stateful(budget.share(1.0))
+                                                            f"{budget.left() * share:.0f}s", budget.left() * share))
+        await searches.calls.stateful(budget.share(share))

@@ -24,6 +24,7 @@ from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.ids import ABSENT, IdKey, id_key
 from mcpfuzz.jsonrpc.incoming import NOTIFICATION, REQUEST, RESPONSE, Incoming
+from mcpfuzz.oracles.cancellation import CLEAR_GAP
 
 MAX_SERVER_REQUESTS = 100  # the server's own requests kept per exchange
 # After the barrier is answered, a case still unanswered gets the grace; on a server whose calls take a while and
@@ -135,6 +136,10 @@ class Collector:
 
     def _grace(self, grace: float, case: Case, timeout: float) -> float:
         """The grace after the barrier: longer for a call, or a frame that may run one (see MAX_CALL_GRACE)."""
+        cancel = case.expect.cancel
+        if cancel is not None and cancel.running is not None:
+            # A request cancelled in flight: long enough to see it answered anyway, clearly after the probe.
+            return max(grace, min(2 * max(CLEAR_GAP, cancel.latency), timeout))
         if case.slow_ok:
             return max(grace, min(2 * self.slowest_calls.get(case.target, 0.0), timeout))
         if not self.slowest_calls or not may_run_a_call(case):
@@ -405,7 +410,7 @@ class Collector:
                     seconds = now - window.started
                     if seconds > self.slowest_calls.get(case.target, 0.0):
                         self.slowest_calls[case.target] = seconds
-                if done and barrier_done:
+                if done and barrier_done and not _watching(case, window.exchange):
                     return
                 # A call may still be working when the barrier is answered (an async server): its grace follows
                 # how long its target's calls take (see MAX_CALL_GRACE).
@@ -497,6 +502,15 @@ def may_run_a_call(case: Case) -> bool:
     """True for a frame due an answer to its readable id that names a method which runs the server's own code."""
     expect = case.expect
     return expect.reply and expect.id_recoverable and any(method in case.data for method in CALL_METHODS)
+
+
+def _watching(case: Case, exchange: Exchange) -> bool:
+    """A request cancelled in flight and not answered yet: its grace is spent watching for an answer anyway."""
+    cancel = case.expect.cancel
+    if cancel is None or cancel.running is None:
+        return False
+    return not any(a.id_tag == ID_CURRENT and a.incoming.kind == RESPONSE and a.incoming.id == cancel.request
+                   for a in exchange.arrivals)
 
 
 def satisfied(expect: Expectation, exchange: Exchange) -> bool:

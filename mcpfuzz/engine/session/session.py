@@ -426,7 +426,14 @@ class Session:
             if not lean and self.server.joins_writes:
                 # The frame and its barrier in one write, in that order: one wake-up of the server per case.
                 frame, barrier = self._barrier_frame()
-                await self._send_frames((case.data, frame))
+                pause = case.expect.cancel.pause if case.expect.cancel is not None else 0.0
+                if pause > 0:  # work in flight: the request first, the rest once it has run a while
+                    first, _, rest = case.data.partition(b"\n")
+                    await self._send_frames((first,))
+                    await anyio.sleep(pause)
+                    await self._send_frames((rest, frame))
+                else:
+                    await self._send_frames((case.data, frame))
             elif case.posts is not Posting.ONE and self.server.replies_on_request:
                 exchange.posts = await self.send_posts(case)
                 exchange.http = exchange.posts[-1] if exchange.posts else None

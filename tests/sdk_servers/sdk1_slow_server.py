@@ -1,0 +1,25 @@
+"""An MCP server on the real `mcp` 1.x SDK (FastMCP), over stdio, whose one read-only tool takes a second.
+
+Run with the venv that has mcp 1.x. The tool awaits (the SDK answers pings meanwhile, and a cancel stops it):
+the work in flight that cancellation is about. No tool touches the network or the file system.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from mcp.server.fastmcp import FastMCP
+from mcp.types import ToolAnnotations
+
+app = FastMCP("sdk1-slow-server")
+
+
+@app.tool(annotations=ToolAnnotations(readOnlyHint=True))
+async def report() -> str:
+    """Build a report; takes a second."""
+    await asyncio.sleep(1.0)
+    return "the report"
+
+
+if __name__ == "__main__":
+    app.run()

@@ -1,0 +1,186 @@
+"""Work in flight: requests cancelled while they provably still run, and one read-only tool called at once with
+distinct arguments. The oracle's rules on hand-built exchanges, then each bug of tests/servers/flight_server.py
+found by its oracle alone in a 60 s run, and its clean twin with no finding."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcpfuzz.strategies.cancellation import in_flight_cancel_case
+from mcpfuzz.strategies.messages import FrameBuilder
+
+from mcpfuzz.engine.config import RunConfig
+from mcpfuzz.engine.events import CaseDone, Event, PhaseName, RunFinished
+from mcpfuzz.engine.phases.latencies import LatencyBook
+from mcpfuzz.engine.runner import run
+from mcpfuzz.jsonrpc.case_json import expectation_from_json, expectation_to_json
+from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Arrival, Exchange
+from mcpfuzz.jsonrpc.expectation import Expectation, ToolCallCheck
+from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.incoming import classify
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.versions import LATEST_MODERN, Era
+from mcpfuzz.oracles.base import all_oracles
+from mcpfuzz.oracles.cancellation import cancel_respected
+from tests.engine_runs import SERVERS
+
+FLIGHT_SERVER = SERVERS / "flight_server.py"
+SDK_SERVERS = SERVERS.parent / "sdk_servers"
+ROOT = SERVERS.parent.parent
+REQUEST, RUNNING, PROBE = 1, 2, 3
+
+
+def cancelled(latency: float = 1.0) -> Case:
+    """A tools/call cancelled 0.25 s in (ids 1, 2, 3: the request, the liveness request, the probe)."""
+    return in_flight_cancel_case(FrameBuilder(Era.MODERN, LATEST_MODERN, next_id=0), "tools/call",
+                                 {"name": "report", "arguments": {}}, pause=0.25, latency=latency, subject="report")
+
+
+def seen(case: Case, *answers: tuple[float, dict[str, Any]]) -> Exchange:
+    """The exchange of `case` when each (seconds after the request, response) arrived, in that order."""
+    exchange = Exchange(case, Era.MODERN, LATEST_MODERN)
+    exchange.arrivals = [Arrival(classify(json.dumps(message).encode()), at, ID_CURRENT, 1) for at, message in answers]
+    return exchange
+
+
+def answer(rid: int, *, code: int | None = None) -> dict[str, Any]:
+    """A result, or an error with `code`."""
+    if code is None:
+        return {"jsonrpc": "2.0", "id": rid, "result": {"content": []}}
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": "Request cancelled"}}
+
+
+def verdicts(exchange: Exchange) -> list[str]:
+    return [failure.message for failure in cancel_respected(exchange)]
+
+
+def test_the_case_is_the_request_then_a_liveness_request_its_cancel_and_a_probe() -> None:
+    case = cancelled()
+    methods = [json.loads(line).get("method") for line in case.data.split(b"\n")]
+    assert methods == ["tools/call", "server/discover", "notifications/cancelled", "server/discover"]
+    assert case.expect.cancel is not None and case.expect.cancel.running == RUNNING
+    assert case.target == "in-flight/report"
+
+
+def test_the_expectation_keeps_its_pause_and_latency_in_a_transcript() -> None:
+    expect = cancelled(0.8).expect
+    assert expectation_from_json(json.loads(json.dumps(expectation_to_json(expect)))).cancel == expect.cancel
+
+
+def test_an_error_code_0_while_still_running_is_found() -> None:
+    """The Python SDK 1.x: the cancel is answered at once with error code 0, before the probe's answer."""
+    (message,) = verdicts(seen(cancelled(), (0.26, answer(RUNNING)), (0.27, answer(REQUEST, code=0)),
+                               (0.28, answer(PROBE))))
+    assert "error code 0" in message and "Python SDK" in message
+
+
+def test_a_result_after_the_probe_while_the_work_had_time_left_is_found() -> None:
+    """A server that ignores the cancel and answers when its work is done."""
+    (message,) = verdicts(seen(cancelled(), (0.26, answer(RUNNING)), (0.27, answer(PROBE)), (1.0, answer(REQUEST))))
+    assert "with its result" in message
+
+
+@pytest.mark.parametrize("answers", [
+    pytest.param([(0.2, answer(REQUEST)), (0.26, answer(RUNNING)), (0.27, answer(PROBE))], id="done-before"),
+    pytest.param([(0.26, answer(RUNNING)), (0.27, answer(REQUEST)), (0.28, answer(PROBE))], id="early-result"),
+    pytest.param([(0.26, answer(RUNNING)), (0.28, answer(PROBE))], id="respected"),
+    pytest.param([(0.7, answer(RUNNING)), (0.7, answer(PROBE)), (0.9, answer(REQUEST, code=0))], id="probe-late"),
+])
+def test_no_verdict_unless_the_request_was_provably_still_running(answers: list) -> None:
+    """Done before the cancel was written, a result that may be the work done, a respected cancel, or a cancel
+    read too late in the target's latency to rule a race out: nothing."""
+    assert verdicts(seen(cancelled(), *answers)) == []
+
+
+def test_without_a_measured_latency_only_an_answer_clearly_after_the_probe_counts() -> None:
+    unknown = cancelled(latency=0.0)
+    assert verdicts(seen(unknown, (0.01, answer(RUNNING)), (0.02, answer(PROBE)), (0.03, answer(REQUEST)))) == []
+    assert len(verdicts(seen(unknown, (0.01, answer(RUNNING)), (0.02, answer(PROBE)), (1.5, answer(REQUEST))))) == 1
+
+
+def test_latencies_are_read_from_read_only_valid_calls_answered_with_a_result() -> None:
+    book = LatencyBook()
+    frame = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"lookup","arguments":{"key":"alpha"}}}'
+
+    def call(valid: bool = True, read_only: bool = True, at: float = 0.4, reply: dict | None = None) -> None:
+        expect = Expectation(judge=OracleId.INVALID_PARAMS, id=7, result_ok=True, error_ok=True,
+                             tool_call=ToolCallCheck("lookup", valid))
+        case = Case("lookup", "tool", "", frame, expect, patient=True, slow_ok=True, shared_ok=read_only)
+        book(PhaseName.FUZZ, seen(case, (at, reply or answer(7))), [])
+
+    call(at=0.5)
+    call(at=0.3)
+    call(valid=False, at=0.01)
+    call(read_only=False, at=0.01)
+    call(at=0.01, reply=answer(7, code=-32602))
+    (label, target), = book.slowest(0.2, 3)
+    assert (label, target.method, target.shortest) == ("tool/lookup", "tools/call", 0.3)
+    assert list(target.params.values()) == [(0.5, {"name": "lookup", "arguments": {"key": "alpha"}})]
+
+
+def flight_run(*bugs: str) -> tuple[RunFinished, list[Event]]:
+    """A 60 s run of the flight server (the call phases: they measure the latencies) with every oracle."""
+    events: list[Event] = []
+    command = [sys.executable, str(FLIGHT_SERVER), *(arg for bug in bugs for arg in ("--bug", bug))]
+    config = RunConfig(command=command, seed=1, timeout=5.0, budget=60.0, oracles=tuple(all_oracles()),
+                       phases=("probe", "coverage", "fuzz", "stateful"))
+    return anyio.run(run, config, events.append), events
+
+
+def flight_cases(events: list[Event]) -> list[Exchange]:
+    return [e.exchange for e in events if isinstance(e, CaseDone) and e.phase == PhaseName.FLIGHT]
+
+
+@pytest.mark.parametrize(("bug", "oracle", "family"), [
+    ("cancel-code-0", "cancel-respected", "in-flight"),
+    ("shared-argument", "concurrency", "concurrency"),
+    (None, None, None),
+], ids=["cancel-code-0", "shared-argument", "clean"])
+def test_each_bug_of_work_in_flight_is_found_by_its_oracle_and_the_clean_twin_by_none(
+        bug: str | None, oracle: str | None, family: str | None) -> None:
+    finished, events = flight_run(*([bug] if bug else []))
+    assert not finished.error, finished.error
+    # The first case of each family comes first: report, the slowest, cancelled; lookup's four keys at once.
+    assert [exchange.case.target for exchange in flight_cases(events)][:2] == ["in-flight/report",
+                                                                               "concurrency/lookup-at-once"]
+    found = {(f.oracle, f.target.split("/")[0]) for f in finished.findings}
+    assert found == ({(oracle, family)} if bug else set())
+    if bug == "cancel-code-0":
+        assert all("error code 0" in f.message for f in finished.findings)
+
+
+def _mcp1_python() -> str | None:
+    """The interpreter of the mcp 1.x virtual environment that .ci/run creates."""
+    candidate = os.environ.get("MCPFUZZ_MCP1_PYTHON") or str(ROOT / ".venv-mcp1" / "bin" / "python")
+    return candidate if Path(candidate).exists() else None
+
+
+@pytest.mark.sdk
+@pytest.mark.parametrize("major", [1, 2])
+def test_a_real_python_sdk_cancelled_in_flight(major: int) -> None:
+    """A FastMCP tool that awaits for a second, cancelled while it runs: mcp 1.30.0 answers it with error code 0
+    (python-sdk#2480), found; mcp 2.3.0 answers nothing, no finding."""
+    if major == 1:
+        python = _mcp1_python()
+        if python is None:
+            pytest.skip("no mcp 1.x environment: .ci/run creates .venv-mcp1 (or set MCPFUZZ_MCP1_PYTHON)")
+    else:
+        pytest.importorskip("mcp.server.mcpserver")
+        python = sys.executable
+    events: list[Event] = []
+    config = RunConfig(command=[python, str(SDK_SERVERS / f"sdk{major}_slow_server.py")], seed=1, timeout=5.0,
+                       budget=40.0, oracles=tuple(all_oracles()), phases=("probe", "coverage", "fuzz", "stateful"))
+    finished = anyio.run(run, config, events.append)
+    assert not finished.error, finished.error
+    assert "in-flight/report" in {exchange.case.target for exchange in flight_cases(events)}
+    cancels = [f for f in finished.findings if f.oracle == "cancel-respected"]
+    if major == 1:
+        assert [f.target for f in cancels] == ["in-flight/report"] and "error code 0" in cancels[0].message
+    else:
+        assert cancels == []
