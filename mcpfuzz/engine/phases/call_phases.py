@@ -17,6 +17,7 @@ from mcpfuzz.engine.judge import FindingKey
 from mcpfuzz.engine.phases.hypothesis_bridge import check_deadline
 from mcpfuzz.engine.phases.search import Judge, PhaseStopped, SearchOptions, Verdict, search, to_raise
 from mcpfuzz.engine.phases.targets import CallTarget, PreparedTarget, Safety
+from mcpfuzz.engine.session.modes import patient_until
 from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.engine.session.windows import MAX_UNSETTLED, Unsettled, run_in_order
 from mcpfuzz.jsonrpc.exchange import Exchange
@@ -80,11 +81,8 @@ class CallPhases:
     async def coverage(self, deadline: float) -> int:
         """Each kind's own cases, then every target's deterministic calls (a slow call waited for until the
         deadline at most); returns how many were skipped for lack of time."""
-        self.session.patience_until = deadline
-        try:
+        with patient_until(self.session, deadline):
             return await self._coverage(deadline)
-        finally:
-            self.session.patience_until = None
 
     async def _coverage(self, deadline: float) -> int:
         for case in self._kind_cases():
@@ -174,13 +172,10 @@ class CallPhases:
             return anyio.from_thread.run(self._call_batch, target, calls, pursued, deadline)
 
         strategy = await anyio.to_thread.run_sync(self._strategy, target)  # its coverage calls made, off the loop
-        self.session.patience_until = deadline  # a slow call is waited for until the target's share ends at most
-        try:
+        with patient_until(self.session, deadline):  # a slow call is waited for until the target's share ends
             await search(st.lists(strategy, min_size=1, max_size=BATCH), body, options=self.options,
                          name=target.seed_name, deadline=deadline, epoch=epoch,
                          database=target.database(self.options.database_root, self.options.server_label))
-        finally:
-            self.session.patience_until = None
 
     async def _call_batch(self, target: CallTarget, calls: list[ArgumentCall], pursued: set[FindingKey],
                           deadline: float) -> Failure | None:
@@ -235,11 +230,8 @@ class CallPhases:
 
         if self._consumers is None:
             self._consumers = await anyio.to_thread.run_sync(self._taking_ids)
-        self.session.patience_until = deadline
-        try:
+        with patient_until(self.session, deadline):
             await search(st.data(), body, options=self.options, name=STATEFUL, deadline=deadline, epoch=epoch)
-        finally:
-            self.session.patience_until = None
 
     def _taking_ids(self) -> list[CallTarget]:
         """The targets with a parameter an id harvested from an earlier result may fill."""
