@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 import pytest
@@ -76,13 +77,18 @@ def csharp_run() -> RunFinished:
 
 
 def _shown(finished: RunFinished) -> dict[str, list[str]]:
-    """Row id -> the targets of the findings it marks."""
+    """Row id -> the targets of the findings it marks (the grouped ones too). A row of an oracle whose failure was
+    folded into another oracle's finding on the same frame (`also_judged`: one frame, one finding) counts as shown
+    on that frame."""
     by_upstream = {(row.link, row.behaviour): row.id for row in known_behaviours()}
     shown: dict[str, list[str]] = {}
     for finding in finished.findings:
         if finding.upstream is not None:
             row = by_upstream[(finding.upstream.link, finding.upstream.behaviour)]
-            shown.setdefault(row, []).append(finding.target)
+            shown.setdefault(row, []).extend((finding.target, *finding.also_on))
+        for row in known_behaviours():
+            if row.oracle in finding.also_judged and any(fnmatchcase(finding.target, p) for p in row.targets):
+                shown.setdefault(row.id, []).append(finding.target)
     return shown
 
 
