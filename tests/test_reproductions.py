@@ -126,3 +126,33 @@ def test_findings_are_judged_on_redacted_text_before_anything_is_cut() -> None:
     texts = [finding.key, finding.message, finding.stderr_tail, *finding.received]
     assert not [piece for piece in _pieces(SECRET) for text in texts if piece in text]
     assert exchange.crash is not None and SECRET in exchange.crash.stderr_tail  # the exchange itself is untouched
+
+
+def test_a_launched_http_servers_env_names_are_kept_and_its_secret_is_not(tmp_path: Path) -> None:
+    """`--launch` with `--env`: the variable goes to the launched server; its name is in each finding's
+    reproduction notes, in the transcript's server block and in the rerun command, its value nowhere."""
+    launch = f"{sys.executable} {SERVERS / 'http_server.py'} --port {{port}} --bug no-origin-check"
+    result = run_cli(["run", "http://127.0.0.1:{port}/mcp", "--launch", launch, "--env", f"API_TOKEN={SECRET}",
+                      "--phases", "catalogue", "--budget", "60", "--json", "r.json"], cwd=tmp_path, timeout=180)
+    assert result.returncode == 1, result.stdout + result.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    origin = next(f for f in report["findings"] if f["oracle"] == "origin-check")
+    assert any("was launched with API_TOKEN set" in note for note in origin["reproducer"]["notes"]), origin
+    transcript_path = Path(origin["corpus_path"])
+    transcript = json.loads((transcript_path if transcript_path.is_absolute() else tmp_path / transcript_path)
+                            .read_text())
+    assert transcript["server"]["env"] == ["API_TOKEN"]
+    texts = {"console": result.stdout + result.stderr, "report": (tmp_path / "r.json").read_text(),
+             **{str(path): path.read_text() for path in (tmp_path / "corpus").glob("*.json")}}
+    leaks = {(name, piece) for name, text in texts.items() for piece in _pieces(SECRET) if piece in text}
+    assert not leaks, sorted(leaks)
+
+
+def test_the_rerun_command_passes_each_env_name_from_the_users_shell() -> None:
+    from mcpfuzz.report.json_report import rerun_command
+    from mcpfuzz.transport.stdio_target import StdioTarget
+
+    stdio = StdioTarget(("python", "server.py"), env_names=("API_TOKEN",))
+    assert rerun_command(stdio) == 'mcpfuzz run --env API_TOKEN="$API_TOKEN" -- python server.py'
+    launched = HttpTarget("http://127.0.0.1:{port}/mcp", launch=("python", "srv.py"), env_names=("API_TOKEN",))
+    assert rerun_command(launched).endswith(' --env API_TOKEN="$API_TOKEN"')

@@ -375,3 +375,16 @@ def test_a_shaded_jar_of_unknown_version_gets_only_rows_for_every_version() -> N
     assert known is not None  # python-stdio-drops-unparseable holds for all versions
     assert explain(python_row_sdk, "stdio", _finding("method-not-found", "code:-32602", "method/unknown",
                    '{"error":{"code":-32602,"message":"Invalid request parameters"}}')) is None  # before 2.0.0 only
+
+
+def test_a_row_of_an_oracle_folded_into_the_frames_judge_explains_the_finding() -> None:
+    """One frame, one cause: the Go SDK answers id 1.5 as 1. Where the frame's judge failed in a way no row names
+    (here a made-up key), the id-preserved failure folded into it is the SDK's, so the finding is marked."""
+    go = SdkInfo(Sdk.GO, "v1.4.1", "mcp-cron")
+    answer = '{"jsonrpc":"2.0","id":1,"result":{}}'
+    judged = _finding("invalid-request", "some-other-key", "id/fraction", answer)
+    assert explain(go, "stdio", judged) is None
+    known = explain(go, "stdio", judged, folded=(("id-preserved", "number->integer"),))
+    assert known is not None and known.id == "go-fractional-id-answered-as-integer"
+    elsewhere = _finding("invalid-request", "some-other-key", "tool/run_task", answer)  # not a frame the row names
+    assert explain(go, "stdio", elsewhere, folded=(("id-preserved", "number->integer"),)) is None

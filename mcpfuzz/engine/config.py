@@ -82,7 +82,11 @@ class RunConfig:
         """What the session talks to: a target given as it is, the HTTP endpoint, or else the stdio command."""
         if self.server is not None:
             return self.server
-        return self.http if self.http is not None else StdioTarget(tuple(self.command), self.cwd, tuple(self.env))
+        if self.http is None:
+            return StdioTarget(tuple(self.command), self.cwd, tuple(self.env))
+        if self.http.launch and self.env and not self.http.env_names:  # --env goes to the launched server
+            return replace(self.http, env_names=tuple(self.env))
+        return self.http
 
     @property
     def secrets(self) -> list[str]:

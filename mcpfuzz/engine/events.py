@@ -125,6 +125,8 @@ class Finding:
     also_judged: tuple[str, ...] = field(default=(), compare=False)
     # Fingerprints of the findings grouped into this one (one SDK behaviour on many targets): still this cause.
     grouped: tuple[str, ...] = field(default=(), compare=False)
+    # The (oracle, key) of each failure folded into this one on its frame: an SDK row may explain the cause by those.
+    folded: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     @property
     def fingerprint(self) -> str:

@@ -69,7 +69,8 @@ def to_finding(failure: Failure, exchange: Exchange) -> Finding:
         frames=tuple(exchange.frames), received=received_lines(exchange), key=failure.key, tool=case.expect.tool,
         stderr_tail=exchange.crash.stderr_tail if exchange.crash else "", case=case, era=exchange.era.value,
         protocol_version=exchange.protocol_version, server_wide=failure.server_wide,
-        also_judged=failure.also_judged, grouped=tuple(fingerprint_of(*key) for key in failure.folded))
+        also_judged=failure.also_judged, grouped=tuple(fingerprint_of(*key) for key in failure.folded),
+        folded=tuple((oracle, key) for oracle, _scope, key in failure.folded))
 
 
 def fold_consequences(exchange: Exchange, failures: list[Failure]) -> list[Failure]:

@@ -72,8 +72,18 @@ def rerun_command(command: ServerTarget, verb: str = "run") -> str:
 
     if command.kind is ServerKind.URL:
         launch = f" --launch {shlex.quote(shlex.join(command.launch))}" if command.launch else ""
-        return f"mcpfuzz {verb} {shlex.quote(command.url)}{launch}"
+        return f"mcpfuzz {verb} {shlex.quote(command.url)}{launch}{_env_options(command.env_names)}"
+    if command.kind is ServerKind.COMMAND:
+        return f"mcpfuzz {verb}{_env_options(command.env_names)} -- {command.label}"
     return f"mcpfuzz {verb} -- {command.label}"
+
+
+def _env_options(env_names: tuple[str, ...]) -> str:
+    """` --env NAME="$NAME"` for each variable the server ran with: the value comes from the user's shell."""
+    import shlex
+
+    return "".join(f' --env {name}="${name}"' if name.isidentifier() and name.isascii()
+                   else f" --env {shlex.quote(name + '=...')}" for name in env_names)
 
 
 def report_json(config: RunConfig, finished: RunFinished) -> dict:

@@ -92,8 +92,7 @@ def shell_reproduction(command: Sequence[str], frames: Sequence[bytes],
     """
     notes: list[str] = []
     if env_names:
-        notes.append(f"the server ran with {', '.join(env_names)} set: export "
-                     f"{'them' if len(env_names) > 1 else 'it'} in your shell first (values are never written)")
+        notes.append(_env_note(env_names, "ran"))
     steps: list[str] = []
     for index, frame in enumerate(frames):
         if len(frame) > MAX_INLINE_FRAME:
@@ -108,6 +107,12 @@ def shell_reproduction(command: Sequence[str], frames: Sequence[bytes],
     steps += ["sleep 2", printf_line(liveness_frame(frames)), "sleep 1"]
     notes.append(ALIVE_NOTE)
     return "{ " + "; ".join(steps) + "; } | " + env_prefix(env_names) + shlex.join(command), notes
+
+
+def _env_note(env_names: Sequence[str], how: str) -> str:
+    """Which variables the server `how` (ran, was launched) with: the user exports them, as no value is written."""
+    return (f"the server {how} with {', '.join(env_names)} set: export {'them' if len(env_names) > 1 else 'it'} "
+            "in your shell first (values are never written)")
 
 
 def env_prefix(env_names: Sequence[str]) -> str:
@@ -135,6 +140,8 @@ def curl_reproduction(target: HttpTarget, frames: Sequence[bytes], posts: Postin
         names = ", ".join(name for name, _ in target.headers)
         notes.append(f"add your own {names} header{'s' if len(target.headers) > 1 else ''} "
                      "(values are never written)")
+    if target.launch and target.env_names:
+        notes.append(_env_note(target.env_names, "was launched"))
     if target.picks_port:
         notes.append("start the server with a free port in place of {port} in its launch command, and put that "
                      "port in the URLs below")

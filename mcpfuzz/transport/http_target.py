@@ -25,12 +25,17 @@ MODERN_ERROR_CODES = {-32601, -32020, -32021, -32022, -32004}
 
 @dataclass(frozen=True)
 class HttpTarget:
-    """`mcpfuzz run URL`: where to POST, what to add to every request, and how to start the server."""
+    """`mcpfuzz run URL`: where to POST, what to add to every request, and how to start the server.
+
+    `env_names` are the variables the run set for the launched server (--env): part of how it is started, so
+    transcripts and reproductions keep the names; the values are secrets, never written.
+    """
 
     url: str
     headers: tuple[tuple[str, str], ...] = ()
     launch: tuple[str, ...] = ()
     transport: TransportKind | None = None  # None: detected from the URL's answers
+    env_names: tuple[str, ...] = ()
     kind: ClassVar[Literal[ServerKind.URL]] = ServerKind.URL
 
     @property
@@ -50,18 +55,23 @@ class HttpTarget:
         return (*(value for _, value in self.headers), *((password,) if password else ()))
 
     def to_json(self, redaction: Redaction) -> dict[str, Any]:
-        """`{"url", "transport", "launch", "headers"}`: the URL and launch redacted, headers by name only."""
-        return {"url": redaction.text(self.url), "transport": self.transport_choice,
-                "launch": redaction.argv(self.launch), "headers": [name for name, _ in self.headers]}
+        """`{"url", "transport", "launch", "headers"}`: the URL and launch redacted, headers by name only (and `env`:
+        the names of the variables the launched server ran with, never their values)."""
+        data: dict[str, Any] = {"url": redaction.text(self.url), "transport": self.transport_choice,
+                                "launch": redaction.argv(self.launch), "headers": [name for name, _ in self.headers]}
+        if self.env_names:
+            data["env"] = list(self.env_names)
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> HttpTarget | None:
         """The URL target of a server block (without header values); None when it names no URL."""
-        url, launch, choice = data.get("url"), data.get("launch"), data.get("transport")
+        url, launch, choice, env = data.get("url"), data.get("launch"), data.get("transport"), data.get("env")
         if not isinstance(url, str):
             return None
         return cls(url, launch=tuple(str(word) for word in launch) if isinstance(launch, list) else (),
-                   transport=transport_choice(choice) if choice in TRANSPORT_CHOICES else None)
+                   transport=transport_choice(choice) if choice in TRANSPORT_CHOICES else None,
+                   env_names=tuple(str(name) for name in env) if isinstance(env, list) else ())
 
     @property
     def picks_port(self) -> bool:

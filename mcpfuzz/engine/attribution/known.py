@@ -108,10 +108,41 @@ def _pattern(text: str | None) -> re.Pattern[str] | None:
     return re.compile(text) if text else None
 
 
-def explain(sdk: SdkInfo, transport: str, finding: Observed) -> KnownBehaviour | None:
-    """The known behaviour of the server's SDK that a finding is, or None (then the fix is the server's own)."""
+def explain(sdk: SdkInfo, transport: str, finding: Observed,
+            folded: Sequence[tuple[str, str]] = ()) -> KnownBehaviour | None:
+    """The known behaviour of the server's SDK that a finding is, or None (then the fix is the server's own).
+
+    `folded` are the (oracle, key) of other oracles' failures folded into the finding on its frame: one frame, one
+    cause, so a row that explains one of them on the same answer explains the finding.
+    """
+    views = (finding, *(_AsJudgedBy(finding, oracle, key) for oracle, key in folded))
     for layer in sdk.layers():  # FastMCP's own rows first, then those of the mcp it is built on
         for row in known_behaviours():
-            if row.covers(layer, transport) and row.explains(finding):
+            if row.covers(layer, transport) and any(row.explains(view) for view in views):
                 return row
     return None
+
+
+@dataclass(frozen=True)
+class _AsJudgedBy:
+    """A finding seen as the failure of another oracle that judged its frame (same frame, answer and stderr)."""
+
+    finding: Observed
+    oracle: str
+    key: str
+
+    @property
+    def target(self) -> str:
+        return self.finding.target
+
+    @property
+    def received(self) -> Sequence[str]:
+        return self.finding.received
+
+    @property
+    def message(self) -> str:
+        return self.finding.message
+
+    @property
+    def stderr_tail(self) -> str:
+        return self.finding.stderr_tail

@@ -61,7 +61,7 @@ def attribute(context: RunContext, findings: tuple[Finding, ...]) -> tuple[Findi
     transport = context.session.transport.value
     marked = []
     for finding in findings:
-        known = explain(context.sdk, transport, finding)
+        known = explain(context.sdk, transport, finding, finding.folded)
         if known is not None:
             finding = replace(finding, upstream=Upstream(context.sdk.describe(), known.behaviour, known.link))
         marked.append(finding)
