@@ -110,17 +110,23 @@ def _worker_main(config: RunConfig, job: WorkerJob, shard: Shard, events: Any, p
 
     stop_when_orphaned(parent)
 
+    def orphaned() -> bool:
+        if os.getppid() == parent:
+            return False
+        # Nobody reads the queue any more: exiting must not wait to flush it (another worker holds its read
+        # end, so the pipe never breaks and a full one would block the exit for ever).
+        events.cancel_join_thread()
+        return True
+
     def emit(event: Event) -> None:
-        if not isinstance(event, RELAYED) or (isinstance(event, LEAD_ONLY) and not shard.lead):
-            return
-        if os.getppid() != parent:
-            # Nobody reads the queue any more: exiting must not wait to flush it (another worker holds
-            # its read end, so the pipe never breaks and a full one would block the exit for ever).
-            events.cancel_join_thread()
+        if orphaned() or not isinstance(event, RELAYED) or (isinstance(event, LEAD_ONLY) and not shard.lead):
             return
         events.put(_Message(shard.index, event))
 
-    anyio.run(job.runner(config, shard, emit).execute)
+    try:
+        anyio.run(job.runner(config, shard, emit).execute)
+    finally:
+        orphaned()  # events queued before the parent died must not hold the exit either
 
 
 def stop_when_orphaned(parent: int) -> None:
