@@ -18,7 +18,7 @@ from rich.console import Console
 
 from mcpfuzz.engine.baseline import Baseline, BaselineEntry
 from mcpfuzz.engine.events import Finding, Occurrence, Upstream
-from mcpfuzz.engine.judge import MAX_OCCURRENCES, FindingSet, group_by_upstream
+from mcpfuzz.engine.judge import MAX_OCCURRENCES, FindingSet, group_by_upstream, group_under_tools
 from mcpfuzz.engine.plan.finishing import apply_baseline
 from mcpfuzz.engine.session.session import Session, SessionOptions
 from mcpfuzz.jsonrpc import expectation as ex
@@ -209,6 +209,22 @@ def test_findings_with_the_same_message_but_other_keys_stay_apart() -> None:
         findings.add_observed(finding("server", key=key, message="the server failed"))
     assert len(findings.all()) == 3
     assert len(group_by_upstream(tuple(findings.all()))) == 3
+
+
+def test_a_tools_failure_seen_again_through_a_mutated_frame_is_the_tools_one_finding() -> None:
+    """mcp-go's time server accepted invalid arguments on `tool/current_time` and again on a `frames/envelope`
+    frame calling current_time: one cause, led by the tool's own target; another tool's frame stays apart."""
+    def call(name: str) -> tuple[bytes, ...]:
+        return (json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                            "params": {"name": name, "arguments": {"timezone": [1]}}}).encode(),)
+
+    frame = replace(finding("frames/envelope", key="accepted"), frames=call("current_time"))
+    tool = replace(finding("tool/current_time", key="accepted"), tool="current_time")
+    other_tool = replace(finding("frames/bytes", key="accepted"), frames=call("compare_time"))
+    other_key = replace(finding("frames/nesting", key="code:-32600"), frames=call("current_time"))
+    grouped = group_under_tools((frame, tool, other_tool, other_key))
+    assert [f.target for f in grouped] == ["tool/current_time", "frames/bytes", "frames/nesting"]
+    assert grouped[0].also_on == ("frames/envelope",) and grouped[0].grouped == (frame.fingerprint,)
 
 
 # ---- real servers ----------------------------------------------------------------------------------------------

@@ -7,7 +7,9 @@ rule or code), never the text of its message.
 
 from __future__ import annotations
 
-from dataclasses import replace
+import json
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, replace
 
 from mcpfuzz.corpus.redact import Redactor
 from mcpfuzz.engine.events import Finding, Occurrence, fingerprint_of
@@ -259,25 +261,71 @@ def group_by_upstream(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
 
     The grouped findings' fingerprints stay in `grouped` (a baseline that accepted one of them still accepts it).
     """
-    groups: dict[tuple[str, str, str], list[Finding]] = {}
-    order: list[tuple[str, str, str] | Finding] = []
-    for finding in findings:
+    def cause(finding: Finding) -> Hashable | None:
         upstream = finding.upstream
         if upstream is None or finding.rule:
+            return None
+        return finding.oracle, upstream.link, upstream.behaviour
+
+    return _group_by(findings, cause)
+
+
+def group_under_tools(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+    """A tool's failure seen again through a mutated frame (`frames/envelope` calling the same tool) is the tool's
+    cause: findings of one oracle and key on one tool become one, led by the tool's own target.
+
+    SDK-marked findings are left to `group_by_upstream`; a finding whose frame names no tool stays as it is.
+    """
+    def cause(finding: Finding) -> Hashable | None:
+        if finding.upstream is not None or finding.rule or finding.server_wide or finding.observed:
+            return None
+        tool = finding_tool(finding)
+        return None if tool is None else (finding.oracle, finding.key, tool)
+
+    return _group_by(findings, cause)
+
+
+def finding_tool(finding: Finding) -> str | None:
+    """The tool a finding's case called: its own, a `tool/NAME` target, or the `tools/call` of its last frame."""
+    if finding.tool:
+        return finding.tool
+    if finding.target.startswith("tool/"):
+        return finding.target.removeprefix("tool/")
+    if not finding.frames:
+        return None
+    try:
+        message = json.loads(finding.frames[-1])
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return None
+    params = message.get("params")
+    name = params.get("name") if isinstance(params, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def _group_by(findings: tuple[Finding, ...], cause_of: Callable[[Finding], Hashable | None]) -> tuple[Finding, ...]:
+    """Findings of one cause become one: the one that failed again, then the worst, then a tool's own target,
+    then the first leads; the others' targets go to `also_on`, their fingerprints to `grouped`."""
+    groups: dict[Hashable, list[Finding]] = {}
+    order: list[Hashable | Finding] = []
+    for finding in findings:
+        cause = cause_of(finding)
+        if cause is None:
             order.append(finding)
             continue
-        cause = (finding.oracle, upstream.link, upstream.behaviour)
         if cause not in groups:
-            order.append(cause)
+            order.append(_Cause(cause))
         groups.setdefault(cause, []).append(finding)
     result = []
     for item in order:
         if isinstance(item, Finding):
             result.append(item)
             continue
-        members = groups[item]
-        # A finding that failed again leads a note; then the worst; max keeps the first of equals.
-        lead = max(members, key=lambda f: (f.reproducible is not False, f.severity))
+        assert isinstance(item, _Cause)
+        members = groups[item.cause]
+        # max keeps the first of equals.
+        lead = max(members, key=lambda f: (f.reproducible is not False, f.severity, f.target.startswith("tool/")))
         if len(members) == 1:
             result.append(lead)
             continue
@@ -290,3 +338,10 @@ def group_by_upstream(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
                          occurrence_count=sum(f.occurrence_count or 1 for f in members))
         result.append(with_also_on(merged, also))
     return tuple(result)
+
+
+@dataclass(frozen=True)
+class _Cause:
+    """A place in the findings' order held for a cause's group."""
+
+    cause: Hashable

@@ -31,7 +31,7 @@ from mcpfuzz.engine.events import (
     StopReason,
     TargetsPlanned,
 )
-from mcpfuzz.engine.judge import FindingSet, group_by_upstream
+from mcpfuzz.engine.judge import FindingSet, group_by_upstream, group_under_tools
 
 
 class Executable(Protocol):
@@ -249,7 +249,8 @@ class _Merger:
             self.job.describe(stats, [
                 {"worker": w, "cases": o.stats.cases, "frames_sent": o.stats.frames_sent, "findings": len(o.findings),
                  "stopped": o.stopped or None, "resources": o.stats.resources} for w, o in sorted(self.latest.items())])
-        chosen = group_by_upstream(tuple(findings.all()))  # workers may have led one SDK cause with other targets
+        # Workers may have led one cause with other targets.
+        chosen = group_by_upstream(group_under_tools(tuple(findings.all())))
         paths = {f.fingerprint: corpus[f.fingerprint] for f in chosen if f.fingerprint in corpus}
         stopped = StopReason.MAX_FINDINGS if self.max_reached else next((o.stopped for o in self.latest.values()
                                                                          if o.stopped), StopReason.NONE)

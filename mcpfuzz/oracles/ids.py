@@ -36,14 +36,20 @@ def id_preserved(exchange: Exchange) -> Iterator[Failure]:
             message = f"answered id {show_id(got)}, which was never sent"
             key = f"unsent:{json_type(got)}"
         severity = Severity.HIGH if expect.well_formed else Severity.MEDIUM
-        if expect.past_limit is ReaderLimit.BIG_INTEGER:
-            # RFC 8259 section 6: a reader may hold such an integer inexactly; unhelpful, not wrong.
+        if expect.past_limit is ReaderLimit.BIG_INTEGER or _beyond_exact_integers(expect.id):
+            # RFC 8259 section 6: a reader may hold such an integer inexactly; unhelpful, not wrong. Whatever
+            # frame carried the id (a catalogue case or a mutated one), it is the one cause.
             severity, key = Severity.LOW, "limit:big-integer"
-            message += f"; the frame was {expect.past_limit.describe()}"
+            message += f"; the frame was {ReaderLimit.BIG_INTEGER.describe()}"
         elif not expect.well_formed:
             # The same id handling as on a valid request (one root cause, one key), seen on a malformed one.
             message += " (on an invalid request; the error must still carry its id)"
         yield IdPreservedFailure(severity, message, key, server_wide=True)
+
+
+def _beyond_exact_integers(request_id: object) -> bool:
+    """An integer id beyond +-(2**53-1): RFC 8259 calls it not interoperable (a double holds it inexactly)."""
+    return isinstance(request_id, int) and not isinstance(request_id, bool) and abs(request_id) > 2**53 - 1
 
 
 def _http_refusal_ids(exchange: Exchange) -> Iterator[Failure]:
