@@ -1,7 +1,7 @@
 """`--html PATH`: one self-contained page (inline CSS and SVG, no script, no URL to fetch) a person reads.
 
-Triage first: the verdict, then one row per root cause (each linking to its card), the run's facts, the cards
-folded, then the charts (the run's phases shaded on each time axis), the targets and how to run it again. A
+Triage first: the verdict, then one row per root cause (each linking to its card), the cards folded, the run's
+facts, then the charts (the run's phases shaded on each time axis), the targets and how to run it again. A
 section with nothing to show is left out. Built from the JSON report's data (so it holds what the JSON report
 holds, redacted the same way) and from the `RunTimeline` gathered from the events (the charts). Every text from
 the server is escaped: a hostile error message shows as text, never as markup.
@@ -60,10 +60,10 @@ def html_page(report: dict, timeline: RunTimeline | None) -> str:
     """The whole page; with no timeline (no events fed it: a shared store's merged report), no charts or targets."""
     title = f"mcpfuzz report: {report['server']}"
     if timeline is None:
-        body = [_verdict(report), _causes(report), _facts(report, RunTimeline()), _findings(report), MERGED_NOTE,
+        body = [_verdict(report), _causes(report), _findings(report), _facts(report, RunTimeline()), MERGED_NOTE,
                 _rerun(report)]
     else:
-        body = [_verdict(report), _causes(report), _facts(report, timeline), _findings(report),
+        body = [_verdict(report), _causes(report), _findings(report), _facts(report, timeline),
                 _charts(report, timeline), _targets(report, timeline), _rerun(report)]
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
