@@ -29,6 +29,7 @@ SEVERITIES = ("critical", "high", "medium", "low")
 SEVERITY_COLOURS = {"critical": "#7b1fa2", "high": "#c62828", "medium": "#ef6c00", "low": "#1565c0"}
 PALETTE = ("#1565c0", "#2e7d32", "#6a1b9a", "#00838f", "#ad1457", "#4e342e")
 MAX_TEXT = 20_000  # characters of one message, frame or answer shown; the JSON report has all of it
+MIN_PHASE_SHARE = 0.01  # of the time axis: a shorter phase would be a sliver too thin to see or name
 MAX_OCCURRENCES_SHOWN = 20  # of a finding's occurrences (the lines of one statement) in the page
 _INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")
 
@@ -147,8 +148,8 @@ def _charts(report: dict, timeline: RunTimeline) -> str:
 
 
 def phase_bands(report: dict, timeline: RunTimeline, x_high: float) -> list[Band]:
-    """The phases that took time, in order: from the JSON report's plan (every phase timed, verification
-    included), else from the phases' start events (each until the next one starts)."""
+    """The phases that took a visible share of the run, in order: from the JSON report's plan (every phase timed,
+    verification included), else from the phases' start events (each until the next one starts)."""
     plan = (report["stats"].get("plan") or {}).get("phases") or ()
     bands = [Band(str(phase["name"]), float(phase["started_s"]), float(phase["started_s"]) + float(phase["seconds"]))
              for phase in plan if phase.get("ran") and "started_s" in phase and phase.get("seconds")]
@@ -157,7 +158,8 @@ def phase_bands(report: dict, timeline: RunTimeline, x_high: float) -> list[Band
         ends = [mark.at for mark in starts[1:]] + [timeline.latest] * bool(starts)
         bands = [Band(mark.name, mark.at, end) for mark, end in zip(starts, ends, strict=True)]
     clipped = [Band(band.name, min(band.start, x_high), min(band.end, x_high)) for band in bands]
-    return sorted((band for band in clipped if band.end > band.start), key=lambda band: band.start)
+    shown = (band for band in clipped if band.end - band.start >= MIN_PHASE_SHARE * x_high)
+    return sorted(shown, key=lambda band: band.start)
 
 
 def _phase_note(bands: list[Band], x_high: float) -> str:
