@@ -242,7 +242,10 @@ def test_chromium_shows_the_triage_table_then_folded_cards_then_charts_with_phas
         assert {name for name, seconds in ran.items() if seconds >= 0.02 * stats["duration_s"]} <= shaded, label
     # One memory line for the one server, however often it was restarted (a crash a batch away).
     assert bug_page.report["stats"]["restarts"] > 0
-    assert charts["Server memory (RSS of its process tree)"].count("<polyline") == 1
+    memory = charts["Server memory (RSS of its process tree)"]
+    assert memory.count("<polyline") == 1
+    # The restarts the samples saw are ticked on the memory and the rate charts alike.
+    assert charts["Cases per second"].count('class="moment"') == memory.count('class="moment"')
     assert console_messages(dumped.stderr, bug_page.path) == []
 
 

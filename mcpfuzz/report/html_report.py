@@ -199,8 +199,7 @@ def _memory(report: dict, timeline: RunTimeline, x_high: float, bands: list[Band
     several = len(servers) > 1
     lines = [Line(f"worker {server}'s server" if several else "the server", [(t, rss / MIB) for t, rss in points],
                   PALETTE[index % len(PALETTE)]) for index, (server, points) in enumerate(servers.items())]
-    moments = [Moment(at, f"{f'worker {server}: ' if several else ''}a new server process from {clock(at)}")
-               for server, times in sorted(timeline.restarts.items()) for at in times]
+    moments = restart_moments(timeline)
     leaks = [f for f in report["findings"] if f["oracle"] == "memory-growth"]
     judged = (f'<strong>memory-growth</strong>: {visible(leaks[0]["message"])}' if leaks
               else "memory-growth found no leak.")
@@ -237,17 +236,26 @@ def _memory_fit(processes: list[tuple[int, list[tuple[float, int, int]]]]) -> st
                                    "recomputed from the plotted samples.")
 
 
+def restart_moments(timeline: RunTimeline) -> list[Moment]:
+    """Each server's restarts as the memory samples saw them (a new root process since the last sample)."""
+    several = len(timeline.servers) > 1
+    return [Moment(at, f"{f'worker {server}: ' if several else ''}a new server process from {clock(at)}")
+            for server, times in sorted(timeline.restarts.items()) for at in times]
+
+
 def _rate(timeline: RunTimeline, x_high: float, bands: list[Band]) -> str:
     heading = "Cases per second"
     rates = timeline.cases.rates()
     if not rates:
         return ""
     width = timeline.cases.width
+    moments = restart_moments(timeline)
     chart = line_chart([Line(f"cases per second (averaged over {clock(width)})", rates, PALETTE[0])],
-                       title=heading, x_high=x_high, y_label="cases/s", bands=bands)
+                       title=heading, x_high=x_high, y_label="cases/s", bands=bands, moments=moments)
     source = "" if timeline.case_events else " Told by the workers' slices (their cases stay inside them)."
+    restarts = " A tick above the axis is a server restart: starting a process costs time." if moments else ""
     return _figure(heading, chart, "Every frame or call mcpfuzz sent and judged, per second: the rate changes with "
-                                   f"the phase (a restart or a slow call costs time).{source}")
+                                   f"the phase.{restarts}{source}")
 
 
 def _behaviours(timeline: RunTimeline, x_high: float, bands: list[Band]) -> str:
