@@ -22,7 +22,7 @@ from mcpfuzz.oracles.base import Severity
 from mcpfuzz.oracles.memory import KIB, MIB, measure_growth
 from mcpfuzz.report.json_report import entry_fails, write_atomic
 from mcpfuzz.report.run_timeline import RunTimeline
-from mcpfuzz.report.svg_charts import Band, Line, Mark, Moment, clock, count_axis, lane_chart, line_chart
+from mcpfuzz.report.svg_charts import Band, Line, Mark, Moment, clock, count_axis, instant, lane_chart, line_chart
 from mcpfuzz.report.triage import causes_of_report
 
 SEVERITIES = ("critical", "high", "medium", "low")
@@ -165,12 +165,8 @@ def phase_bands(report: dict, timeline: RunTimeline, x_high: float) -> list[Band
 def _phase_note(bands: list[Band], x_high: float) -> str:
     if not bands:
         return ""
-
-    def at(seconds: float) -> str:
-        return f"{seconds:.1f}s" if x_high < 120 else clock(seconds)
-
-    spans = " · ".join(f"<span class=\"phase-span\"><strong>{visible(band.name)}</strong> {at(band.start)}–"
-                       f"{at(band.end)}</span>" for band in bands)
+    spans = " · ".join(f"<span class=\"phase-span\"><strong>{visible(band.name)}</strong> "
+                       f"{instant(band.start, x_high)}–{instant(band.end, x_high)}</span>" for band in bands)
     return f'<p class="phase-note">The run\'s phases, shaded in turn on each time axis: {spans}</p>'
 
 

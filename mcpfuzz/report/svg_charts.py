@@ -112,6 +112,11 @@ def clock(seconds: float) -> str:
     return f"{minutes}m{secs:02d}s" if minutes and secs else f"{minutes}m" if minutes else f"{secs}s"
 
 
+def instant(seconds: float, high: float) -> str:
+    """A time on an axis reaching `high` seconds: tenths under two minutes (`12.5s`), else `clock`."""
+    return f"{seconds:.1f}s" if high < 120 else clock(seconds)
+
+
 def number(value: float) -> str:
     """A tick label without trailing zeros (`0.5`, `12`, `1,500`)."""
     if abs(value) >= 1000:
@@ -188,7 +193,7 @@ def _bands(bands: Sequence[Band], x: Scale, bottom: float) -> list[str]:
         name = escape(band.name)
         parts.append(f'<rect class="phase phase-{index % 2}" data-phase="{name}" x="{left:.1f}" y="{TOP}" '
                      f'width="{max(right - left, 1.0):.1f}" height="{bottom - TOP:.1f}">'
-                     f"<title>{name}: {escape(clock(band.start))} to {escape(clock(band.end))}</title></rect>")
+                     f"<title>{name}: {instant(band.start, x.high)} to {instant(band.end, x.high)}</title></rect>")
         parts.append(f'<line class="phase-edge" x1="{left:.1f}" x2="{left:.1f}" y1="{TOP}" y2="{bottom:.1f}"/>')
         if right - left >= LABEL_EM * len(band.name) + 8:
             parts.append(f'<text class="phase-label" x="{left + 4:.1f}" y="{TOP + 12}">{name}</text>')
