@@ -312,11 +312,14 @@ def test_every_series_stays_bounded_over_a_long_soak() -> None:
         timeline.handle(SliceDone(f"tool/t{i % 40}", 1.0, 100, i % 3, 0, timestamp=START + i))
         timeline.handle(ResourcesSampled(i // 100, i, 50 * MIB, timestamp=START + i))
     assert len(timeline.memory) == MAX_PROCESSES and 499 in timeline.memory  # the newest process is kept
+    # The server's own line keeps all its lives, thinned, and every restart.
+    assert len(timeline.servers) == 1 and len(timeline.servers[0].points) <= MAX_POINTS
+    assert len(timeline.restarts[0]) == 499
     assert len(timeline.behaviours.points) <= MAX_POINTS and len(timeline.cases.counts) <= MAX_POINTS
     assert timeline.new_behaviours == sum(i % 3 for i in range(50_000))
     page = html_page(report_json(CONFIG, finished_with()), timeline)
     assert 'aria-label="New behaviours (soak)"' in page and "slices: a line that flattens" in page
-    assert len(page) < 2_000_000
+    assert len(page) < 2_000_000 and memory_chart(page).count("<polyline") == 1
 
 
 def test_a_section_with_nothing_to_show_is_left_out() -> None:

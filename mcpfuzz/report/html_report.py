@@ -163,6 +163,7 @@ def phase_bands(report: dict, timeline: RunTimeline, x_high: float) -> list[Band
 
 
 def _phase_note(bands: list[Band], x_high: float) -> str:
+    """The phases by name with their start and end, above the charts (a band's name may not fit in it)."""
     if not bands:
         return ""
     spans = " · ".join(f"<span class=\"phase-span\"><strong>{visible(band.name)}</strong> "
