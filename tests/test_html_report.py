@@ -141,6 +141,9 @@ def test_the_page_charts_the_run_and_counts_per_target(bug_page: Page) -> None:
     # mcpfuzz started the server, so it sampled its memory.
     assert 'aria-label="Server memory (RSS of its process tree)"' in text
     assert "New behaviours" not in text  # a plain run has no soak chart
+    # Triage first (also where no browser is at hand): causes, the cards folded, then the charts.
+    assert text.index('<table class="causes">') < text.index("<details") < text.index("<svg")
+    assert re.search(r"<details[^>]*\sopen", text) is None
     # The plan says when each phase that ran began, in the order they ran, within the run.
     ran = [phase for phase in report["stats"]["plan"]["phases"] if phase["ran"]]
     starts = [phase["started_s"] for phase in ran]
