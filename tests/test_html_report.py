@@ -1,5 +1,6 @@
 """`--html PATH`: the page from a real run against a server with known bugs and hostile stderr, read as
-text and rendered by headless Chromium; the timeline's bounds and charts on synthetic event streams.
+text and rendered by headless Chromium (triage table, folded cards, then charts with the phases marked and
+one memory line per server); the timeline's bounds and charts on synthetic event streams.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from mcpfuzz.engine.events import (
     CheckpointSaved,
     Finding,
     FindingFound,
+    PhaseName,
+    PhaseStarted,
     ResourcesSampled,
     RunFinished,
     RunStarted,
@@ -31,9 +34,10 @@ from mcpfuzz.engine.events import (
 from mcpfuzz.oracles.base import Severity
 from mcpfuzz.oracles.memory import KIB, MIB
 from mcpfuzz.report.files import ReportFiles, ReportPaths
-from mcpfuzz.report.html_report import html_page
+from mcpfuzz.report.html_report import html_page, phase_bands
 from mcpfuzz.report.json_report import report_json
 from mcpfuzz.report.run_timeline import MAX_POINTS, MAX_PROCESSES, RunTimeline, Series
+from mcpfuzz.report.svg_charts import Band
 from tests.conftest import MCP_SERVER, run_cli
 
 # The server prints markup on stderr, then crashes on a batch: its stderr tail lands in a finding's message.
@@ -125,7 +129,8 @@ def test_server_text_is_escaped_and_nothing_is_fetched(bug_page: Page) -> None:
     assert HOSTILE_TEXT in crash["message"], crash["message"]  # the hostile text did reach the page's data
     assert HOSTILE_TEXT not in bug_page.text and html.escape(HOSTILE_TEXT) in bug_page.text
     found = Resources(bug_page.text)
-    assert found.fetching == [] and found.links == []  # links only go to an SDK's upstream issue: none here
+    # Links go to the cards in the page, or to an SDK's upstream issue (none here).
+    assert found.fetching == [] and found.links and all(re.fullmatch(r"#finding-\d+", link) for link in found.links)
     assert found.styles and not any("@import" in style or "url(" in style for style in found.styles)
     assert re.findall(r"https?://", bug_page.text) == []
 
@@ -135,7 +140,14 @@ def test_the_page_charts_the_run_and_counts_per_target(bug_page: Page) -> None:
     assert 'aria-label="Findings when first seen"' in text and 'aria-label="Cases per second"' in text
     # mcpfuzz started the server, so it sampled its memory.
     assert 'aria-label="Server memory (RSS of its process tree)"' in text
-    assert "Not a soak, or no slice finished" in text  # an empty series is said, not drawn
+    assert "New behaviours" not in text  # a plain run has no soak chart
+    # Triage first (also where no browser is at hand): causes, the cards folded, then the charts.
+    assert text.index('<table class="causes">') < text.index("<details") < text.index("<svg")
+    assert re.search(r"<details[^>]*\sopen", text) is None
+    # The plan says when each phase that ran began, in the order they ran, within the run.
+    ran = [phase for phase in report["stats"]["plan"]["phases"] if phase["ran"]]
+    starts = [phase["started_s"] for phase in ran]
+    assert starts == sorted(starts) and starts[0] >= 0 and starts[-1] <= report["stats"]["duration_s"]
     rows = dict(re.findall(r"<tr><td><code>([^<]+)</code></td><td>([\d,]+)</td>", text))
     assert {"tool/echo", "tool/add", "catalogue cases"} <= set(rows)
     assert sum(int(n.replace(",", "")) for n in rows.values()) == report["stats"]["cases"]
@@ -208,6 +220,39 @@ def test_chromium_renders_the_page_with_the_findings_and_no_console_error(bug_pa
 
 
 @needs_chromium
+def test_chromium_shows_the_triage_table_then_folded_cards_then_charts_with_phases(bug_page: Page,
+                                                                                  tmp_path: Path) -> None:
+    dumped = browse(bug_page.path, tmp_path / "profile", "--dump-dom")
+    dom = dumped.stdout
+    assert dom.index('<table class="causes">') < dom.index('<details class="finding') < dom.index("<svg")
+    # One row per root cause, linked to its card; every card folded.
+    cards = re.findall(r'<details class="finding[^"]*"([^>]*)>', dom)
+    assert len(cards) == len(bug_page.report["findings"]) and not any("open" in attrs for attrs in cards)
+    numbers = re.findall(r'<td><a href="#finding-(\d+)">#\1</a></td>', dom)
+    assert numbers == [str(n) for n in range(1, len(cards) + 1)]
+    assert all(f'id="finding-{number}"' in dom for number in numbers)
+    # Each time chart shades the phases that took a visible share of the run, named as the JSON report's plan
+    # names them (a phase of a few milliseconds is left out: it would be a sliver).
+    stats = bug_page.report["stats"]
+    ran = {p["name"]: p["seconds"] for p in stats["plan"]["phases"] if p["ran"]}
+    assert ran["catalogue"] > 0 and ran["coverage"] > 0
+    charts = dict(re.findall(r'<svg[^>]*aria-label="([^"]+)"[^>]*>(.*?)</svg>', dom, re.S))
+    timed = {label: body for label, body in charts.items() if "time since the run started" in body}
+    assert set(timed) == {"Findings when first seen", "Server memory (RSS of its process tree)", "Cases per second"}
+    for label, body in timed.items():
+        shaded = set(re.findall(r'<rect class="phase phase-\d" data-phase="([^"]+)"', body))
+        assert {"catalogue", "coverage"} <= shaded <= {name for name, seconds in ran.items() if seconds > 0}, label
+        assert {name for name, seconds in ran.items() if seconds >= 0.02 * stats["duration_s"]} <= shaded, label
+    # One memory line for the one server, however often it was restarted (a crash a batch away).
+    assert bug_page.report["stats"]["restarts"] > 0
+    memory = charts["Server memory (RSS of its process tree)"]
+    assert memory.count("<polyline") == 1
+    # The restarts the samples saw are ticked on the memory and the rate charts alike.
+    assert charts["Cases per second"].count('class="moment"') == memory.count('class="moment"')
+    assert console_messages(dumped.stderr, bug_page.path) == []
+
+
+@needs_chromium
 def test_the_console_check_sees_a_script_error(tmp_path: Path) -> None:
     """The check above can fail: a page whose script throws shows in Chromium's log."""
     page = tmp_path / "broken.html"
@@ -270,17 +315,97 @@ def test_every_series_stays_bounded_over_a_long_soak() -> None:
         timeline.handle(SliceDone(f"tool/t{i % 40}", 1.0, 100, i % 3, 0, timestamp=START + i))
         timeline.handle(ResourcesSampled(i // 100, i, 50 * MIB, timestamp=START + i))
     assert len(timeline.memory) == MAX_PROCESSES and 499 in timeline.memory  # the newest process is kept
+    # The server's own line keeps all its lives, thinned, and every restart.
+    assert len(timeline.servers) == 1 and len(timeline.servers[0].points) <= MAX_POINTS
+    assert len(timeline.restarts[0]) == 499
     assert len(timeline.behaviours.points) <= MAX_POINTS and len(timeline.cases.counts) <= MAX_POINTS
     assert timeline.new_behaviours == sum(i % 3 for i in range(50_000))
     page = html_page(report_json(CONFIG, finished_with()), timeline)
     assert 'aria-label="New behaviours (soak)"' in page and "slices: a line that flattens" in page
-    assert len(page) < 2_000_000
+    assert len(page) < 2_000_000 and memory_chart(page).count("<polyline") == 1
 
 
-def test_empty_series_are_said_in_words() -> None:
+def test_a_section_with_nothing_to_show_is_left_out() -> None:
     page = html_page(report_json(CONFIG, finished_with()), RunTimeline())
-    assert "No finding was seen during the run." in page and "The server's memory was not sampled" in page
-    assert "No case was run." in page and "<svg" not in page
+    assert "<svg" not in page and "<h2>" in page
+    headings = [h.strip() for h in re.findall(r"<h2>([^<(]+)", page)]
+    assert headings == ["The run", "Run it again"], headings  # no causes, findings, charts or targets
+    timeline = RunTimeline()
+    for event in leak_events(per_request=0)[:3]:
+        timeline.handle(event)
+    page = html_page(report_json(CONFIG, finished_with()), timeline)
+    assert re.findall(r'aria-label="([^"]+)"', page) == ["Server memory (RSS of its process tree)"]
+
+
+def samples(pid: int, seconds: range, server: int = 0) -> list[ResourcesSampled]:
+    return [ResourcesSampled(pid, at * 10, (30 + pid % 7) * MIB, server=server, timestamp=START + at) for at in seconds]
+
+
+def memory_chart(page: str) -> str:
+    found = re.search(r'aria-label="Server memory \(RSS of its process tree\)".*?</svg>', page, re.S)
+    assert found is not None
+    return found.group()
+
+
+def test_a_restarted_server_is_one_memory_line_with_its_restarts_ticked() -> None:
+    timeline = RunTimeline()
+    timeline.handle(RunStarted("s", 1, (), 60.0, 1.0, timestamp=START))
+    for event in [*samples(100, range(0, 10)), *samples(101, range(10, 20)), *samples(102, range(20, 30))]:
+        timeline.handle(event)
+    chart = memory_chart(html_page(report_json(CONFIG, finished_with()), timeline))
+    assert chart.count("<polyline") == 1 and chart.count('class="moment"') == 2
+    assert "a new server process from 10s" in chart and "a new server process from 20s" in chart
+    assert len(timeline.rss_by_server()[0]) == 30 and len(timeline.rss_by_process()) == 3
+
+
+def test_each_workers_server_has_its_own_memory_line() -> None:
+    timeline = RunTimeline()
+    timeline.handle(RunStarted("s", 1, (), 60.0, 1.0, timestamp=START))
+    for at in range(20):  # two workers' servers sampled side by side; worker 1's restarts at 10 s
+        timeline.handle(samples(100, range(at, at + 1), server=0)[0])
+        timeline.handle(samples(200 if at < 10 else 201, range(at, at + 1), server=1)[0])
+    page = html_page(report_json(CONFIG, finished_with()), timeline)
+    chart = memory_chart(page)
+    assert chart.count("<polyline") == 2 and chart.count('class="moment"') == 1
+    assert "worker 1: a new server process from 10s" in chart
+    assert "worker 0&#x27;s server" in page and "worker 1&#x27;s server" in page
+
+
+def test_the_workers_relay_tells_whose_server_a_memory_sample_is() -> None:
+    from mcpfuzz.engine.workers import _Merger, _Message
+
+    relayed: list = []
+    merger = _Merger(2, relayed.append, [])
+    merger.take(_Message(1, ResourcesSampled(200, 5, 30 * MIB, timestamp=START + 1)))  # waits for RunStarted
+    merger.take(_Message(0, RunStarted("s", 1, (), 60.0, 1.0, timestamp=START)))
+    merger.take(_Message(0, ResourcesSampled(100, 5, 30 * MIB, timestamp=START + 2)))
+    assert [(e.pid, e.server) for e in relayed if isinstance(e, ResourcesSampled)] == [(200, 1), (100, 0)]
+
+
+def test_phases_are_marked_from_the_plan_or_else_from_their_start_events() -> None:
+    timeline = RunTimeline()
+    timeline.handle(RunStarted("s", 1, (), 60.0, 1.0, timestamp=START))
+    timeline.handle(PhaseStarted(PhaseName.CATALOGUE, 10, timestamp=START + 1))
+    timeline.handle(PhaseStarted(PhaseName.FUZZ, None, timestamp=START + 20))
+    timeline.handle(SliceDone("tool/a", 10.0, 100, 1, 0, timestamp=START + 40))
+    report = report_json(CONFIG, finished_with())
+    assert phase_bands(report, timeline, 40.0) == [Band("catalogue", 1.0, 20.0), Band("fuzz", 20.0, 40.0)]
+    report["stats"]["plan"] = {"phases": [
+        {"name": "probe", "ran": True, "started_s": 0.0, "seconds": 0.5, "share": 0.0},
+        {"name": "plan", "ran": True, "started_s": 0.5, "seconds": 0.01, "share": 0.0},  # a sliver: not drawn
+        {"name": "lifecycle", "ran": False, "skipped": "not in --phases", "seconds": 0.0, "share": 0.0},
+        {"name": "catalogue", "ran": True, "started_s": 0.5, "seconds": 9.5, "share": 0.0},
+        {"name": "verify", "ran": True, "started_s": 10.0, "seconds": 2.0, "share": 0.0},
+        {"name": "fuzz", "ran": True, "started_s": 12.0, "seconds": 40.0, "share": 0.0}]}
+    bands = phase_bands(report, timeline, 40.0)
+    assert bands == [Band("probe", 0.0, 0.5), Band("catalogue", 0.5, 10.0), Band("verify", 10.0, 12.0),
+                     Band("fuzz", 12.0, 40.0)]  # cut at the end of the charts' axis
+    page = html_page(report, timeline)
+    assert "<strong>verify</strong> 10.0s–12.0s" in page
+    for label in ("Cases per second", "New behaviours (soak)"):
+        chart = re.search(rf'aria-label="{re.escape(label)}".*?</svg>', page, re.S)
+        assert chart is not None
+        assert re.findall(r'data-phase="([^"]+)"', chart.group()) == ["probe", "catalogue", "verify", "fuzz"]
 
 
 def test_a_checkpoint_rewrites_the_page_and_findings_keep_their_marks(tmp_path: Path) -> None:
@@ -299,7 +424,7 @@ def test_a_checkpoint_rewrites_the_page_and_findings_keep_their_marks(tmp_path: 
     text = path.read_text(encoding="utf-8")
     assert "From the SDK the server is built on (1)" in text and "accepted in the baseline" in text
     found = Resources(text)
-    assert set(found.links) == {"https://github.com/o/r/issues/1"} and found.fetching == []
+    assert set(found.links) == {"#finding-1", "https://github.com/o/r/issues/1"} and found.fetching == []
     # NUL, ESC and a lone surrogate (which no UTF-8 file can hold) are spelled out.
     assert "no answer to &lt;bad json&gt;\\u0000\\u001b[31m\\ud800" in text and "first seen at 3s" in text
     assert files.problem == ""

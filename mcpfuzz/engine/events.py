@@ -215,6 +215,7 @@ class ResourcesSampled(Event):
     fds: int | None = None  # open file descriptors over the tree; None where the OS has no such count
     threads: int = 0
     processes: int = 1
+    server: int = 0  # which of the run's servers: a worker's index under --workers (each has its own server)
 
 
 @dataclass(frozen=True)

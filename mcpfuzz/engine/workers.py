@@ -206,6 +206,8 @@ class _Merger:
         elif isinstance(event, RunFinished):
             self.latest[worker] = event
             self.final.add(worker)
+        elif isinstance(event, ResourcesSampled):
+            self.emit(replace(event, server=worker))  # each worker's server is its own memory line
         else:
             self.emit(event)
 

@@ -1,8 +1,10 @@
 """`--html PATH`: one self-contained page (inline CSS and SVG, no script, no URL to fetch) a person reads.
 
-Built from the JSON report's data (so it holds what the JSON report holds, redacted the same way)
-and from the `RunTimeline` gathered from the events (the charts). Every text from the server is
-escaped: a hostile error message shows as text, never as markup.
+Triage first: the verdict, then one row per root cause (each linking to its card), the cards folded, the run's
+facts, then the charts (the run's phases shaded on each time axis), the targets and how to run it again. A
+section with nothing to show is left out. Built from the JSON report's data (so it holds what the JSON report
+holds, redacted the same way) and from the `RunTimeline` gathered from the events (the charts). Every text from
+the server is escaped: a hostile error message shows as text, never as markup.
 """
 
 from __future__ import annotations
@@ -20,14 +22,14 @@ from mcpfuzz.oracles.base import Severity
 from mcpfuzz.oracles.memory import KIB, MIB, measure_growth
 from mcpfuzz.report.json_report import entry_fails, write_atomic
 from mcpfuzz.report.run_timeline import RunTimeline
-from mcpfuzz.report.svg_charts import Line, Mark, clock, count_axis, lane_chart, line_chart
+from mcpfuzz.report.svg_charts import Band, Line, Mark, Moment, clock, count_axis, instant, lane_chart, line_chart
 from mcpfuzz.report.triage import causes_of_report
 
 SEVERITIES = ("critical", "high", "medium", "low")
 SEVERITY_COLOURS = {"critical": "#7b1fa2", "high": "#c62828", "medium": "#ef6c00", "low": "#1565c0"}
 PALETTE = ("#1565c0", "#2e7d32", "#6a1b9a", "#00838f", "#ad1457", "#4e342e")
 MAX_TEXT = 20_000  # characters of one message, frame or answer shown; the JSON report has all of it
-MAX_OPEN = 20  # findings shown unfolded; the rest fold (a click opens them)
+MIN_PHASE_SHARE = 0.01  # of the time axis: a shorter phase would be a sliver too thin to see or name
 MAX_OCCURRENCES_SHOWN = 20  # of a finding's occurrences (the lines of one statement) in the page
 _INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")
 
@@ -59,10 +61,11 @@ def html_page(report: dict, timeline: RunTimeline | None) -> str:
     """The whole page; with no timeline (no events fed it: a shared store's merged report), no charts or targets."""
     title = f"mcpfuzz report: {report['server']}"
     if timeline is None:
-        body = [_header(report, RunTimeline()), MERGED_NOTE, _causes(report), _findings(report), _rerun(report)]
+        body = [_verdict(report), _causes(report), _findings(report), _facts(report, RunTimeline()), MERGED_NOTE,
+                _rerun(report)]
     else:
-        body = [_header(report, timeline), _causes(report), _charts(report, timeline), _findings(report),
-                _targets(report, timeline), _rerun(report)]
+        body = [_verdict(report), _causes(report), _findings(report), _facts(report, timeline),
+                _charts(report, timeline), _targets(report, timeline), _rerun(report)]
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{visible(title)}</title><style>{CSS}</style></head>"
@@ -87,10 +90,20 @@ def verdict(report: dict) -> str:
     return "incomplete" if report["stopped"] else "passed"
 
 
-def _header(report: dict, timeline: RunTimeline) -> str:
-    stats = report["stats"]
+def _verdict(report: dict) -> str:
+    """The title with the verdict, and the findings counted by severity."""
     counts = Counter(f["severity"] for f in report["findings"])
     outcome = verdict(report)
+    badges = "".join(f'<span class="badge sev-{name}{"" if counts.get(name) else " zero"}">{counts.get(name, 0)} '
+                     f"{name}</span>" for name in SEVERITIES)
+    found = len(report["findings"])
+    return (f'<header><h1>mcpfuzz report <span class="verdict {outcome}">{outcome}</span></h1>'
+            f'<p class="totals"><strong>{found} finding{"" if found == 1 else "s"}</strong> {badges}</p></header>')
+
+
+def _facts(report: dict, timeline: RunTimeline) -> str:
+    """What was run and how: server, protocol, seed, duration, why it stopped, the work done; an error if any."""
+    stats = report["stats"]
     protocol = (f"{visible(report['protocolVersion'])} ({visible(report['era'])} era)" if report["protocolVersion"]
                 else "none negotiated")
     facts = [("server", f"<code>{visible(report['server'])}</code>"
@@ -110,12 +123,8 @@ def _header(report: dict, timeline: RunTimeline) -> str:
     rss = (stats.get("resources") or {}).get("server_rss_mb") or {}
     if rss.get("peak") is not None:
         facts.append(("server RSS", f"{rss['first']} MB first · {rss['last']} MB last · {rss['peak']} MB peak"))
-    badges = "".join(f'<span class="badge sev-{name}{"" if counts.get(name) else " zero"}">{counts.get(name, 0)} '
-                     f"{name}</span>" for name in SEVERITIES)
     rows = "".join(f"<tr><th>{name}</th><td>{value}</td></tr>" for name, value in facts)
-    parts = [f'<header><h1>mcpfuzz report <span class="verdict {outcome}">{outcome}</span></h1>',
-             f'<p class="totals"><strong>{len(report["findings"])} findings</strong> {badges}</p>',
-             f'<table class="facts">{rows}</table></header>']
+    parts = [f'<section class="run"><h2>The run</h2><table class="facts">{rows}</table></section>']
     if report["error"]:
         parts.append(f'<section class="error"><h2>The server could not be tested</h2>'
                      f"<pre>{visible(report['error'])}</pre></section>")
@@ -128,10 +137,38 @@ def _header(report: dict, timeline: RunTimeline) -> str:
 
 
 def _charts(report: dict, timeline: RunTimeline) -> str:
+    """The charts that have data, after the findings; no section at all when none has."""
     x_high = max(timeline.latest, 1.0)
-    parts = ['<section><h2>Over time</h2>', _finding_marks(timeline, x_high), _memory(report, timeline, x_high),
-             _rate(timeline, x_high), _behaviours(timeline, x_high), "</section>"]
-    return "".join(parts)
+    bands = phase_bands(report, timeline, x_high)
+    figures = [figure for figure in (_finding_marks(timeline, x_high, bands), _memory(report, timeline, x_high, bands),
+                                     _rate(timeline, x_high, bands), _behaviours(timeline, x_high, bands)) if figure]
+    if not figures:
+        return ""
+    return f"<section><h2>Over time</h2>{_phase_note(bands, x_high)}{''.join(figures)}</section>"
+
+
+def phase_bands(report: dict, timeline: RunTimeline, x_high: float) -> list[Band]:
+    """The phases that took a visible share of the run, in order: from the JSON report's plan (every phase timed,
+    verification included), else from the phases' start events (each until the next one starts)."""
+    plan = (report["stats"].get("plan") or {}).get("phases") or ()
+    bands = [Band(str(phase["name"]), float(phase["started_s"]), float(phase["started_s"]) + float(phase["seconds"]))
+             for phase in plan if phase.get("ran") and "started_s" in phase and phase.get("seconds")]
+    if not bands:
+        starts = timeline.phases
+        ends = [mark.at for mark in starts[1:]] + [timeline.latest] * bool(starts)
+        bands = [Band(mark.name, mark.at, end) for mark, end in zip(starts, ends, strict=True)]
+    clipped = [Band(band.name, min(band.start, x_high), min(band.end, x_high)) for band in bands]
+    shown = (band for band in clipped if band.end - band.start >= MIN_PHASE_SHARE * x_high)
+    return sorted(shown, key=lambda band: band.start)
+
+
+def _phase_note(bands: list[Band], x_high: float) -> str:
+    """The phases by name with their start and end, above the charts (a band's name may not fit in it)."""
+    if not bands:
+        return ""
+    spans = " · ".join(f"<span class=\"phase-span\"><strong>{visible(band.name)}</strong> "
+                       f"{instant(band.start, x_high)}–{instant(band.end, x_high)}</span>" for band in bands)
+    return f'<p class="phase-note">The run\'s phases, shaded in turn on each time axis: {spans}</p>'
 
 
 def _figure(heading: str, chart: str, caption: str = "") -> str:
@@ -139,37 +176,38 @@ def _figure(heading: str, chart: str, caption: str = "") -> str:
     return f'<figure><h3>{heading}</h3>{chart}{note}</figure>'
 
 
-def _empty(heading: str, why: str) -> str:
-    return f'<figure><h3>{heading}</h3><p class="empty">{why}</p></figure>'
-
-
-def _finding_marks(timeline: RunTimeline, x_high: float) -> str:
+def _finding_marks(timeline: RunTimeline, x_high: float, bands: list[Band]) -> str:
     heading = "Findings when first seen"
     if not timeline.findings:
-        return _empty(heading, "No finding was seen during the run.")
+        return ""
     marks = [Mark(mark.at, mark.severity, f"{mark.severity} · {mark.oracle} · {mark.target} "
                                           f"(first seen at {clock(mark.at)})") for mark in timeline.findings]
     lanes = [(name, SEVERITY_COLOURS[name]) for name in SEVERITIES]
-    chart = lane_chart(marks, lanes, title=heading, x_high=x_high)
+    chart = lane_chart(marks, lanes, title=heading, x_high=x_high, bands=bands)
     return _figure(heading, chart, "One mark per finding, at the time it was first seen (hover for its oracle "
-                                   "and target); the list below has each root cause once.")
+                                   "and target); the table at the top has each root cause once.")
 
 
-def _memory(report: dict, timeline: RunTimeline, x_high: float) -> str:
+def _memory(report: dict, timeline: RunTimeline, x_high: float, bands: list[Band]) -> str:
     heading = "Server memory (RSS of its process tree)"
-    processes = {pid: points for pid, points in timeline.rss_by_process().items() if points}
-    if not processes:
-        return _empty(heading, "The server's memory was not sampled: mcpfuzz samples the processes it starts "
-                               "(an HTTP server it did not launch is not its to read), about once a second.")
-    ordered = sorted(processes.items(), key=lambda item: item[1][0][0])
-    lines = [Line(f"pid {pid}", [(t, rss / MIB) for t, _, rss in points], PALETTE[index % len(PALETTE)])
-             for index, (pid, points) in enumerate(ordered)]
+    servers = {server: points for server, points in timeline.rss_by_server().items() if points}
+    if not servers:
+        return ""  # an HTTP server mcpfuzz did not launch is not its to read
+    several = len(servers) > 1
+    lines = [Line(f"worker {server}'s server" if several else "the server", [(t, rss / MIB) for t, rss in points],
+                  PALETTE[index % len(PALETTE)]) for index, (server, points) in enumerate(servers.items())]
+    moments = restart_moments(timeline)
     leaks = [f for f in report["findings"] if f["oracle"] == "memory-growth"]
     judged = (f'<strong>memory-growth</strong>: {visible(leaks[0]["message"])}' if leaks
               else "memory-growth found no leak.")
-    over_time = _figure(heading, line_chart(lines, title=heading, x_high=x_high, y_label="MB"),
-                        f"{judged} {len(lines)} process(es): a restarted server starts a new series.")
-    return over_time + _memory_fit(ordered)
+    restarts = (f" {len(moments):,} restart{'' if len(moments) == 1 else 's'} seen between samples, each ticked above "
+                "the axis: the line goes on with the new process." if moments else "")
+    over_time = _figure(heading, line_chart(lines, title=heading, x_high=x_high, y_label="MB", bands=bands,
+                                            moments=moments),
+                        f"{judged} One line per server: the RSS summed over the process mcpfuzz started and its "
+                        f"children, sampled about once a second.{restarts}")
+    processes = {pid: points for pid, points in timeline.rss_by_process().items() if points}
+    return over_time + _memory_fit(sorted(processes.items(), key=lambda item: item[1][0][0]))
 
 
 def _memory_fit(processes: list[tuple[int, list[tuple[float, int, int]]]]) -> str:
@@ -195,26 +233,35 @@ def _memory_fit(processes: list[tuple[int, list[tuple[float, int, int]]]]) -> st
                                    "recomputed from the plotted samples.")
 
 
-def _rate(timeline: RunTimeline, x_high: float) -> str:
+def restart_moments(timeline: RunTimeline) -> list[Moment]:
+    """Each server's restarts as the memory samples saw them (a new root process since the last sample)."""
+    several = len(timeline.servers) > 1
+    return [Moment(at, f"{f'worker {server}: ' if several else ''}a new server process from {clock(at)}")
+            for server, times in sorted(timeline.restarts.items()) for at in times]
+
+
+def _rate(timeline: RunTimeline, x_high: float, bands: list[Band]) -> str:
     heading = "Cases per second"
     rates = timeline.cases.rates()
     if not rates:
-        return _empty(heading, "No case was run.")
+        return ""
     width = timeline.cases.width
+    moments = restart_moments(timeline)
     chart = line_chart([Line(f"cases per second (averaged over {clock(width)})", rates, PALETTE[0])],
-                       title=heading, x_high=x_high, y_label="cases/s")
+                       title=heading, x_high=x_high, y_label="cases/s", bands=bands, moments=moments)
     source = "" if timeline.case_events else " Told by the workers' slices (their cases stay inside them)."
-    return _figure(heading, chart, f"Every frame or call mcpfuzz sent and judged, per second.{source}")
+    restarts = " A tick above the axis is a server restart: starting a process costs time." if moments else ""
+    return _figure(heading, chart, "Every frame or call mcpfuzz sent and judged, per second: the rate changes with "
+                                   f"the phase.{restarts}{source}")
 
 
-def _behaviours(timeline: RunTimeline, x_high: float) -> str:
+def _behaviours(timeline: RunTimeline, x_high: float, bands: list[Band]) -> str:
     heading = "New behaviours (soak)"
-    points = [(0.0, 0.0), *((t, float(total)) for t, total in timeline.behaviours.all())]
     if not timeline.slices:
-        return _empty(heading, "Not a soak, or no slice finished: <code>mcpfuzz soak</code> counts the server's new "
-                               "behaviours (answer shapes not seen before) slice by slice.")
+        return ""  # not a soak, or no slice finished yet
+    points = [(0.0, 0.0), *((t, float(total)) for t, total in timeline.behaviours.all())]
     chart = line_chart([Line("new behaviours so far", points, PALETTE[1])], title=heading, x_high=x_high,
-                       y_label="behaviours")
+                       y_label="behaviours", bands=bands)
     return _figure(heading, chart, f"{timeline.new_behaviours:,} new behaviours in {timeline.slices:,} slices: a "
                                    "line that flattens means the search has stopped finding new answers.")
 
@@ -229,31 +276,31 @@ def _ordered(report: dict) -> tuple[list[dict], list[dict]]:
 
 
 def _causes(report: dict) -> str:
-    """The report's opening: one line per root cause, numbered as its finding below."""
+    """The report's opening: one row per root cause, numbered and linked as its card below."""
     own, inherited = _ordered(report)
     if not own and not inherited:
         return ""
     rows = []
     for cause in causes_of_report([*own, *inherited]):
         fix = visible(cause.fix) + (f" ({_link(cause.link)})" if cause.link else "")
-        where = f"{cause.targets:,}" + (f" ({cause.occurrences:,} occurrences)" if cause.occurrences > cause.targets
-                                        else "")
-        rows.append(f'<tr><td>#{cause.number}</td>'
+        others = cause.targets - 1
+        where = (f"<code>{visible(cause.target)}</code>" + (f" and {others:,} more" if others else "")
+                 + (f" ({cause.occurrences:,} occurrences)" if cause.occurrences > cause.targets else ""))
+        rows.append(f'<tr><td><a href="#finding-{cause.number}">#{cause.number}</a></td>'
                     f'<td><span class="badge sev-{cause.severity}">{visible(cause.severity)}</span></td>'
                     f"<td><code>{visible(cause.oracle)}</code></td><td>{where}</td><td>{fix}</td>"
-                    f"<td>{visible(cause.gist)}</td></tr>")
-    head = "".join(f"<th>{name}</th>" for name in ("#", "severity", "oracle", "targets", "fix belongs to", "what"))
-    return (f"<section><h2>Root causes ({len(rows)})</h2><table class=\"causes\"><thead><tr>{head}</tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table></section>")
+                    f'<td><a href="#finding-{cause.number}">{visible(cause.gist)}</a></td></tr>')
+    head = "".join(f"<th>{name}</th>" for name in ("#", "severity", "oracle", "target", "fix belongs to", "what"))
+    return (f'<section class="triage"><h2>Root causes ({len(rows)})</h2><table class="causes"><thead><tr>{head}'
+            f"</tr></thead><tbody>{''.join(rows)}</tbody></table></section>")
 
 
 def _findings(report: dict) -> str:
+    """Each root cause's card, folded: its summary line opens to the evidence and the reproduction."""
     own, inherited = _ordered(report)
-    findings = [*own, *inherited]
-    if not findings:
-        return "<section><h2>Findings</h2><p class=\"empty\">No findings.</p></section>"
-    fail_on = Severity.parse(report["failOn"])
-    parts = [f"<section><h2>Findings by root cause ({len(findings)})</h2>"]
+    if not own and not inherited:
+        return ""
+    parts = [f"<section><h2>Findings by root cause ({len(own) + len(inherited)})</h2>"]
     number = 0
     for heading, group, note in (
             ("This server's findings", own, ""),
@@ -264,13 +311,12 @@ def _findings(report: dict) -> str:
         parts.append(f"<h3>{heading} ({len(group)})</h3>" + (f"<p>{note}</p>" if note else ""))
         for finding in group:
             number += 1
-            unfold = number <= MAX_OPEN and Severity.parse(finding["severity"]) >= fail_on
-            parts.append(_finding(number, finding, unfold))
+            parts.append(_finding(number, finding))
     parts.append("</section>")
     return "".join(parts)
 
 
-def _finding(number: int, finding: dict, unfold: bool) -> str:
+def _finding(number: int, finding: dict) -> str:
     severity = finding["severity"]
     tags = []
     if finding.get("baselined"):
@@ -313,7 +359,7 @@ def _finding(number: int, finding: dict, unfold: bool) -> str:
         rows.append(("notes", "<ul>" + "".join(f"<li>{visible(n)}</li>" for n in reproduce["notes"]) + "</ul>"))
     rows.append(("fingerprint", f"<code>{visible(finding['fingerprint'])}</code>"))
     table = "".join(f"<tr><th>{name}</th><td>{value}</td></tr>" for name, value in rows)
-    return (f'<details class="finding sev-{severity}"{" open" if unfold else ""} id="finding-{number}">'
+    return (f'<details class="finding sev-{severity}" id="finding-{number}">'
             f"{summary}<table>{table}</table></details>")
 
 
@@ -346,7 +392,7 @@ def _targets(report: dict, timeline: RunTimeline) -> str:
     labels = [*timeline.planned, *(key for key in timeline.targets if key not in timeline.planned),
               *(label for label in timeline.skipped if label not in timeline.targets)]
     if not labels:
-        return "<section><h2>Targets</h2><p class=\"empty\">No case was run.</p></section>"
+        return ""  # no case was run
     soak = timeline.slices > 0
     heads = ["target", "cases", "results", "errors", "tool errors", "timed out", "crashes",
              *(("slices", "new behaviours") if soak else ()), "findings", "note"]
@@ -423,6 +469,10 @@ figure{margin:16px 0 24px}figcaption{color:var(--muted);font-size:14px;margin-to
 .legend{font-size:13px;color:var(--muted)}.key{margin-right:16px;white-space:nowrap}
 .swatch{display:inline-block;width:24px;border-top:3px solid;vertical-align:middle;margin-right:6px}
 .swatch.dashed{border-top-style:dashed}
+.chart .phase-0{fill:#eef2f8}.chart .phase-1{fill:#f8f9fb}.chart .phase-edge{stroke:#b8c2d0;stroke-dasharray:3 3}
+.chart .phase-label{font-size:11px;fill:#44546a}.chart .moment{stroke:#5f6368;stroke-width:1.5}
+.phase-note{color:var(--muted);font-size:14px}.phase-span{white-space:nowrap}
+.causes a{color:inherit}.causes td:first-child a{font-weight:600}
 .empty{color:var(--muted);font-style:italic}
 section.error h2,p.error{color:#b71c1c}
 """

@@ -1,7 +1,8 @@
 """What the HTML report charts, gathered from the event stream as it passes, in bounded memory.
 
 A soak runs for hours: every series keeps at most `MAX_POINTS` points (evenly thinned as it grows),
-the memory series at most `MAX_PROCESSES` server processes, the table at most `MAX_TARGETS` rows.
+the per-process memory series at most `MAX_PROCESSES` server processes (each server's own line keeps
+all its restarts), the table at most `MAX_TARGETS` rows.
 Times are seconds since the run started (its `RunStarted`).
 """
 
@@ -13,6 +14,7 @@ from mcpfuzz.engine.events import (
     CaseDone,
     Event,
     FindingFound,
+    PhaseStarted,
     ProbeDone,
     ResourcesSampled,
     RunStarted,
@@ -25,6 +27,8 @@ MAX_POINTS = 2_000  # per series
 MAX_PROCESSES = 20  # memory series kept (a server restarted after each crash has a pid per life)
 MAX_TARGETS = 2_000  # rows of the per-target table; cases on further targets count under OTHER
 MAX_FINDING_MARKS = 2_000  # findings on the timeline
+MAX_RESTART_MARKS = 2_000  # restarts marked on a server's memory line
+MAX_PHASE_MARKS = 200  # phase starts told by the events (a run has about ten)
 OTHER = "(other targets)"
 
 
@@ -137,6 +141,14 @@ class FindingMark:
     fingerprint: str
 
 
+@dataclass(frozen=True)
+class PhaseMark:
+    """A phase as the event stream told its start (the JSON report's plan has every phase's start and length)."""
+
+    name: str
+    at: float
+
+
 @dataclass
 class RunTimeline:
     """The handler-side record of a run: series over time and per-target counts (fed by `handle`)."""
@@ -145,6 +157,10 @@ class RunTimeline:
     latest: float = 0.0
     server_name: str = ""  # serverInfo name and version, from the probe
     memory: dict[int, Series] = field(default_factory=dict)  # pid -> (seconds, requests, rss bytes)
+    # One series per server across its restarts (a worker's index under --workers, else 0): (seconds, rss bytes).
+    servers: dict[int, Series] = field(default_factory=dict)
+    restarts: dict[int, list[float]] = field(default_factory=dict)  # server -> when its root process changed
+    phases: list[PhaseMark] = field(default_factory=list)
     cases: Buckets = field(default_factory=Buckets)
     behaviours: Series = field(default_factory=Series)  # (seconds, new behaviours so far)
     findings: list[FindingMark] = field(default_factory=list)
@@ -155,6 +171,7 @@ class RunTimeline:
     new_behaviours: int = 0
     case_events: int = 0  # CaseDone seen: none in a soak with workers (their cases stay inside them)
     _planned: frozenset[str] = frozenset()
+    _server_pid: dict[int, int] = field(default_factory=dict)
 
     def handle(self, event: Event) -> None:
         """Take what the charts and the table need from one event."""
@@ -177,6 +194,9 @@ class RunTimeline:
             self._row(self._group(event)).count(event.exchange)
         elif isinstance(event, ResourcesSampled):
             self._memory(event.pid).add(at, event.requests, event.rss)
+            self._server_memory(event, at)
+        elif isinstance(event, PhaseStarted) and len(self.phases) < MAX_PHASE_MARKS:
+            self.phases.append(PhaseMark(str(event.name), at))
         elif isinstance(event, SliceDone):
             self._slice(event, at)
         elif isinstance(event, FindingFound) and len(self.findings) < MAX_FINDING_MARKS:
@@ -225,6 +245,20 @@ class RunTimeline:
                 del self.memory[shortest]
             series = self.memory[pid] = Series()
         return series
+
+    def _server_memory(self, event: ResourcesSampled, at: float) -> None:
+        """The server's line: its root process's tree, whichever process that is since the last restart."""
+        previous = self._server_pid.get(event.server)
+        if previous is not None and previous != event.pid:
+            marks = self.restarts.setdefault(event.server, [])
+            if len(marks) < MAX_RESTART_MARKS:
+                marks.append(at)
+        self._server_pid[event.server] = event.pid
+        self.servers.setdefault(event.server, Series()).add(at, event.rss)
+
+    def rss_by_server(self) -> dict[int, list[tuple[float, int]]]:
+        """Each server's samples across its restarts as (seconds, rss bytes)."""
+        return {server: [(p[0], int(p[1])) for p in series.all()] for server, series in sorted(self.servers.items())}
 
     def rss_by_process(self) -> dict[int, list[tuple[float, int, int]]]:
         """Each process's samples as (seconds, requests, rss bytes)."""

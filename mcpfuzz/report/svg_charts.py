@@ -12,6 +12,8 @@ from html import escape
 
 WIDTH, HEIGHT = 1080, 260
 LEFT, RIGHT, TOP, BOTTOM = 72, 16, 14, 40  # room for the axes' labels
+PHASE_ROW = 18  # a lane chart's row for the phases' names
+LABEL_EM = 7  # pixels per character of a 12 px label, about: a phase's name shows where it fits
 Format = Callable[[float], str]
 
 
@@ -31,6 +33,23 @@ class Mark:
 
     x: float
     lane: str
+    tip: str
+
+
+@dataclass(frozen=True)
+class Band:
+    """A stretch of the time axis with a name (a phase of the run), shaded behind a chart's lines."""
+
+    name: str
+    start: float
+    end: float
+
+
+@dataclass(frozen=True)
+class Moment:
+    """An instant on the time axis (a server restart), a tick above the axis with a tooltip."""
+
+    x: float
     tip: str
 
 
@@ -93,6 +112,11 @@ def clock(seconds: float) -> str:
     return f"{minutes}m{secs:02d}s" if minutes and secs else f"{minutes}m" if minutes else f"{secs}s"
 
 
+def instant(seconds: float, high: float) -> str:
+    """A time on an axis reaching `high` seconds: tenths under two minutes (`12.5s`), else `clock`."""
+    return f"{seconds:.1f}s" if high < 120 else clock(seconds)
+
+
 def number(value: float) -> str:
     """A tick label without trailing zeros (`0.5`, `12`, `1,500`)."""
     if abs(value) >= 1000:
@@ -109,15 +133,17 @@ def count_axis(label: str) -> Axis:
 
 
 def line_chart(lines: Sequence[Line], *, title: str, x_high: float, y_label: str, y_format: Format = number,
-               x_axis: Axis | None = None) -> str:
-    """Lines from x = 0 to `x_high` (seconds, unless another axis is given) and y from 0, with a grid and a legend."""
+               x_axis: Axis | None = None, bands: Sequence[Band] = (), moments: Sequence[Moment] = ()) -> str:
+    """Lines from x = 0 to `x_high` (seconds, unless another axis is given) and y from 0, with a grid and a legend;
+    `bands` shaded behind them and `moments` ticked above the axis (both on a time axis)."""
     axis = x_axis or TIME_AXIS
     values = [y for line in lines for _, y in line.points]
     y_ticks = nice_ticks(min(0.0, *values), max(values) if values else 1.0)
     x_ticks = axis.ticks(x_high)
     x = Scale(0.0, x_ticks[-1], LEFT, WIDTH - RIGHT)
     y = Scale(y_ticks[0], y_ticks[-1], HEIGHT - BOTTOM, TOP)
-    parts = [_open(title), *_grid(x, y, x_ticks, y_ticks, y_format, axis), _y_label(y_label)]
+    parts = [_open(title), *_bands(bands, x, HEIGHT - BOTTOM), *_grid(x, y, x_ticks, y_ticks, y_format, axis),
+             _y_label(y_label), *_moments(moments, x, HEIGHT - BOTTOM)]
     for line in lines:
         path = " ".join(f"{x(px):.1f},{y(py):.1f}" for px, py in line.points)
         dash = ' stroke-dasharray="6 4"' if line.dashed else ""
@@ -130,19 +156,21 @@ def line_chart(lines: Sequence[Line], *, title: str, x_high: float, y_label: str
     return "".join(parts) + "</svg>" + legend(lines)
 
 
-def lane_chart(marks: Sequence[Mark], lanes: Sequence[tuple[str, str]], *, title: str, x_high: float) -> str:
+def lane_chart(marks: Sequence[Mark], lanes: Sequence[tuple[str, str]], *, title: str, x_high: float,
+               bands: Sequence[Band] = ()) -> str:
     """Marks over time in horizontal lanes (`lanes`: name and colour, top to bottom); each mark has a tooltip."""
     x_ticks = time_ticks(x_high)
     x = Scale(0.0, x_ticks[-1], LEFT, WIDTH - RIGHT)
     lane_height = 28
-    height = TOP + lane_height * len(lanes) + BOTTOM
-    parts = [_open(title, height)]
+    height = TOP + PHASE_ROW * bool(bands) + lane_height * len(lanes) + BOTTOM
+    parts = [_open(title, height), *_bands(bands, x, height - BOTTOM)]
     for tick in x_ticks:
         parts.append(f'<line x1="{x(tick):.1f}" x2="{x(tick):.1f}" y1="{TOP}" y2="{height - BOTTOM}" '
                      'class="grid"/>')
         parts.append(f'<text x="{x(tick):.1f}" y="{height - BOTTOM + 16}" text-anchor="middle">'
                      f"{escape(clock(tick))}</text>")
-    rows = {name: TOP + lane_height * (index + 0.5) for index, (name, _) in enumerate(lanes)}
+    # The phases' names take a row of their own above the lanes, so no mark covers them.
+    rows = {name: TOP + PHASE_ROW * bool(bands) + lane_height * (index + 0.5) for index, (name, _) in enumerate(lanes)}
     colours = dict(lanes)
     for name, middle in rows.items():
         parts.append(f'<text x="{LEFT - 8}" y="{middle + 4:.1f}" text-anchor="end">{escape(name)}</text>')
@@ -153,6 +181,33 @@ def lane_chart(marks: Sequence[Mark], lanes: Sequence[tuple[str, str]], *, title
     parts.append(f'<text x="{(LEFT + WIDTH - RIGHT) / 2:.0f}" y="{height - 4}" text-anchor="middle" class="axis">'
                  "time since the run started</text>")
     return "".join(parts) + "</svg>"
+
+
+def _bands(bands: Sequence[Band], x: Scale, bottom: float) -> list[str]:
+    """The phases shaded in turn across the plot, each named at its top left where its name fits."""
+    if not bands:
+        return []
+    parts = ['<g class="phases">']
+    for index, band in enumerate(bands):
+        left, right = x(band.start), x(max(band.start, band.end))
+        name = escape(band.name)
+        parts.append(f'<rect class="phase phase-{index % 2}" data-phase="{name}" x="{left:.1f}" y="{TOP}" '
+                     f'width="{max(right - left, 1.0):.1f}" height="{bottom - TOP:.1f}">'
+                     f"<title>{name}: {instant(band.start, x.high)} to {instant(band.end, x.high)}</title></rect>")
+        parts.append(f'<line class="phase-edge" x1="{left:.1f}" x2="{left:.1f}" y1="{TOP}" y2="{bottom:.1f}"/>')
+        if right - left >= LABEL_EM * len(band.name) + 8:
+            parts.append(f'<text class="phase-label" x="{left + 4:.1f}" y="{TOP + 12}">{name}</text>')
+    parts.append("</g>")
+    return parts
+
+
+def _moments(moments: Sequence[Moment], x: Scale, bottom: float) -> list[str]:
+    """A short tick above the axis at each moment, its tooltip saying what happened."""
+    if not moments:
+        return []
+    ticks = "".join(f'<path class="moment" d="M{x(moment.x):.1f} {bottom:.1f}v-10"><title>{escape(moment.tip)}'
+                    "</title></path>" for moment in moments)
+    return [f'<g class="moments">{ticks}</g>']
 
 
 def _open(title: str, height: int = HEIGHT) -> str:

@@ -25,6 +25,7 @@ class Cause:
     fix: str  # `server`, or `SDK <name and version>`
     link: str | None  # the upstream issue, for an SDK's
     gist: str
+    target: str = ""  # where it was first seen (`targets` counts the others)
 
     def describe(self) -> str:
         """`HIGH stdout-clean · 74 targets · fix: server · wrote a line ...` (numbered apart)."""
@@ -52,7 +53,8 @@ def causes(findings: Iterable[Finding]) -> list[Cause]:
                   1 + len(finding.also_on), max(finding.occurrence_count, len(finding.occurrences), 1),
                   "server" if finding.upstream is None else f"SDK {finding.upstream.sdk.removeprefix('the ')}",
                   None if finding.upstream is None else finding.upstream.link,
-                  gist(finding.message, exception_line(finding.stderr_tail) if finding.oracle == NO_CRASH else None))
+                  gist(finding.message, exception_line(finding.stderr_tail) if finding.oracle == NO_CRASH else None),
+                  finding.target)
             for number, finding in enumerate(findings, 1)]
 
 
@@ -66,5 +68,5 @@ def causes_of_report(entries: Iterable[dict]) -> list[Cause]:
                             str(entry["oracle"]), 1 + len(entry.get("also_on") or ()), occurrences,
                             "server" if not upstream else f"SDK {str(upstream['sdk']).removeprefix('the ')}",
                             upstream["link"] if upstream else None,
-                            gist(str(entry.get("message") or ""), entry.get("exception"))))
+                            gist(str(entry.get("message") or ""), entry.get("exception")), str(entry["target"])))
     return result

@@ -41,6 +41,7 @@ class Budget:
     # The end of the protocol phases' share, set once the probe knows whether there are targets to call.
     protocol_until: float | None = None
     spent: dict[str, float] = field(default_factory=dict)  # phase name -> wall-clock seconds
+    began: dict[str, float] = field(default_factory=dict)  # phase name -> seconds after `started` it first began
     restart_cost: float = 0.0  # seconds a new server process takes to answer, as measured
 
     @property
@@ -87,6 +88,7 @@ class Budget:
     def timing(self, name: str) -> Iterator[None]:
         """Add the wall-clock time of the block to the phase `name`."""
         start = time.monotonic()
+        self.began.setdefault(name, start - self.started)
         try:
             yield
         finally:

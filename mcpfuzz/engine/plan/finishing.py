@@ -118,7 +118,9 @@ def plan_summary(context: RunContext) -> dict:
     declared, planned, called (the JSON report's `stats.plan`)."""
     elapsed = context.stats.duration
     split = context.budget.split(elapsed)
+    began = context.budget.began
     phases = [{"name": name, "ran": not reason, **({"skipped": reason} if reason else {}),
+               **({"started_s": round(began[name], 3)} if name in began else {}),
                "seconds": round(context.budget.spent.get(name, 0.0), 3), "share": split.get(name, 0.0)}
               for name, reason in context.phase_log]
     targets = context.targets
