@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.action_runner import ActionRun, FakeActions, Job, Outcome, run_action
+from tests.action_expressions import Scope, UnsupportedExpression, condition, render
+from tests.action_runner import ActionRun, FakeActions, Job, Outcome, parse_command_file, run_action
 from tests.conftest import MCP_SERVER, REPO_ROOT
 
 QUICK = "--phases catalogue --timeout 1"
@@ -133,6 +134,27 @@ def fork_leg(stage: Stage, push_leg: tuple[ActionRun, Path, list[str]]) -> tuple
                FakeActions(failing=frozenset({SARIF})))
 
 
+def test_expressions_evaluate_as_a_runner_does_and_unknown_forms_are_refused() -> None:
+    """Loose `==`, null for a missing property, an implicit success() in if:, and no guessing at other forms."""
+    contexts = {"inputs": {"upload-sarif": "true"}, "steps": {"fuzz": {"outputs": {"sarif": ""}}},
+                "github": {"event": {"pull_request": {"head": {"repo": {"fork": True}}}}, "run_id": 7}}
+    ok = Scope(contexts, {"success": True, "failure": False, "always": True, "cancelled": False}.__getitem__)
+    failed = Scope(contexts, {"success": False, "failure": True, "always": True, "cancelled": False}.__getitem__)
+    assert condition("${{ inputs.upload-sarif == 'TRUE' }}", ok) and not condition("inputs.upload-sarif", failed)
+    assert condition("${{ !cancelled() && steps.fuzz.outputs.sarif == '' }}", failed)
+    assert not condition("${{ always() && steps.fuzz.outputs.sarif != '' }}", ok)
+    assert render("${{ github.event.pull_request.head.repo.fork }}-${{ github.run_id }}-${{ github.no.such }}",
+                  ok) == "true-7-"
+    for unknown in ("contains(inputs.args, 'x')", "inputs['args']", "github.run_id < 2", "vars.name", "inputs."):
+        with pytest.raises(UnsupportedExpression):
+            render("${{ " + unknown + " }}", ok)
+
+
+def test_command_files_are_read_in_both_forms() -> None:
+    """GITHUB_OUTPUT and GITHUB_ENV: `name=value` (the value may hold '=') and the `name<<DELIMITER` block."""
+    assert parse_command_file("a=1\nlines<<EOF\nx=1\ny\nEOF\nc=d=e\n") == {"a": "1", "lines": "x=1\ny", "c": "d=e"}
+
+
 def test_every_uses_is_pinned_to_a_commit_with_its_release_named() -> None:
     """Each `uses:` in action.yml names a full commit SHA and, in a comment, the release it was."""
     text = (REPO_ROOT / "action.yml").read_text()
@@ -185,12 +207,14 @@ def test_the_outputs_name_the_reports_and_the_artifact_keeps_them(
 
 def test_two_matrix_legs_keep_their_own_artifact_and_corpus(
         push_leg: tuple[ActionRun, Path, list[str]], fork_leg: tuple[ActionRun, Path]) -> None:
-    """The legs' artifact names and corpus cache keys differ: upload-artifact refuses a name used twice in a run."""
+    """The legs' artifact names, corpus cache keys and SARIF categories differ (a name used twice is refused)."""
     first, second = push_leg[0], fork_leg[0]
     names = [run.step("Keep the reports and the transcripts").inputs["name"] for run in (first, second)]
     assert names == ["mcpfuzz-run-fuzz-0", "mcpfuzz-run-fuzz-1"]
     keys = [run.step("Save the corpus").inputs["key"] for run in (first, second)]
     assert keys[0] != keys[1] and all(key.endswith("-4242") for key in keys), keys
+    categories = [run.step("sarif").inputs["category"] for run in (first, second)]
+    assert categories == ["mcpfuzz-run-fuzz-0", "mcpfuzz-run-fuzz-1"]
 
 
 def test_a_refused_sarif_upload_on_a_fork_is_a_warning(fork_leg: tuple[ActionRun, Path]) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpfuzz.cli.github_action import INPUTS, JOB_INDEX, JOB_TOTAL, PREFIX, ActionError, artifact_name, plan
+from mcpfuzz.cli.github_action import INPUTS, JOB_INDEX, JOB_TOTAL, PREFIX, ActionError, artifact_name, leg_name, plan
 from tests.conftest import MCP_SERVER, REPO_ROOT, cli_env
 
 ACTION = (REPO_ROOT / "action.yml").read_text(encoding="utf-8")
@@ -47,12 +47,13 @@ def test_the_artifact_keeps_every_report_the_script_writes() -> None:
 
 
 def test_artifact_names_differ_per_matrix_leg_and_are_valid() -> None:
-    """The prefix and the job, plus the leg in a matrix; a given name wins; characters upload-artifact refuses go."""
+    """Prefix and job, plus the leg in a matrix (the SARIF category too); a given name wins; bad characters go."""
     leg = {"GITHUB_JOB": "fuzz", JOB_INDEX: "2", JOB_TOTAL: "3"}
     assert artifact_name("", "mcpfuzz-run", leg) == "mcpfuzz-run-fuzz-2"
     assert artifact_name("", "mcpfuzz-soak", {**leg, JOB_INDEX: "0", JOB_TOTAL: "1"}) == "mcpfuzz-soak-fuzz"
     assert artifact_name("", "reports/mcpfuzz", {}) == "reports-mcpfuzz"
     assert artifact_name("fuzz: linux", "mcpfuzz-run", leg) == "fuzz- linux"
+    assert leg_name("mcpfuzz-run", leg) == "mcpfuzz-run-fuzz-2"
 
 
 def quick_plan(**given: str) -> list[str]:
@@ -103,7 +104,7 @@ def test_script_runs_mcpfuzz_and_reports_for_the_later_steps(tmp_path: Path) -> 
     assert (tmp_path / outputs["junit-xml"]).is_file()
     assert sorted(path.name for path in tmp_path.glob(outputs["reports"])) == sorted(
         outputs[name] for name in ("json", "sarif", "junit-xml", "html"))
-    assert outputs["artifact-name"] == "mcpfuzz-run-fuzz"
+    assert outputs["artifact-name"] == outputs["sarif-category"] == "mcpfuzz-run-fuzz"
     page = (tmp_path / outputs["html"]).read_text()
     assert page.startswith("<!DOCTYPE html>") and "id-preserved" in page
     assert summary.startswith("earlier step\n") and "id-preserved" in summary

@@ -97,20 +97,23 @@ def plan(inputs: Mapping[str, str], summary_path: str) -> ActionPlan:
     return ActionPlan(argv, paths["json"], paths["sarif"], paths["junit-xml"], paths["html"], summary_path, prefix)
 
 
-def artifact_name(given: str, prefix: str, environ: Mapping[str, str]) -> str:
-    """The artifact's name: the one given, else the report prefix and the job, plus the leg's number in a matrix.
+def leg_name(prefix: str, environ: Mapping[str, str]) -> str:
+    """This use of the action in its job: the report prefix and the job, plus the leg's number in a matrix.
 
-    upload-artifact refuses a second artifact of the same name in one workflow run, and every leg of a matrix is
-    the same job: without the leg's number the second leg's upload would fail.
+    Every leg of a matrix is the same job: the leg's number keeps their artifacts apart (upload-artifact refuses a
+    name used twice in a workflow run) and their SARIF categories (code scanning replaces the alerts of a category
+    with each upload to it, so legs sharing one would close each other's alerts).
     """
-    if given:
-        name = given
-    else:
-        name = "-".join(part for part in (prefix, environ.get("GITHUB_JOB", "")) if part)
-        index, total = environ.get(JOB_INDEX, ""), environ.get(JOB_TOTAL, "")
-        if index and total not in ("", "1"):
-            name += f"-{index}"
+    name = "-".join(part for part in (prefix, environ.get("GITHUB_JOB", "")) if part)
+    index, total = environ.get(JOB_INDEX, ""), environ.get(JOB_TOTAL, "")
+    if index and total not in ("", "1"):
+        name += f"-{index}"
     return NOT_IN_ARTIFACT_NAMES.sub("-", name)
+
+
+def artifact_name(given: str, prefix: str, environ: Mapping[str, str]) -> str:
+    """The artifact's name: the one given (without the characters upload-artifact refuses), else the leg's name."""
+    return NOT_IN_ARTIFACT_NAMES.sub("-", given) if given else leg_name(prefix, environ)
 
 
 def server_program(argv: list[str]) -> str:
@@ -166,7 +169,8 @@ def main(environ: Mapping[str, str] = os.environ) -> int:
         "sarif": sarif, "junit-xml": action.junit_path, "html": action.html_path,
         # Every report, --all-servers' per-server ones (PREFIX.NAME.json ...) too: the artifact's glob.
         "reports": f"{action.prefix}.*",
-        "artifact-name": artifact_name(inputs["artifact-name"], action.prefix, environ)})
+        "artifact-name": artifact_name(inputs["artifact-name"], action.prefix, environ),
+        "sarif-category": leg_name(action.prefix, environ)})
     return 0
 
 
