@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpfuzz.cli.github_action import INPUTS, PREFIX, ActionError, plan
+from mcpfuzz.cli.github_action import INPUTS, JOB_INDEX, JOB_TOTAL, PREFIX, ActionError, artifact_name, leg_name, plan
 from tests.conftest import MCP_SERVER, REPO_ROOT, cli_env
 
 ACTION = (REPO_ROOT / "action.yml").read_text(encoding="utf-8")
@@ -34,15 +34,26 @@ def test_action_yml_and_the_script_agree_on_the_inputs() -> None:
     assert passed == {(name.upper().replace("-", "_"), name) for name in INPUTS}
     for name in declared:
         assert f"inputs.{name}" in ACTION, f"input {name} is declared but never used"
-    assert "python -m mcpfuzz.cli.github_action" in ACTION
+    assert '"$MCPFUZZ_PYTHON" -m mcpfuzz.cli.github_action' in ACTION
 
 
 def test_the_artifact_keeps_every_report_the_script_writes() -> None:
-    """The JSON, SARIF, JUnit and HTML reports the script names in its outputs are uploaded as the artifact."""
-    upload = ACTION.split("uses: actions/upload-artifact@v4", 1)[1].split("\n    - name:", 1)[0]
+    """The artifact takes the reports' glob the script outputs and every transcript of the corpus, subfolders too."""
+    upload = ACTION.split("uses: actions/upload-artifact@", 1)[1].split("\n    - name:", 1)[0]
     uploaded = set(re.findall(r"\$\{\{ steps\.fuzz\.outputs\.([a-z-]+) \}\}", upload))
-    assert uploaded == {"json", "sarif", "junit-xml", "html"}
+    assert uploaded == {"reports", "artifact-name"}
+    assert "${{ inputs.corpus }}/**/*.json" in upload
     assert "value: ${{ steps.fuzz.outputs.html }}" in ACTION
+
+
+def test_artifact_names_differ_per_matrix_leg_and_are_valid() -> None:
+    """Prefix and job, plus the leg in a matrix (the SARIF category too); a given name wins; bad characters go."""
+    leg = {"GITHUB_JOB": "fuzz", JOB_INDEX: "2", JOB_TOTAL: "3"}
+    assert artifact_name("", "mcpfuzz-run", leg) == "mcpfuzz-run-fuzz-2"
+    assert artifact_name("", "mcpfuzz-soak", {**leg, JOB_INDEX: "0", JOB_TOTAL: "1"}) == "mcpfuzz-soak-fuzz"
+    assert artifact_name("", "reports/mcpfuzz", {}) == "reports-mcpfuzz"
+    assert artifact_name("fuzz: linux", "mcpfuzz-run", leg) == "fuzz- linux"
+    assert leg_name("mcpfuzz-run", leg) == "mcpfuzz-run-fuzz-2"
 
 
 def quick_plan(**given: str) -> list[str]:
@@ -76,7 +87,7 @@ def run_action(tmp_path: Path, **inputs: str) -> tuple[subprocess.CompletedProce
     """The action's script as the composite step runs it: inputs in the environment, GitHub's files given."""
     output, summary = tmp_path / "github_output", tmp_path / "step_summary.md"
     summary.write_text("earlier step\n")
-    env = cli_env({"GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary),
+    env = cli_env({"GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_JOB": "fuzz",
                    **{PREFIX + name.upper(): value for name, value in inputs.items()}})
     result = subprocess.run([sys.executable, "-m", "mcpfuzz.cli.github_action"], capture_output=True, text=True,
                             env=env, cwd=tmp_path, timeout=120, stdin=subprocess.DEVNULL)
@@ -91,6 +102,9 @@ def test_script_runs_mcpfuzz_and_reports_for_the_later_steps(tmp_path: Path) -> 
     assert outputs["exit-code"] == "1" and outputs["findings"] == "1"
     assert (tmp_path / outputs["sarif"]).is_file() and (tmp_path / outputs["json"]).is_file()
     assert (tmp_path / outputs["junit-xml"]).is_file()
+    assert sorted(path.name for path in tmp_path.glob(outputs["reports"])) == sorted(
+        outputs[name] for name in ("json", "sarif", "junit-xml", "html"))
+    assert outputs["artifact-name"] == outputs["sarif-category"] == "mcpfuzz-run-fuzz"
     page = (tmp_path / outputs["html"]).read_text()
     assert page.startswith("<!DOCTYPE html>") and "id-preserved" in page
     assert summary.startswith("earlier step\n") and "id-preserved" in summary
