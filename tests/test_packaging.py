@@ -138,3 +138,18 @@ def test_wheel_ships_the_mcp_schemas_and_the_surface_strategies(installed_python
     result = python(installed_python, code, tmp_path)
     assert result.returncode == 0, result.stderr
     assert "'uri' is a required property" in result.stdout and "ttlMs" in result.stdout, result.stdout
+
+
+def test_every_package_folder_is_listed_in_pyproject() -> None:
+    """The wheel takes only the packages pyproject.toml lists: a new folder left out installs editable and then
+    fails with ModuleNotFoundError from a wheel, pipx or the GitHub Action."""
+    import tomllib
+
+    setuptools = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(setuptools["packages"])
+    folders = {".".join(init.parent.relative_to(REPO_ROOT).parts)
+               for init in (REPO_ROOT / "mcpfuzz").rglob("__init__.py")}
+    folders |= {".".join(("mcpfuzz", *init.parent.relative_to(REPO_ROOT).parts))
+                for init in STRATEGIES_DIR.rglob("__init__.py")}
+    assert folders - listed == set()
+    assert {name for name in listed if name.startswith("mcpfuzz.strategies.")} <= set(setuptools["package-dir"])
