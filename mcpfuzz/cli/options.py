@@ -109,6 +109,10 @@ SERVER_OPTIONS = [
     click.option("--cwd", "cwd", type=click.Path(exists=True, file_okay=False), default=None, metavar="DIR",
               help="Run the stdio server in DIR (e.g. a scratch folder for servers that write files); paths in "
               "the command that name files here stay valid."),
+    click.option("--security", is_flag=True, default=False,
+              help="Also look for sandbox escapes and command injection: the stdio server runs in a temporary "
+              "workspace ({workspace} in its command) with canary files around it; path and shell payloads "
+              "aim at them (sandbox-escape, command-injection oracles)."),
     click.option("--read-only", is_flag=True, default=False,
               help="Call only targets annotated readOnlyHint: true (and those named with --include-target); "
               "for servers whose other tools change real data."),
@@ -198,7 +202,7 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
         fail_on=Severity.parse(options["fail_on"]), protocol_version=options["protocol_version"],
         phases=(PhaseName.PROBE, *map(PhaseName, phase_names)), max_line=options["max_line"], env=env,
         include_targets=include, exclude_targets=exclude, read_only=options["read_only"],
-        cwd=cwd,
+        cwd=cwd, security=options["security"],
         strict_types=options["strict_types"],
         corpus=check_corpus(options["corpus_dir"]), replay_corpus=not options["no_replay"],
         log_frames=Path(log_frames) if log_frames else None, max_examples=options["max_examples"], http=http,
