@@ -66,3 +66,9 @@ def test_without_security_nothing_is_looked_for(tmp_path: Path) -> None:
     assert "security oracles off" in out
     assert report["security"] is False
     assert status == 0, out
+
+
+def test_the_workspace_placeholder_needs_security() -> None:
+    result = run_cli(["run", "--budget", "10", "--", *SANDBOX])
+    assert result.returncode == 2
+    assert "{workspace}" in result.stderr and "--security" in result.stderr

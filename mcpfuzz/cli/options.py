@@ -194,6 +194,7 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
     seed = options["seed"]
     log_frames = options["log_frames"]
     cwd = _server_cwd(options["cwd"], http is not None, command)  # may make the command's paths absolute
+    _check_workspace_placeholder(command, http, options["security"])
     return RunConfig(
         command=command, seed=secrets.randbelow(2**32) if seed is None else seed, budget=budget,
         timeout=options["timeout"], startup_timeout=options["startup_timeout"], call_timeout=options["call_timeout"],
@@ -225,6 +226,16 @@ def _server_cwd(cwd: str | None, by_url: bool, command: list[str]) -> str | None
         if not os.path.isabs(word) and (os.sep in word or index > 0) and os.path.exists(word):
             command[index] = os.path.abspath(word)
     return os.path.abspath(cwd)
+
+
+def _check_workspace_placeholder(command: list[str], http: HttpTarget | None, security: bool) -> None:
+    """`{workspace}` names the temporary workspace --security makes: without it the server would get the text."""
+    from mcpfuzz.engine.security.workspace import WORKSPACE_PLACEHOLDER
+
+    words = [*command, *(http.launch if http is not None else ())]
+    if not security and any(WORKSPACE_PLACEHOLDER in word for word in words):
+        raise click.UsageError(f"{WORKSPACE_PLACEHOLDER} in the server's command is the temporary workspace of "
+                               f"--security; add --security, or write a folder in its place")
 
 
 def _baseline(path: str | None) -> Baseline | None:
