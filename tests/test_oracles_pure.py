@@ -441,6 +441,18 @@ RULES: dict[str, Rule] = {
     "invalid-params a prompt's missing argument, wrong code": Rule(P.INVALID_PARAMS, exchange(Expectation(
         judge=P.INVALID_PARAMS, id=5, codes=frozenset({-32602}), well_formed=True, method="prompts/get",
         wrong_answer="low"), error(5, -32603)), (LOW,)),
+    # sandbox-escape and command-injection: canaries only --security plants, tied to this call.
+    "sandbox-escape a sibling canary read": Rule(P.SANDBOX_ESCAPE, exchange(tool_call(5), result(5, text(
+        "mcpfuzz-canary-sibling-0123456789abcdef\n"))), (HIGH,)),
+    "sandbox-escape the workspace's own canary": Rule(P.SANDBOX_ESCAPE, exchange(tool_call(5), result(5, text(
+        "mcpfuzz-canary-workspace-0123456789abcdef\n"))), ()),
+    "sandbox-escape a token the call sent itself": Rule(P.SANDBOX_ESCAPE, exchange(tool_call(5), result(5, text(
+        "mcpfuzz-canary-parent-0123456789abcdef")), frame=b'{"q":"mcpfuzz-canary-parent-0123456789abcdef"}'), ()),
+    "command-injection the call's own hit file": Rule(P.COMMAND_INJECTION, replace(exchange(
+        tool_call(5), result(5, text("hello")), frame=b'{"name":"$(touch /tmp/c/hit-0123456789abcdef)"}'),
+        canary_files=("hit-0123456789abcdef",)), (HIGH,)),
+    "command-injection another call's hit file": Rule(P.COMMAND_INJECTION, replace(exchange(
+        tool_call(5), result(5, text("hello"))), canary_files=("hit-0123456789abcdef",)), ()),
 }
 
 

@@ -109,6 +109,10 @@ SERVER_OPTIONS = [
     click.option("--cwd", "cwd", type=click.Path(exists=True, file_okay=False), default=None, metavar="DIR",
               help="Run the stdio server in DIR (e.g. a scratch folder for servers that write files); paths in "
               "the command that name files here stay valid."),
+    click.option("--security", is_flag=True, default=False,
+              help="Also look for sandbox escapes and command injection: the stdio server runs in a temporary "
+              "workspace ({workspace} in its command) with canary files around it; path and shell payloads "
+              "aim at them (sandbox-escape, command-injection oracles)."),
     click.option("--read-only", is_flag=True, default=False,
               help="Call only targets annotated readOnlyHint: true (and those named with --include-target); "
               "for servers whose other tools change real data."),
@@ -190,6 +194,7 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
     seed = options["seed"]
     log_frames = options["log_frames"]
     cwd = _server_cwd(options["cwd"], http is not None, command)  # may make the command's paths absolute
+    _check_workspace_placeholder(command, http, options["security"])
     return RunConfig(
         command=command, seed=secrets.randbelow(2**32) if seed is None else seed, budget=budget,
         timeout=options["timeout"], startup_timeout=options["startup_timeout"], call_timeout=options["call_timeout"],
@@ -198,7 +203,7 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
         fail_on=Severity.parse(options["fail_on"]), protocol_version=options["protocol_version"],
         phases=(PhaseName.PROBE, *map(PhaseName, phase_names)), max_line=options["max_line"], env=env,
         include_targets=include, exclude_targets=exclude, read_only=options["read_only"],
-        cwd=cwd,
+        cwd=cwd, security=options["security"],
         strict_types=options["strict_types"],
         corpus=check_corpus(options["corpus_dir"]), replay_corpus=not options["no_replay"],
         log_frames=Path(log_frames) if log_frames else None, max_examples=options["max_examples"], http=http,
@@ -221,6 +226,16 @@ def _server_cwd(cwd: str | None, by_url: bool, command: list[str]) -> str | None
         if not os.path.isabs(word) and (os.sep in word or index > 0) and os.path.exists(word):
             command[index] = os.path.abspath(word)
     return os.path.abspath(cwd)
+
+
+def _check_workspace_placeholder(command: list[str], http: HttpTarget | None, security: bool) -> None:
+    """`{workspace}` names the temporary workspace --security makes: without it the server would get the text."""
+    from mcpfuzz.engine.security.workspace import WORKSPACE_PLACEHOLDER
+
+    words = [*command, *(http.launch if http is not None else ())]
+    if not security and any(WORKSPACE_PLACEHOLDER in word for word in words):
+        raise click.UsageError(f"{WORKSPACE_PLACEHOLDER} in the server's command is the temporary workspace of "
+                               f"--security; add --security, or write a folder in its place")
 
 
 def _baseline(path: str | None) -> Baseline | None:

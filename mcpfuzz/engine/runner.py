@@ -18,6 +18,8 @@ from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.plan.finishing import finish, verify
 from mcpfuzz.engine.plan.phase import Plan, execute_phases
 from mcpfuzz.engine.plan.plans import plan_for
+from mcpfuzz.engine.security.canary_watch import CanaryWatch
+from mcpfuzz.engine.security.workspace import SecurityWorkspace, secured
 from mcpfuzz.engine.session.session import Session, SessionOptions
 from mcpfuzz.engine.shared.hub import SharedHub
 from mcpfuzz.transport.errors import ServerStartError
@@ -28,11 +30,21 @@ class Run:
     """One run: its context (which survives cancellation, so a partial report can always be written) and its plan."""
 
     def __init__(self, config: RunConfig, emit: EventSink, plan: Plan | None = None) -> None:
-        self.context = RunContext.create(config, emit)
+        workspace = SecurityWorkspace.create() if config.security else None
+        self.context = RunContext.create(secured(config, workspace) if workspace is not None else config, emit)
+        if workspace is not None:
+            self.context.security, self.context.canaries = workspace, CanaryWatch(workspace.layout.hits)
         self.plan = plan if plan is not None else plan_for(self.context.config)
 
     async def execute(self) -> RunFinished:
         """Run every phase of the plan within the budget; Ctrl-C and SIGTERM stop it cleanly."""
+        try:
+            return await self._execute()
+        finally:
+            if self.context.security is not None:
+                self.context.security.remove()
+
+    async def _execute(self) -> RunFinished:
         context = self.context
         config = context.config
         budget = context.budget

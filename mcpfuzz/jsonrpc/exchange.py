@@ -75,6 +75,8 @@ class Exchange:
     stderr_tail: str = ""
     http: HttpReply | None = None  # over HTTP: what the POST of the case's frame got back
     posts: list[HttpReply] = field(default_factory=list)  # a frame POSTed line by line: each POST's reply, in order
+    # --security: the hit files found in the watched canary folder when the case was judged (file names only).
+    canary_files: tuple[str, ...] = ()
 
     def progress_count(self) -> int:
         """How many progress notifications arrived while the case was open (a long call saying it is working)."""

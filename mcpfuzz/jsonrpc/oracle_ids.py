@@ -36,6 +36,8 @@ class OracleId(str, Enum):
     CANCEL_RESPECTED = "cancel-respected"
     CONCURRENCY = "concurrency"
     LINT = "lint"
+    SANDBOX_ESCAPE = "sandbox-escape"
+    COMMAND_INJECTION = "command-injection"
 
     def __str__(self) -> str:
         # The id itself in messages, f-strings and file names, on every Python version.

@@ -34,6 +34,9 @@ MAX_SKIPPED_LINES = 20  # a server may list thousands of tools: the header stays
 MAX_TARGET_ROWS = 12  # targets in the summary's table (all of them with -v)
 
 
+SECURITY_OFF = "security oracles off (sandbox-escape, command-injection; --security turns them on)"
+SECURITY_ON = "security oracles on: sandbox-escape, command-injection (a temporary workspace with canaries)"
+
 class ConsoleReporter:
     """The event handler that writes the run for a person: live progress, findings, the summary (stdout by default)."""
 
@@ -234,6 +237,7 @@ class ConsoleReporter:
                            f"{stats.duration:.1f}s · seed {self.config.seed}")
         if event.protocol_version:
             self.console.print(f"protocol {event.protocol_version} ({event.era} era)", style="dim")
+        self.console.print(SECURITY_ON if self.config.security else SECURITY_OFF, style="dim")
         split = time_split(stats)
         if split:
             self.console.print(f"time: {split}", style="dim")

@@ -102,6 +102,7 @@ def report_json(config: RunConfig, finished: RunFinished) -> dict:
         "error": finished.error or None,
         "untested": finished.untested or None,
         "failOn": str(config.fail_on),
+        "security": config.security,
         "staleBaseline": list(finished.stale_baseline),
         "findings": [finding_json(f, config.target, finished.corpus_paths.get(f.fingerprint))
                      for f in finished.findings],

@@ -29,6 +29,8 @@ from mcpfuzz.strategies.arguments.coverage import coverage_calls
 from mcpfuzz.strategies.arguments.fuzz_calls import fuzz_calls
 from mcpfuzz.strategies.arguments.harvest import harvest, linked_uris, substitute, takes_ids
 from mcpfuzz.strategies.messages import FrameBuilder
+from mcpfuzz.strategies.payloads.calls import payload_calls
+from mcpfuzz.strategies.payloads.canaries import CanaryLayout
 from mcpfuzz.strategies.surfaces.resources import linked_read_case
 from mcpfuzz.transport.errors import ServerStartError
 
@@ -49,13 +51,15 @@ class CallPhases:
     """Calls targets on the session and hands every exchange to the run's judge."""
 
     def __init__(self, session: Session, targets: list[CallTarget], judge: Judge, options: SearchOptions, *,
-                 strict_types: bool = False, timeouts: Mapping[str, float] | None = None) -> None:
+                 strict_types: bool = False, timeouts: Mapping[str, float] | None = None,
+                 canaries: CanaryLayout | None = None) -> None:
         self.session = session
         self.timeouts = dict(timeouts or {})  # target label -> its own per-call timeout
         self.targets = targets
         self.judge = judge
         self.options = options
         self.strict_types = strict_types
+        self.canaries = canaries  # --security: where path payloads aim and shell payloads leave their files
         self.builder = FrameBuilder(session.era or Era.LEGACY, session.version, next_id=CALL_FIRST_ID)
         self.calls = 0
         self._consumers: list[CallTarget] | None = None  # the targets that take ids, found before the sequences
@@ -129,8 +133,17 @@ class CallPhases:
         schema (each validated against it; CPU work, off the event loop)."""
         calls = self._covering.get(target.label)
         if calls is None:
-            calls = self._covering[target.label] = self._make_coverage(target)
+            calls = self._covering[target.label] = self._with_payloads(target, self._make_coverage(target))
         return calls
+
+    def _with_payloads(self, target: CallTarget, calls: list[ArgumentCall]) -> list[ArgumentCall]:
+        """The coverage calls with the payloads that fit the target's properties by meaning (paths, expressions,
+        ...): first under --security, whose oracles judge them, else last. The fuzz phase draws them again."""
+        if target.type.coverage_calls is not None:
+            return calls
+        prepared = target.prepare()
+        payloads = payload_calls(prepared.schema, [*prepared.populated, *prepared.plain], self.canaries, target.label)
+        return [*payloads, *calls] if self.canaries is not None else [*calls, *payloads]
 
     def _make_coverage(self, target: CallTarget) -> list[ArgumentCall]:
         if target.type.coverage_calls is not None:

@@ -31,6 +31,8 @@ from mcpfuzz.engine.plan.budget import Budget
 from mcpfuzz.engine.plan.corpus_writer import CorpusWriter
 from mcpfuzz.engine.plan.slow_notes import SlowNotes
 from mcpfuzz.engine.redaction import RedactingSink
+from mcpfuzz.engine.security.canary_watch import CanaryWatch
+from mcpfuzz.engine.security.workspace import SecurityWorkspace
 from mcpfuzz.engine.session.session import Session
 from mcpfuzz.engine.shared.hub import SharedHub
 from mcpfuzz.jsonrpc.exchange import Exchange
@@ -46,6 +48,8 @@ ReportAdjuster = Callable[[tuple[Finding, ...], Stats], tuple[tuple[Finding, ...
 StatusPart = Callable[[], dict[str, object]]
 # MCP's streamable HTTP rules (status codes, sessions, Origin) do not bind a plain JSON-RPC endpoint.
 MCP_TRANSPORT_ORACLES = (OracleId.HTTP_STATUS, OracleId.SESSION_LEAK, OracleId.ORIGIN_CHECK)
+# Judged only with --security: without its canaries they have nothing to see.
+SECURITY_ORACLES = (OracleId.SANDBOX_ESCAPE, OracleId.COMMAND_INJECTION)
 
 
 @dataclass(frozen=True)
@@ -86,12 +90,16 @@ class RunContext:
     report_adjusters: list[ReportAdjuster] = field(default_factory=list)
     status_parts: list[StatusPart] = field(default_factory=list)
     slow: SlowNotes | None = None
+    security: SecurityWorkspace | None = None  # --security: the workspace and canaries planted for the server
+    canaries: CanaryWatch | None = None  # --security: the hits folder, looked at as each case is judged
 
     @classmethod
     def create(cls, config: RunConfig, emit: EventSink) -> RunContext:
         """A fresh context: events redacted once before any handler sees them, the corpus opened (or said why not)."""
         if config.jsonrpc_methods is not None:
             config = replace(config, oracles=tuple(o for o in config.oracles if o not in MCP_TRANSPORT_ORACLES))
+        if not config.security:
+            config = replace(config, oracles=tuple(o for o in config.oracles if o not in SECURITY_ORACLES))
         redactor = Redactor(config.secrets)
         sink: EventSink = RedactingSink(emit, redactor)
         context = cls(config, sink, redactor, Budget(config.budget), CorpusWriter.open(config, redactor, emit),
@@ -125,7 +133,11 @@ class RunContext:
         if phase in CALL_PHASES:
             target = exchange.case.target
             self.stats.targets[target] = self.stats.targets.get(target, 0) + 1
+        if self.canaries is not None:
+            self.canaries.look(exchange)
         judged = self.findings.judge_all(exchange, self.config.oracles)
+        if self.canaries is not None:
+            self.canaries.settle(exchange)
         new = tuple(finding for _, _, finding in judged if finding is not None)
         for finding in new:
             self.emit(FindingFound(finding))

@@ -46,7 +46,11 @@ async def verify(context: RunContext, session: Session, until: float, *, final: 
                     exchange = await run_case(session, case)
             except (HarnessError, ServerStartError):
                 break
+            if context.canaries is not None:
+                context.canaries.look(exchange)
             again = FindingSet().judge(exchange, (finding.oracle,))
+            if context.canaries is not None:
+                context.canaries.settle(exchange)
             context.findings.mark(finding, bool(again))
             if not again:
                 context.emit(Notice(f"{finding.oracle} on {finding.target} did not fail again on a fresh server: "

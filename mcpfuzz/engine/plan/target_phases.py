@@ -63,7 +63,8 @@ class TargetsReadyPhase:
         frames = FrameFuzz(session, context.judge, options, simplest_tool(plan.targets),
                            tools_listed="tools" in context.probe.capabilities)
         calls = CallPhases(session, plan.targets, context.judge, options, strict_types=config.strict_types,
-                           timeouts=config.target_timeouts)
+                           timeouts=config.target_timeouts,
+                           canaries=context.security.layout if context.security is not None else None)
         context.searches = Searches(frames, calls)
 
 
