@@ -98,3 +98,24 @@ def test_an_unusable_server_exits_2_with_the_error_on_stderr(tmp_path: Path) -> 
         assert "error" not in result.stdout
     result = run_cli(["targets"], cwd=tmp_path)
     assert result.returncode == 2 and "no server given" in result.stderr
+
+
+def test_help_of_targets_and_call_groups_run_options_in_sections() -> None:
+    """The two commands take run's own target and selection options, listed in the same sections."""
+    for command, own in (("targets", "--json"), ("call", "--args")):
+        result = run_cli([command, "--help"])
+        assert result.returncode == 0, failure(result)
+        text = result.stdout
+        assert "Target:" in text and "Selection:" in text and own in text
+        for option in ("--exclude-tool", "--include-target", "--read-only", "--servers-file", "--startup-timeout"):
+            assert option in text, (command, option)
+        for report_option in ("--html", "--sarif", "--budget", "--workers"):
+            assert report_option not in text, (command, report_option)
+
+
+def test_run_dry_run_of_a_plain_json_rpc_server_lists_its_methods(tmp_path: Path) -> None:
+    """`run --jsonrpc --dry-run` plans as the plain run does: each OpenRPC method is a `method/NAME` target."""
+    result = run_cli(["run", "--dry-run", "--jsonrpc", "--openrpc", str(SERVERS_DIR / "jsonrpc_server.openrpc.json"),
+                      "--", sys.executable, str(SERVERS_DIR / "jsonrpc_server.py")], cwd=tmp_path)
+    assert result.returncode == 0, failure(result)
+    assert "(JSON-RPC 2.0)" in result.stdout and "method/add" in result.stdout

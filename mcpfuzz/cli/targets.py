@@ -88,7 +88,10 @@ def listing_text(outcome: DryRun) -> str:
     """The listing for people: the server, the targets called with their kind and hints, the skipped ones and why."""
     from mcpfuzz.report.plural import counted
 
-    era = f" ({outcome.era} era, protocol {outcome.protocol_version})" if outcome.era else ""
+    version = outcome.protocol_version or ""
+    # A plain JSON-RPC server has no MCP era: its "version" says JSON-RPC 2.0.
+    era = f" ({version})" if version.startswith("JSON-RPC") else \
+        f" ({outcome.era} era, protocol {version})" if outcome.era else ""
     lines = [f"server: {outcome.server}{era}"]
     width = max((len(target.label) for target in outcome.targets), default=0)
     called, skipped = outcome.called, outcome.skipped
