@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -174,3 +175,16 @@ test_typo = fuzz_suite(CLEAN, budgett=5)
     text = result.stdout.str()
     assert "test_server.py::test_dead::run FAILED" in text and "the server could not be tested" in text
     assert "unknown option budgett=5; did you mean budget=" in text
+
+
+def test_a_crash_found_through_the_fixture_shows_its_stderr_once(pytester: pytest.Pytester) -> None:
+    """The failure message renders the crash in full; the captured console says one line per finding."""
+    crashy = [sys.executable, str(MCP_SERVER.parent / "tool_server.py"), "--bug", "crash-at-maximum"]
+    result = run_session(pytester, f"""
+def test_server(mcpfuzz):
+    mcpfuzz.run({crashy!r}, budget=30, phases="coverage", timeout=2, seed=7).assert_no_findings()
+""")
+    result.assert_outcomes(failed=1)
+    text = result.stdout.str()
+    assert "CRITICAL no-crash on tool/search" in text and "Captured stdout call" in text
+    assert text.count("IndexError: list index out of range") == 1

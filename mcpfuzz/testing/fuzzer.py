@@ -95,9 +95,13 @@ class Fuzzer:
     given by the test or by a config file, relative ones under it, and the corpus when none is given.
     """
 
-    def __init__(self, defaults: Mapping[str, Any] | None = None, *, files: Path | None = None) -> None:
+    def __init__(self, defaults: Mapping[str, Any] | None = None, *, files: Path | None = None,
+                 brief_console: bool = False) -> None:
         self.defaults = dict(defaults or {})
         self.files = files
+        # In a test the failure message renders each finding in full: the console says one line per finding
+        # (unless the test asks for quiet or verbose itself), so nothing, a crash's stderr included, shows twice.
+        self.brief_console = brief_console
 
     def run(self, server: Sequence[str] | str, **options: Any) -> FuzzResult:
         """Fuzz `server` (a command as a list of words or a shell line, or a URL) and return the result."""
@@ -107,7 +111,10 @@ class Fuzzer:
         words = shlex.split(server) if isinstance(server, str) else [str(word) for word in server]
         if not words:
             raise UsageError("no server given: pass its command, e.g. [\"python\", \"server.py\"], or its URL")
-        args = command_line(run_command, {**self.defaults, **options})
+        chosen = {**self.defaults, **options}
+        if self.brief_console and not {"quiet", "verbose", "q", "v"} & chosen.keys():
+            chosen["quiet"] = True
+        args = command_line(run_command, chosen)
         try:
             # Under the group, as on the command line: a config file's tables of the other commands are known.
             with click.Context(main, info_name="mcpfuzz") as parent, \

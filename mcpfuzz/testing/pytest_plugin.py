@@ -29,7 +29,7 @@ def mcpfuzz(request: pytest.FixtureRequest, tmp_path: Path) -> Fuzzer:
     defaults = session_defaults(request.config, request.node.nodeid)
     for marker in reversed(list(request.node.iter_markers(MARKER))):
         defaults.update(marker.kwargs)
-    return Fuzzer(defaults, files=tmp_path / "mcpfuzz")
+    return Fuzzer(defaults, files=tmp_path / "mcpfuzz", brief_console=True)
 
 
 @pytest.hookimpl(tryfirst=True)
