@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -89,39 +89,23 @@ def call_once(config: RunConfig, label: str, arguments: Any) -> CallOutcome:
     """Probe the server as a run does, call `label` once with `arguments`, judge the exchange."""
     import anyio
 
-    quiet = replace(config, corpus=None, log_frames=None, shared=None, replay_corpus=False)
-    return anyio.run(_call_once, quiet, label, arguments)
+    from mcpfuzz.cli.probed import writing_nothing
+
+    return anyio.run(_call_once, writing_nothing(config), label, arguments)
 
 
 async def _call_once(config: RunConfig, label: str, arguments: Any) -> CallOutcome:
-    import anyio
-
-    from mcpfuzz.engine.errors import UnusableServer
-    from mcpfuzz.engine.plan.context import RunContext
-    from mcpfuzz.engine.plan.phase import execute_phases
+    from mcpfuzz.cli.probed import on_probed_server
     from mcpfuzz.engine.plan.plans import plan_for
-    from mcpfuzz.engine.runner import _session_options as session_options
-    from mcpfuzz.engine.session.session import HarnessError, Session
-    from mcpfuzz.transport.errors import ServerStartError
 
-    context = RunContext.create(config, lambda event: None)
     outcome = CallOutcome(config.public().server_label, label)
     probe = plan_for(config)[:1]  # the probe alone: nothing else is sent before the call
-    with anyio.move_on_after(config.budget) as scope:
-        try:
-            async with Session(config.target, session_options(config)) as session:
-                await execute_phases(probe, context, session)
-                await _call(context, session, label, arguments, outcome)
-        except ServerStartError as error:
-            outcome.error = f"{error}\ntip: check the command after `--` (or the URL)"
-        except UnusableServer as error:
-            tail = f"\nserver stderr (last lines):\n{error.stderr_tail}" if error.stderr_tail else ""
-            outcome.error = error.message + tail + (f"\ntip: {error.tip}" if error.tip else "")
-        except HarnessError as error:
-            outcome.error = f"the server stopped answering: {error}"
-    if scope.cancelled_caught:
-        outcome.error = f"the call did not finish within {config.budget:g}s"
-    outcome.error = context.redactor.text(outcome.error)
+
+    async def called(context: RunContext, session: Session) -> None:
+        await _call(context, session, label, arguments, outcome)
+
+    context, error = await on_probed_server(config, probe, called, lambda event: None)
+    outcome.error = error or outcome.error
     outcome.answer = context.redactor.value(outcome.answer)
     return outcome
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -70,49 +70,26 @@ def dry_run(config: RunConfig) -> DryRun:
     """Start the server, probe it and plan its targets exactly as `run` does with `config`; call nothing."""
     import anyio
 
-    # Nothing is written: no corpus, no frame log, no shared store.
-    quiet = replace(config, corpus=None, log_frames=None, shared=None, replay_corpus=False)
-    return anyio.run(_dry_run, quiet)
+    from mcpfuzz.cli.probed import writing_nothing
+
+    return anyio.run(_dry_run, writing_nothing(config))
 
 
 async def _dry_run(config: RunConfig) -> DryRun:
-    import anyio
-
-    from mcpfuzz.engine.errors import UnusableServer
-    from mcpfuzz.engine.plan.context import RunContext
-    from mcpfuzz.engine.plan.phase import execute_phases
+    from mcpfuzz.cli.probed import on_probed_server
     from mcpfuzz.engine.plan.plans import plan_for
-    from mcpfuzz.engine.runner import _session_options as session_options
-    from mcpfuzz.engine.session.session import HarnessError, Session
-    from mcpfuzz.transport.errors import ServerStartError
 
     warnings: list[str] = []
-    context = RunContext.create(config, lambda event: _keep_notice(event, warnings))
-    plan = plan_for(config)
-    names = [phase.name for phase in plan]
-    planning = plan[:names.index(PLANNING_PHASE) + 1]
     outcome = DryRun(config.public().server_label, phases=tuple(str(p) for p in config.phases[1:]),
                      warnings=warnings)
-    with anyio.move_on_after(config.budget) as scope:
-        try:
-            async with Session(config.target, session_options(config)) as session:
-                await execute_phases(planning, context, session)
-                if context.preparation is not None:
-                    _collect(outcome, context, await context.preparation.finished())
-        except ServerStartError as error:
-            outcome.error = f"{error}\ntip: check the command after `--` (or the URL)"
-        except UnusableServer as error:
-            tail = f"\nserver stderr (last lines):\n{error.stderr_tail}" if error.stderr_tail else ""
-            outcome.error = error.message + tail + (f"\ntip: {error.tip}" if error.tip else "")
-        except HarnessError as error:
-            outcome.error = f"the server stopped answering while it was probed: {error}"
-    if context.preparation is not None:
-        context.preparation.cancel()
-    if scope.cancelled_caught:
-        outcome.error = (f"the server was not probed within {config.budget:g}s\ntip: raise --budget, or "
-                         "--startup-timeout for slow starters")
-    if outcome.error:
-        outcome.error = context.redactor.text(outcome.error)
+    plan = plan_for(config)
+    planning = plan[:[phase.name for phase in plan].index(PLANNING_PHASE) + 1]
+
+    async def listed(context: RunContext, session: object) -> None:
+        if context.preparation is not None:
+            _collect(outcome, context, await context.preparation.finished())
+
+    _, outcome.error = await on_probed_server(config, planning, listed, lambda event: _keep_notice(event, warnings))
     return outcome
 
 
