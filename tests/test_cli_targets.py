@@ -34,6 +34,7 @@ def test_lists_called_targets_and_says_why_the_others_are_skipped(tmp_path: Path
     targets = by_label(parsed)
     assert parsed["protocolVersion"] and parsed["callPhases"] is True
     assert targets["tool/search"]["called"] and targets["tool/get_item"]["safety"] == "read-only"
+    assert parsed["catalogueTool"] == "tool/search"
     assert not targets["tool/purge_all"]["called"]
     assert "destructiveHint" in targets["tool/purge_all"]["skipped_because"]
     assert "openWorldHint" in targets["tool/fetch_page"]["skipped_because"]

@@ -42,6 +42,8 @@ class DryRun:
     targets: list[PlannedTarget] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     error: str = ""
+    # The tool the catalogue sends malformed tools/call frames to (the first one the selection lets it call).
+    catalogue_tool: str | None = None
 
     @property
     def called(self) -> list[PlannedTarget]:
@@ -62,7 +64,8 @@ class DryRun:
         """The listing for scripts: stable keys, every target with `called` and `skipped_because`."""
         return {"version": 1, "server": self.server, "protocolVersion": self.protocol_version, "era": self.era,
                 "phases": list(self.phases), "callPhases": self.calls_run,
-                "targets": [target.to_json() for target in self.targets], "warnings": list(self.warnings),
+                "targets": [target.to_json() for target in self.targets], "catalogueTool": self.catalogue_tool,
+                "warnings": list(self.warnings),
                 "error": self.error or None}
 
 
@@ -103,9 +106,15 @@ def _keep_notice(event: Event, warnings: list[str]) -> None:
 
 def _collect(outcome: DryRun, context: RunContext, plan: Any) -> None:
     """The prepared plan as listed targets: the called ones, then the skipped ones in the planner's order."""
+    from mcpfuzz.engine.plan.protocol_phases import catalogue_context
+    from mcpfuzz.jsonrpc.target_kind import TargetKind
+
     probe = context.probe
     if probe is not None:
         outcome.era, outcome.protocol_version = probe.era.value, probe.version
+        tool = catalogue_context(context).tool if not context.plain else None
+        if tool is not None and "catalogue" in outcome.phases:
+            outcome.catalogue_tool = TargetKind.TOOL.label(tool)
     for target in plan.targets:
         outcome.targets.append(PlannedTarget(target.label, target.kind.value, target.safety.value))
     for label, reason in plan.skipped:

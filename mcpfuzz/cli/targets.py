@@ -103,6 +103,8 @@ def listing_text(outcome: DryRun) -> str:
         lines.append(f"skipped {counted(len(skipped), 'target')}:")
     for target in skipped:
         lines.append(f"  {target.label:<{width}}  {target.kind:<10}  {target.skipped_because}")
+    if outcome.catalogue_tool is not None:
+        lines.append(f"the catalogue also sends malformed tools/call frames to {outcome.catalogue_tool}")
     for warning in outcome.warnings:
         lines.append(f"warning: {warning}")
     return "\n".join(lines)
