@@ -36,7 +36,7 @@ COMMAND_KEY, URL_KEY, TARGETS_KEY = "command", "url", "targets"
 SERVER_KEYS = (COMMAND_KEY, URL_KEY)
 TARGET_KEYS = ("include", "exclude", "timeout")
 # Options that make no sense in a file (the file itself).
-NOT_CONFIGURABLE = frozenset({"config_file", "list_rules"})
+NOT_CONFIGURABLE = frozenset({"config_file", "list_rules", "dry_run"})
 # Repeatable options whose values are pairs, so that a TOML table can stand for them: env = { KEY = "v" }.
 TABLE_JOINERS = {"env_pairs": "=", "header_lines": ": "}
 # The click parameter that receives the server's words.
@@ -162,9 +162,10 @@ def _apply_config(ctx: click.Context, param: click.Parameter, value: str | None)
     source = read_config(path, explicit=value is not None)
     if source is None:
         return
-    from mcpfuzz.cli.main import main as group
-
-    commands = {name: group.commands[name] for name in COMMANDS if name in group.commands}
+    # The group is the root of the running context: reading it there keeps this module below the commands.
+    root = ctx.find_root().command
+    known = root.commands if isinstance(root, click.Group) else {ctx.command.name or "": ctx.command}
+    commands = {name: known[name] for name in COMMANDS if name in known}
     name = ctx.command.name or ""
     defaults, applied = command_defaults(source, name, commands, ctx, os.environ)
     ctx.default_map = {**(ctx.default_map or {}), **defaults}
@@ -243,10 +244,14 @@ def command_defaults(source: ConfigSource, name: str, commands: Mapping[str, cli
         _check_keys(source, (command,), section, set(keys[command]) | set(SERVER_KEYS), other=keys)
     expander = Expander(environ)
     folder = source.path.parent
-    options = keys.get(name, {})
-    takes_server = name in commands and SERVER_PARAM in {param.name for param in commands[name].params}
+    # A command without a table of its own (`targets`, `call`) takes the top-level keys its options share.
+    own = commands.get(name, ctx.command)
+    options = keys.get(name) or option_keys(own)
+    takes_server = SERVER_PARAM in {param.name for param in own.params}
     defaults: dict[str, Any] = {}
-    layers: list[tuple[tuple[str, ...], dict[str, Any]]] = [((), source.table), ((name,), source.table.get(name, {}))]
+    layers: list[tuple[tuple[str, ...], dict[str, Any]]] = [((), source.table)]
+    if name in commands:
+        layers.append(((name,), source.table.get(name, {})))
     for section, table in layers:
         for key, raw in table.items():
             if key in options:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from mcpfuzz.cli.baseline import baseline
+from mcpfuzz.cli.call import call
 from mcpfuzz.cli.closed_pipe import pipe_safe_output
 from mcpfuzz.cli.config_file import config_file_option
 from mcpfuzz.cli.durations import Seconds
@@ -29,6 +30,7 @@ from mcpfuzz.cli.reporting import Reporting
 from mcpfuzz.cli.shared import report as shared_report
 from mcpfuzz.cli.shared import status as shared_status
 from mcpfuzz.cli.soak import soak
+from mcpfuzz.cli.targets import show_dry_run, targets
 from mcpfuzz.report.plural import counted
 
 if TYPE_CHECKING:
@@ -68,10 +70,13 @@ def main() -> None:
               help="Stop at the first finding at or above --fail-on (--max-findings 1).")
 @click.option("--max-findings", type=click.IntRange(min=1), default=None, metavar="N",
               help="Stop at the N-th finding at or above --fail-on; what was found is reported and saved.")
+@click.option("--dry-run", is_flag=True, default=False,
+              help="Probe the server and list the targets the run would call (and why it skips the others); call "
+                   "nothing (as `mcpfuzz targets`).")
 @jsonrpc_options
 @config_file_option
 def run(server: tuple[str, ...], budget: float, compare_with: str | None, all_servers: bool,
-        compare_ignore: tuple[str, ...], workers: int, exit_first: bool, max_findings: int | None,
+        compare_ignore: tuple[str, ...], workers: int, exit_first: bool, max_findings: int | None, dry_run: bool,
         plain_jsonrpc: bool, openrpc_path: str | None,
         method_names: tuple[str, ...], params_schemas: tuple[str, ...], **options: Any) -> None:
     """Fuzz an MCP server: `mcpfuzz run [OPTIONS] -- CMD [ARGS]...` (stdio) or `mcpfuzz run [OPTIONS] URL`.
@@ -84,6 +89,9 @@ def run(server: tuple[str, ...], budget: float, compare_with: str | None, all_se
         raise click.UsageError("-x/--max-findings stops one run; --all-servers and --compare run several (leave "
                                "one of them out)")
     if all_servers:
+        if dry_run:
+            raise click.UsageError("--dry-run lists one server's targets; --all-servers runs them all (give one "
+                                   "with --server NAME)")
         if workers > 1:
             raise click.UsageError("--workers applies to one server; --all-servers fuzzes them in turn (leave one "
                                    "of them out)")
@@ -92,6 +100,10 @@ def run(server: tuple[str, ...], budget: float, compare_with: str | None, all_se
         sys.exit(run_all_servers(server, budget, compare_with, options))
     config = build_config(server, budget, options)
     config.jsonrpc_methods = jsonrpc_methods(plain_jsonrpc, openrpc_path, method_names, params_schemas)
+    if dry_run:
+        if compare_with is not None:
+            raise click.UsageError("--dry-run lists one server's targets; --compare runs two (leave one of them out)")
+        show_dry_run(config, as_json=False)
 
     if compare_ignore and compare_with is None:
         raise click.UsageError("--compare-ignore applies to --compare; give the second server with --compare")
@@ -276,3 +288,5 @@ main.add_command(baseline)
 main.add_command(shared_status)
 main.add_command(shared_report)
 main.add_command(lint)
+main.add_command(targets)
+main.add_command(call)

@@ -27,7 +27,7 @@ def finding_text(finding: Finding, target: ServerTarget, seed: int, corpus_path:
     lines += [f"  got:  {line[:MAX_FRAME_CHARS]}" for line in finding.received[:MAX_LINES_RECEIVED]]
     if not finding.received:
         lines.append("  got:  nothing")
-    if finding.stderr_tail:
+    if finding.stderr_tail and not _shown_in(finding.stderr_tail, finding.message):
         lines.append(f"  server stderr (last lines): {finding.stderr_tail.strip()[-MAX_FRAME_CHARS:]}")
     command, notes = finding_reproduction(target, finding)
     if command:
@@ -35,3 +35,9 @@ def finding_text(finding: Finding, target: ServerTarget, seed: int, corpus_path:
     if corpus_path:
         lines.append(f"    mcpfuzz replay {shlex.quote(corpus_path)}")
     return "\n".join(lines)
+
+
+def _shown_in(stderr_tail: str, message: str) -> bool:
+    """Whether the message already quotes the stderr tail (a crash's does): it is printed once."""
+    last = stderr_tail.strip().splitlines()[-1:] or [""]
+    return bool(last[0].strip()) and last[0].strip() in message
