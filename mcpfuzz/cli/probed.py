@@ -30,7 +30,7 @@ async def on_probed_server(config: RunConfig, phases: Plan, then: Then, emit: Ev
     from mcpfuzz.engine.errors import UnusableServer
     from mcpfuzz.engine.plan.context import RunContext
     from mcpfuzz.engine.plan.phase import execute_phases
-    from mcpfuzz.engine.runner import _session_options as session_options
+    from mcpfuzz.engine.runner import session_options
     from mcpfuzz.engine.session.session import HarnessError, Session
     from mcpfuzz.transport.errors import ServerStartError
 

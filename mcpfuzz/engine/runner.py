@@ -61,7 +61,7 @@ class Run:
                 group.start_soon(context.shared.heartbeats, context.shared_status, context.emit)
             with anyio.move_on_after(config.budget) as budget_scope:
                 try:
-                    async with Session(config.target, _session_options(config)) as session:
+                    async with Session(config.target, session_options(config)) as session:
                         await self._run_plan(session)
                 except ServerStartError as error:
                     by_url = config.target.kind is ServerKind.URL
@@ -102,7 +102,7 @@ class Run:
         await verify(context, session, context.budget.verify_until)
 
 
-def _session_options(config: RunConfig) -> SessionOptions:
+def session_options(config: RunConfig) -> SessionOptions:
     """The session's time limits and process options, from the run's."""
     return SessionOptions(timeout=config.timeout, startup_timeout=config.startup_timeout,
                           call_timeout=config.call_timeout, grace=config.grace,
