@@ -9,16 +9,19 @@ folder, protocol phases only (no tool is called).
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shutil
 import subprocess
 from fnmatch import fnmatchcase
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from mcpfuzz.engine.attribution.detect import Sdk, detect_sdk
-from mcpfuzz.engine.attribution.known import known_behaviours
+from mcpfuzz.engine.attribution.known import explain, known_behaviours
 from mcpfuzz.engine.events import RunFinished
 from tests.engine_runs import run_engine
 
@@ -107,9 +110,49 @@ def test_every_go_sdk_row_shows_on_a_real_go_sdk_server(go_sdk_run: RunFinished)
     assert {"parse/truncated", "envelope/number"} <= set(shown["go-stdio-ends-session-on-undecodable"])
 
 
+def _answer_to_last(command: list[str], frames: list[dict]) -> str:
+    """The line the server answers the last frame with (its id), read as it comes: stdin stays open till then,
+    as a server may end on end of input before it answers."""
+    wanted = frames[-1]["id"]
+    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                          text=True) as process:
+        assert process.stdin is not None and process.stdout is not None
+        try:
+            process.stdin.write("".join(json.dumps(frame) + "\n" for frame in frames))
+            process.stdin.flush()
+            for line in process.stdout:  # ends at the server's exit; the test's timeout bounds a silent one
+                with contextlib.suppress(ValueError):
+                    if json.loads(line).get("id") == wanted:
+                        return line
+        finally:
+            process.kill()
+    raise AssertionError(f"no answer to id {wanted}")
+
+
+# Rows whose frames only the fuzz phase's mutations send: checked by writing the frame to the real server.
+MUTATION_ONLY = {"mcp-go-unparsable-params-invalid-request"}
+
+
 def test_every_mcp_go_row_shows_on_a_real_mcp_go_server(mcp_go_run: RunFinished) -> None:
     assert detect_sdk(_offline(MCP_GO_SERVER)) is not None
-    assert set(_shown(mcp_go_run)) == _rows(Sdk.MCP_GO)
+    assert set(_shown(mcp_go_run)) == _rows(Sdk.MCP_GO) - MUTATION_ONLY
+
+
+def test_mcp_gos_answer_to_params_of_the_wrong_type_is_its_own_row() -> None:
+    """A tools/call whose name is an array (a mutation the fuzz phase sends): mcp-go answers -32600 "unparsable"."""
+    command = _offline(MCP_GO_SERVER)
+    frames = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+               "params": {"protocolVersion": "2025-03-26", "capabilities": {},
+                          "clientInfo": {"name": "t", "version": "1"}}},
+              {"jsonrpc": "2.0", "method": "notifications/initialized"},
+              {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": [], "arguments": {}}}]
+    answer = _answer_to_last(command, frames)
+    found = detect_sdk(command)
+    assert found is not None
+    observed = SimpleNamespace(oracle="invalid-params", key="code:-32600", target="frames/envelope",
+                               received=(answer,), message="", stderr_tail="")
+    known = explain(found, "stdio", observed)
+    assert known is not None and known.id == "mcp-go-unparsable-params-invalid-request", answer
 
 
 def test_every_rmcp_row_shows_on_a_real_rmcp_server(rmcp_run: RunFinished) -> None:
