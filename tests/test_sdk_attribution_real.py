@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+import threading
 from fnmatch import fnmatchcase
 from pathlib import Path
 from types import SimpleNamespace
@@ -117,14 +118,17 @@ def _answer_to_last(command: list[str], frames: list[dict]) -> str:
     with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                           text=True) as process:
         assert process.stdin is not None and process.stdout is not None
+        watchdog = threading.Timer(60, process.kill)  # a server that never answers ends the read loop
+        watchdog.start()
         try:
             process.stdin.write("".join(json.dumps(frame) + "\n" for frame in frames))
             process.stdin.flush()
-            for line in process.stdout:  # ends at the server's exit; the test's timeout bounds a silent one
+            for line in process.stdout:  # ends at the server's exit
                 with contextlib.suppress(ValueError):
                     if json.loads(line).get("id") == wanted:
                         return line
         finally:
+            watchdog.cancel()
             process.kill()
     raise AssertionError(f"no answer to id {wanted}")
 
