@@ -107,14 +107,19 @@ def test_the_go_sdk_is_read_from_the_binary_behind_unshare(go_sdk_server: list[s
 
 def test_every_go_sdk_row_shows_on_a_real_go_sdk_server(go_sdk_run: RunFinished) -> None:
     shown = _shown(go_sdk_run)
-    assert set(shown) == _rows(Sdk.GO)
+    assert set(shown) - MUTATION_ONLY == _rows(Sdk.GO) - MUTATION_ONLY
     assert {"parse/truncated", "envelope/number"} <= set(shown["go-stdio-ends-session-on-undecodable"])
 
 
 def _answer_to_last(command: list[str], frames: list[dict]) -> str:
     """The line the server answers the last frame with (its id), read as it comes: stdin stays open till then,
     as a server may end on end of input before it answers."""
-    wanted = frames[-1]["id"]
+    return _lines_until_last_answered(command, frames)[-1]
+
+
+def _lines_until_last_answered(command: list[str], frames: list[dict]) -> list[str]:
+    """Every line the server wrote up to its answer to the last frame (the answer last)."""
+    wanted, lines = frames[-1]["id"], []
     with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                           text=True) as process:
         assert process.stdin is not None and process.stdout is not None
@@ -124,9 +129,10 @@ def _answer_to_last(command: list[str], frames: list[dict]) -> str:
             process.stdin.write("".join(json.dumps(frame) + "\n" for frame in frames))
             process.stdin.flush()
             for line in process.stdout:  # ends at the server's exit
+                lines.append(line)
                 with contextlib.suppress(ValueError):
                     if json.loads(line).get("id") == wanted:
-                        return line
+                        return lines
         finally:
             watchdog.cancel()
             process.kill()
@@ -134,12 +140,31 @@ def _answer_to_last(command: list[str], frames: list[dict]) -> str:
 
 
 # Rows whose frames only the fuzz phase's mutations send: checked by writing the frame to the real server.
-MUTATION_ONLY = {"mcp-go-unparsable-params-invalid-request"}
+MUTATION_ONLY = {"mcp-go-unparsable-params-invalid-request", "go-null-id-notification"}
+HANDSHAKE = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-03-26", "capabilities": {},
+                         "clientInfo": {"name": "t", "version": "1"}}},
+             {"jsonrpc": "2.0", "method": "notifications/initialized"}]
 
 
 def test_every_mcp_go_row_shows_on_a_real_mcp_go_server(mcp_go_run: RunFinished) -> None:
     assert detect_sdk(_offline(MCP_GO_SERVER)) is not None
     assert set(_shown(mcp_go_run)) == _rows(Sdk.MCP_GO) - MUTATION_ONLY
+
+
+def test_the_go_sdk_serving_id_null_as_a_notification_is_its_own_row(go_sdk_server: list[str]) -> None:
+    """A ping with id null goes unanswered, and the session goes on (the next ping is answered)."""
+    frames = [*HANDSHAKE, {"jsonrpc": "2.0", "id": None, "method": "ping"},
+              {"jsonrpc": "2.0", "id": 3, "method": "ping"}]
+    lines = _lines_until_last_answered(go_sdk_server, frames)
+    replies = [json.loads(line) for line in lines if line.startswith("{")]
+    assert [reply.get("id") for reply in replies if "result" in reply or "error" in reply] == [1, 3]
+    found = detect_sdk(go_sdk_server)
+    assert found is not None
+    observed = SimpleNamespace(oracle="invalid-request", key="silent-low", target="id/null", received=("<no reply>",),
+                               message="", stderr_tail="")
+    known = explain(found, "stdio", observed)
+    assert known is not None and known.id == "go-null-id-notification"
 
 
 def test_mcp_gos_answer_to_params_of_the_wrong_type_is_its_own_row() -> None:
