@@ -37,6 +37,8 @@ SDK_SCRIPTS = {
     "sdk1": ("sdk1_http_server.py", "/mcp"),
     "sdk2": ("sdk2_http_server.py", "/mcp"),
     "sdk1-sse": ("sdk1_sse_server.py", "/sse"),
+    "sdk1-slow": ("sdk1_slow_server.py", "/mcp"),
+    "sdk2-slow": ("sdk2_slow_server.py", "/mcp"),
 }
 
 

@@ -28,7 +28,9 @@ from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import LATEST_MODERN, Era
 from mcpfuzz.oracles.base import all_oracles
 from mcpfuzz.oracles.cancellation import cancel_respected
+from mcpfuzz.transport.http_target import HttpTarget
 from tests.engine_runs import SERVERS
+from tests.http_servers import start_sdk_server
 
 FLIGHT_SERVER = SERVERS / "flight_server.py"
 SDK_SERVERS = SERVERS.parent / "sdk_servers"
@@ -177,6 +179,25 @@ def test_a_real_python_sdk_cancelled_in_flight(major: int) -> None:
     config = RunConfig(command=[python, str(SDK_SERVERS / f"sdk{major}_slow_server.py")], seed=1, timeout=5.0,
                        budget=40.0, oracles=tuple(all_oracles()), phases=("probe", "coverage", "fuzz", "stateful"))
     finished = anyio.run(run, config, events.append)
+    assert not finished.error, finished.error
+    assert "in-flight/report" in {exchange.case.target for exchange in flight_cases(events)}
+    cancels = [f for f in finished.findings if f.oracle == "cancel-respected"]
+    if major == 1:
+        assert [f.target for f in cancels] == ["in-flight/report"] and "error code 0" in cancels[0].message
+    else:
+        assert cancels == []
+
+
+@pytest.mark.sdk
+@pytest.mark.parametrize("major", [1, 2])
+def test_a_real_python_sdk_cancelled_in_flight_over_streamable_http(major: int) -> None:
+    """The same tool over streamable HTTP: each line of the case is its own POST, the cancel sent once the call's
+    response stream is open; mcp 1.30.0's answer with error code 0 is found there too, mcp 2.3.0 gives none."""
+    events: list[Event] = []
+    with start_sdk_server(f"sdk{major}-slow") as url:
+        config = RunConfig(command=[], http=HttpTarget(url), seed=1, timeout=5.0, budget=40.0,
+                           oracles=tuple(all_oracles()), phases=("probe", "coverage", "fuzz", "stateful"))
+        finished = anyio.run(run, config, events.append)
     assert not finished.error, finished.error
     assert "in-flight/report" in {exchange.case.target for exchange in flight_cases(events)}
     cancels = [f for f in finished.findings if f.oracle == "cancel-respected"]

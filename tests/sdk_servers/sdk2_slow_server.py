@@ -1,4 +1,5 @@
-"""An MCP server on the real `mcp` 2.x SDK (MCPServer), over stdio, whose one read-only tool takes a second.
+"""An MCP server on the real `mcp` 2.x SDK (MCPServer), whose one read-only tool takes a second:
+over stdio, or with a PORT argument over streamable HTTP on 127.0.0.1:PORT/mcp.
 
 The tool awaits (the SDK answers meanwhile, and a cancel stops it): the work in flight that cancellation is
 about. No tool touches the network or the file system.
@@ -7,6 +8,7 @@ about. No tool touches the network or the file system.
 from __future__ import annotations
 
 import asyncio
+import sys
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
@@ -22,4 +24,10 @@ async def report() -> str:
 
 
 if __name__ == "__main__":
-    app.run()
+    if len(sys.argv) > 1:
+        import uvicorn
+
+        app_over_http = app.streamable_http_app(host="127.0.0.1")
+        uvicorn.run(app_over_http, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+    else:
+        app.run()
