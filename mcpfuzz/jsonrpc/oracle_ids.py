@@ -36,6 +36,9 @@ class OracleId(str, Enum):
     CANCEL_RESPECTED = "cancel-respected"
     CONCURRENCY = "concurrency"
     LINT = "lint"
+    CLIENT_REQUESTS = "client-requests"
+    INPUT_REQUIRED = "input-required"
+    MISSING_CAPABILITY = "missing-capability"
 
     def __str__(self) -> str:
         # The id itself in messages, f-strings and file names, on every Python version.

@@ -2,6 +2,7 @@
 
 from mcpfuzz.oracles import (  # noqa: F401
     cancellation,
+    client,
     concurrency,
     error_codes,
     http,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mcpfuzz.engine.config import RunConfig
+from mcpfuzz.engine.plan.client_phases import ClientPhase
 from mcpfuzz.engine.plan.flight_phases import FlightPhase, WatchLatenciesPhase
 from mcpfuzz.engine.plan.phase import Plan
 from mcpfuzz.engine.plan.plain_phases import PlainCataloguePhase, PlainProbePhase
@@ -30,7 +31,7 @@ PROTOCOL_PHASES: Plan = (LintPhase(), RegressionPhase(), BaselineReplayPhase(), 
 # the latencies the call phases measure choose the calls the flight phase cancels in flight.
 TARGET_PHASES: Plan = (TargetsReadyPhase(), CoveragePhase(), FuzzPhase(), StatefulPhase())
 RUN_PLAN: Plan = (ProbePhase(), PlanTargetsPhase(), *PROTOCOL_PHASES, WatchLatenciesPhase(), *TARGET_PHASES,
-                  FlightPhase())
+                  FlightPhase(), ClientPhase())
 # A worker of `run --workers N` other than the lead only searches: the rest is the lead's, once per run.
 WORKER_PLAN: Plan = (ProbePhase(), PlanTargetsPhase(), TargetsReadyPhase(), FuzzPhase(), StatefulPhase())
 JSONRPC_PLAN: Plan = (PlainProbePhase(), PlanTargetsPhase(), RegressionPhase(), PlainCataloguePhase(), *TARGET_PHASES)
