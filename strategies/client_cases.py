@@ -37,7 +37,12 @@ def client_call_case(builder: FrameBuilder, tool: str, params: dict, check: Clie
     valid = check.mode.valid and check.retry in (None, RetryKind.VALID)
     expect = Expectation(judge=judge, id=rid, result_ok=True, error_ok=True, method="tools/call",
                          tool_call=ToolCallCheck(tool, valid=True) if valid else None, client=check)
-    what = f"retry, {check.retry.value}" if check.retry else f"server's requests answered: {check.mode.value}"
+    if check.retry is not None:
+        what = f"retry, {check.retry.value}"
+    elif not check.declared:
+        what = "declaring no client capability"
+    else:
+        what = f"server's requests answered: {check.mode.value}"
     return Case(tool, TOOL_FAMILY, f"{tool}: {what}", frame, expect, patient=valid, slow_ok=valid)
 
 

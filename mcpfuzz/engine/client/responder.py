@@ -3,6 +3,8 @@ roots when declared, each answered as the open case's `AnswerMode` says (valid b
 
 from __future__ import annotations
 
+import contextlib
+import os
 import tempfile
 from collections import deque
 from dataclasses import dataclass
@@ -33,7 +35,9 @@ class ClientResponder:
         self.declared = declared
         self.mode = AnswerMode.ACCEPT
         self.asked: deque[Asked] = deque(maxlen=MAX_ASKED)
-        self._folders: tempfile.TemporaryDirectory[str] | None = None
+        base = Path(tempfile.gettempdir()) / f"mcpfuzz-roots-{getattr(os, 'getuid', lambda: 0)()}"
+        self._folders = tuple(base / f"root-{index}" for index in range(1, ROOT_FOLDERS + 1))
+        self._made = False
 
     def reply(self, message: dict) -> dict | None:
         """The answer object to one request (None: left unanswered on purpose)."""
@@ -54,17 +58,18 @@ class ClientResponder:
         return None
 
     def roots(self) -> tuple[str, ...]:
-        """The `file://` URIs of folders made for roots/list (made on first use, removed when the run ends)."""
-        if self._folders is None:
-            self._folders = tempfile.TemporaryDirectory(prefix="mcpfuzz-roots-")
-            for index in range(1, ROOT_FOLDERS + 1):
-                (Path(self._folders.name) / f"root-{index}").mkdir()
-        base = Path(self._folders.name)
-        return tuple((base / f"root-{index}").as_uri() for index in range(1, ROOT_FOLDERS + 1))
+        """The `file://` URIs of the folders listed by roots/list: made on first use, under the system's temporary
+        folder, at a path fixed per user so that the same seed sends the same answers."""
+        if not self._made:
+            for folder in self._folders:
+                folder.mkdir(parents=True, exist_ok=True)
+            self._made = True
+        return tuple(folder.as_uri() for folder in self._folders)
 
     def close(self) -> None:
-        """Remove the folders made for roots/list."""
-        if self._folders is not None:
-            self._folders.cleanup()
-            self._folders = None
-
+        """Remove the folders made for roots/list, when still empty (a server may have written to them)."""
+        if self._made:
+            for folder in (*self._folders, self._folders[0].parent):
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+            self._made = False
