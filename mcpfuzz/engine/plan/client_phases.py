@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcpfuzz.engine.alone_answers import run_case
-from mcpfuzz.engine.client.capabilities import ClientCapability, declared_capabilities
+from mcpfuzz.engine.client.capabilities import METHOD_CAPABILITY, ClientCapability, declared_capabilities
 from mcpfuzz.engine.config import CALL_PHASES
 from mcpfuzz.engine.events import Notice, PhaseName, PhaseStarted
 from mcpfuzz.engine.plan.context import RunContext
@@ -28,7 +28,7 @@ from mcpfuzz.transport.errors import ServerStartError
 CLIENT_FIRST_ID = 2**37  # above the flight phase's ids (2**36 on), below the random frames' (2**40 on)
 MAX_TOOLS = 32  # tools tried for server requests, in the plan's order
 MAX_ROUNDS = 3  # valid retries in a row while the server keeps answering input_required
-ASKING = frozenset(("elicitation/create", "sampling/createMessage", "roots/list"))
+ASKING = frozenset(METHOD_CAPABILITY)
 CLIENT_ORACLES = (OracleId.CLIENT_REQUESTS, OracleId.INPUT_REQUIRED, OracleId.MISSING_CAPABILITY)
 
 
@@ -105,8 +105,9 @@ class _Runner:
         """A tool whose server sent a request mcpfuzz serves, called again with every other answer mode."""
         first = await self.run(self.call(tool, arguments, AnswerMode.ACCEPT))
         methods = {str(request.message.get("method")) for request in first.server_requests}
-        if not methods & ASKING or first.crash is not None:
-            return
+        served = {method for method in methods & ASKING if METHOD_CAPABILITY[method] in self.capabilities}
+        if not served or first.crash is not None:
+            return  # asks for nothing mcpfuzz serves (missing-capability judged what it asked for)
         for mode in (*VALID_MODES[1:], *FUZZ_MODES):
             await self.run(self.call(tool, arguments, mode))
 
