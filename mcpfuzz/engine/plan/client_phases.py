@@ -1,7 +1,8 @@
-"""mcpfuzz as a full client, after the call phases: each tool called once with its simplest arguments; one whose
-server asks for input (legacy: elicitation, sampling or roots requests; 2026-07-28: an `input_required` result) is
-called again with every answer mode, or retried valid, tampered and broken; and, in 2026-07-28, called declaring no
-client capability, which it may only refuse (-32021)."""
+"""mcpfuzz as a full client: while the call phases run, the tools whose server asks for input are noted (legacy:
+elicitation, sampling or roots requests; 2026-07-28: an `input_required` result, or -32021); after them, each is
+called again with the arguments that made it ask, its server's requests answered in every way, or its
+`input_required` retried valid, tampered and broken; and, in 2026-07-28, called declaring no client capability,
+which it may only refuse (-32021)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from mcpfuzz.engine.alone_answers import run_case
+from mcpfuzz.engine.client.asking import AskingBook
 from mcpfuzz.engine.client.capabilities import METHOD_CAPABILITY, ClientCapability, declared_capabilities
 from mcpfuzz.engine.config import CALL_PHASES
 from mcpfuzz.engine.events import Notice, PhaseName, PhaseStarted
@@ -26,10 +27,37 @@ from mcpfuzz.strategies.messages import FrameBuilder
 from mcpfuzz.transport.errors import ServerStartError
 
 CLIENT_FIRST_ID = 2**37  # above the flight phase's ids (2**36 on), below the random frames' (2**40 on)
-MAX_TOOLS = 32  # tools tried for server requests, in the plan's order
 MAX_ROUNDS = 3  # valid retries in a row while the server keeps answering input_required
 ASKING = frozenset(METHOD_CAPABILITY)
 CLIENT_ORACLES = (OracleId.CLIENT_REQUESTS, OracleId.INPUT_REQUIRED, OracleId.MISSING_CAPABILITY)
+
+
+def asking_book(context: RunContext) -> AskingBook | None:
+    """The run's book of tools seen asking for input, when `WatchAskingPhase` installed one."""
+    return next((o for o in context.judged_observers if isinstance(o, AskingBook)), None)
+
+
+def _client_skip(context: RunContext) -> str | None:
+    """Why the client side cannot be tried on this run (None: it can)."""
+    if not any(phase in context.config.phases for phase in CALL_PHASES):
+        return "no call phase in --phases (the calls find the tools that ask for input)"
+    if not any(oracle in context.config.oracles for oracle in CLIENT_ORACLES):
+        return "none of client-requests, input-required and missing-capability is selected"
+    return None
+
+
+@dataclass(frozen=True)
+class WatchAskingPhase:
+    """Start noting the tools whose server asks for input as the calls are judged."""
+
+    name: str = "asking"
+
+    def skip_reason(self, context: RunContext) -> str | None:
+        return _client_skip(context)
+
+    async def run(self, context: RunContext, session: Session) -> None:
+        if asking_book(context) is None:
+            context.judged_observers.append(AskingBook())
 
 
 class _Stop(Exception):
@@ -43,30 +71,25 @@ class ClientPhase:
     name: str = PhaseName.CLIENT.value
 
     def skip_reason(self, context: RunContext) -> str | None:
-        if not any(phase in context.config.phases for phase in CALL_PHASES):
-            return "no call phase in --phases"
-        if not any(oracle in context.config.oracles for oracle in CLIENT_ORACLES):
-            return "none of client-requests, input-required and missing-capability is selected"
-        if context.targets is None or not context.targets.of_kind(TargetKind.TOOL):
-            return "no tool to call"
-        return None
+        reason = _client_skip(context)
+        if reason is None:
+            book = asking_book(context)
+            if book is None or not book.tools:
+                return "no tool asked for input"
+        return reason
 
     async def run(self, context: RunContext, session: Session) -> None:
-        probe, plan = context.probe, context.targets
-        assert probe is not None and plan is not None
+        probe, book = context.probe, asking_book(context)
+        assert probe is not None and book is not None
         runner = _Runner(context, session, FrameBuilder(probe.era, probe.version, next_id=CLIENT_FIRST_ID))
-        tools = plan.of_kind(TargetKind.TOOL)[:MAX_TOOLS]
-        context.emit(PhaseStarted(PhaseName.CLIENT, detail=f"{len(tools)} tools asked whether they need input"))
+        tools = dict(book.tools)
+        context.emit(PhaseStarted(PhaseName.CLIENT, detail=f"{len(tools)} tools asked for input: {', '.join(tools)}"))
         try:
-            for target in tools:
-                try:
-                    arguments = target.plain[0] if target.plain else {}
-                except Exception:  # noqa: BLE001 (a schema that cannot be drawn: the call phases said so)
-                    continue
+            for name, arguments in tools.items():
                 if probe.era is Era.MODERN:
-                    await runner.modern(target.name, arguments)
+                    await runner.modern(name, arguments)
                 else:
-                    await runner.legacy(target.name, arguments)
+                    await runner.legacy(name, arguments)
         except _Stop:
             return
 
@@ -88,7 +111,8 @@ class _Runner:
             raise _Stop
         self.ran += 1
         try:
-            exchange = await run_case(self.session, case)
+            exchange = await self.session.run_case(case, timeout=self.context.config.target_timeouts.get(
+                TargetKind.TOOL.label(case.id)))
         except (HarnessError, ServerStartError) as error:
             self.context.server_lost(error, PhaseName.CLIENT)
             raise _Stop from None
