@@ -37,6 +37,12 @@ def asking_book(context: RunContext) -> AskingBook | None:
     return next((o for o in context.judged_observers if isinstance(o, AskingBook)), None)
 
 
+def asks_for_input(context: RunContext) -> bool:
+    """Whether the client phase will have tools to work on (the call sequences keep its share of the time then)."""
+    book = asking_book(context)
+    return book is not None and bool(book.tools)
+
+
 def _client_skip(context: RunContext) -> str | None:
     """Why the client side cannot be tried on this run (None: it can)."""
     if not any(phase in context.config.phases for phase in CALL_PHASES):
@@ -72,10 +78,8 @@ class ClientPhase:
 
     def skip_reason(self, context: RunContext) -> str | None:
         reason = _client_skip(context)
-        if reason is None:
-            book = asking_book(context)
-            if book is None or not book.tools:
-                return "no tool asked for input"
+        if reason is None and not asks_for_input(context):
+            return "no tool asked for input"
         return reason
 
     async def run(self, context: RunContext, session: Session) -> None:
