@@ -17,7 +17,7 @@ from mcpfuzz.jsonrpc.expectation import METHOD_NOT_FOUND
 from mcpfuzz.strategies.client_answers import client_answer
 
 ROOT_FOLDERS = 2  # temporary folders listed by roots/list
-MAX_ASKED = 100  # requests remembered for the report of one case
+MAX_ASKED = 100  # the latest requests of the server remembered, with how each was answered
 
 
 @dataclass(frozen=True)
