@@ -25,11 +25,13 @@ LEGACY = "2025-11-25"
 
 
 def client_run(command: list[str], *, version: str | None = None,
-               capabilities: frozenset[ClientCapability] = ALL_CAPABILITIES) -> tuple[RunFinished, list[Exchange]]:
+               capabilities: frozenset[ClientCapability] = ALL_CAPABILITIES,
+               log_frames: Path | None = None) -> tuple[RunFinished, list[Exchange]]:
     """A short run (probe, coverage, then the client phase) with every oracle; the client phase's exchanges."""
     events: list[Event] = []
     config = RunConfig(command=command, seed=1, timeout=5.0, budget=30.0, oracles=tuple(all_oracles()),
-                       phases=("probe", "coverage"), protocol_version=version, client_capabilities=capabilities)
+                       phases=("probe", "coverage"), protocol_version=version, client_capabilities=capabilities,
+                       log_frames=log_frames)
     finished = anyio.run(run, config, events.append)
     assert not finished.error, finished.error
     return finished, [e.exchange for e in events if isinstance(e, CaseDone) and e.phase == PhaseName.CLIENT]

@@ -5,6 +5,7 @@ oracle, its clean twin by none; then the same tool on the real Python and TypeSc
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 from mcpfuzz.strategies.client_answers import OVERSIZED, client_answer, schema_value
@@ -17,7 +18,16 @@ from mcpfuzz.engine.client.capabilities import (
 )
 from mcpfuzz.engine.client.responder import ClientResponder
 from mcpfuzz.jsonrpc.client_check import FUZZ_MODES, VALID_MODES, AnswerMode
-from tests.client_runs import LEGACY, SDK_SERVERS, client_run, elicit_run, mcp1_python, node_ready, titles
+from tests.client_runs import (
+    ELICIT_SERVER,
+    LEGACY,
+    SDK_SERVERS,
+    client_run,
+    elicit_run,
+    mcp1_python,
+    node_ready,
+    titles,
+)
 
 ROOTS = ("file:///tmp/r1",)
 SCHEMA = {"type": "object", "required": ["name", "age"], "properties": {
@@ -117,6 +127,17 @@ def test_input_of_an_undeclared_capability_is_missing_capability() -> None:
     assert [(f.oracle, f.severity.name) for f in finished.findings] == [("missing-capability", "HIGH")]
     finished, exchanges = elicit_run(version=LEGACY, capabilities=none)
     assert exchanges == [] and not finished.findings  # it asked for nothing: no client phase
+
+
+def test_the_same_seed_sends_the_same_frames_and_answers(tmp_path: Path) -> None:
+    """The client phase's calls and every answer mcpfuzz gave the server (roots' folders included) repeat."""
+    logs = []
+    for run_number in range(2):
+        log = tmp_path / f"frames-{run_number}.log"
+        client_run([sys.executable, str(ELICIT_SERVER)], version=LEGACY, log_frames=log)
+        logs.append(log.read_bytes())
+    assert logs[0] == logs[1]
+    assert logs[0].count(b'"action":"decline"') == 1
 
 
 @pytest.mark.sdk
