@@ -41,9 +41,9 @@ class FrameBuilder:
         return dumps(self.message(method, params, id, **envelope))
 
 
-def initialize_params(version: str = LATEST_LEGACY) -> dict:
-    """Legacy `initialize` params that declare no client capabilities (we serve none)."""
+def initialize_params(version: str = LATEST_LEGACY, capabilities: dict | None = None) -> dict:
+    """Legacy `initialize` params declaring `capabilities` (none unless given: only the session serves any)."""
     from mcpfuzz import __version__
 
-    return {"protocolVersion": version, "capabilities": {},
+    return {"protocolVersion": version, "capabilities": capabilities or {},
             "clientInfo": {"name": "mcpfuzz", "version": __version__}}

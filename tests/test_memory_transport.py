@@ -152,7 +152,8 @@ def test_a_notification_gets_nothing_and_the_barrier_settles_it() -> None:
 
 
 def test_a_request_of_the_server_is_recorded_and_answered() -> None:
-    asks = [request("ping", ABSENT, "s-1"), request("sampling/createMessage", {}, "s-2")]
+    asks = [request("ping", ABSENT, "s-1"), request("sampling/createMessage", {}, "s-2"),
+            request("mcpfuzz/unknown", {}, "s-3")]
     server = FakeServer(lambda m: [*(dumps(a) for a in asks), dumps(response(m["id"], {"tools": []}))])
 
     def replies() -> dict[Any, dict[str, Any]]:
@@ -162,14 +163,16 @@ def test_a_request_of_the_server_is_recorded_and_answered() -> None:
         with anyio.fail_after(60):
             async with Session(MemoryTarget(server), OPTIONS) as session:
                 exchange = await session.run_case(tools_list())
-                while len(replies()) < 2:  # the answers go out from a task of their own: the case does not wait
+                while len(replies()) < 3:  # the answers go out from a task of their own: the case does not wait
                     await anyio.sleep(0.01)
                 return exchange
 
     exchange = anyio.run(main)
-    assert [r.message["id"] for r in exchange.server_requests] == ["s-1", "s-2"]
+    assert [r.message["id"] for r in exchange.server_requests] == ["s-1", "s-2", "s-3"]
     assert [a.id_tag for a in exchange.arrivals] == [ID_CURRENT]
-    assert replies()["s-1"]["result"] == {} and replies()["s-2"]["error"]["code"] == -32601
+    # Sampling is a declared capability (by default): a text message; a request no capability covers: -32601.
+    assert replies()["s-1"]["result"] == {} and replies()["s-2"]["result"]["role"] == "assistant"
+    assert replies()["s-3"]["error"]["code"] == -32601
 
 
 @pytest.mark.parametrize(("answer", "lines"), [

@@ -16,6 +16,7 @@ import pytest
 from mcpfuzz.engine.monitor.pileup import PILEUP_LIMITS
 from mcpfuzz.engine.session.collector import Collector
 from mcpfuzz.jsonrpc import expectation as ex
+from mcpfuzz.jsonrpc.client_check import AnswerMode, ClientCheck, RetryKind
 from mcpfuzz.jsonrpc.exchange import Exchange, ProcessEnd
 from mcpfuzz.jsonrpc.expectation import (
     AloneAnswers,
@@ -101,6 +102,22 @@ def call_result(structured: Any = ABSENT, *, is_error: bool = False) -> dict:
     if structured is not ABSENT:
         value["structuredContent"] = structured
     return value
+
+
+def asking(rid: int, mode: AnswerMode = AnswerMode.ACCEPT, declared: tuple[str, ...] = ("elicitation",),
+           retry: RetryKind | None = None, baseline: Any = None) -> Expectation:
+    """A tools/call whose server asks mcpfuzz for input, answered as `mode` says (or a 2026-07-28 retry)."""
+    judge = P.INPUT_REQUIRED if retry is not None else P.CLIENT_REQUESTS
+    return Expectation(judge=judge, id=rid, result_ok=True, error_ok=True, method="tools/call",
+                       client=ClientCheck(mode, declared, retry, baseline))
+
+
+ELICIT = {"jsonrpc": "2.0", "id": "e-1", "method": "elicitation/create",
+          "params": {"message": "name?", "requestedSchema": {"type": "object", "properties": {}}}}
+ASKED = {"resultType": "input_required", "requestState": "s",
+         "inputRequests": {"name": {"method": "elicitation/create", "params": ELICIT["params"]}}}
+HELLO = {**call_result(), "resultType": "complete"}
+OTHER = {"content": [{"type": "text", "text": "other"}], "isError": False, "resultType": "complete"}
 
 
 @dataclass(frozen=True)
@@ -453,6 +470,44 @@ RULES: dict[str, Rule] = {
         canary_files=("hit-0123456789abcdef",)), (HIGH,)),
     "command-injection another call's hit file": Rule(P.COMMAND_INJECTION, replace(exchange(
         tool_call(5), result(5, text("hello"))), canary_files=("hit-0123456789abcdef",)), ()),
+    # client-requests: legacy, the call whose server asked for input is answered, whatever mcpfuzz answered.
+    "client-requests dropped after a valid answer": Rule(P.CLIENT_REQUESTS, exchange(asking(1), ELICIT), (CRITICAL,)),
+    "client-requests dropped after a bad answer": Rule(P.CLIENT_REQUESTS, exchange(
+        asking(1, AnswerMode.WRONG_TYPES), ELICIT), (MEDIUM,)),
+    "client-requests dropped after an oversized answer": Rule(P.CLIENT_REQUESTS, exchange(
+        asking(1, AnswerMode.OVERSIZED), ELICIT), (LOW,)),
+    "client-requests no answer given: waiting is allowed": Rule(P.CLIENT_REQUESTS, exchange(
+        asking(1, AnswerMode.SILENCE), ELICIT), ()),
+    "client-requests a bad answer turned into an error": Rule(P.CLIENT_REQUESTS, exchange(
+        asking(1, AnswerMode.ERROR), ELICIT, result(1, call_result(is_error=True))), ()),
+    "client-requests stuck server is no-hang's": Rule(P.CLIENT_REQUESTS, exchange(
+        asking(1), ELICIT, barrier=False), ()),
+    # input-required: 2026-07-28 retries after input_required.
+    "input-required valid retry dropped": Rule(P.INPUT_REQUIRED, exchange(
+        asking(1, retry=RetryKind.VALID), era=Era.MODERN), (CRITICAL,)),
+    "input-required valid retry refused -32602": Rule(P.INPUT_REQUIRED, exchange(
+        asking(1, retry=RetryKind.VALID), error(1, -32602), era=Era.MODERN), (MEDIUM,)),
+    "input-required valid retry served": Rule(P.INPUT_REQUIRED, exchange(
+        asking(1, retry=RetryKind.VALID), result(1, HELLO), era=Era.MODERN), ()),
+    "input-required tampered state changes a successful result": Rule(P.INPUT_REQUIRED, exchange(
+        asking(1, retry=RetryKind.EDITED_STATE, baseline=HELLO), result(1, OTHER), era=Era.MODERN), (MEDIUM,)),
+    "input-required tampered state, same result: not provably used": Rule(P.INPUT_REQUIRED, exchange(
+        asking(1, retry=RetryKind.FLIPPED_STATE, baseline=HELLO), result(1, HELLO), era=Era.MODERN), ()),
+    "input-required tampered state rejected": Rule(P.INPUT_REQUIRED, exchange(
+        asking(1, retry=RetryKind.FLIPPED_STATE, baseline=HELLO), error(1, -32602), era=Era.MODERN), ()),
+    "input-required tampered state without a baseline": Rule(P.INPUT_REQUIRED, exchange(
+        asking(1, retry=RetryKind.EDITED_STATE), result(1, OTHER), era=Era.MODERN), ()),
+    "input-required broken retry refused": Rule(P.INPUT_REQUIRED, exchange(
+        asking(1, retry=RetryKind.WRONG_KEYS), error(1, -32602), era=Era.MODERN), ()),
+    # missing-capability: input asked only for declared capabilities.
+    "missing-capability legacy request undeclared": Rule(P.MISSING_CAPABILITY, exchange(
+        asking(1, declared=()), ELICIT, result(1, call_result())), (HIGH,)),
+    "missing-capability legacy request declared": Rule(P.MISSING_CAPABILITY, exchange(
+        asking(1), ELICIT, result(1, call_result())), ()),
+    "missing-capability input_required undeclared": Rule(P.MISSING_CAPABILITY, exchange(
+        asking(1, declared=()), result(1, ASKED), era=Era.MODERN), (HIGH,)),
+    "missing-capability refused with -32021": Rule(P.MISSING_CAPABILITY, exchange(
+        asking(1, declared=()), error(1, -32021), era=Era.MODERN), ()),
 }
 
 

@@ -128,6 +128,9 @@ SERVER_OPTIONS = [
               help="Cap each Hypothesis search at N examples (for runs that must be identical; default: time)."),
     click.option("--grace", type=Seconds(min=0), default=0.25, show_default=True, metavar="DURATION",
               help="After a later request is answered, how long to still wait for a frame's own reply."),
+    click.option("--client-capabilities", default="all", show_default=True, metavar="LIST",
+              help="Client capabilities mcpfuzz declares and serves when the server asks: all, none, or a comma "
+                   "list of elicitation, sampling, roots."),
     click.option("--max-line", type=click.IntRange(min=1024), default=8 * 1024 * 1024, show_default=True,
               metavar="BYTES", help="Longest stdout line parsed; longer lines are reported and skipped."),
     click.option("--env", "env_pairs", multiple=True, metavar="NAME=VALUE",
@@ -210,7 +213,17 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
         baseline=_baseline(options["baseline_path"]),
         known_secrets=(*(config_file.secrets if config_file else ()), *server_secrets),
         target_timeouts=dict(config_file.target_timeouts) if config_file else {},
-        shared=shared_from_options(options))
+        shared=shared_from_options(options), client_capabilities=_client_capabilities(options["client_capabilities"]))
+
+
+def _client_capabilities(text: str) -> frozenset:
+    """--client-capabilities read, or a usage error naming what is accepted."""
+    from mcpfuzz.engine.client.capabilities import parse_client_capabilities
+
+    try:
+        return parse_client_capabilities(text)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--client-capabilities") from None
 
 
 def _server_cwd(cwd: str | None, by_url: bool, command: list[str]) -> str | None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from mcpfuzz.corpus.redact import REDACTED, Redactor
 from mcpfuzz.engine.baseline import Baseline
+from mcpfuzz.engine.client.capabilities import ALL_CAPABILITIES, ClientCapability
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.shared.options import SharedOptions
 from mcpfuzz.oracles.base import Severity
@@ -76,6 +77,8 @@ class RunConfig:
     # A plain JSON-RPC 2.0 server (`--jsonrpc --openrpc FILE`): its methods, as mcpfuzz.jsonrpc.openrpc reads them.
     jsonrpc_methods: tuple[dict, ...] | None = None
     shard: Shard = Shard()  # `run --workers N`: this process's part of the run
+    # --client-capabilities: what the legacy handshake (and each 2026-07-28 call of the client phase) declares.
+    client_capabilities: frozenset[ClientCapability] = ALL_CAPABILITIES
     server: ServerTarget | None = None  # a target given as it is (the memory transport in tests), not by command
 
     @property

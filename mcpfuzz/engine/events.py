@@ -37,6 +37,7 @@ class PhaseName(_Name):
     SOAK = "soak"  # a soak's slices after its once-only phases
     LINT = "lint"  # the lint rules on what the probe read, before the catalogue
     FLIGHT = "flight"  # work in flight: calls cancelled inside their measured latency, one target at once
+    CLIENT = "client"  # mcpfuzz as a client: the server's requests for input answered in every way, retries fuzzed
 
 
 class StopReason(_Name):

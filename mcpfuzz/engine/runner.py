@@ -107,7 +107,8 @@ def session_options(config: RunConfig) -> SessionOptions:
     return SessionOptions(timeout=config.timeout, startup_timeout=config.startup_timeout,
                           call_timeout=config.call_timeout, grace=config.grace,
                           max_line=config.max_line, env=config.env or None, frame_log=config.log_frames,
-                          plain_jsonrpc=config.jsonrpc_methods is not None)
+                          plain_jsonrpc=config.jsonrpc_methods is not None,
+                          client_capabilities=config.client_capabilities)
 
 
 def _detect_sdk(context: RunContext) -> None:

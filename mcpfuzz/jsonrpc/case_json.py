@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcpfuzz.jsonrpc.client_check import AnswerMode, ClientCheck, RetryKind
 from mcpfuzz.jsonrpc.expectation import (
     CancelCheck,
     ConcurrencyCheck,
@@ -117,6 +118,11 @@ def _extra_to_json(expect: Expectation) -> dict[str, Any]:
                                    latency=expect.cancel.latency)
     if expect.concurrent is not None:
         extra["concurrent"] = [list(request) for request in expect.concurrent.requests]
+    if expect.client is not None:
+        client = expect.client
+        extra["client"] = {"mode": client.mode.value, "declared": list(client.declared)}
+        if client.retry is not None:
+            extra["client"].update(retry=client.retry.value, baseline=client.baseline)
     if expect.wrong_answer != "medium":
         extra["wrong_answer"] = expect.wrong_answer
     return extra
@@ -138,7 +144,7 @@ def expectation_from_json(data: Any) -> Expectation:
             past_limit=ReaderLimit(extra["past_limit"]) if extra.get("past_limit") else None,
             http=_http_rule(extra), versions=_version_check(extra), tool_call=_tool_call(extra),
             listing=_listing(extra), resource=_resource(extra), cancel=_cancel(extra),
-            concurrent=_concurrent(extra), wrong_answer=extra.get("wrong_answer", "medium"))
+            concurrent=_concurrent(extra), client=_client(extra), wrong_answer=extra.get("wrong_answer", "medium"))
     except (TypeError, ValueError) as error:
         raise CaseFormatError(f"the expectation cannot be read: {error}") from None
 
@@ -208,6 +214,16 @@ def _concurrent(extra: dict) -> ConcurrencyCheck | None:
     if not isinstance(part, list):
         return None
     return ConcurrencyCheck(tuple((int(rid), str(method), str(uri)) for rid, method, uri in part))
+
+
+def _client(extra: dict) -> ClientCheck | None:
+    part = extra.get("client")
+    if not isinstance(part, dict):
+        return None
+    retry = part.get("retry")
+    return ClientCheck(AnswerMode(part.get("mode", AnswerMode.ACCEPT.value)),
+                       tuple(str(name) for name in part.get("declared") or ()),
+                       RetryKind(retry) if isinstance(retry, str) else None, part.get("baseline"))
 
 
 def case_to_json(case: Case) -> dict:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal
 
+from mcpfuzz.jsonrpc.client_check import ClientCheck
 from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 
@@ -163,7 +164,7 @@ class Expectation:
     low although the id was readable), `is_error_result_ok` (invalid-params: an isError result is a
     correct refusal), `past_limit` (the frame goes past a limit RFC 8259 lets readers set: silence or a
     changed id is low, and no-hang owns it whatever the judge), `http`, `versions`, `tool_call`, `listing`,
-    `resource`, `cancel` and `concurrent`. `wrong_answer` is how bad another error code, or a result where an
+    `resource`, `cancel`, `concurrent` and `client`. `wrong_answer` is how bad another error code, or a result where an
     error is due, is: low where the spec only says SHOULD (prompts).
     """
 
@@ -190,6 +191,7 @@ class Expectation:
     resource: ResourceCheck | None = None
     cancel: CancelCheck | None = None
     concurrent: ConcurrencyCheck | None = None
+    client: ClientCheck | None = None
     wrong_answer: SeverityName = "medium"
 
     def __post_init__(self) -> None:

@@ -38,6 +38,9 @@ class OracleId(str, Enum):
     LINT = "lint"
     SANDBOX_ESCAPE = "sandbox-escape"
     COMMAND_INJECTION = "command-injection"
+    CLIENT_REQUESTS = "client-requests"
+    INPUT_REQUIRED = "input-required"
+    MISSING_CAPABILITY = "missing-capability"
 
     def __str__(self) -> str:
         # The id itself in messages, f-strings and file names, on every Python version.

@@ -3,6 +3,7 @@
 from mcpfuzz.oracles import (  # noqa: F401
     canaries,
     cancellation,
+    client,
     concurrency,
     error_codes,
     http,

@@ -12,7 +12,8 @@ The policy, in one place:
 - Within the call phases: coverage up to `COVERAGE_SHARE` of their time, then the fuzz phase `FUZZ_SHARE` of
   the rest (random frames first, a quarter of it), then call sequences the remainder but `FLIGHT_SHARE` of it,
   kept for work in flight (requests cancelled inside their measured latency, one target called at once) when
-  the calls so far measured a target slow enough to cancel or a tool answered for distinct arguments.
+  the calls so far measured a target slow enough to cancel or a tool answered for distinct arguments, and
+  `CLIENT_SHARE` for the client phase when a tool asked for input (a server request, `input_required`, -32021).
 - Without a target to call, the protocol phases and the random frames have the whole run.
 """
 
@@ -30,6 +31,7 @@ COVERAGE_SHARE = 0.3  # of the call phases' time, at most, for the deterministic
 FUZZ_SHARE = 0.6  # of what coverage leaves, for the fuzz phase (the rest: call sequences)
 FRAME_SHARE = 0.25  # of the fuzz phase, for random frames before the targets' searches
 FLIGHT_SHARE = 0.25  # of what the fuzz phase leaves, kept from call sequences for work in flight (when it has any)
+CLIENT_SHARE = 0.2  # of what the fuzz phase leaves, kept from call sequences for the client phase (when a tool asked)
 
 
 @dataclass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mcpfuzz.engine.config import RunConfig
+from mcpfuzz.engine.plan.client_phases import ClientPhase, WatchAskingPhase
 from mcpfuzz.engine.plan.flight_phases import FlightPhase, WatchLatenciesPhase
 from mcpfuzz.engine.plan.phase import Plan
 from mcpfuzz.engine.plan.plain_phases import PlainCataloguePhase, PlainProbePhase
@@ -27,10 +28,11 @@ from mcpfuzz.engine.plan.target_phases import (
 PROTOCOL_PHASES: Plan = (LintPhase(), RegressionPhase(), BaselineReplayPhase(), CataloguePhase(), LifecyclePhase(),
                          VerifySoFarPhase())
 # The targets are selected right after the probe and prepared in the background until the call phases need them;
-# the latencies the call phases measure choose the calls the flight phase cancels in flight.
+# the latencies the call phases measure choose the calls the flight phase cancels in flight, and the tools they see
+# asking for input are the client phase's.
 TARGET_PHASES: Plan = (TargetsReadyPhase(), CoveragePhase(), FuzzPhase(), StatefulPhase())
-RUN_PLAN: Plan = (ProbePhase(), PlanTargetsPhase(), *PROTOCOL_PHASES, WatchLatenciesPhase(), *TARGET_PHASES,
-                  FlightPhase())
+RUN_PLAN: Plan = (ProbePhase(), PlanTargetsPhase(), *PROTOCOL_PHASES, WatchLatenciesPhase(), WatchAskingPhase(),
+                  *TARGET_PHASES, FlightPhase(), ClientPhase())
 # A worker of `run --workers N` other than the lead only searches: the rest is the lead's, once per run.
 WORKER_PLAN: Plan = (ProbePhase(), PlanTargetsPhase(), TargetsReadyPhase(), FuzzPhase(), StatefulPhase())
 JSONRPC_PLAN: Plan = (PlainProbePhase(), PlanTargetsPhase(), RegressionPhase(), PlainCataloguePhase(), *TARGET_PHASES)

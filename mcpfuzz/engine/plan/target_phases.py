@@ -12,7 +12,8 @@ from mcpfuzz.engine.phases.frame_fuzz import FrameFuzz, simplest_tool
 from mcpfuzz.engine.phases.preparation import TargetPreparation
 from mcpfuzz.engine.phases.search import PhaseStopped, SearchOptions
 from mcpfuzz.engine.phases.targets import TargetPlan, plan_targets
-from mcpfuzz.engine.plan.budget import COVERAGE_SHARE, FLIGHT_SHARE, FRAME_SHARE, FUZZ_SHARE
+from mcpfuzz.engine.plan.budget import CLIENT_SHARE, COVERAGE_SHARE, FLIGHT_SHARE, FRAME_SHARE, FUZZ_SHARE
+from mcpfuzz.engine.plan.client_phases import asks_for_input
 from mcpfuzz.engine.plan.context import RunContext, Searches
 from mcpfuzz.engine.plan.flight_phases import expects_work
 from mcpfuzz.engine.session.session import Session
@@ -171,6 +172,8 @@ class StatefulPhase(_CallPhase):
     async def calls(self, context: RunContext, searches: Searches, plan: TargetPlan) -> None:
         budget = context.budget
         share = 1.0 - FLIGHT_SHARE if expects_work(context) else 1.0
+        if asks_for_input(context):
+            share -= CLIENT_SHARE
         context.emit(PhaseStarted(PhaseName.STATEFUL, None, f"call sequences across {count_of(plan)}, about "
                                                             f"{budget.left() * share:.0f}s", budget.left() * share))
         await searches.calls.stateful(budget.share(share))

@@ -1,4 +1,4 @@
-"""Answers to the server's own requests (sampling, roots, ping, ...), sent back without blocking the reader."""
+"""Answers to the server's own requests (ping, elicitation, sampling, roots), sent back without blocking the reader."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from collections.abc import Awaitable, Callable
 
 import anyio.abc
 
-from mcpfuzz.jsonrpc.encode import dumps, error_response, response
-from mcpfuzz.jsonrpc.expectation import METHOD_NOT_FOUND
+from mcpfuzz.engine.client.responder import ClientResponder
+from mcpfuzz.jsonrpc.encode import dumps
 from mcpfuzz.jsonrpc.incoming import Incoming
 from mcpfuzz.transport.errors import TransportError
 
@@ -17,26 +17,24 @@ MAX_OUTBOX = 1_000
 
 
 class ServerRequests:
-    """We declare no client capabilities: ping gets {}, anything else -32601.
+    """Ping gets {}; what the declared client capabilities cover gets the responder's answer; the rest -32601.
 
     Answers are queued while lines are read and sent by one task at a time (`flush`): the reader never
     waits on a write, and a flood of requests is neither a flood of tasks nor an unbounded queue.
     """
 
-    def __init__(self, send: Callable[[bytes], Awaitable[object]]) -> None:
+    def __init__(self, send: Callable[[bytes], Awaitable[object]], responder: ClientResponder) -> None:
         self._send = send
+        self.responder = responder
         self._outbox: list[bytes] = []
         self._sending = False
         self.dropped = 0  # answers never sent because the outbox was full
 
     def answer(self, incoming: Incoming) -> None:
         """Queue the answer to one request of the server."""
-        message = incoming.message
-        rid = message.get("id")
-        if message.get("method") == "ping":
-            reply = response(rid, {})
-        else:
-            reply = error_response(rid, METHOD_NOT_FOUND, "mcpfuzz serves no client capabilities")
+        reply = self.responder.reply(incoming.message)
+        if reply is None:
+            return  # left unanswered on purpose (the open case's answer mode)
         if len(self._outbox) >= MAX_OUTBOX:
             self.dropped += 1
             return

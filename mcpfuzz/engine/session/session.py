@@ -13,10 +13,13 @@ from typing import Any, BinaryIO
 import anyio
 import anyio.abc
 
+from mcpfuzz.engine.client.capabilities import ALL_CAPABILITIES, ClientCapability, declared_capabilities
+from mcpfuzz.engine.client.responder import ClientResponder
 from mcpfuzz.engine.session.collector import Collector, IdBooks, Pending, Window, WindowSet
 from mcpfuzz.engine.session.server_requests import ServerRequests
 from mcpfuzz.engine.session.standby import StandbyKeeper
 from mcpfuzz.engine.session.startup import StartupTimes
+from mcpfuzz.jsonrpc.client_check import AnswerMode
 from mcpfuzz.jsonrpc.encode import dumps, request, with_meta
 from mcpfuzz.jsonrpc.exchange import Exchange, ProcessEnd
 from mcpfuzz.jsonrpc.frame import Case, Posting
@@ -64,6 +67,8 @@ class SessionOptions:
     frame_log: Path | None = None
     plain_jsonrpc: bool = False  # a plain JSON-RPC 2.0 server: no handshake; the barrier is an unknown method
     standby: bool = True  # keep a standby process for restarts of a server slow to start (stdio)
+    # Declared in the legacy handshake and answered when the server asks (--client-capabilities).
+    client_capabilities: frozenset[ClientCapability] = ALL_CAPABILITIES
 
 
 # The barrier of a plain JSON-RPC server: a method none serves, so any server answers it at once (-32601).
@@ -110,7 +115,8 @@ class Session:
         self._refusal_noted = False
         self._next_id = HARNESS_FIRST_ID
         self._collector = Collector(lambda: self.server.alive)
-        self._server_requests = ServerRequests(self.send_frame)
+        self.responder = ClientResponder(self.options.client_capabilities)
+        self._server_requests = ServerRequests(self.send_frame, self.responder)
         self._write_lock = anyio.Lock(fast_acquire=True)
         self._barriers: dict[tuple[str, str], tuple[bytes, bytes]] = {}  # era, version -> encoding around the id
         self.handshake_frames: list[bytes] = []
@@ -152,6 +158,7 @@ class Session:
             await self._group.__aexit__(None, None, None)
             if self._frame_log is not None:
                 self._frame_log.close()
+            self.responder.close()
         return None
 
     # -- process lifecycle ---------------------------------------------------------------------
@@ -273,7 +280,8 @@ class Session:
         else:
             from mcpfuzz.strategies.messages import initialize_params
 
-            await self.call("initialize", initialize_params(self.version))
+            await self.call("initialize", initialize_params(
+                self.version, declared_capabilities(self.options.client_capabilities)))
             await self.notify("notifications/initialized")
         self.handshake_frames = list(self.log)
         self.ready = True
@@ -412,7 +420,18 @@ class Session:
             await self.ensure_ready()
 
     async def run_case_on_current(self, case: Case, *, timeout: float | None = None) -> Exchange:
-        """Run a case on the process as it is (no restart, no handshake)."""
+        """Run a case on the process as it is (no restart, no handshake), the server's requests answered as the
+        case's client check says (valid answers otherwise)."""
+        client = case.expect.client
+        if client is None:
+            return await self._run_case_on_current(case, timeout=timeout)
+        self.responder.mode = client.mode
+        try:
+            return await self._run_case_on_current(case, timeout=timeout)
+        finally:
+            self.responder.mode = AnswerMode.ACCEPT
+
+    async def _run_case_on_current(self, case: Case, *, timeout: float | None = None) -> Exchange:
         for data in case.setup:
             await self._send_unjudged(data)
         exchange = Exchange(case, case.era or self.era or Era.LEGACY, self.version)

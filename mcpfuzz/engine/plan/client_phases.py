@@ -1,0 +1,185 @@
+"""mcpfuzz as a full client: while the call phases run, the tools whose server asks for input are noted (legacy:
+elicitation, sampling or roots requests; 2026-07-28: an `input_required` result, or -32021); after them, each is
+called again with the arguments that made it ask, its server's requests answered in every way, or its
+`input_required` retried valid, tampered and broken; and, in 2026-07-28, called declaring no client capability,
+which it may only refuse (-32021)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from mcpfuzz.engine.client.asking import AskingBook
+from mcpfuzz.engine.client.capabilities import METHOD_CAPABILITY, ClientCapability, declared_capabilities
+from mcpfuzz.engine.config import CALL_PHASES
+from mcpfuzz.engine.events import Notice, PhaseName, PhaseStarted
+from mcpfuzz.engine.plan.context import RunContext
+from mcpfuzz.engine.session.session import HarnessError, Session
+from mcpfuzz.jsonrpc.client_check import FUZZ_MODES, VALID_MODES, AnswerMode, ClientCheck, RetryKind
+from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
+from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.target_kind import TargetKind
+from mcpfuzz.jsonrpc.versions import Era
+from mcpfuzz.strategies.client_cases import call_params, client_call_case, retry_case
+from mcpfuzz.strategies.messages import FrameBuilder
+from mcpfuzz.transport.errors import ServerStartError
+
+CLIENT_FIRST_ID = 2**37  # above the flight phase's ids (2**36 on), below the random frames' (2**40 on)
+MAX_ROUNDS = 3  # valid retries in a row while the server keeps answering input_required
+ASKING = frozenset(METHOD_CAPABILITY)
+CLIENT_ORACLES = (OracleId.CLIENT_REQUESTS, OracleId.INPUT_REQUIRED, OracleId.MISSING_CAPABILITY)
+
+
+def asking_book(context: RunContext) -> AskingBook | None:
+    """The run's book of tools seen asking for input, when `WatchAskingPhase` installed one."""
+    return next((o for o in context.judged_observers if isinstance(o, AskingBook)), None)
+
+
+def asks_for_input(context: RunContext) -> bool:
+    """Whether the client phase will have tools to work on (the call sequences keep its share of the time then)."""
+    book = asking_book(context)
+    return book is not None and bool(book.tools)
+
+
+def _client_skip(context: RunContext) -> str | None:
+    """Why the client side cannot be tried on this run (None: it can)."""
+    if not any(phase in context.config.phases for phase in CALL_PHASES):
+        return "no call phase in --phases (the calls find the tools that ask for input)"
+    if not any(oracle in context.config.oracles for oracle in CLIENT_ORACLES):
+        return "none of client-requests, input-required and missing-capability is selected"
+    return None
+
+
+@dataclass(frozen=True)
+class WatchAskingPhase:
+    """Start noting the tools whose server asks for input as the calls are judged."""
+
+    name: str = "asking"
+
+    def skip_reason(self, context: RunContext) -> str | None:
+        return _client_skip(context)
+
+    async def run(self, context: RunContext, session: Session) -> None:
+        if asking_book(context) is None:
+            context.judged_observers.append(AskingBook())
+
+
+class _Stop(Exception):
+    """The phase's time is over, or the server is lost."""
+
+
+@dataclass(frozen=True)
+class ClientPhase:
+    """The server's requests for input answered in every way, and its 2026-07-28 retries fuzzed."""
+
+    name: str = PhaseName.CLIENT.value
+
+    def skip_reason(self, context: RunContext) -> str | None:
+        reason = _client_skip(context)
+        if reason is None and not asks_for_input(context):
+            return "no tool asked for input"
+        return reason
+
+    async def run(self, context: RunContext, session: Session) -> None:
+        probe, book = context.probe, asking_book(context)
+        assert probe is not None and book is not None
+        runner = _Runner(context, session, FrameBuilder(probe.era, probe.version, next_id=CLIENT_FIRST_ID))
+        tools = dict(book.tools)
+        context.emit(PhaseStarted(PhaseName.CLIENT, detail=f"{len(tools)} tools asked for input: {', '.join(tools)}"))
+        try:
+            for name, arguments in tools.items():
+                if probe.era is Era.MODERN:
+                    await runner.modern(name, arguments)
+                else:
+                    await runner.legacy(name, arguments)
+        except _Stop:
+            return
+
+
+class _Runner:
+    """Runs and judges the phase's cases, stopping at the phase's deadline (the first case always runs)."""
+
+    def __init__(self, context: RunContext, session: Session, builder: FrameBuilder) -> None:
+        self.context, self.session, self.builder = context, session, builder
+        self.capabilities = session.options.client_capabilities
+        self.declared = tuple(c.value for c in ClientCapability if c in self.capabilities)
+        self.until = context.budget.deadline
+        self.ran = 0
+
+    async def run(self, case: Case) -> Exchange:
+        if self.ran and time.monotonic() >= self.until:
+            self.context.emit(Notice(f"{PhaseName.CLIENT}: cases left out to keep the run's time; raise --budget "
+                                     "to run them all"))
+            raise _Stop
+        self.ran += 1
+        try:
+            exchange = await self.session.run_case(case, timeout=self.context.config.target_timeouts.get(
+                TargetKind.TOOL.label(case.id)))
+        except (HarnessError, ServerStartError) as error:
+            self.context.server_lost(error, PhaseName.CLIENT)
+            raise _Stop from None
+        self.context.judge(PhaseName.CLIENT, exchange)
+        return exchange
+
+    def call(self, tool: str, arguments: dict, mode: AnswerMode, declared: tuple[str, ...] | None = None) -> Case:
+        names = self.declared if declared is None else declared
+        capabilities = frozenset(ClientCapability(name) for name in names)
+        params = call_params(self.builder, tool, arguments, declared_capabilities(capabilities))
+        return client_call_case(self.builder, tool, params, ClientCheck(mode, names))
+
+    async def legacy(self, tool: str, arguments: dict) -> None:
+        """A tool whose server sent a request mcpfuzz serves, called again with every other answer mode."""
+        first = await self.run(self.call(tool, arguments, AnswerMode.ACCEPT))
+        methods = {str(request.message.get("method")) for request in first.server_requests}
+        served = {method for method in methods & ASKING if METHOD_CAPABILITY[method] in self.capabilities}
+        if not served or first.crash is not None:
+            return  # asks for nothing mcpfuzz serves (missing-capability judged what it asked for)
+        for mode in (*VALID_MODES[1:], *FUZZ_MODES):
+            await self.run(self.call(tool, arguments, mode))
+
+    async def modern(self, tool: str, arguments: dict) -> None:
+        """A tool answering input_required, retried valid for a few rounds and then with each broken retry; and
+        called declaring no client capability."""
+        case = self.call(tool, arguments, AnswerMode.ACCEPT)
+        asked = _input_required(await self.run(case))
+        if asked is None:
+            return
+        original = _params(case)
+        baseline, current = None, asked
+        for _ in range(MAX_ROUNDS):
+            retried = _answer(await self.run(retry_case(self.builder, tool, original, current, RetryKind.VALID,
+                                                        self.declared, self.session.responder.roots())))
+            if not isinstance(retried, dict) or retried.get("resultType") != "input_required":
+                baseline = retried if current is asked else None  # tampering is compared on the first round only
+                break
+            current = retried
+        for kind in RetryKind:
+            if kind is not RetryKind.VALID:
+                await self.run(retry_case(self.builder, tool, original, asked, kind, self.declared,
+                                          self.session.responder.roots(), baseline if kind.tampered else None))
+        if self.declared:
+            await self.run(self.call(tool, arguments, AnswerMode.ACCEPT, declared=()))
+
+
+def _answer(exchange: Exchange) -> Any:
+    """The result the case's own request got (None: an error, or no answer)."""
+    for arrival in exchange.responses():
+        if arrival.id_tag == ID_CURRENT and arrival.incoming.is_result:
+            return arrival.incoming.message.get("result")
+    return None
+
+
+def _input_required(exchange: Exchange) -> dict | None:
+    """The `input_required` result the case got, if it got one."""
+    result = _answer(exchange)
+    return result if isinstance(result, dict) and result.get("resultType") == "input_required" else None
+
+
+def _params(case: Case) -> dict:
+    """The params of the request a case sends."""
+    import json
+
+    params = json.loads(case.data).get("params")
+    return params if isinstance(params, dict) else {}

@@ -1,0 +1,156 @@
+"""MCP server with a tool that asks the client for input: elicitation in the legacy era, a multi round-trip
+request (`input_required`) in 2026-07-28.
+
+Usage: ``python tests/servers/elicit_server.py [--bug NAME]...``
+
+``greet`` (no arguments) asks for a ``name`` and answers ``GREETING, NAME``. Legacy: an ``elicitation/create``
+request, sent only when the client declared elicitation; the call is answered when the client's answer comes, pings
+meanwhile answered; a decline, cancel or malformed answer is a tool error. 2026-07-28: ``input_required`` with the
+request under the key ``name`` and a ``requestState`` holding the greeting, signed with an HMAC; a retry whose state
+fails the check is refused (-32602); a client that declared no elicitation gets -32021.
+Bugs: ``trusts-answer`` reads the answer's ``content.name`` unchecked (a decline or a number crashes it);
+``blocks-on-answer`` reads nothing else until the answer comes (no answer: it stops answering pings);
+``drops-on-error`` never answers a call whose elicitation got an error instead of a result; ``unsigned-state``
+trusts an unsigned state; ``ignores-capabilities`` asks for input the client did not declare.
+Without a bug it gives no finding.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from mcp_server import META_CAPS, RpcError, Server, log, main, text_item, tool_error, write  # noqa: E402
+
+TOOLS: list[dict[str, Any]] = [
+    {"name": "greet", "description": "Greet the user by the name they give.",
+     "inputSchema": {"type": "object", "properties": {}, "required": [], "additionalProperties": False}},
+]
+ASK = {"message": "What is your name?", "requestedSchema": {
+    "type": "object", "properties": {"name": {"type": "string", "minLength": 1}}, "required": ["name"]}}
+KEY = b"elicit-server-test-key"
+MISSING_CAPABILITY = -32021
+
+
+def _sign(payload: bytes) -> str:
+    return hmac.new(KEY, payload, hashlib.sha256).hexdigest()[:16]
+
+
+class ElicitServer(Server):
+    """`greet` asks for a name in the era's way."""
+
+    TOOLS = TOOLS
+    SERVER_INFO = {"name": "elicit", "version": "1.0"}
+    BUGS = {"trusts-answer": "the elicitation answer's content.name is read unchecked",
+            "blocks-on-answer": "nothing else is read until the elicitation answer comes",
+            "unsigned-state": "requestState is trusted without an integrity check",
+            "ignores-capabilities": "asks for elicitation whatever the client declared",
+            "drops-on-error": "an error instead of an elicitation result leaves the call unanswered"}
+
+    def __init__(self, bugs: set[str]) -> None:
+        super().__init__(bugs)
+        self.client_capabilities: dict[str, Any] = {}
+        self.pending: dict[str, Any] = {}  # our request id -> the call's id
+        self.next_request = 0
+
+    def initialize(self, rid: Any, params: dict[str, Any]) -> list[Any]:
+        capabilities = params.get("capabilities")
+        self.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
+        return super().initialize(rid, params)
+
+    def handle_message(self, msg: Any, *, first: bool) -> list[dict[str, Any]]:
+        if isinstance(msg, dict) and "method" not in msg and msg.get("id") in self.pending:
+            return self.finish(self.pending.pop(msg["id"]), msg)
+        return super().handle_message(msg, first=first)
+
+    def asks(self, method: str, params: dict[str, Any]) -> bool:
+        """A greet call with its (empty) arguments right: the base class judges any other arguments."""
+        return method == "tools/call" and params.get("name") == "greet" and params.get("arguments", {}) == {}
+
+    def handle_legacy(self, rid: Any, method: str, params: dict[str, Any]) -> list[Any]:
+        if not self.asks(method, params) or self.legacy_version is None:
+            return super().handle_legacy(rid, method, params)
+        if "elicitation" not in self.client_capabilities and "ignores-capabilities" not in self.bugs:
+            return self.result(rid, tool_error("this tool needs a client that supports elicitation"))
+        self.next_request += 1
+        ask_id = f"elicit-{self.next_request}"
+        request = {"jsonrpc": "2.0", "id": ask_id, "method": "elicitation/create", "params": ASK}
+        if "blocks-on-answer" in self.bugs:
+            write([request])
+            for raw in iter(sys.stdin.buffer.readline, b""):
+                try:
+                    answer = json.loads(raw)
+                except ValueError:
+                    continue
+                if isinstance(answer, dict) and answer.get("id") == ask_id and "method" not in answer:
+                    return self.finish(rid, answer)
+                log("blocks-on-answer: a line dropped while waiting")
+            return []
+        self.pending[ask_id] = rid
+        return [request]
+
+    def finish(self, rid: Any, answer: dict[str, Any]) -> list[dict[str, Any]]:
+        """The greet call's answer, once the client's answer to our request is in."""
+        result = answer.get("result")
+        if "drops-on-error" in self.bugs and "error" in answer:
+            log("drops-on-error: the client's error is not handled")
+            return []
+        if "trusts-answer" in self.bugs:
+            name = result["content"]["name"].strip()  # a decline has no content; a number has no strip
+            return self.result(rid, {"content": [text_item(f"Hello, {name}")], "isError": False})
+        content = result.get("content") if isinstance(result, dict) and result.get("action") == "accept" else None
+        name = content.get("name") if isinstance(content, dict) else None
+        if not isinstance(name, str) or not name:
+            return self.result(rid, tool_error("no name was given"))
+        return self.result(rid, {"content": [text_item(f"Hello, {name[:100]}")], "isError": False})
+
+    def handle_modern(self, rid: Any, method: str, params: dict[str, Any], meta: dict[str, Any]) -> list[Any]:
+        if not self.asks(method, params):
+            return super().handle_modern(rid, method, params, meta)
+        declared = meta.get(META_CAPS)
+        if not (isinstance(declared, dict) and "elicitation" in declared) and "ignores-capabilities" not in self.bugs:
+            return self.error(rid, MISSING_CAPABILITY, "greet needs the elicitation capability",
+                              {"requiredCapabilities": {"elicitation": {}}})
+        responses, state = params.get("inputResponses"), params.get("requestState")
+        if state is None or not isinstance(responses, dict) or "name" not in responses:
+            payload = json.dumps({"greeting": "Hello"}, separators=(",", ":")).encode()
+            token = base64.urlsafe_b64encode(payload).decode().rstrip("=")
+            if "unsigned-state" not in self.bugs:
+                token += "." + _sign(payload)
+            return self.result(rid, {"resultType": "input_required", "requestState": token,
+                                     "inputRequests": {"name": {"method": "elicitation/create", "params": ASK}}})
+        greeting = self.read_state(state)
+        answer = responses["name"]
+        content = answer.get("content") if isinstance(answer, dict) and answer.get("action") == "accept" else None
+        name = content.get("name") if isinstance(content, dict) else None
+        if not isinstance(name, str) or not name:
+            return self.result(rid, {**tool_error("no name was given"), "resultType": "complete"})
+        return self.result(rid, {"content": [text_item(f"{greeting}, {name[:100]}")], "isError": False,
+                                 "resultType": "complete"})
+
+    def read_state(self, state: Any) -> str:
+        """The greeting a requestState holds; -32602 when it is not one this server wrote."""
+        if not isinstance(state, str):
+            raise RpcError(-32602, "invalid requestState")
+        body, _, signature = state.partition(".")
+        try:
+            payload = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+            greeting = json.loads(payload)["greeting"]
+        except (ValueError, KeyError, TypeError):
+            raise RpcError(-32602, "invalid requestState") from None
+        if "unsigned-state" not in self.bugs and not hmac.compare_digest(signature, _sign(payload)):
+            raise RpcError(-32602, "invalid requestState")
+        if not isinstance(greeting, str):
+            raise RpcError(-32602, "invalid requestState")
+        return greeting[:40]
+
+
+if __name__ == "__main__":
+    sys.exit(main(server_class=ElicitServer))

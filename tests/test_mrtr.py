@@ -1,0 +1,93 @@
+"""mcpfuzz as a 2026-07-28 client: a call answered `input_required` retried with `inputResponses` and the
+`requestState` echoed, then with broken and tampered retries; each bug of tests/servers/elicit_server.py found by
+its oracle, its clean twin by none; then the real Python SDK 2.x, which seals its state."""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+
+import pytest
+from mcpfuzz.strategies.client_answers import OVERSIZED, edited_state, retry_params, tampered_state
+
+from mcpfuzz.jsonrpc.case_json import expectation_from_json, expectation_to_json
+from mcpfuzz.jsonrpc.client_check import AnswerMode, ClientCheck, RetryKind
+from mcpfuzz.jsonrpc.expectation import Expectation
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from tests.client_runs import SDK_SERVERS, client_run, elicit_run, titles
+
+ROOTS = ("file:///tmp/r1",)
+ORIGINAL = {"name": "greet", "arguments": {}, "_meta": {"m": 1}}
+ASK = {"message": "name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}
+ASKED = {"resultType": "input_required", "requestState": "abcdefgh",
+         "inputRequests": {"who": {"method": "elicitation/create", "params": ASK},
+                           "where": {"method": "roots/list"}}}
+ACCEPTED = {"who": {"action": "accept", "content": {"name": "mcpfuzz"}},
+            "where": {"roots": [{"uri": "file:///tmp/r1", "name": "mcpfuzz-root-1"}]}}
+
+
+def test_a_valid_retry_answers_every_key_and_echoes_the_state() -> None:
+    assert retry_params(ORIGINAL, ASKED, RetryKind.VALID, ROOTS) == {
+        **ORIGINAL, "inputResponses": ACCEPTED, "requestState": "abcdefgh"}
+    # No requestState in the result: none in the retry (basic/patterns/mrtr, client requirements).
+    stateless = {key: value for key, value in ASKED.items() if key != "requestState"}
+    assert "requestState" not in retry_params(ORIGINAL, stateless, RetryKind.VALID, ROOTS)
+
+
+def test_each_broken_retry() -> None:
+    def params(kind: RetryKind) -> dict:
+        return retry_params(ORIGINAL, ASKED, kind, ROOTS)
+
+    assert "inputResponses" not in params(RetryKind.NO_RESPONSES)
+    assert sorted(params(RetryKind.WRONG_KEYS)["inputResponses"]) == ["mcpfuzz-unknown-where", "mcpfuzz-unknown-who"]
+    assert "requestState" not in params(RetryKind.NO_STATE)
+    assert params(RetryKind.TRUNCATED_STATE)["requestState"] == "abcd"
+    assert params(RetryKind.FLIPPED_STATE)["requestState"] == "abcdBfgh"
+    assert len(params(RetryKind.OVERSIZED_STATE)["requestState"]) == 8 + OVERSIZED
+    assert params(RetryKind.EXTRA_PARAMS)["mcpfuzzExtra"] == {"nested": [1, "two", None]}
+    assert all(params(kind)["_meta"] == {"m": 1} for kind in RetryKind)
+
+
+def test_a_readable_state_has_a_value_edited() -> None:
+    plain = json.dumps({"user": "ann", "n": 2, "ok": True})
+    assert json.loads(edited_state(plain) or "") == {"user": "ann-mcpfuzz", "n": 2, "ok": True}
+    packed = base64.urlsafe_b64encode(b'{"greeting":"Hello"}').decode().rstrip("=")
+    edited = edited_state(packed) or ""
+    assert json.loads(base64.urlsafe_b64decode(edited + "=" * (-len(edited) % 4))) == {"greeting": "Hello-mcpfuzz"}
+    assert edited_state("opaque.blob") is None
+    # An opaque state is still tampered with: one character changed.
+    assert tampered_state("opaque.blob", RetryKind.EDITED_STATE) == "opaquB.blob"
+
+
+def test_a_retry_check_survives_a_transcript() -> None:
+    expect = Expectation(judge=OracleId.INPUT_REQUIRED, id=3, result_ok=True, error_ok=True, method="tools/call",
+                         client=ClientCheck(AnswerMode.ACCEPT, ("elicitation",), RetryKind.EDITED_STATE,
+                                            {"content": [], "resultType": "complete"}))
+    back = expectation_from_json(expectation_to_json(expect))
+    assert back.client == expect.client and back.client is not None
+    assert back.client.baseline == {"content": [], "resultType": "complete"}
+
+
+RETRIES = ["greet: server's requests answered: accept", *(f"greet: retry, {kind.value}" for kind in RetryKind),
+           "greet: declaring no client capability"]
+
+
+@pytest.mark.parametrize(("bug", "found"), [
+    (None, set()),
+    ("unsigned-state", {("input-required", "greet: retry, edited-state")}),
+    ("ignores-capabilities", {("missing-capability", "greet: declaring no client capability")}),
+], ids=["clean", "unsigned-state", "ignores-capabilities"])
+def test_each_mrtr_bug_is_found_and_the_clean_twin_gives_none(bug: str | None, found: set[tuple[str, str]]) -> None:
+    finished, exchanges = elicit_run(*([bug] if bug else []))
+    assert titles(exchanges) == RETRIES
+    assert {(f.oracle, f.case_title) for f in finished.findings} == found
+
+
+@pytest.mark.sdk
+def test_the_python_sdk_seals_its_request_state() -> None:
+    """mcp 2.x's MCPServer seals requestState (AES-GCM) and refuses -32021 without elicitation: no finding."""
+    pytest.importorskip("mcp.server.mcpserver")
+    finished, exchanges = client_run([sys.executable, str(SDK_SERVERS / "sdk2_elicit_server.py")])
+    assert titles(exchanges) == RETRIES
+    assert [f for f in finished.findings if f.severity.name != "LOW"] == []
