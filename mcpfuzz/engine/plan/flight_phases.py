@@ -50,10 +50,10 @@ def _stdio_only(context: RunContext) -> str | None:
     if not any(phase in context.config.phases for phase in CALL_PHASES):
         return "no call phase in --phases (latencies are measured by the calls)"
     session = context.session
-    if session is not None and session.transport is TransportKind.LEGACY_SSE:
-        # Its answers come on one GET stream and its POSTs are answered at once: no case can tell the request
-        # was still running when its cancel arrived.
-        return "stdio and streamable HTTP only (not legacy HTTP+SSE)"
+    if session is not None and session.transport not in (TransportKind.STDIO, TransportKind.STREAMABLE_HTTP):
+        # Legacy HTTP+SSE answers its POSTs at once and the answers come on one GET stream, and a handler in
+        # memory answers as it is called: no case can tell the request was still running when its cancel came.
+        return "stdio and streamable HTTP only"
     if OracleId.CANCEL_RESPECTED not in context.config.oracles and OracleId.CONCURRENCY not in context.config.oracles:
         return "neither cancel-respected nor concurrency is selected"
     return None
