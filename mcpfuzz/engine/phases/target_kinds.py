@@ -8,6 +8,7 @@ from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
 from mcpfuzz.strategies.arguments.method_calls import method_call_case
 from mcpfuzz.strategies.arguments.tool_calls import tool_call_case
+from mcpfuzz.strategies.jsonrpc_depth import depth_cases
 from mcpfuzz.strategies.messages import FrameBuilder
 from mcpfuzz.strategies.surfaces.completions import VALUE_SCHEMA, completion_case, completion_declarations
 from mcpfuzz.strategies.surfaces.prompts import arguments_schema, prompt_get_case, unknown_prompt_case
@@ -115,9 +116,16 @@ def _method_case(builder: FrameBuilder, target: CallTarget, call: ArgumentCall, 
     return method_call_case(builder, target.declaration, call, family=family, history=history)
 
 
+def _method_depth(builder: FrameBuilder, targets: list[CallTarget]) -> list[Case]:
+    """Each method's name in other letters, its params in the other structure, a wrong array item, a 1 MB line:
+    each made from the method's simplest valid params with every property present."""
+    return depth_cases(builder, [(t.declaration, (t.populated or t.plain or [{}])[0]) for t in targets
+                                 if t.kind is TargetKind.METHOD])
+
+
 # A plain JSON-RPC method from an OpenRPC document (`run --jsonrpc --openrpc FILE`): no capability, never listed
 # by the MCP probe (its capability is the empty string, which no server declares); the document declares it.
 METHODS = register_target_type(TargetType(
     kind=TargetKind.METHOD, method="", capability="", list_method="rpc.discover", list_key="methods",
     result_oracle="response-schema", schema=lambda method: method.get("paramsSchema"), safety=method_safety,
-    make_case=_method_case, option="--include-target"))
+    make_case=_method_case, option="--include-target", kind_cases=_method_depth))
