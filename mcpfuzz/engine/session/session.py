@@ -17,7 +17,7 @@ from mcpfuzz.engine.session.collector import Collector, IdBooks, Pending, Window
 from mcpfuzz.engine.session.server_requests import ServerRequests
 from mcpfuzz.engine.session.standby import StandbyKeeper
 from mcpfuzz.engine.session.startup import StartupTimes
-from mcpfuzz.engine.session.wedge import AnswerTimes, CpuSample
+from mcpfuzz.engine.session.wedge import AnswerTimes, CpuSample, times_its_target
 from mcpfuzz.jsonrpc.encode import dumps, request, with_meta
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange, ProcessEnd
 from mcpfuzz.jsonrpc.frame import Case, Posting
@@ -498,7 +498,7 @@ class Session:
             self._collector.close()
         exchange.waited = time.monotonic() - window.started
         own = [a.at for a in exchange.responses() if a.id_tag == ID_CURRENT]
-        if own and case.slow_ok and exchange.crash is None:
+        if own and times_its_target(case) and exchange.crash is None:
             self.answer_times.note(case.target, own[0])
         if barrier is not None:
             exchange.barrier_answered = barrier.reply is not None

@@ -14,14 +14,23 @@ from dataclasses import dataclass
 
 import psutil
 
+from mcpfuzz.jsonrpc.frame import Case
+
 ANSWER_FACTOR = 100  # times a target's slowest answer: past this, its call is no longer slow but stuck
 TIMEOUT_FACTOR = 3  # times --timeout: the shortest such bound (a target that answers at once is not bounded
 # by a few milliseconds)
 MAX_TARGETS = 4096  # targets remembered (a long soak with many targets forgets the oldest)
 
 
+def times_its_target(case: Case) -> bool:
+    """Whether the answer to `case` says how long its target's work takes: a valid call (a call refused for its
+    arguments is answered before any work, so it would make the bound too short)."""
+    check = case.expect.tool_call
+    return case.slow_ok and (check.valid if check is not None else case.expect.well_formed)
+
+
 class AnswerTimes:
-    """Per target label: the slowest answer to one of its calls (a result or an error), in seconds."""
+    """Per target label: the slowest answer to one of its valid calls (a result or an error), in seconds."""
 
     def __init__(self) -> None:
         self._slowest: OrderedDict[str, float] = OrderedDict()
