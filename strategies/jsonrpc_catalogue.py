@@ -7,6 +7,7 @@ request's own id, whatever the server's methods are; `method` is a method the Op
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from mcpfuzz.strategies.messages import FrameBuilder
 
@@ -57,6 +58,10 @@ def _ids(b: FrameBuilder) -> Iterator[Case]:
     for name, value in (("string-digits", "1"), ("leading-zeros", "007"), ("zero", 0), ("negative", -1),
                         ("above-2-53", 2**53 + 1), ("long-string", "i" * 10_000)):
         yield Case(name, "id", f"id {name}", b.frame(UNKNOWN, id=value), ex.method_not_found(value))
+    # Section 4: a request is a notification only when it has no `id` member; `"id": null` is a request (its use
+    # is discouraged, not forbidden), so it gets a response whose id is null. MCP forbids null ids, JSON-RPC not.
+    yield Case("null", "id", "id null: a request, not a notification", b.frame(UNKNOWN, id=None),
+               replace(ex.method_not_found(None), null_id_ok=True))
 
 
 def _methods(b: FrameBuilder, method: str) -> Iterator[Case]:

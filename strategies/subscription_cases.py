@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from mcpfuzz.strategies.messages import FrameBuilder
+from mcpfuzz.strategies.surfaces.resources import MISSING_SUFFIX
 
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.expectation import Expectation
@@ -19,7 +20,8 @@ LEGACY_METHODS = ("resources/subscribe", "resources/unsubscribe")
 
 
 def subscription_family(b: FrameBuilder, ctx: Any) -> Iterator[Case]:
-    """Subscribe to a listed resource, then unsubscribe: each an (empty) result in the legacy era.
+    """Subscribe to a listed resource, then unsubscribe: each an (empty) result in the legacy era; the same for a
+    URI that no listing names: any answer.
 
     2026-07-28 removed both (a subscription is a `subscriptions/listen` request, see `listen_case`): there any
     answer is right, -32601 above all; only silence or a crash counts.
@@ -33,6 +35,17 @@ def subscription_family(b: FrameBuilder, ctx: Any) -> Iterator[Case]:
             rid, note="removed in 2026-07-28: -32601 is right, and so is any other answer")
         yield Case(method.removeprefix("resources/"), SUBSCRIPTION_FAMILY, f"{method} {uri}",
                    b.frame(method, {"uri": uri}, rid), expect)
+    yield from unknown_uri_cases(b, uri + MISSING_SUFFIX)
+
+
+def unknown_uri_cases(b: FrameBuilder, uri: str) -> Iterator[Case]:
+    """Subscribe to and unsubscribe from a URI no listing names: no revision says which answer (an error, or an
+    empty result for a resource that may appear later), but a request is answered, never left waiting."""
+    for method in LEGACY_METHODS:
+        rid = b.fresh_id()
+        yield Case(method.removeprefix("resources/") + "-unknown", SUBSCRIPTION_FAMILY,
+                   f"{method} {uri}, which no listing names", b.frame(method, {"uri": uri}, rid),
+                   ex.any_answer(rid, note="a URI no listing names: any answer, never silence"))
 
 
 def listen_case(b: FrameBuilder, capabilities: dict, uri: str | None) -> Case | None:

@@ -108,13 +108,14 @@ def test_each_surface_bug_is_caught_by_exactly_its_oracle(bug: str) -> None:
 @pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
 def test_logging_and_subscriptions_follow_the_era(version: str) -> None:
     """Every log level and an unknown one in the legacy era only (2026-07-28 removed logging/setLevel);
-    subscribe and unsubscribe in both (in 2026-07-28 -32601 is right), and a listen in 2026-07-28: acknowledged,
-    never answered, ended with a cancel, and the server answers on."""
+    subscribe and unsubscribe in both, of a listed URI and of one no listing names (in 2026-07-28 -32601 is right),
+    and a listen in 2026-07-28: acknowledged, never answered, ended with a cancel, and the server answers on."""
     finished, events = run_collecting(surface(), phases=("probe", "catalogue"), protocol_version=version)
     logging = {t for t in called_targets(events) if t.startswith("logging/")}
     subscription = {t for t in called_targets(events) if t.startswith("subscription/")}
     assert len(logging) == (9 if version == "2025-11-25" else 0) and not finished.findings
-    assert subscription == {"subscription/subscribe", "subscription/unsubscribe"} | (
+    assert subscription == {"subscription/subscribe", "subscription/unsubscribe", "subscription/subscribe-unknown",
+                            "subscription/unsubscribe-unknown"} | (
         set() if version == "2025-11-25" else {"subscription/listen-cancelled"})
     if version == "2026-07-28":
         listen = next(e.exchange for e in events if isinstance(e, CaseDone)

@@ -69,6 +69,10 @@ class Exchange:
     blocked: bool = False
     # The extended wait ended at the phase's deadline, before --call-timeout: no verdict on silence.
     cut_short: bool = False
+    # Past the fair wait for its call (--call-timeout, or many times its target's slowest answer), a fresh request
+    # went unanswered too while the process ran: stuck, whatever the run's time left.
+    wedged: bool = False
+    cpu_share: float | None = None  # of one core, used by the process while that fresh request went unanswered
     waited: float = 0.0
     crash: ProcessEnd | None = None
     write_error: str | None = None

@@ -70,12 +70,22 @@ def no_hang(exchange: Exchange) -> Iterator[Failure]:
         else:
             yield _stopped(exchange, NoHangFailure(
                 Severity.CRITICAL, f"no reply within {exchange.waited:.1f}s, and the server stopped answering "
-                "other requests too", "stuck"))
+                f"other requests too{_wedge_evidence(exchange)}", "stuck"))
         return
     if exchange.barrier_answered is False:
         yield _stopped(exchange, NoHangFailure(
             Severity.CRITICAL, f"after this frame the server stopped answering: a request sent after it got no "
             f"reply within {exchange.waited:.1f}s", "stuck-after"))
+
+
+def _wedge_evidence(exchange: Exchange) -> str:
+    """What the fresh-request check saw, when one was made (empty otherwise)."""
+    if not exchange.wedged:
+        return ""
+    cpu = f", its process using {exchange.cpu_share:.0%} of a core meanwhile" \
+        if exchange.cpu_share is not None else ""
+    return (f": past the fair wait for this call (its target answered in far less before), a fresh request went "
+            f"unanswered as well while the process ran{cpu}: it is wedged, not slow")
 
 
 # Words of a line that tells why a server stopped (`Error running MCP server: invalid character ...`).

@@ -66,3 +66,25 @@ def unknown_prompt_case(builder: FrameBuilder) -> Case:
     return Case(UNKNOWN_PROMPT, PROMPT_FAMILY, "a prompt that does not exist",
                 builder.frame(GET, {"name": UNKNOWN_PROMPT, "arguments": {}}, rid),
                 refused(rid, GET, "MCP server/prompts: an unknown prompt name"), patient=True)
+
+
+WRONG_TYPED_VALUE = 42  # MCP server/prompts: argument values are strings
+
+
+def wrong_type_cases(builder: FrameBuilder, prompts: list[dict]) -> list[Case]:
+    """The first prompt that declares arguments, with a number for its first argument, and with `arguments` an
+    array instead of an object: -32602 (MCP server/prompts: prompt arguments are a map of strings)."""
+    prompt = next((p for p in prompts if arguments_schema(p)["properties"]), None)
+    if prompt is None:
+        return []
+    schema = arguments_schema(prompt)
+    name, first = prompt["name"], next(iter(schema["properties"]))
+    plain = {argument: "mcpfuzz" for argument in schema["required"]}
+    cases = []
+    for description, arguments in ((f"`{first}` a number, not a string", {**plain, first: WRONG_TYPED_VALUE}),
+                                   ("`arguments` an array, not an object", list(plain.values()) or ["mcpfuzz"])):
+        rid = builder.fresh_id()
+        cases.append(Case(name, PROMPT_FAMILY, f"{name}: {description}",
+                          builder.frame(GET, {"name": name, "arguments": arguments}, rid),
+                          refused(rid, GET, "MCP server/prompts: argument values are strings"), patient=True))
+    return cases

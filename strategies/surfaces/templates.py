@@ -24,6 +24,15 @@ EDGE_VALUES: tuple[tuple[str, str], ...] = (
     ("a very long value", "x" * 5000),
 )
 PLAIN_VALUE = "mcpfuzz"
+# Values put into the URI as they are, not percent-encoded as RFC 6570 expands them: what a client that builds
+# URIs by pasting text sends, and what reaches a server's path handling undecoded.
+RAW_VALUES: tuple[tuple[str, str], ...] = (
+    ("a bare slash", "/"),
+    ("an encoded parent segment", "%2e%2e"),
+    ("a parent segment and a slash", "../"),
+    ("an encoded climb", "%2e%2e%2f%2e%2e%2fetc%2fpasswd"),
+)
+PLACEHOLDER = "mcpfuzzrawvalue"  # unreserved characters: expanded as they are, then replaced by the raw value
 
 
 def template_variables(template: str) -> list[str]:
@@ -65,3 +74,17 @@ def drawn_values(template: dict) -> st.SearchStrategy[ArgumentCall]:
     value = st.one_of(st.text(max_size=40), st.sampled_from([edge for _, edge in EDGE_VALUES]))
     return st.fixed_dictionaries({name: value for name in names}).map(
         lambda values: ArgumentCall(POSITIVE, values, "drawn values"))
+
+
+def raw_uris(template: str) -> list[tuple[str, str]]:
+    """(description, URI) for each variable set to each raw value, the others plain, the value not encoded."""
+    names = template_variables(template)
+    uris = []
+    for name in names:
+        values = {**dict.fromkeys(names, PLAIN_VALUE), name: PLACEHOLDER}
+        expanded = expand(template, values)
+        if PLACEHOLDER not in expanded:
+            continue
+        for label, value in RAW_VALUES:
+            uris.append((f"{label} as `{name}`, not encoded", expanded.replace(PLACEHOLDER, value)))
+    return uris

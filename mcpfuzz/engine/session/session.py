@@ -19,9 +19,10 @@ from mcpfuzz.engine.session.collector import Collector, IdBooks, Pending, Window
 from mcpfuzz.engine.session.server_requests import ServerRequests
 from mcpfuzz.engine.session.standby import StandbyKeeper
 from mcpfuzz.engine.session.startup import StartupTimes
+from mcpfuzz.engine.session.wedge import AnswerTimes, CpuSample, times_its_target
 from mcpfuzz.jsonrpc.client_check import AnswerMode
 from mcpfuzz.jsonrpc.encode import dumps, request, with_meta
-from mcpfuzz.jsonrpc.exchange import Exchange, ProcessEnd
+from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange, ProcessEnd
 from mcpfuzz.jsonrpc.frame import Case, Posting
 from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.ids import ABSENT
@@ -126,6 +127,7 @@ class Session:
         # A call phase's deadline (monotonic): a slow call is waited for until then at most, so one slow tool
         # cannot eat the phases after it (None: the whole --call-timeout).
         self.patience_until: float | None = None
+        self.answer_times = AnswerTimes()  # each target's slowest answer: how long its next call may fairly take
         self._group: anyio.abc.TaskGroup
         self._frame_log: BinaryIO | None = None
         self.startup = StartupTimes()  # spawn to first answer, per process started cold
@@ -485,6 +487,10 @@ class Session:
                 exchange.timed_out, exchange.extended, exchange.blocked = False, True, busy
                 limit = max(self.options.call_timeout, timeout or 0.0)  # a target's own timeout may be longer
                 most = 2 * limit
+                bound = self.answer_times.bound(case.target, self.options.timeout) if busy else None
+                if bound is not None and bound < limit:
+                    # Busy far longer than this target ever took: a fair wait ends sooner (progress still extends).
+                    limit = bound
                 if self.patience_until is not None:
                     room = max(0.0, self.patience_until - window.started)
                     exchange.cut_short = room < limit
@@ -492,6 +498,9 @@ class Session:
                 await self._collector.collect(window, barrier if busy else None, case, http=http, timeout=limit,
                                               grace=self.options.grace, progress_extends=self.options.timeout,
                                               most=most)
+                if busy and exchange.timed_out and not exchange.cut_short and not exchange.progress_count() \
+                        and self.alive and not (barrier is not None and barrier.reply is not None):
+                    await self._check_wedged(exchange)
                 answering = barrier is not None and barrier.reply is not None
                 if exchange.timed_out and (exchange.progress_count() or exchange.cut_short) and self.alive \
                         and answering:
@@ -507,6 +516,9 @@ class Session:
         finally:
             self._collector.close()
         exchange.waited = time.monotonic() - window.started
+        own = [a.at for a in exchange.responses() if a.id_tag == ID_CURRENT]
+        if own and times_its_target(case) and exchange.crash is None:
+            self.answer_times.note(case.target, own[0])
         if barrier is not None:
             exchange.barrier_answered = barrier.reply is not None
         elif exchange.http is not None and self.server.replies_on_request:
@@ -704,6 +716,18 @@ class Session:
         """notifications/cancelled for a request of ours (MCP: the receiver should stop work on it)."""
         with contextlib.suppress(TransportError):
             await self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
+
+    async def _check_wedged(self, exchange: Exchange) -> None:
+        """A fresh request after a busy call's fair wait: unanswered too while the process runs, the server is
+        stuck (`exchange.wedged`), with the share of a core it burnt meanwhile as evidence."""
+        started, before = time.monotonic(), CpuSample.take(self.server.pid)
+        fresh = await self._late_barrier(self.options.timeout)
+        if fresh is None or fresh.reply is not None or not self.alive \
+                or any(a.id_tag == ID_CURRENT for a in exchange.responses()):
+            return
+        exchange.wedged = True
+        after = CpuSample.take(self.server.pid)
+        exchange.cpu_share = after.share_since(before, time.monotonic() - started) if after is not None else None
 
     async def _late_barrier(self, wait: float = LATE_BARRIER_WAIT) -> Pending | None:
         """After a silent timeout (or an answer, in thorough mode): does the server still answer anything?"""
