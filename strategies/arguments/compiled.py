@@ -17,6 +17,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
+from mcpfuzz.strategies.short_repr import named_composite
 
 Fallback = Callable[[Any], st.SearchStrategy[Any]]
 
@@ -193,29 +194,16 @@ def _members(members: list[tuple[str, st.SearchStrategy[Any], bool]]) -> st.Sear
         return st.nothing()
     members = [member for member in members if member[2] or not member[1].is_empty]
     optional = sum(not required for _, _, required in members)
-    return _Members(members, max(2, round(optional / OPTIONAL_AVERAGE)))
+    odds = max(2, round(optional / OPTIONAL_AVERAGE))
+    # Each optional member's presence is one integer draw (shrinking to 0: absent), not a strategy of its own
+    # per member; a member is present when the draw is the last of `odds` values.
+    presence, last = st.integers(0, odds - 1), odds - 1
 
+    def draw_members(draw: st.DrawFn) -> dict:
+        return {name: draw(strategy) for name, strategy, required in members
+                if required or draw(presence) == last}
 
-class _Members(st.SearchStrategy[dict]):
-    """The object strategy of `_members`, one layer: each optional member's presence is one integer choice
-    (shrinking to 0: absent), not a nested draw of its own; 30 optional properties made 30 draws per object."""
-
-    def __init__(self, members: list[tuple[str, st.SearchStrategy[Any], bool]], odds: int) -> None:
-        super().__init__()
-        self.members = members
-        self.odds = odds
-
-    def __repr__(self) -> str:
-        return f"members({', '.join(name for name, _, _ in self.members)[:80]})"
-
-    def do_validate(self) -> None:
-        for _, strategy, _ in self.members:
-            strategy.validate()
-
-    def do_draw(self, data: Any) -> dict:
-        last = self.odds - 1
-        return {name: data.draw(strategy) for name, strategy, required in self.members
-                if required or data.draw_integer(0, last) == last}
+    return named_composite("members", draw_members)
 
 
 def _bounds(schema: dict) -> tuple[Bound, Bound] | None:
