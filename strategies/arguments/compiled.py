@@ -40,8 +40,9 @@ UNDERSTOOD: dict[str, frozenset[str]] = {
 ALPHABET = st.characters(codec="utf-8")
 # Extra members of an object that allows them: few, as hypothesis-jsonschema draws them.
 MAX_EXTRA_MEMBERS = 3
-# Optional members drawn per object, on average: hypothesis-jsonschema's average (5), so that a tool with 30
-# optional properties gets calls of a few of them (each call of all of them is the populated strategy's).
+# Optional members drawn per object, on average: hypothesis-jsonschema's average, and Hypothesis' for a list,
+# so that a tool with 30 optional properties gets calls of a few of them (each call of all of them is the
+# populated strategy's).
 OPTIONAL_AVERAGE = 5
 _PY_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "boolean": (bool,), "null": (type(None),),
                                           "object": (dict,), "array": (list,), "integer": (int,),
@@ -183,25 +184,25 @@ Bound = tuple[Any, bool]  # (the bound or None, whether it is exclusive)
 
 
 def _members(members: list[tuple[str, st.SearchStrategy[Any], bool]]) -> st.SearchStrategy[dict]:
-    """An object of these members, in this order, each optional one present with a chance of one in `odds`.
+    """An object of these members, in this order: the required ones, and a few optional ones drawn as a set.
 
     Not st.fixed_dictionaries: its optional keys cost a counter and a pick each, and it shuffles the key
-    order (n more choices per object; JSON objects have no order).
+    order (n more choices per object; JSON objects have no order). The optional members present are one
+    list of distinct indexes, OPTIONAL_AVERAGE of them on average (Hypothesis' average list size, or half
+    of them when fewer), shrinking toward none: one draw per member present, not one per member.
     """
     # A member that cannot be drawn (`false`, a recursion cut by the inliner) is never present; a
     # required one makes the object impossible.
     if any(required and strategy.is_empty for _, strategy, required in members):
         return st.nothing()
     members = [member for member in members if member[2] or not member[1].is_empty]
-    optional = sum(not required for _, _, required in members)
-    odds = max(2, round(optional / OPTIONAL_AVERAGE))
-    # Each optional member's presence is one integer draw (shrinking to 0: absent), not a strategy of its own
-    # per member; a member is present when the draw is the last of `odds` values.
-    presence, last = st.integers(0, odds - 1), odds - 1
+    optional = [index for index, (_, _, required) in enumerate(members) if not required]
+    chosen = st.lists(st.sampled_from(optional), unique=True, max_size=len(optional))
 
     def draw_members(draw: st.DrawFn) -> dict:
-        return {name: draw(strategy) for name, strategy, required in members
-                if required or draw(presence) == last}
+        present = set(draw(chosen)) if optional else set()
+        return {name: draw(strategy) for index, (name, strategy, required) in enumerate(members)
+                if required or index in present}
 
     return named_composite("members", draw_members)
 

@@ -52,8 +52,8 @@ class FuzzKinds:
         self._kind = _index(len(kinds))
         self._base_index = _index(len(self.bases))
         self._spread = _index(len(SPREADS))
-        self._choice = st.integers(0, MAX_CHOICE)
-        self._start = st.integers(0, MAX_START)
+        self._choice = _index(MAX_CHOICE + 1)
+        self._start = _index(MAX_START + 1)
         self._edge_index = _index(len(self.edges))
         self._boundary_index = _index(len(boundaries))
 
@@ -90,5 +90,9 @@ class FuzzKinds:
 
 
 def _index(count: int) -> st.SearchStrategy[int]:
-    """An index into `count` items, shrinking toward the first (nothing when there are none)."""
-    return st.integers(0, count - 1) if count else st.nothing()
+    """An index into `count` items, shrinking toward the first (nothing when there are none).
+
+    `sampled_from`, not `integers`: it is one integer choice, as uniform as a bare choice, and drawn without
+    the lazy wrapper every `st.integers` has (unwrapped again on each draw: a tenth of a call's draw time).
+    """
+    return st.sampled_from(range(count)) if count else st.nothing()
