@@ -17,11 +17,13 @@ def named_composite(name: str, body: Callable[[st.DrawFn], T]) -> st.SearchStrat
     """`st.composite(body)()` whose repr is `name()`: the body is a closure, so no argument enters the repr.
 
     A composite's repr is its function's name and arguments; the name is set before `st.composite` copies it.
+    Hypothesis labels a composite's spans by its function's code and defaults (its mutator copies spans
+    between draws of one label), so the name is also a default: composites of different names differ.
     """
     if not name.isidentifier():
         raise ValueError(f"a strategy name must be a Python identifier, not {name!r}")
 
-    def draw_named(draw: st.DrawFn) -> T:
+    def draw_named(draw: st.DrawFn, strategy_name: str = name) -> T:
         return body(draw)
 
     draw_named.__name__ = draw_named.__qualname__ = name

@@ -70,13 +70,15 @@ def test_every_drawn_call_is_a_call_of_its_kind() -> None:
 
 def test_the_kinds_are_drawn_with_equal_chances() -> None:
     """One integer choice picks the kind: each of the four is about a quarter of fresh draws (the first
-    example, Hypothesis' simplest, is all valid calls and left out)."""
+    example of each run, Hypothesis' simplest, is all valid calls and left out). Three seeds pooled: the calls
+    of one example are not independent (Hypothesis' mutator copies calls within it), so one run's share moves
+    by several points from seed to seed."""
     arguments = ArgumentSchema(SCHEMA)
     boundaries = _boundaries(arguments)
-    batches = draw_examples(st.lists(fuzz_calls(arguments, boundaries), min_size=20, max_size=20), 60, seed=3)
-    calls = [call for batch in batches[1:] for call in batch]
+    batches = st.lists(fuzz_calls(arguments, boundaries), min_size=20, max_size=20)
+    calls = [call for seed in (3, 4, 5) for batch in draw_examples(batches, 60, seed=seed)[1:] for call in batch]
     kinds = Counter(_kind(call, boundaries) for call in calls)
-    assert len(calls) >= 900
+    assert len(calls) >= 2700
     # Hypothesis leans a little to the simplest choice (valid), by an amount that moves with the constants it
     # collects from the modules loaded (0.32 to 0.36 of valid calls measured with different test files loaded).
     for kind in ("valid", "negative", "edge", "boundary"):

@@ -90,8 +90,11 @@ def test_an_object_schema_that_allows_no_more_names_than_it_lists_is_drawn_witho
     check()
 
 
-def test_kept_and_named_composites_keep_their_short_repr_and_emptiness() -> None:
-    assert repr(named_composite("calls", lambda draw: draw(st.integers()))) == "calls()"
+def test_kept_and_named_composites_keep_their_short_repr_emptiness_and_labels() -> None:
+    """Hypothesis' mutator copies spans between draws of one label: composites of different names differ."""
+    calls = named_composite("calls", lambda draw: draw(st.integers()))
+    assert repr(calls) == "calls()"
+    assert calls.label != named_composite("values", lambda draw: draw(st.integers())).label
     assert kept(st.nothing(), lambda value: True, "none").is_empty
     with pytest.raises(ValueError, match="identifier"):
         named_composite("two words", lambda draw: 0)

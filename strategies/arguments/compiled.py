@@ -40,10 +40,11 @@ UNDERSTOOD: dict[str, frozenset[str]] = {
 ALPHABET = st.characters(codec="utf-8")
 # Extra members of an object that allows them: few, as hypothesis-jsonschema draws them.
 MAX_EXTRA_MEMBERS = 3
-# Optional members drawn per object, on average: hypothesis-jsonschema's average, and Hypothesis' for a list,
-# so that a tool with 30 optional properties gets calls of a few of them (each call of all of them is the
-# populated strategy's).
+# Optional members drawn per object, on average, past PER_MEMBER_UP_TO (below it, each is present half the
+# time): hypothesis-jsonschema's average, and Hypothesis' for a list, so that a tool with 30 optional
+# properties gets calls of a few of them (each call of all of them is the populated strategy's).
 OPTIONAL_AVERAGE = 5
+PER_MEMBER_UP_TO = 12
 _PY_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "boolean": (bool,), "null": (type(None),),
                                           "object": (dict,), "array": (list,), "integer": (int,),
                                           "number": (int, float)}
@@ -184,12 +185,13 @@ Bound = tuple[Any, bool]  # (the bound or None, whether it is exclusive)
 
 
 def _members(members: list[tuple[str, st.SearchStrategy[Any], bool]]) -> st.SearchStrategy[dict]:
-    """An object of these members, in this order: the required ones, and a few optional ones drawn as a set.
+    """An object of these members, in this order: the required ones and some of the optional ones.
 
     Not st.fixed_dictionaries: its optional keys cost a counter and a pick each, and it shuffles the key
-    order (n more choices per object; JSON objects have no order). The optional members present are one
-    list of distinct indexes, OPTIONAL_AVERAGE of them on average (Hypothesis' average list size, or half
-    of them when fewer), shrinking toward none: one draw per member present, not one per member.
+    order (n more choices per object; JSON objects have no order). Up to PER_MEMBER_UP_TO optional members,
+    each is present half the time (one choice each, shrinking to absent); past that, one draw per member
+    would be most of an object's draw, so the members present are one list of distinct indexes,
+    OPTIONAL_AVERAGE of them on average (Hypothesis' average list size), shrinking toward none.
     """
     # A member that cannot be drawn (`false`, a recursion cut by the inliner) is never present; a
     # required one makes the object impossible.
@@ -197,10 +199,16 @@ def _members(members: list[tuple[str, st.SearchStrategy[Any], bool]]) -> st.Sear
         return st.nothing()
     members = [member for member in members if member[2] or not member[1].is_empty]
     optional = [index for index, (_, _, required) in enumerate(members) if not required]
+    per_member = len(optional) <= PER_MEMBER_UP_TO
+    # sampled_from: one integer choice without the lazy wrapper st.integers is unwrapped through on each draw.
+    present_or_not = st.sampled_from((False, True))
     chosen = st.lists(st.sampled_from(optional), unique=True, max_size=len(optional))
 
     def draw_members(draw: st.DrawFn) -> dict:
-        present = set(draw(chosen)) if optional else set()
+        if per_member:
+            return {name: draw(strategy) for name, strategy, required in members
+                    if required or draw(present_or_not)}
+        present = set(draw(chosen))
         return {name: draw(strategy) for index, (name, strategy, required) in enumerate(members)
                 if required or index in present}
 
