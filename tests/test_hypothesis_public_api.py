@@ -37,6 +37,14 @@ OBJECT_SCHEMAS: dict[str, dict[str, Any]] = {
                "required": ["inner"]},
 }
 
+# hypothesis-jsonschema's own uses of private Hypothesis API (its regex strategy, its float bounds): mcpfuzz
+# cannot move those, so they are drawn here on both ends of the range.
+OTHER_SCHEMAS: dict[str, dict[str, Any]] = {
+    "pattern": {"type": "string", "pattern": "^[A-Z]{3}-[0-9]+$"},
+    "float bounds": {"type": "number", "exclusiveMinimum": 0.1, "exclusiveMaximum": 0.2},
+    "fractional step": {"type": "number", "multipleOf": 0.25, "minimum": -1, "maximum": 1},
+}
+
 
 def _python_files() -> list[Path]:
     return sorted([*ROOT.joinpath("strategies").rglob("*.py"), *ROOT.joinpath("mcpfuzz").rglob("*.py")])
@@ -76,6 +84,13 @@ def test_object_schemas_left_to_hypothesis_jsonschema_draw_valid_objects(name: s
     assert len(drawn) == 40, drawn
     assert all(validator.is_valid(value) for value in drawn), [v for v in drawn if not validator.is_valid(v)]
     assert len({repr(value) for value in drawn}) > 1 or name == "maxProperties"
+
+
+@pytest.mark.parametrize("name", sorted(OTHER_SCHEMAS))
+def test_hypothesis_jsonschemas_own_private_paths_draw_valid_values(name: str) -> None:
+    schema = OTHER_SCHEMAS[name]
+    drawn = draw_examples(hypothesis_jsonschema_strategy(schema), 40, seed=3)
+    assert drawn and all(Draft7Validator(schema).is_valid(value) for value in drawn), drawn  # few when few exist
 
 
 def test_an_object_schema_that_allows_no_more_names_than_it_lists_is_drawn_without_giving_up() -> None:
