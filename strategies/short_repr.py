@@ -3,50 +3,53 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
+from hypothesis import reject
 from hypothesis import strategies as st
-from hypothesis.internal.conjecture.utils import combine_labels
 
 T = TypeVar("T")
 # Draws of the strategy before a filter gives up and the example is invalid (as Hypothesis' own filters do).
 TRIES = 3
 
 
-class Kept(st.SearchStrategy[T]):
+def named_composite(name: str, body: Callable[[st.DrawFn], T]) -> st.SearchStrategy[T]:
+    """`st.composite(body)()` whose repr is `name()`: the body is a closure, so no argument enters the repr.
+
+    A composite's repr is its function's name and arguments; the name is set before `st.composite` copies it.
+    Hypothesis labels a composite's spans by its function's code and defaults (its mutator copies spans
+    between draws of one label), so the name is also a default: composites of different names differ.
+    """
+    if not name.isidentifier():
+        raise ValueError(f"a strategy name must be a Python identifier, not {name!r}")
+
+    def draw_named(draw: st.DrawFn, strategy_name: str = name) -> T:
+        return body(draw)
+
+    draw_named.__name__ = draw_named.__qualname__ = name
+    return st.composite(draw_named)()
+
+
+def kept(strategy: st.SearchStrategy[T], keep: Callable[[T], bool], name: str) -> st.SearchStrategy[T]:
     """Values of `strategy` that `keep` accepts, shown as `name()`: a filter whose repr is a few bytes.
 
-    Each time a filter rejects a draw, Hypothesis stores "Retried draw from <repr>" in that test case,
+    Each time `.filter` rejects a draw, Hypothesis stores "Retried draw from <repr>" in that test case,
     and keeps thousands of test cases per search. The repr of a hypothesis-jsonschema object strategy
     runs to hundreds of KB, and a `sampled_from` of edge values to over 1 MB: a soak's RSS reached ~1 GB.
-
-    One layer where `.filter` over a composite wrapper (for the short repr) was two: every layer is a
-    nested draw, which Hypothesis validates, checks for emptiness and records as a span. A rejected draw
-    is drawn again, up to TRIES times, then the example is invalid, as with `filter`; no repr is kept.
+    A rejected draw is drawn again, up to TRIES times, then the example is invalid (`reject`), as with
+    `.filter`; no repr is kept. A composite cannot tell whether it is empty, so an empty `strategy` gives
+    `st.nothing()` (callers ask `is_empty`).
     """
+    if strategy.is_empty:
+        return st.nothing()
 
-    def __init__(self, strategy: st.SearchStrategy[T], keep: Callable[[T], bool], name: str) -> None:
-        super().__init__()
-        self.strategy = strategy
-        self.keep = keep
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"{self.name}()"
-
-    def calc_label(self) -> int:
-        return combine_labels(self.class_label, self.strategy.label)
-
-    def calc_is_empty(self, recur: Any) -> bool:
-        return bool(recur(self.strategy))
-
-    def do_validate(self) -> None:
-        self.strategy.validate()
-
-    def do_draw(self, data: Any) -> T:
+    def draw_kept(draw: st.DrawFn) -> T:
         for _ in range(TRIES):
-            value = data.draw(self.strategy)
-            if self.keep(value):
+            value = draw(strategy)
+            if keep(value):
                 return value
-        data.mark_invalid(f"no value of {self.name}() kept")
-        raise AssertionError("mark_invalid returns only by raising")  # pragma: no cover
+        reject()
+        raise AssertionError("reject returns only by raising")  # pragma: no cover
+
+    return named_composite(name, draw_kept)
+

@@ -17,6 +17,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
+from mcpfuzz.strategies.short_repr import named_composite
 
 Fallback = Callable[[Any], st.SearchStrategy[Any]]
 
@@ -39,9 +40,11 @@ UNDERSTOOD: dict[str, frozenset[str]] = {
 ALPHABET = st.characters(codec="utf-8")
 # Extra members of an object that allows them: few, as hypothesis-jsonschema draws them.
 MAX_EXTRA_MEMBERS = 3
-# Optional members drawn per object, on average: hypothesis-jsonschema's average (5), so that a tool with 30
-# optional properties gets calls of a few of them (each call of all of them is the populated strategy's).
+# Optional members drawn per object, on average, past PER_MEMBER_UP_TO (below it, each is present half the
+# time): hypothesis-jsonschema's average, and Hypothesis' for a list, so that a tool with 30 optional
+# properties gets calls of a few of them (each call of all of them is the populated strategy's).
 OPTIONAL_AVERAGE = 5
+PER_MEMBER_UP_TO = 12
 _PY_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "boolean": (bool,), "null": (type(None),),
                                           "object": (dict,), "array": (list,), "integer": (int,),
                                           "number": (int, float)}
@@ -182,40 +185,34 @@ Bound = tuple[Any, bool]  # (the bound or None, whether it is exclusive)
 
 
 def _members(members: list[tuple[str, st.SearchStrategy[Any], bool]]) -> st.SearchStrategy[dict]:
-    """An object of these members, in this order, each optional one present with a chance of one in `odds`.
+    """An object of these members, in this order: the required ones and some of the optional ones.
 
     Not st.fixed_dictionaries: its optional keys cost a counter and a pick each, and it shuffles the key
-    order (n more choices per object; JSON objects have no order).
+    order (n more choices per object; JSON objects have no order). Up to PER_MEMBER_UP_TO optional members,
+    each is present half the time (one choice each, shrinking to absent); past that, one draw per member
+    would be most of an object's draw, so the members present are one list of distinct indexes,
+    OPTIONAL_AVERAGE of them on average (Hypothesis' average list size), shrinking toward none.
     """
     # A member that cannot be drawn (`false`, a recursion cut by the inliner) is never present; a
     # required one makes the object impossible.
     if any(required and strategy.is_empty for _, strategy, required in members):
         return st.nothing()
     members = [member for member in members if member[2] or not member[1].is_empty]
-    optional = sum(not required for _, _, required in members)
-    return _Members(members, max(2, round(optional / OPTIONAL_AVERAGE)))
+    optional = [index for index, (_, _, required) in enumerate(members) if not required]
+    per_member = len(optional) <= PER_MEMBER_UP_TO
+    # sampled_from: one integer choice without the lazy wrapper st.integers is unwrapped through on each draw.
+    present_or_not = st.sampled_from((False, True))
+    chosen = st.lists(st.sampled_from(optional), unique=True, max_size=len(optional))
 
+    def draw_members(draw: st.DrawFn) -> dict:
+        if per_member:
+            return {name: draw(strategy) for name, strategy, required in members
+                    if required or draw(present_or_not)}
+        present = set(draw(chosen))
+        return {name: draw(strategy) for index, (name, strategy, required) in enumerate(members)
+                if required or index in present}
 
-class _Members(st.SearchStrategy[dict]):
-    """The object strategy of `_members`, one layer: each optional member's presence is one integer choice
-    (shrinking to 0: absent), not a nested draw of its own; 30 optional properties made 30 draws per object."""
-
-    def __init__(self, members: list[tuple[str, st.SearchStrategy[Any], bool]], odds: int) -> None:
-        super().__init__()
-        self.members = members
-        self.odds = odds
-
-    def __repr__(self) -> str:
-        return f"members({', '.join(name for name, _, _ in self.members)[:80]})"
-
-    def do_validate(self) -> None:
-        for _, strategy, _ in self.members:
-            strategy.validate()
-
-    def do_draw(self, data: Any) -> dict:
-        last = self.odds - 1
-        return {name: data.draw(strategy) for name, strategy, required in self.members
-                if required or data.draw_integer(0, last) == last}
+    return named_composite("members", draw_members)
 
 
 def _bounds(schema: dict) -> tuple[Bound, Bound] | None:

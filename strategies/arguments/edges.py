@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import strategies as st
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall, nesting_depth
 from mcpfuzz.strategies.arguments.sites import MISSING, Site, get_at, set_at
-from mcpfuzz.strategies.short_repr import Kept
+from mcpfuzz.strategies.short_repr import kept
 
 MAX_FUZZ_DEPTH = 64
 
@@ -121,4 +121,4 @@ def edge_arguments(schema: Any) -> st.SearchStrategy[ArgumentCall]:
 
     placed = st.tuples(st.one_of(schema.populated, schema.positive), st.sampled_from(candidates)).map(place)
     # A value that cannot be placed in the drawn base comes back as None and is drawn again.
-    return Kept(placed, lambda call: call is not None, "edge_calls")  # type: ignore[arg-type]
+    return kept(placed, lambda call: call is not None, "edge_calls")  # type: ignore[arg-type]

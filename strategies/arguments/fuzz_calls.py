@@ -3,38 +3,39 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
+from hypothesis import reject
 from hypothesis import strategies as st
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
 from mcpfuzz.strategies.arguments.edges import edge_call, fuzz_edge_candidates
 from mcpfuzz.strategies.arguments.negative import MAX_CHOICE, MAX_START, SPREADS, one_break
 from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema
-from mcpfuzz.strategies.short_repr import TRIES
+from mcpfuzz.strategies.short_repr import TRIES, named_composite
 
 VALID = "valid arguments"
 # One kind of call: draws one from the example's data, or None when the drawn pieces do not fit together.
-KindDraw = Callable[[Any], "ArgumentCall | None"]
+KindDraw = Callable[[st.DrawFn], "ArgumentCall | None"]
 
 
 def fuzz_calls(schema: ArgumentSchema, boundaries: Sequence[ArgumentCall] = (), *,
                strict_types: bool = False) -> st.SearchStrategy[ArgumentCall]:
-    """One call: its kind picked with equal chances (shrinking toward valid), then drawn."""
-    return FuzzCalls(schema, tuple(boundaries), strict_types=strict_types)
+    """One call: its kind picked with equal chances (shrinking toward valid), then drawn; shown as `fuzz_calls()`.
 
-
-class FuzzCalls(st.SearchStrategy[ArgumentCall]):
-    """`one_of(valid, negative, edge, sampled_from(boundaries))` in one layer, shown as `fuzz_calls()`.
-
-    A fuzz example is a list of calls, and every nested draw costs Hypothesis a validation, an emptiness
-    check and a span: `one_of` alone built a filtered `sampled_from` on every draw. Here the kind is one
-    integer draw, the spread and candidate of a negative call and the place of an edge value a choice each,
-    and a drawn call is never None: pieces that do not fit are drawn again (TRIES times, then the example
-    is invalid, as the filters did). The repr stays a few bytes (see short_repr).
+    `one_of(valid, negative, edge, sampled_from(boundaries))` in one composite: `one_of` alone built a
+    filtered `sampled_from` on every draw, and a fuzz example is a list of calls. A drawn call is never
+    None: pieces that do not fit are drawn again (TRIES times, then the example is invalid, as the filters
+    did). The repr stays a few bytes (see short_repr).
     """
+    kinds = FuzzKinds(schema, tuple(boundaries), strict_types=strict_types)
+    if schema.positive.is_empty:
+        return st.nothing()
+    return named_composite("fuzz_calls", kinds.draw)
+
+
+class FuzzKinds:
+    """How each kind of fuzz call is drawn from the example's `draw`: the kind one integer, then its pieces."""
 
     def __init__(self, schema: ArgumentSchema, boundaries: tuple[ArgumentCall, ...], *, strict_types: bool) -> None:
-        super().__init__()
         self.schema = schema
         self.boundaries = boundaries
         self.strict_types = strict_types
@@ -48,46 +49,50 @@ class FuzzCalls(st.SearchStrategy[ArgumentCall]):
         if boundaries:
             kinds.append(self._boundary)
         self.kinds = kinds
-        self._kind = st.integers(0, len(kinds) - 1)
+        self._kind = _index(len(kinds))
+        self._base_index = _index(len(self.bases))
+        self._spread = _index(len(SPREADS))
+        self._choice = _index(MAX_CHOICE + 1)
+        self._start = _index(MAX_START + 1)
+        self._edge_index = _index(len(self.edges))
+        self._boundary_index = _index(len(boundaries))
 
-    def __repr__(self) -> str:
-        return "fuzz_calls()"
-
-    def calc_is_empty(self, recur: Any) -> bool:
-        return bool(recur(self.schema.positive))
-
-    def do_validate(self) -> None:
-        self.schema.positive.validate()
-        self.schema.populated.validate()
-
-    def do_draw(self, data: Any) -> ArgumentCall:
-        # The kind is a draw of its own (a span), not a bare choice: Hypothesis' mutator copies spans of one label
-        # between the calls of an example, kinds included; without it, runs drew a quarter fewer valid calls.
-        kind = self.kinds[data.draw(self._kind)]
+    def draw(self, draw: st.DrawFn) -> ArgumentCall:
+        """One call of a kind drawn first (Hypothesis' mutator copies the kind's span between calls of an example)."""
+        kind = self.kinds[draw(self._kind)]
         for _ in range(TRIES):
-            call = kind(data)
+            call = kind(draw)
             if call is not None:
                 return call
-        data.mark_invalid("no call of the drawn kind fits")
-        raise AssertionError("mark_invalid returns only by raising")  # pragma: no cover
+        reject()
+        raise AssertionError("reject returns only by raising")  # pragma: no cover
 
-    def _base(self, data: Any) -> dict:
+    def _base(self, draw: st.DrawFn) -> dict:
         """A valid value to change: every listed property present, or any valid value (in this order)."""
-        return data.draw(self.bases[data.draw_integer(0, 1)] if len(self.bases) > 1 else self.bases[0])
+        return draw(self.bases[draw(self._base_index)] if len(self.bases) > 1 else self.bases[0])
 
-    def _valid(self, data: Any) -> ArgumentCall:
-        return ArgumentCall(POSITIVE, data.draw(self.schema.positive), VALID)
+    def _valid(self, draw: st.DrawFn) -> ArgumentCall:
+        return ArgumentCall(POSITIVE, draw(self.schema.positive), VALID)
 
-    def _negative(self, data: Any) -> ArgumentCall | None:
-        base = self._base(data)
-        spread = SPREADS[data.draw_integer(0, len(SPREADS) - 1)]
-        return one_break(self.schema, base, spread, data.draw_integer(0, MAX_CHOICE), data.draw_integer(0, MAX_START),
+    def _negative(self, draw: st.DrawFn) -> ArgumentCall | None:
+        base = self._base(draw)
+        spread = SPREADS[draw(self._spread)]
+        return one_break(self.schema, base, spread, draw(self._choice), draw(self._start),
                          strict_types=self.strict_types)
 
-    def _edge(self, data: Any) -> ArgumentCall | None:
-        base = self._base(data)
-        site, label, value = self.edges[data.draw_integer(0, len(self.edges) - 1)]
+    def _edge(self, draw: st.DrawFn) -> ArgumentCall | None:
+        base = self._base(draw)
+        site, label, value = self.edges[draw(self._edge_index)]
         return edge_call(self.schema, base, site, label, value)
 
-    def _boundary(self, data: Any) -> ArgumentCall:
-        return self.boundaries[data.draw_integer(0, len(self.boundaries) - 1)]
+    def _boundary(self, draw: st.DrawFn) -> ArgumentCall:
+        return self.boundaries[draw(self._boundary_index)]
+
+
+def _index(count: int) -> st.SearchStrategy[int]:
+    """An index into `count` items, shrinking toward the first (nothing when there are none).
+
+    `sampled_from`, not `integers`: it is one integer choice, as uniform as a bare choice, and drawn without
+    the lazy wrapper every `st.integers` has (unwrapped again on each draw: a tenth of a call's draw time).
+    """
+    return st.sampled_from(range(count)) if count else st.nothing()

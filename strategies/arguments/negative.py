@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from mcpfuzz.strategies.arguments.call import NEGATIVE, ArgumentCall
 from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema
 from mcpfuzz.strategies.arguments.sites import MISSING, Path, Site, delete_at, get_at, set_at, show
-from mcpfuzz.strategies.short_repr import Kept
+from mcpfuzz.strategies.short_repr import kept
 
 from mcpfuzz.jsonrpc.ids import json_type
 
@@ -88,7 +88,7 @@ def negative_arguments(schema: ArgumentSchema, *, strict_types: bool = False) ->
     # No flatmap: a strategy built per draw is validated and labelled again on every draw.
     drawn = st.tuples(st.one_of(schema.populated, schema.positive), st.sampled_from(SPREADS),
                       st.integers(0, MAX_CHOICE), st.integers(0, MAX_START)).map(pick)
-    return Kept(drawn, lambda call: call is not None, "negative_calls")  # type: ignore[arg-type]
+    return kept(drawn, lambda call: call is not None, "negative_calls")  # type: ignore[arg-type]
 
 
 def one_break(schema: ArgumentSchema, base: dict, spread: int, choice: int, start: int, *,

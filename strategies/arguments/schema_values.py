@@ -17,11 +17,12 @@ from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 from hypothesis_jsonschema import _from_schema as _hjs
 from hypothesis_jsonschema import from_schema
+from mcpfuzz.strategies.arguments import jsonschema_objects
 from mcpfuzz.strategies.arguments.compiled import ANNOTATIONS, compile_schema
 from mcpfuzz.strategies.arguments.formats import CUSTOM_FORMATS
 from mcpfuzz.strategies.arguments.schema_prep import PreparedSchema, SchemaProblem, all_required, prepare
 from mcpfuzz.strategies.arguments.sites import MISSING, Path, Site, delete_at, get_at, object_paths, set_at, sites
-from mcpfuzz.strategies.short_repr import Kept
+from mcpfuzz.strategies.short_repr import kept
 
 # Below this share of accepted draws, a schema is reported as one mcpfuzz cannot fuzz well.
 MIN_ACCEPTED_SHARE = 0.25
@@ -80,6 +81,8 @@ def _memoize_subschema_strategies() -> None:
 
 
 _memoize_subschema_strategies()
+# Its object strategy rebuilt on public Hypothesis API (its own needs a private helper that changed).
+jsonschema_objects.install()
 
 
 class ArgumentSchema:
@@ -187,7 +190,7 @@ class ArgumentSchema:
                 raise SchemaProblem(_keyword_in(str(error)), f"no generator for this schema: {error}"[:300],
                                     "simplify the schema (a plain object of typed properties draws best)"
                                     ) from None
-        return Kept(base, self._keep, "schema_values")
+        return kept(base, self._keep, "schema_values")
 
     @cached_property
     def sites(self) -> list[Site]:
