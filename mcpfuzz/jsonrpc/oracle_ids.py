@@ -36,6 +36,7 @@ class OracleId(str, Enum):
     CANCEL_RESPECTED = "cancel-respected"
     CONCURRENCY = "concurrency"
     LINT = "lint"
+    SLOW_INPUT = "slow-input"
 
     def __str__(self) -> str:
         # The id itself in messages, f-strings and file names, on every Python version.
