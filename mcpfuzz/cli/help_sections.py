@@ -12,7 +12,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "Budget and time": ("budget", "duration", "timeout", "call_timeout", "startup_timeout", "exit_first",
                         "max_findings", "workers", "slice_seconds", "resume", "checkpoint_path", "checkpoint_every"),
     "Selection": ("phases", "oracles", "exclude_oracles", "include_tools", "exclude_tools", "include_targets",
-                  "exclude_targets", "read_only", "strict_types", "seed", "max_examples", "list_rules"),
+                  "exclude_targets", "read_only", "strict_types", "args_path", "seed", "max_examples", "list_rules"),
     "Output": ("quiet", "verbose", "json_path", "html_path", "junit_path", "sarif_path", "summary_path",
                "events_path", "output_format", "output_path", "log_frames"),
     "CI": ("fail_on", "strict", "baseline_path", "corpus_dir", "no_replay", "config_file", "all_servers",

@@ -21,8 +21,7 @@ MEDIUM_AFTER = 10.0
 
 @register(SlowInputFailure, Severity.MEDIUM)
 def slow_input(exchange: Exchange) -> Iterator[Failure]:
-    """A call is answered far later than its target's usual (at least 1 s and 20 times its median), and was as slow
-    again when repeated: an input that costs the server disproportionate work (low; medium from 10 s)."""
+    """A call is answered far later than its target's usual (1 s and 20x its median) and as slow again when repeated."""
     limit = exchange.case.expect.slow_after
     if limit is None:
         return
