@@ -84,16 +84,18 @@ class CallPhases:
 
     async def call(self, phase: PhaseName, target: CallTarget, call: ArgumentCall, *,
                    history: tuple[bytes, ...] = ()) -> tuple[Exchange, list[Verdict]]:
-        """One call of a target on a ready server, judged; a call far slower than the target's usual is repeated
-        once, and judged by slow-input only when it was as slow again (a load spike is not a finding)."""
+        """One call of a target on a ready server, judged; a small call far slower than the target's usual is
+        repeated once, then the target's simplest call is made, and slow-input judges it only when it was as slow
+        again while the simplest call was quick (a loaded machine or a busy server is not a finding)."""
         exchange = await self._run_call(target, call, history)
         seconds = answer_seconds(exchange)
         judged: list[Verdict] = []
-        if self.slow.is_slow(target.label, seconds):
-            limit = self.slow.limit(target.label)
+        limit = self.slow.limit(target.label)
+        if limit is not None and self.slow.suspect(target.label, exchange):
             again = await self._run_call(target, call, history)
             judged += self.judge(phase, again)
-            if self.slow.is_slow(target.label, answer_seconds(again)):
+            if self.slow.is_slow(target.label, answer_seconds(again)) and \
+                    await self._quick_control(phase, target, limit, history, judged):
                 exchange = replace(exchange, case=replace(exchange.case, expect=replace(
                     exchange.case.expect, slow_after=limit)))
         if seconds is not None:
@@ -102,6 +104,20 @@ class CallPhases:
         if phase is PhaseName.COVERAGE:
             self.dictionary.add_result(exchange)
         return exchange, self.judge(phase, exchange) + judged
+
+    async def _quick_control(self, phase: PhaseName, target: CallTarget, limit: float, history: tuple[bytes, ...],
+                             judged: list[Verdict]) -> bool:
+        """Whether the target's simplest valid call, made now, is answered well within `limit` (its verdicts added
+        to `judged`): the slowness is the input's, not the machine's or the server's at this moment."""
+        try:
+            simplest = target.plain[0]
+        except (SchemaProblem, IndexError):
+            return False
+        control = await self._run_call(target, ArgumentCall(POSITIVE, simplest, "the simplest valid arguments"),
+                                       history)
+        judged += self.judge(phase, control)
+        seconds = answer_seconds(control)
+        return seconds is not None and seconds < limit / 2
 
     async def _run_call(self, target: CallTarget, call: ArgumentCall, history: tuple[bytes, ...]) -> Exchange:
         case = target.case(self.builder, call, history=history)
@@ -295,7 +311,7 @@ class CallPhases:
                 self.calls += 1
                 judged = self.judge(PhaseName.FUZZ, exchange)
                 seconds = answer_seconds(exchange)
-                if self.slow.is_slow(target.label, seconds):
+                if self.slow.suspect(target.label, exchange):
                     # A window's answers queue behind each other: a slow one is timed again alone.
                     judged += (await self.call(PhaseName.FUZZ, target, call))[1]
                 elif seconds is not None:

@@ -16,6 +16,8 @@ MAX_SAMPLES = 64  # per target: the first answers, bounded for a long soak
 # Below this, an answer's time is noise to Hypothesis: no latency target is reported, so a fast server's searches
 # draw exactly what they drew without one (the same seed, the same frames).
 TARGET_FLOOR = 0.25
+# A frame longer than this carries a big input, which may take long in proportion: a blow-up is a small input.
+MAX_INPUT = 4096
 
 
 def answer_seconds(exchange: Exchange) -> float | None:
@@ -42,6 +44,10 @@ class SlowWatch:
         if len(times) < MIN_SAMPLES:
             return None
         return max(SLOW_FLOOR, SLOW_FACTOR * median(times))
+
+    def suspect(self, label: str, exchange: Exchange) -> bool:
+        """Whether the call of `exchange` (a small input) was answered past the limit of its target, `label`."""
+        return len(exchange.case.data) <= MAX_INPUT and self.is_slow(label, answer_seconds(exchange))
 
     def is_slow(self, label: str, seconds: float | None) -> bool:
         """Whether an answer after `seconds` is past the target's limit."""
