@@ -92,3 +92,12 @@ def test_the_config_file_takes_args_too(tmp_path: Path) -> None:
     assert result.returncode == 1, result.stdout + result.stderr
     findings = json.loads(report.read_text(encoding="utf-8"))["findings"]
     assert any(f["oracle"] == "no-crash" and f.get("target") == "tool/close_account" for f in findings), findings
+
+
+@pytest.mark.parametrize("phase", ["fuzz", "stateful"])
+def test_the_fuzz_and_stateful_phases_start_from_the_given_arguments(phase: str) -> None:
+    """Without coverage, the fuzz phase's seeded draws and the stateful phase's steps reach the account too."""
+    config = RunConfig(command=SEEDED_COMMAND, seed=1, budget=40.0, timeout=5.0, oracles=tuple(all_oracles()),
+                       phases=("probe", phase), known_arguments={"tool/close_account": ({"account": "acct-93"},)})
+    finished = anyio.run(run, config, lambda event: None)
+    assert ("no-crash", "tool/close_account") in {(f.oracle, f.target) for f in finished.findings}
