@@ -63,6 +63,7 @@ class CallPhases:
         self.timeouts = dict(timeouts or {})  # target label -> its own per-call timeout
         self.known_arguments = dict(known_arguments or {})  # target label -> argument objects the user knows work
         self.refused_arguments: list[str] = []  # why some of those were left out (the schema refuses them)
+        self._accepted_arguments: dict[str, list[ArgumentCall]] = {}  # label -> the ones its schema accepts
         # Strings the server declared, and returned to coverage calls: fed into the fuzz phase's string draws. Only
         # coverage results are added: the fuzz phase's own calls depend on time, and a later target's draws must not.
         self.dictionary = Dictionary()
@@ -197,6 +198,12 @@ class CallPhases:
 
     def _given(self, target: CallTarget) -> list[ArgumentCall]:
         """The argument objects --args gave for the target that its schema accepts (the others said once)."""
+        accepted = self._accepted_arguments.get(target.label)
+        if accepted is None:
+            accepted = self._accepted_arguments[target.label] = self._accepted(target)
+        return accepted
+
+    def _accepted(self, target: CallTarget) -> list[ArgumentCall]:
         given = self.known_arguments.get(target.label) or ()
         calls = []
         for number, arguments in enumerate(given, 1):
@@ -362,10 +369,10 @@ class CallPhases:
             consumers = self._consumers or []
             feed = pool and consumers and data.draw(st.integers(0, 3), label="feed") > 0
             target = data.draw(st.sampled_from(consumers if feed else self.targets), label="tool")
-            given = self.known_arguments.get(target.label)
+            given = self._given(target) if target.label in self.known_arguments else []
             # The user's arguments (--args) start a third of the steps of targets they were given for.
             if given and data.draw(st.integers(0, 2), label="given") == 0:
-                arguments = data.draw(st.sampled_from(given), label="given arguments")
+                arguments = data.draw(st.sampled_from(given), label="given arguments").arguments
             else:
                 arguments = data.draw(target.schema.positive, label="arguments")
             arguments = substitute(target.schema, arguments, pool, data)
