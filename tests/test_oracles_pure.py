@@ -96,6 +96,17 @@ def tool_call(rid: int, *, valid: bool = True, schema: dict | None = None, unico
                        well_formed=True, method="tools/call", is_error_result_ok=True, tool_call=check)
 
 
+def late(built: Exchange, seconds: float) -> Exchange:
+    """`built` as if every answer had come `seconds` after the case was sent (slow-input reads the answer's time)."""
+    built.arrivals = [replace(arrival, at=seconds) for arrival in built.arrivals]
+    return built
+
+
+def slow_call(rid: int, limit: float | None) -> Expectation:
+    """A valid tools/call the engine saw slow twice (answers from `limit` seconds on are slow-input's)."""
+    return replace(tool_call(rid), slow_after=limit)
+
+
 def call_result(structured: Any = ABSENT, *, is_error: bool = False) -> dict:
     """A tools/call result with text content, and structuredContent when given."""
     value: dict = {"content": [{"type": "text", "text": "ok"}], "isError": is_error}
@@ -454,6 +465,15 @@ RULES: dict[str, Rule] = {
         ()),
     "concurrency no answer alone (an error then)": Rule(P.CONCURRENCY, exchange(
         tools_at_once((None, None), (text("B"), text("B"))), result(1, text("B")), result(2, text("B"))), ()),
+    "slow-input past its limit": Rule(P.SLOW_INPUT, late(exchange(slow_call(1, 1.0), result(1, call_result())), 1.5),
+                                      (LOW,)),
+    "slow-input past 10 s is medium": Rule(P.SLOW_INPUT, late(exchange(slow_call(1, 1.0), result(1, call_result())),
+                                                              12.0), (MEDIUM,)),
+    "slow-input within its limit": Rule(P.SLOW_INPUT, late(exchange(slow_call(1, 1.0), result(1, call_result())),
+                                                           0.5), ()),
+    "slow-input no limit: never judged on time": Rule(P.SLOW_INPUT, late(exchange(
+        tool_call(1), result(1, call_result())), 30.0), ()),
+    "slow-input unanswered is no-hang's": Rule(P.SLOW_INPUT, exchange(slow_call(1, 1.0), barrier=False), ()),
     # invalid-params where the spec says SHOULD (prompts): another code is low.
     "invalid-params a prompt's missing argument, wrong code": Rule(P.INVALID_PARAMS, exchange(Expectation(
         judge=P.INVALID_PARAMS, id=5, codes=frozenset({-32602}), well_formed=True, method="prompts/get",

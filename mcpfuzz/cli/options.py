@@ -106,6 +106,9 @@ SERVER_OPTIONS = [
               help="Call this target (e.g. tool/delete_item) even if it is annotated as risky (repeatable)."),
     click.option("--exclude-target", "exclude_targets", multiple=True, metavar="KIND/NAME",
               help="Never call this target, e.g. tool/fetch_page (repeatable)."),
+    click.option("--args", "args_path", type=click.Path(dir_okay=False, exists=True), default=None,
+              metavar="FILE", help="Argument objects you know to be valid, per target (JSON or TOML: "
+              "{\"tool/NAME\": [{...}, ...]}): called first in coverage, varied by the fuzz and stateful phases."),
     click.option("--cwd", "cwd", type=click.Path(exists=True, file_okay=False), default=None, metavar="DIR",
               help="Run the stdio server in DIR (e.g. a scratch folder for servers that write files); paths in "
               "the command that name files here stay valid."),
@@ -213,6 +216,7 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
         baseline=_baseline(options["baseline_path"]),
         known_secrets=(*(config_file.secrets if config_file else ()), *server_secrets),
         target_timeouts=dict(config_file.target_timeouts) if config_file else {},
+        known_arguments=_known_arguments(options["args_path"]),
         shared=shared_from_options(options), client_capabilities=_client_capabilities(options["client_capabilities"]))
 
 
@@ -249,6 +253,17 @@ def _check_workspace_placeholder(command: list[str], http: HttpTarget | None, se
     if not security and any(WORKSPACE_PLACEHOLDER in word for word in words):
         raise click.UsageError(f"{WORKSPACE_PLACEHOLDER} in the server's command is the temporary workspace of "
                                f"--security; add --security, or write a folder in its place")
+
+
+def _known_arguments(path: str | None) -> dict[str, tuple[dict, ...]]:
+    """The --args file, read now so that a bad one stops the run before it starts (exit 2)."""
+    if path is None:
+        return {}
+    from pathlib import Path
+
+    from mcpfuzz.cli.args_file import load_args_file
+
+    return load_args_file(Path(path))
 
 
 def _baseline(path: str | None) -> Baseline | None:

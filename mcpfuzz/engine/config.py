@@ -61,6 +61,8 @@ class RunConfig:
     exclude_targets: tuple[str, ...] = ()
     read_only: bool = False  # call only targets annotated read-only (and those named with --include-target)
     target_timeouts: dict[str, float] = field(default_factory=dict)  # label -> seconds, instead of `timeout`
+    # --args: label -> argument objects the user knows to be valid (seeds of the coverage, fuzz and stateful calls)
+    known_arguments: dict[str, tuple[dict, ...]] = field(default_factory=dict)
     strict_types: bool = False
     corpus: Path | None = None
     replay_corpus: bool = True

@@ -125,6 +125,8 @@ def _extra_to_json(expect: Expectation) -> dict[str, Any]:
             extra["client"].update(retry=client.retry.value, baseline=client.baseline)
     if expect.wrong_answer != "medium":
         extra["wrong_answer"] = expect.wrong_answer
+    if expect.slow_after is not None:
+        extra["slow_after"] = expect.slow_after
     return extra
 
 
@@ -144,7 +146,8 @@ def expectation_from_json(data: Any) -> Expectation:
             past_limit=ReaderLimit(extra["past_limit"]) if extra.get("past_limit") else None,
             http=_http_rule(extra), versions=_version_check(extra), tool_call=_tool_call(extra),
             listing=_listing(extra), resource=_resource(extra), cancel=_cancel(extra),
-            concurrent=_concurrent(extra), client=_client(extra), wrong_answer=extra.get("wrong_answer", "medium"))
+            concurrent=_concurrent(extra), client=_client(extra), wrong_answer=extra.get("wrong_answer", "medium"),
+            slow_after=_seconds(extra.get("slow_after")))
     except (TypeError, ValueError) as error:
         raise CaseFormatError(f"the expectation cannot be read: {error}") from None
 
@@ -264,3 +267,9 @@ def _slow_ok(data: dict, expect: Expectation) -> bool:
     if "slow_ok" in data:
         return bool(data["slow_ok"])
     return bool(data.get("patient")) and expect.method == "tools/call"
+
+
+def _seconds(value: Any) -> float | None:
+    """A positive number of seconds, or None."""
+    is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return float(value) if is_number and value > 0 else None

@@ -164,8 +164,8 @@ class Expectation:
     low although the id was readable), `is_error_result_ok` (invalid-params: an isError result is a
     correct refusal), `past_limit` (the frame goes past a limit RFC 8259 lets readers set: silence or a
     changed id is low, and no-hang owns it whatever the judge), `http`, `versions`, `tool_call`, `listing`,
-    `resource`, `cancel`, `concurrent` and `client`. `wrong_answer` is how bad another error code, or a result where an
-    error is due, is: low where the spec only says SHOULD (prompts).
+    `resource`, `cancel`, `concurrent`, `client` and `slow_after` (slow-input). `wrong_answer` is how bad another
+    error code, or a result where an error is due, is: low where the spec only says SHOULD (prompts).
     """
 
     judge: OracleId
@@ -193,6 +193,9 @@ class Expectation:
     concurrent: ConcurrencyCheck | None = None
     client: ClientCheck | None = None
     wrong_answer: SeverityName = "medium"
+    # slow-input: seconds past which an answer is far slower than its target's usual (set by the engine on a call
+    # whose slowness it saw twice; None: never judged on time).
+    slow_after: float | None = None
 
     def __post_init__(self) -> None:
         # A typo in a strategy's judge fails as soon as the case is built, not when an oracle looks it up.

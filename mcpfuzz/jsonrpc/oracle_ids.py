@@ -41,6 +41,7 @@ class OracleId(str, Enum):
     CLIENT_REQUESTS = "client-requests"
     INPUT_REQUIRED = "input-required"
     MISSING_CAPABILITY = "missing-capability"
+    SLOW_INPUT = "slow-input"
 
     def __str__(self) -> str:
         # The id itself in messages, f-strings and file names, on every Python version.

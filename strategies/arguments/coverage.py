@@ -13,6 +13,7 @@ from mcpfuzz.strategies.arguments.edges import edge_calls, refused_edges
 from mcpfuzz.strategies.arguments.negative import negative_calls
 from mcpfuzz.strategies.arguments.schema_prep import enum_sample
 from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema
+from mcpfuzz.strategies.arguments.seeds import seed_calls
 from mcpfuzz.strategies.arguments.sites import MISSING, Site, get_at, set_at, show
 
 # Pairs of enum values are tried exhaustively while there are at most this many of them.
@@ -21,7 +22,7 @@ MAX_ENUM_PAIRS = 64
 
 def coverage_calls(schema: ArgumentSchema, plain: list[dict], populated: list[dict], *, seed: int | None = None,
                    strict_types: bool = False) -> list[ArgumentCall]:
-    """All coverage calls of one tool, valid ones first, each distinct.
+    """All coverage calls of one tool, valid ones first (the schema's seeds right after the simplest), each distinct.
 
     Each call changes one thing in the simplest valid arguments (plus the one optional field it
     needs), so a bug tied to one value is not masked by another (a hang on one enum value must not
@@ -32,7 +33,9 @@ def coverage_calls(schema: ArgumentSchema, plain: list[dict], populated: list[di
         populated = schema.populated_samples(seed, (populated or plain)[0])
     simplest, full = plain[0], (populated or plain)[0]
     bases = _one_field_bases(schema, simplest, full)
-    calls = [ArgumentCall(POSITIVE, simplest, "the simplest valid arguments"),
+    # The schema's own values (examples, defaults, values its descriptions name) first: they reach the code
+    # behind "not found" that drawn values miss.
+    calls = [ArgumentCall(POSITIVE, simplest, "the simplest valid arguments"), *seed_calls(schema, simplest, full),
              ArgumentCall(POSITIVE, full, "every property present")]
     calls += _optional_fields(schema, simplest, full)
     calls += _enum_values(schema, simplest, full)

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import aclosing
+from dataclasses import replace
 from functools import partial
 from itertools import zip_longest
 from typing import Any
 
 import anyio.from_thread
 from hypothesis import strategies as st
+from hypothesis import target as hypothesis_target
 
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.judge import FindingKey
 from mcpfuzz.engine.phases.hypothesis_bridge import check_deadline
 from mcpfuzz.engine.phases.search import Judge, PhaseStopped, SearchOptions, Verdict, search, to_raise
+from mcpfuzz.engine.phases.slow_calls import SlowWatch, answer_seconds, latency_score
 from mcpfuzz.engine.phases.targets import CallTarget, PreparedTarget, Safety
 from mcpfuzz.engine.session.modes import patient_until
 from mcpfuzz.engine.session.session import HarnessError, Session
@@ -26,8 +29,12 @@ from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Failure
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
 from mcpfuzz.strategies.arguments.coverage import coverage_calls
+from mcpfuzz.strategies.arguments.dictionary import Dictionary
 from mcpfuzz.strategies.arguments.fuzz_calls import fuzz_calls
 from mcpfuzz.strategies.arguments.harvest import harvest, linked_uris, substitute, takes_ids
+from mcpfuzz.strategies.arguments.schema_prep import SchemaProblem
+from mcpfuzz.strategies.arguments.seeded import seeded_calls
+from mcpfuzz.strategies.arguments.seeds import SCHEMA_SEED, seed_strings
 from mcpfuzz.strategies.messages import FrameBuilder
 from mcpfuzz.strategies.payloads.calls import payload_calls
 from mcpfuzz.strategies.payloads.canaries import CanaryLayout
@@ -45,6 +52,7 @@ MAX_SEQUENCE = 6
 # (small and 30-property schemas, alternated twice); a 60 s run still peaked at 75 MB.
 BATCH = 12
 STATEFUL = "stateful"  # the name of the call-sequence search (its seeds, a soak's target list)
+GIVEN = "given in --args"  # the description of a call whose arguments the user gave
 
 
 class CallPhases:
@@ -52,9 +60,19 @@ class CallPhases:
 
     def __init__(self, session: Session, targets: list[CallTarget], judge: Judge, options: SearchOptions, *,
                  strict_types: bool = False, timeouts: Mapping[str, float] | None = None,
-                 canaries: CanaryLayout | None = None) -> None:
+                 canaries: CanaryLayout | None = None,
+                 known_arguments: Mapping[str, Sequence[dict]] | None = None) -> None:
         self.session = session
         self.timeouts = dict(timeouts or {})  # target label -> its own per-call timeout
+        self.known_arguments = dict(known_arguments or {})  # target label -> argument objects the user knows work
+        self.refused_arguments: list[str] = []  # why some of those were left out (the schema refuses them)
+        self._accepted_arguments: dict[str, list[ArgumentCall]] = {}  # label -> the ones its schema accepts
+        # Strings the server declared, and returned to coverage calls: fed into the fuzz phase's string draws. Only
+        # coverage results are added: the fuzz phase's own calls depend on time, and a later target's draws must not.
+        self.dictionary = Dictionary()
+        self._declared_words = False
+        self.slow = SlowWatch()  # each target's answer times: the slow-input limit
+        self._slowest = 0.0  # the slowest answer of the fuzz example being run (its latency target)
         self.targets = targets
         self.judge = judge
         self.options = options
@@ -71,14 +89,49 @@ class CallPhases:
 
     async def call(self, phase: PhaseName, target: CallTarget, call: ArgumentCall, *,
                    history: tuple[bytes, ...] = ()) -> tuple[Exchange, list[Verdict]]:
-        """One call of a target on a ready server, judged."""
+        """One call of a target on a ready server, judged; a small call far slower than the target's usual is
+        repeated once, then the target's simplest call is made, and slow-input judges it only when it was as slow
+        again while the simplest call was quick (a loaded machine or a busy server is not a finding)."""
+        exchange = await self._run_call(target, call, history)
+        seconds = answer_seconds(exchange)
+        judged: list[Verdict] = []
+        limit = self.slow.limit(target.label)
+        if limit is not None and self.slow.suspect(target.label, exchange):
+            again = await self._run_call(target, call, history)
+            judged += self.judge(phase, again)
+            if self.slow.is_slow(target.label, answer_seconds(again)) and \
+                    await self._quick_control(phase, target, limit, history, judged):
+                exchange = replace(exchange, case=replace(exchange.case, expect=replace(
+                    exchange.case.expect, slow_after=limit)))
+        if seconds is not None:
+            self.slow.note(target.label, seconds)
+            self._slowest = max(self._slowest, seconds)
+        if phase is PhaseName.COVERAGE:
+            self.dictionary.add_result(exchange)
+        return exchange, self.judge(phase, exchange) + judged
+
+    async def _quick_control(self, phase: PhaseName, target: CallTarget, limit: float, history: tuple[bytes, ...],
+                             judged: list[Verdict]) -> bool:
+        """Whether the target's simplest valid call, made now, is answered well within `limit` (its verdicts added
+        to `judged`): the slowness is the input's, not the machine's or the server's at this moment."""
+        try:
+            simplest = target.plain[0]
+        except (SchemaProblem, IndexError):
+            return False
+        control = await self._run_call(target, ArgumentCall(POSITIVE, simplest, "the simplest valid arguments"),
+                                       history)
+        judged += self.judge(phase, control)
+        seconds = answer_seconds(control)
+        return seconds is not None and seconds < limit / 2
+
+    async def _run_call(self, target: CallTarget, call: ArgumentCall, history: tuple[bytes, ...]) -> Exchange:
         case = target.case(self.builder, call, history=history)
         try:
             exchange = await self.session.run_case(case, timeout=self.timeouts.get(target.label))
         except (HarnessError, ServerStartError) as error:
             raise PhaseStopped(str(error)) from None
         self.calls += 1
-        return exchange, self.judge(phase, exchange)
+        return exchange
 
     # -- coverage ------------------------------------------------------------------------------
 
@@ -146,14 +199,53 @@ class CallPhases:
         return [*payloads, *calls] if self.canaries is not None else [*calls, *payloads]
 
     def _make_coverage(self, target: CallTarget) -> list[ArgumentCall]:
+        """The user's arguments for the target first (--args), then its kind's own calls or its schema's."""
         if target.type.coverage_calls is not None:
-            return target.type.coverage_calls(target.declaration)
+            return [*self._given(target), *target.type.coverage_calls(target.declaration)]
         prepared = target.prepare()
         shared = self._schema_covering.get(id(prepared))
         if shared is None or shared[0] is not prepared:
             shared = self._schema_covering[id(prepared)] = (prepared, coverage_calls(
                 prepared.schema, prepared.plain, prepared.populated, seed=target.seed, strict_types=self.strict_types))
-        return shared[1]
+        return [*self._given(target), *shared[1]]
+
+    def _given(self, target: CallTarget) -> list[ArgumentCall]:
+        """The argument objects --args gave for the target that its schema accepts (the others said once)."""
+        accepted = self._accepted_arguments.get(target.label)
+        if accepted is None:
+            accepted = self._accepted_arguments[target.label] = self._accepted(target)
+        return accepted
+
+    def _accepted(self, target: CallTarget) -> list[ArgumentCall]:
+        given = self.known_arguments.get(target.label) or ()
+        calls = []
+        for number, arguments in enumerate(given, 1):
+            if target.schema.is_valid(arguments):
+                calls.append(ArgumentCall(POSITIVE, arguments, f"{GIVEN} (#{number})"))
+            else:
+                errors = target.schema.errors(arguments)
+                why = errors[0].message if errors else "not an object"
+                self.refused_arguments.append(f"--args: {target.label} #{number} left out, its schema refuses it: "
+                                              f"{why[:200]}")
+        return calls
+
+    def _seeds(self, target: CallTarget) -> list[ArgumentCall]:
+        """The calls a fuzz draw may start from: the user's arguments and the schema's seeds."""
+        return [call for call in self._coverage_of(target)
+                if call.description.startswith((GIVEN, SCHEMA_SEED))]
+
+    def _words(self) -> tuple[str, ...]:
+        """The dictionary's words now, the targets' names, URIs and schema values added on first use."""
+        if not self._declared_words:
+            self._declared_words = True
+            for target in self.targets:
+                uri = target.declaration.get("uri") if isinstance(target.declaration, dict) else None
+                self.dictionary.add([target.name, *([uri] if isinstance(uri, str) else [])])
+                try:
+                    self.dictionary.add(seed_strings(target.schema))
+                except SchemaProblem:
+                    continue
+        return self.dictionary.words
 
     # -- fuzz ----------------------------------------------------------------------------------
 
@@ -176,13 +268,20 @@ class CallPhases:
             return target.type.fuzz_calls(target.declaration)
         # The schema's own boundaries (bounds exactly, each enum value) as draws of their own: otherwise
         # hitting them depends on the constants Hypothesis happens to collect from loaded modules.
-        return fuzz_calls(target.schema, self._coverage_of(target), strict_types=self.strict_types)
+        fuzz = fuzz_calls(target.schema, self._coverage_of(target), strict_types=self.strict_types)
+        # Seeds (the user's arguments, the schema's examples) and the server's own words at raised odds.
+        return seeded_calls(target.schema, fuzz, self._seeds(target), self._words())
 
     async def fuzz_target(self, target: CallTarget, deadline: float, *, epoch: int = 0) -> None:
         """One target's search until the deadline (`epoch`: a soak's slice number, so slices differ)."""
 
         def body(calls: list[ArgumentCall], pursued: set[FindingKey]) -> Failure | None:
-            return anyio.from_thread.run(self._call_batch, target, calls, pursued, deadline)
+            self._slowest = 0.0
+            failure = anyio.from_thread.run(self._call_batch, target, calls, pursued, deadline)
+            score = latency_score(self._slowest)
+            if score is not None:  # steer the search toward slow answers (an algorithmic blow-up)
+                hypothesis_target(score, label="latency")
+            return failure
 
         strategy = await anyio.to_thread.run_sync(self._strategy, target)  # its coverage calls made, off the loop
         with patient_until(self.session, deadline):  # a slow call is waited for until the target's share ends
@@ -220,7 +319,9 @@ class CallPhases:
         before = unsettled.count
         cases = [target.case(self.builder, call) for call in calls]
         async with aclosing(run_in_order(self.session, cases, unsettled=unsettled)) as exchanges:
-            while not (unsettled.count > before and time.monotonic() >= deadline):
+            for call in calls:
+                if unsettled.count > before and time.monotonic() >= deadline:
+                    break
                 try:
                     exchange = await anext(exchanges)
                 except StopAsyncIteration:
@@ -228,7 +329,15 @@ class CallPhases:
                 except (HarnessError, ServerStartError) as error:
                     raise PhaseStopped(str(error)) from None
                 self.calls += 1
-                failure = to_raise(self.judge(PhaseName.FUZZ, exchange), pursued)
+                judged = self.judge(PhaseName.FUZZ, exchange)
+                seconds = answer_seconds(exchange)
+                if self.slow.suspect(target.label, exchange):
+                    # A window's answers queue behind each other: a slow one is timed again alone.
+                    judged += (await self.call(PhaseName.FUZZ, target, call))[1]
+                elif seconds is not None:
+                    self.slow.note(target.label, seconds)
+                    self._slowest = max(self._slowest, seconds)
+                failure = to_raise(judged, pursued)
                 if failure is not None:
                     return failure
         return None
@@ -273,7 +382,12 @@ class CallPhases:
             consumers = self._consumers or []
             feed = pool and consumers and data.draw(st.integers(0, 3), label="feed") > 0
             target = data.draw(st.sampled_from(consumers if feed else self.targets), label="tool")
-            arguments = data.draw(target.schema.positive, label="arguments")
+            given = self._given(target) if target.label in self.known_arguments else []
+            # The user's arguments (--args) start a third of the steps of targets they were given for.
+            if given and data.draw(st.integers(0, 2), label="given") == 0:
+                arguments = data.draw(st.sampled_from(given), label="given arguments").arguments
+            else:
+                arguments = data.draw(target.schema.positive, label="arguments")
             arguments = substitute(target.schema, arguments, pool, data)
             call = ArgumentCall(POSITIVE, arguments, f"step {step + 1} of a sequence")
             exchange, judged = anyio.from_thread.run(

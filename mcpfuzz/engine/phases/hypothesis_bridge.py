@@ -192,7 +192,8 @@ def fuzz_settings(database: Path | ExampleDatabase | None, max_examples: int = R
         max_examples=max_examples,
         deadline=None,
         derandomize=False,
-        phases=(Phase.reuse, Phase.generate, Phase.shrink),
+        # Phase.target acts only on searches that report a `target()` (the fuzz phase's latency, for slow answers).
+        phases=(Phase.reuse, Phase.generate, Phase.target, Phase.shrink),
         suppress_health_check=list(HealthCheck),
         verbosity=Verbosity.quiet,
         report_multiple_bugs=False,

@@ -64,8 +64,12 @@ class TargetsReadyPhase:
         frames = FrameFuzz(session, context.judge, options, simplest_tool(plan.targets),
                            tools_listed="tools" in context.probe.capabilities)
         calls = CallPhases(session, plan.targets, context.judge, options, strict_types=config.strict_types,
-                           timeouts=config.target_timeouts,
+                           timeouts=config.target_timeouts, known_arguments=config.known_arguments,
                            canaries=context.security.layout if context.security is not None else None)
+        called = {target.label for target in plan.targets}
+        for label in config.known_arguments:
+            if label not in called:
+                context.emit(Notice(f"--args: {label} is not a target this run calls; its arguments are not used"))
         context.searches = Searches(frames, calls)
 
 
@@ -121,6 +125,8 @@ class CoveragePhase(_CallPhase):
 
     async def calls(self, context: RunContext, searches: Searches, plan: TargetPlan) -> None:
         context.emit(PhaseStarted(PhaseName.COVERAGE, await searches.calls.planned_coverage_size()))
+        for refused in searches.calls.refused_arguments:
+            context.emit(Notice(refused))
         left_out = await searches.calls.coverage(context.budget.share(COVERAGE_SHARE))
         if left_out:
             context.emit(Notice(f"coverage: {left_out} calls left out to keep time for fuzzing; raise --budget "

@@ -1,0 +1,63 @@
+"""`slow-input`: a call far slower than its target's usual, seen slow twice, reported with its shrunk input; a tool
+that is always slow, and a clean calculator, give nothing."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import anyio
+
+from mcpfuzz.engine.config import RunConfig
+from mcpfuzz.engine.events import RunFinished
+from mcpfuzz.engine.phases.slow_calls import SLOW_FLOOR, SlowWatch, latency_score
+from mcpfuzz.engine.runner import run
+from mcpfuzz.oracles.base import all_oracles
+
+SLOW_SERVER = Path(__file__).parent / "servers" / "slow_input_server.py"
+
+
+def test_a_target_is_judged_on_time_only_once_it_has_a_median() -> None:
+    """No limit before five answers; then 20 times the median, never below one second."""
+    watch = SlowWatch()
+    for _ in range(4):
+        watch.note("tool/a", 0.01)
+    assert watch.limit("tool/a") is None and not watch.is_slow("tool/a", 60.0)
+    watch.note("tool/a", 0.01)
+    assert watch.limit("tool/a") == SLOW_FLOOR
+    for _ in range(5):
+        watch.note("tool/b", 0.5)
+    assert watch.limit("tool/b") == 10.0
+    assert watch.is_slow("tool/b", 10.5) and not watch.is_slow("tool/b", 9.0) and not watch.is_slow("tool/b", None)
+
+
+def test_only_answers_past_the_floor_steer_the_search() -> None:
+    """Fast answers report no latency target (a fast server's draws stay as they were)."""
+    assert latency_score(0.1) is None and latency_score(float("inf")) is None
+    assert latency_score(1.54) == 1.5
+
+
+def slow_run(tmp_path: Path, *extra: str) -> RunFinished:
+    config = RunConfig(command=[sys.executable, str(SLOW_SERVER), *extra], seed=1, budget=60.0, timeout=5.0,
+                       oracles=tuple(all_oracles()), phases=("probe", "coverage", "fuzz"), corpus=tmp_path / "corpus")
+    return anyio.run(run, config, lambda event: None)
+
+
+def test_nested_powers_are_a_slow_input_with_the_input_that_makes_them_slow(tmp_path: Path) -> None:
+    """calc's nested powers are found (the description's example seeds them), verified on a fresh server, and
+    saved with the expression; the steadily slow render tool is not a slow input."""
+    finished = slow_run(tmp_path)
+    slow = [finding for finding in finished.findings if finding.oracle == "slow-input"]
+    assert [finding.target for finding in slow] == ["tool/calc"], [(f.oracle, f.target) for f in finished.findings]
+    assert slow[0].reproducible is True
+    saved = [json.loads(path.read_text(encoding="utf-8")) for path in (tmp_path / "corpus").glob("*slow-input*.json")]
+    assert len(saved) == 1 and saved[0]["case"]["expect"]["extra"]["slow_after"] >= SLOW_FLOOR
+    calls = [json.loads(frame) for frame in saved[0]["frames"] if '"tools/call"' in frame]
+    assert calls and calls[-1]["params"]["arguments"]["expression"].count("**") >= 2
+
+
+def test_a_clean_calculator_and_a_steadily_slow_tool_give_no_finding(tmp_path: Path) -> None:
+    """render takes half a second on every call, calc refuses nested powers at once: zero findings."""
+    finished = slow_run(tmp_path, "--clean")
+    assert [(f.oracle, f.target) for f in finished.findings] == []
