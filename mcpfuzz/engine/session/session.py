@@ -488,7 +488,8 @@ class Session:
                 limit = max(self.options.call_timeout, timeout or 0.0)  # a target's own timeout may be longer
                 most = 2 * limit
                 bound = self.answer_times.bound(case.target, self.options.timeout) if busy else None
-                if bound is not None and bound < limit:
+                shortened = bound is not None and bound < limit
+                if bound is not None and shortened:
                     # Busy far longer than this target ever took: a fair wait ends sooner (progress still extends).
                     limit = bound
                 if self.patience_until is not None:
@@ -498,8 +499,11 @@ class Session:
                 await self._collector.collect(window, barrier if busy else None, case, http=http, timeout=limit,
                                               grace=self.options.grace, progress_extends=self.options.timeout,
                                               most=most)
-                if busy and exchange.timed_out and not exchange.cut_short and not exchange.progress_count() \
-                        and self.alive and not (barrier is not None and barrier.reply is not None):
+                # Only a wait the target's own answer times cut short needs the fresh request's proof: silence to
+                # the end of --call-timeout is a hang already (an answer after it comes too late).
+                if shortened and busy and exchange.timed_out and not exchange.cut_short \
+                        and not exchange.progress_count() and self.alive \
+                        and not (barrier is not None and barrier.reply is not None):
                     await self._check_wedged(exchange)
                 answering = barrier is not None and barrier.reply is not None
                 if exchange.timed_out and (exchange.progress_count() or exchange.cut_short) and self.alive \
