@@ -24,6 +24,7 @@ from mcpfuzz.jsonrpc.expectation import (
     ConcurrencyCheck,
     Expectation,
     HttpRule,
+    IdentityCheck,
     ListingCheck,
     ReaderLimit,
     ResourceCheck,
@@ -151,6 +152,19 @@ def listing(rid: int, *, page: int = 1, cursors: tuple[str, ...] = ()) -> Expect
     """A page of prompts/list on a server that declares `prompts`."""
     return Expectation(judge=P.DECLARED_SERVED, id=rid, result_ok=True, error_ok=True, well_formed=True,
                        method="prompts/list", listing=ListingCheck("prompts", page, cursors))
+
+
+def identity(rid: int, *baseline: str, ordered: bool = True) -> Expectation:
+    """tools/list on a fresh connection, after the connection in use listed tools named `baseline`."""
+    return Expectation(judge=P.LIST_IDENTITY, id=rid, result_ok=True, error_ok=True, well_formed=True,
+                       method="tools/list", identity=IdentityCheck("tools", "name", ordered,
+                                                                   tuple({"name": name} for name in baseline)))
+
+
+def tools(*names: str, more: bool = False) -> dict:
+    """A tools/list page of tools with these names."""
+    return {"tools": [{"name": name, "_meta": {"n": index}} for index, name in enumerate(names)],
+            **({"nextCursor": "2"} if more else {})}
 
 
 def cancelled() -> Expectation:
@@ -528,6 +542,21 @@ RULES: dict[str, Rule] = {
         asking(1, declared=()), result(1, ASKED), era=Era.MODERN), (HIGH,)),
     "missing-capability refused with -32021": Rule(P.MISSING_CAPABILITY, exchange(
         asking(1, declared=()), error(1, -32021), era=Era.MODERN), ()),
+    "list-identity the same list": Rule(P.LIST_IDENTITY, exchange(identity(5, "a", "b"), result(5, tools("a", "b"))),
+                                        ()),
+    "list-identity a first page of the list": Rule(P.LIST_IDENTITY, exchange(identity(5, "a", "b", "c"), result(
+        5, tools("a", more=True))), ()),
+    "list-identity nothing to compare with": Rule(P.LIST_IDENTITY, exchange(replace(identity(5), identity=IdentityCheck(
+        "tools", "name")), result(5, tools("x"))), ()),
+    "list-identity refused": Rule(P.LIST_IDENTITY, exchange(identity(5, "a"), error(5, -32601)), ()),
+    "list-identity another tool": Rule(P.LIST_IDENTITY, exchange(identity(5, "a", "b"), result(5, tools("a", "c"))),
+                                       (HIGH,)),
+    "list-identity an unknown tool on a first page": Rule(P.LIST_IDENTITY, exchange(identity(5, "a", "b"), result(
+        5, tools("z", more=True))), (HIGH,)),
+    "list-identity another order": Rule(P.LIST_IDENTITY, exchange(identity(5, "a", "b"), result(5, tools("b", "a"))),
+                                        (LOW,)),
+    "list-identity order not compared": Rule(P.LIST_IDENTITY, exchange(identity(5, "a", "b", ordered=False), result(
+        5, tools("b", "a"))), ()),
 }
 
 

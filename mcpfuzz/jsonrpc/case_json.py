@@ -10,6 +10,7 @@ from mcpfuzz.jsonrpc.expectation import (
     ConcurrencyCheck,
     Expectation,
     HttpRule,
+    IdentityCheck,
     ListingCheck,
     ReaderLimit,
     ResourceCheck,
@@ -123,6 +124,9 @@ def _extra_to_json(expect: Expectation) -> dict[str, Any]:
         extra["client"] = {"mode": client.mode.value, "declared": list(client.declared)}
         if client.retry is not None:
             extra["client"].update(retry=client.retry.value, baseline=client.baseline)
+    if expect.identity is not None:
+        extra["identity"] = {"list_key": expect.identity.list_key, "name_key": expect.identity.name_key,
+                             "ordered": expect.identity.ordered}
     if expect.wrong_answer != "medium":
         extra["wrong_answer"] = expect.wrong_answer
     if expect.slow_after is not None:
@@ -146,7 +150,8 @@ def expectation_from_json(data: Any) -> Expectation:
             past_limit=ReaderLimit(extra["past_limit"]) if extra.get("past_limit") else None,
             http=_http_rule(extra), versions=_version_check(extra), tool_call=_tool_call(extra),
             listing=_listing(extra), resource=_resource(extra), cancel=_cancel(extra),
-            concurrent=_concurrent(extra), client=_client(extra), wrong_answer=extra.get("wrong_answer", "medium"),
+            concurrent=_concurrent(extra), client=_client(extra), identity=_identity(extra),
+            wrong_answer=extra.get("wrong_answer", "medium"),
             slow_after=_seconds(extra.get("slow_after")))
     except (TypeError, ValueError) as error:
         raise CaseFormatError(f"the expectation cannot be read: {error}") from None
@@ -192,6 +197,13 @@ def _listing(extra: dict) -> ListingCheck | None:
         return None
     return ListingCheck(str(part.get("capability", "")), int(part.get("page") or 1),
                         tuple(str(cursor) for cursor in part.get("cursors") or ()))
+
+
+def _identity(extra: dict) -> IdentityCheck | None:
+    part = extra.get("identity")
+    if not isinstance(part, dict) or not isinstance(part.get("list_key"), str):
+        return None
+    return IdentityCheck(part["list_key"], str(part.get("name_key") or "name"), bool(part.get("ordered")))
 
 
 def _resource(extra: dict) -> ResourceCheck | None:

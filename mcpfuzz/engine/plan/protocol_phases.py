@@ -37,6 +37,7 @@ from mcpfuzz.strategies.cancellation import cancel_case
 from mcpfuzz.strategies.catalogue import CatalogueContext, catalogue
 from mcpfuzz.strategies.concurrency import concurrent_case
 from mcpfuzz.strategies.http_cases import http_cases
+from mcpfuzz.strategies.identity_cases import list_identity_cases
 from mcpfuzz.strategies.lifecycle import lifecycle
 from mcpfuzz.strategies.messages import FrameBuilder
 from mcpfuzz.strategies.subscription_cases import listen_case
@@ -46,6 +47,7 @@ from mcpfuzz.transport.errors import ServerStartError
 # Ids of the HTTP family: above the catalogue's, below the harness's 10000.
 HTTP_FIRST_ID = 900
 CANCEL_FIRST_ID = 960  # the cancellation and concurrency cases' ids, above the HTTP family's
+IDENTITY_FIRST_ID = 800  # the list-identity cases' ids, above the lifecycle cases', below the HTTP family's
 PILEUP_SECONDS = 4.0  # at most, for the burst of refused requests (about 1-2 s on the servers measured)
 
 
@@ -315,7 +317,8 @@ async def _session_pileup(context: RunContext, session: Session) -> None:
 
 @dataclass(frozen=True)
 class LifecyclePhase:
-    """Requests before the handshake and odd handshakes, each on a fresh process, each settled by a barrier."""
+    """Requests before the handshake and odd handshakes, each on a fresh process, each settled by a barrier; and
+    (2026-07-28) each declared list on fresh connections, compared with the connection in use's."""
 
     name: str = PhaseName.LIFECYCLE.value
 
@@ -324,8 +327,11 @@ class LifecyclePhase:
 
     async def run(self, context: RunContext, session: Session) -> None:
         assert context.probe is not None
+        probe = context.probe
+        identity = list_identity_cases(FrameBuilder(probe.era, probe.version, next_id=IDENTITY_FIRST_ID),
+                                       probe.capabilities) if OracleId.LIST_IDENTITY in context.config.oracles else []
         with thorough(session):
-            await run_cases(context, session, PhaseName.LIFECYCLE, lifecycle(context.probe.era))
+            await run_cases(context, session, PhaseName.LIFECYCLE, [*identity, *lifecycle(probe.era)])
 
 
 @dataclass(frozen=True)
