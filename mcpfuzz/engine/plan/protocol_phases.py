@@ -18,6 +18,7 @@ from mcpfuzz.engine.judge import received_lines
 from mcpfuzz.engine.monitor.pileup import check_session_pileup
 from mcpfuzz.engine.phases.concurrent_calls import read_only_tool_calls
 from mcpfuzz.engine.phases.lint_phase import lint, lint_findings
+from mcpfuzz.engine.phases.mirrored_calls import mirrored_call
 from mcpfuzz.engine.phases.probe import probe
 from mcpfuzz.engine.phases.target_kinds import TOOLS
 from mcpfuzz.engine.phases.targets import Selection, skip_reason, target_types
@@ -33,6 +34,7 @@ from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.target_kind import TargetKind
+from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.strategies.cancellation import cancel_case
 from mcpfuzz.strategies.catalogue import CatalogueContext, catalogue
 from mcpfuzz.strategies.concurrency import concurrent_case
@@ -265,18 +267,25 @@ class CataloguePhase:
 
     async def run(self, context: RunContext, session: Session) -> None:
         built = catalogue_context(context)
-        cases = [*catalogue(built), *_http_cases(session, built), *await _multi_frame_cases(context, session, built)]
+        cases = [*catalogue(built), *await _http_cases(context, session, built),
+                 *await _multi_frame_cases(context, session, built)]
         await run_cases(context, session, PhaseName.CATALOGUE, cases)
         if "session-leak" in context.config.oracles:
             await _session_pileup(context, session)
 
 
-def _http_cases(session: Session, built: CatalogueContext) -> list[Case]:
+async def _http_cases(context: RunContext, session: Session, built: CatalogueContext) -> list[Case]:
     """The HTTP family, over streamable HTTP only (legacy HTTP+SSE has no status-level rules to check)."""
     if session.transport is not TransportKind.STREAMABLE_HTTP:
         return []
+    mirrored = None
+    if built.era is Era.MODERN and context.preparation is not None:
+        # Prepared by the background thread, not beside it: two threads drawing at once can trip CPython 3.11's
+        # ast module (Hypothesis reads lambdas' source), so the one preparation is awaited (milliseconds a target).
+        plan = await context.preparation.finished()
+        mirrored = await anyio.to_thread.run_sync(mirrored_call, plan.targets)
     builder = FrameBuilder(built.era, built.version, next_id=HTTP_FIRST_ID)
-    return list(http_cases(builder, tool=built.tool, has_session=bool(session.server.session_id)))
+    return list(http_cases(builder, tool=built.tool, has_session=bool(session.server.session_id), mirrored=mirrored))
 
 
 async def _multi_frame_cases(context: RunContext, session: Session, built: CatalogueContext) -> list[Case]:
