@@ -60,13 +60,17 @@ def param_headers(input_schema: Any) -> tuple[ParamHeader, ...]:
 
 def header_text(value: Any) -> str | None:
     """An argument's header text ("Value Encoding", type conversion): strings as they are, integers in decimal,
-    booleans `true`/`false`; None for anything else (null, numbers, objects: no header)."""
+    booleans `true`/`false`, other numbers in decimal; None for anything else (null, arrays, objects: no header)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
         # Also past the safe range the spec asks annotated integers to keep to: the value is in the body, so the
         # header must be sent ("Client omits header but value is in body": non-conforming).
         return str(value)
+    if isinstance(value, float) and value == value and abs(value) != float("inf"):
+        # 2.0 is an integer to JSON Schema; another number (a wrong type, drawn as a negative) is in the body all
+        # the same, so it goes out in decimal as the Python SDK's client renders it, never left out.
+        return str(int(value)) if value.is_integer() else str(value)
     return value if isinstance(value, str) else None
 
 
