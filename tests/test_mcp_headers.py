@@ -17,7 +17,7 @@ from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, MODERN_VERSIONS, Era
 from mcpfuzz.transport.http_headers import mcp_headers
 from mcpfuzz.transport.http_target import HttpTarget
 from tests.engine_runs import run_engine
-from tests.http_servers import start_http_server
+from tests.http_servers import SDK_SERVERS, free_port, launch, sdk_python, start_http_server
 
 MODERN = MODERN_VERSIONS[0]
 REGION = ParamHeader(("region",), "Region")
@@ -108,3 +108,19 @@ def test_a_foreign_host_may_be_refused_or_served() -> None:
         statuses = [e.exchange.http.status for e in events if isinstance(e, CaseDone)
                     and e.exchange.case.id == "host-foreign" and e.exchange.http is not None]
         assert statuses == [421], statuses
+
+
+def test_the_python_sdk_checks_mirrored_headers_and_refuses_a_foreign_host() -> None:
+    """mcp 2.x validates `Mcp-Param-*` against the tool's schema (400, -32020) and answers a foreign Host 421."""
+    python = sdk_python("sdk2")
+    port = free_port()
+    command = [python, str(SDK_SERVERS / "sdk2_mirror_http_server.py"), str(port)]
+    events: list[Event] = []
+    with launch(command, port=port, ready_timeout=30):
+        findings = _run(f"http://127.0.0.1:{port}/mcp", events=events)
+    statuses = {e.exchange.case.id: e.exchange.http.status for e in events if isinstance(e, CaseDone)
+                and e.exchange.http is not None and e.exchange.case.family == "http"}
+    assert {case: statuses.get(case) for case in ("param-header-missing", "param-header-mismatch",
+                                                  "param-header-invalid", "host-foreign")} == {
+        "param-header-missing": 400, "param-header-mismatch": 400, "param-header-invalid": 400, "host-foreign": 421}
+    assert not [f for f in findings if f.target.startswith(("http/param-header", "http/host"))]
