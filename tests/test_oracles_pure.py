@@ -249,6 +249,10 @@ RULES: dict[str, Rule] = {
     "invalid-params wrong code": Rule(P.INVALID_PARAMS, exchange(ex.invalid_params(5), error(5, -32603)), (MEDIUM,)),
     "invalid-params isError result": Rule(P.INVALID_PARAMS, exchange(tool_call(5, valid=False),
                                                                      result(5, call_result(is_error=True))), ()),
+    "invalid-params bad arguments refused by the header check over modern HTTP": Rule(P.INVALID_PARAMS, exchange(
+        tool_call(5, valid=False), error(5, -32020), era=Era.MODERN, http=http(400)), ()),
+    "invalid-params -32020 on bad arguments over stdio": Rule(P.INVALID_PARAMS, exchange(
+        tool_call(5, valid=False), error(5, -32020), era=Era.MODERN), (MEDIUM,)),
     "invalid-params accepted": Rule(P.INVALID_PARAMS, exchange(tool_call(5, valid=False), result(5, call_result())),
                                     (MEDIUM,)),
     # http-status: streamable HTTP status rules.
