@@ -12,6 +12,7 @@ from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.expectation import AloneAnswers
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.ids import ABSENT
+from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.transport.errors import TransportError
 
 
@@ -50,6 +51,11 @@ async def _identity_case(session: Session, case: Case) -> Exchange:
     assert check is not None and case.expect.method is not None
     baseline: tuple[Any, ...] | None = None
     try:
+        if session.alive and not session.ready and session.era is Era.MODERN:
+            # The previous fresh case's process serves on (a 2026-07-28 process keeps no session state): a
+            # server/discover makes it the one in use, where a restart would cost a second process per case.
+            session.log.clear()
+            await session.handshake()
         await session.ensure_ready()
         baseline = await _all_pages(session, case.expect.method, check.list_key)
     except (HarnessError, TransportError):
