@@ -251,8 +251,8 @@ RULES: dict[str, Rule] = {
                                                                      result(5, call_result(is_error=True))), ()),
     "invalid-params bad arguments refused by the header check over modern HTTP": Rule(P.INVALID_PARAMS, exchange(
         tool_call(5, valid=False), error(5, -32020), era=Era.MODERN, http=http(400)), ()),
-    "invalid-params -32020 on bad arguments over stdio": Rule(P.INVALID_PARAMS, exchange(
-        tool_call(5, valid=False), error(5, -32020), era=Era.MODERN), (MEDIUM,)),
+    "invalid-params -32020 on bad arguments before 2026-07-28": Rule(P.INVALID_PARAMS, exchange(
+        tool_call(5, valid=False), error(5, -32020), http=http(400)), (MEDIUM,)),
     "invalid-params accepted": Rule(P.INVALID_PARAMS, exchange(tool_call(5, valid=False), result(5, call_result())),
                                     (MEDIUM,)),
     # http-status: streamable HTTP status rules.
