@@ -13,11 +13,13 @@ from mcpfuzz.jsonrpc.expectation import (
     ListingCheck,
     ReaderLimit,
     ResourceCheck,
+    StateCheck,
     ToolCallCheck,
     VersionCheck,
 )
 from mcpfuzz.jsonrpc.frame import Case, Posting
 from mcpfuzz.jsonrpc.ids import ABSENT
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import Era
 
 _ABSENT_MARK = {"$absent": True}
@@ -127,6 +129,9 @@ def _extra_to_json(expect: Expectation) -> dict[str, Any]:
         extra["wrong_answer"] = expect.wrong_answer
     if expect.slow_after is not None:
         extra["slow_after"] = expect.slow_after
+    if expect.state is not None:
+        extra["state"] = {"judge": expect.state.judge.value, "item": expect.state.item,
+                          "observe": [[method, params] for method, params in expect.state.observe]}
     return extra
 
 
@@ -147,7 +152,7 @@ def expectation_from_json(data: Any) -> Expectation:
             http=_http_rule(extra), versions=_version_check(extra), tool_call=_tool_call(extra),
             listing=_listing(extra), resource=_resource(extra), cancel=_cancel(extra),
             concurrent=_concurrent(extra), client=_client(extra), wrong_answer=extra.get("wrong_answer", "medium"),
-            slow_after=_seconds(extra.get("slow_after")))
+            slow_after=_seconds(extra.get("slow_after")), state=_state(extra))
     except (TypeError, ValueError) as error:
         raise CaseFormatError(f"the expectation cannot be read: {error}") from None
 
@@ -217,6 +222,14 @@ def _concurrent(extra: dict) -> ConcurrencyCheck | None:
     if not isinstance(part, list):
         return None
     return ConcurrencyCheck(tuple((int(rid), str(method), str(uri)) for rid, method, uri in part))
+
+
+def _state(extra: dict) -> StateCheck | None:
+    part = extra.get("state")
+    if not isinstance(part, dict) or not isinstance(part.get("observe"), list):
+        return None
+    return StateCheck(OracleId(part["judge"]), tuple((str(method), params) for method, params in part["observe"]),
+                      str(part.get("item") or ""))
 
 
 def _client(extra: dict) -> ClientCheck | None:

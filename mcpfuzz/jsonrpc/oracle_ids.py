@@ -42,6 +42,9 @@ class OracleId(str, Enum):
     INPUT_REQUIRED = "input-required"
     MISSING_CAPABILITY = "missing-capability"
     SLOW_INPUT = "slow-input"
+    READ_ONLY_TRUTHFUL = "read-only-truthful"
+    IDEMPOTENT_RETRY = "idempotent-retry"
+    USE_AFTER_DELETE = "use-after-delete"
 
     def __str__(self) -> str:
         # The id itself in messages, f-strings and file names, on every Python version.

@@ -14,6 +14,7 @@ from mcpfuzz.oracles import (  # noqa: F401
     notifications,
     process,
     result_shapes,
+    semantic,
     slow_input,
     surfaces,
     tool_results,

@@ -19,12 +19,16 @@ from mcpfuzz.engine.judge import FindingKey
 from mcpfuzz.engine.phases.hypothesis_bridge import check_deadline
 from mcpfuzz.engine.phases.search import Judge, PhaseStopped, SearchOptions, Verdict, search, to_raise
 from mcpfuzz.engine.phases.slow_calls import SlowWatch, answer_seconds, latency_score
+from mcpfuzz.engine.phases.state_checks import read_only, state_check
 from mcpfuzz.engine.phases.targets import CallTarget, PreparedTarget, Safety
 from mcpfuzz.engine.session.modes import patient_until
+from mcpfuzz.engine.session.observed_state import run_observed
 from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.engine.session.windows import MAX_UNSETTLED, Unsettled, run_in_order
 from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.expectation import StateCheck
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Failure
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
@@ -88,11 +92,12 @@ class CallPhases:
         self._unsettled: dict[str, Unsettled] = {}  # target label -> its windows sent back to be run alone
 
     async def call(self, phase: PhaseName, target: CallTarget, call: ArgumentCall, *,
-                   history: tuple[bytes, ...] = ()) -> tuple[Exchange, list[Verdict]]:
+                   history: tuple[bytes, ...] = (), state: StateCheck | None = None) -> tuple[Exchange, list[Verdict]]:
         """One call of a target on a ready server, judged; a small call far slower than the target's usual is
         repeated once, then the target's simplest call is made, and slow-input judges it only when it was as slow
-        again while the simplest call was quick (a loaded machine or a busy server is not a finding)."""
-        exchange = await self._run_call(target, call, history)
+        again while the simplest call was quick (a loaded machine or a busy server is not a finding). `state`: the
+        call is sent between observations of the server's state, for the semantic oracles."""
+        exchange = await self._run_call(target, call, history, state)
         seconds = answer_seconds(exchange)
         judged: list[Verdict] = []
         limit = self.slow.limit(target.label)
@@ -124,10 +129,16 @@ class CallPhases:
         seconds = answer_seconds(control)
         return seconds is not None and seconds < limit / 2
 
-    async def _run_call(self, target: CallTarget, call: ArgumentCall, history: tuple[bytes, ...]) -> Exchange:
+    async def _run_call(self, target: CallTarget, call: ArgumentCall, history: tuple[bytes, ...],
+                        state: StateCheck | None = None) -> Exchange:
         case = target.case(self.builder, call, history=history)
+        timeout = self.timeouts.get(target.label)
         try:
-            exchange = await self.session.run_case(case, timeout=self.timeouts.get(target.label))
+            if state is None:
+                exchange = await self.session.run_case(case, timeout=timeout)
+            else:
+                case = replace(case, expect=replace(case.expect, state=state))
+                exchange = await run_observed(self.session, case, timeout=timeout)
         except (HarnessError, ServerStartError) as error:
             raise PhaseStopped(str(error)) from None
         self.calls += 1
@@ -362,6 +373,7 @@ class CallPhases:
     def _sequence(self, data: Any, deadline: float, pursued: set[FindingKey]) -> Failure | None:
         """One sequence (runs in the Hypothesis thread; calls go through the event loop)."""
         pool: list[Any] = []
+        created: list[Any] = []  # what this sequence's calls of tools that are not read-only returned (its creates)
         links: list[str] = []  # URIs earlier results linked to: a sequence may read them (across surfaces)
         history: list[bytes] = []
         process = self.session.process
@@ -390,8 +402,20 @@ class CallPhases:
                 arguments = data.draw(target.schema.positive, label="arguments")
             arguments = substitute(target.schema, arguments, pool, data)
             call = ArgumentCall(POSITIVE, arguments, f"step {step + 1} of a sequence")
+            state = state_check(self.targets, target, arguments, created)
+            if state is not None and state.judge is OracleId.IDEMPOTENT_RETRY:
+                # The first call as any step's; the same call again (a client's retry) is judged on the state.
+                exchange, judged = anyio.from_thread.run(
+                    partial(self.call, PhaseName.STATEFUL, target, call, history=tuple(history)))
+                failure = to_raise(judged, pursued)
+                if failure is not None:
+                    return failure
+                if self.session.process != process or exchange.crash is not None:
+                    return None
+                history.append(exchange.case.data)
+                call = replace(call, description=f"{call.description}, sent again as a client retries")
             exchange, judged = anyio.from_thread.run(
-                partial(self.call, PhaseName.STATEFUL, target, call, history=tuple(history)))
+                partial(self.call, PhaseName.STATEFUL, target, call, history=tuple(history), state=state))
             failure = to_raise(judged, pursued)
             if failure is not None:
                 return failure
@@ -399,6 +423,8 @@ class CallPhases:
                 return None  # a new process: the sequence's state is gone
             history.append(exchange.case.data)
             pool = harvest(exchange, pool)
+            if not read_only(target):
+                created = harvest(exchange, created)
             links = linked_uris(exchange, links)
         return None
 
