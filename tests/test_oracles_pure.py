@@ -27,6 +27,7 @@ from mcpfuzz.jsonrpc.expectation import (
     ListingCheck,
     ReaderLimit,
     ResourceCheck,
+    StateCheck,
     ToolCallCheck,
     VersionCheck,
 )
@@ -105,6 +106,21 @@ def late(built: Exchange, seconds: float) -> Exchange:
 def slow_call(rid: int, limit: float | None) -> Expectation:
     """A valid tools/call the engine saw slow twice (answers from `limit` seconds on are slow-input's)."""
     return replace(tool_call(rid), slow_after=limit)
+
+
+def observed(rid: int, judge: OracleId, *rounds: tuple[Any, ...], item: str = "") -> Expectation:
+    """A valid tools/call sent between observations of one request: `rounds` are the answers before, again, after,
+    then (before, after) for each time it was sent again."""
+    before, again, after, *resent = rounds
+    pairs = tuple(((first,), (second,)) for first, second in resent)
+    state = StateCheck(judge, (("tools/call", {"name": "get", "arguments": {"id": item or "x"}}),), item,
+                       (before,), (again,), (after,), pairs)
+    return replace(tool_call(rid), state=state)
+
+
+def names(*held: str) -> dict:
+    """A list tool's result holding `held`."""
+    return {"content": [{"type": "text", "text": json.dumps(list(held))}], "structuredContent": {"names": list(held)}}
 
 
 def call_result(structured: Any = ABSENT, *, is_error: bool = False) -> dict:
@@ -528,6 +544,31 @@ RULES: dict[str, Rule] = {
         asking(1, declared=()), result(1, ASKED), era=Era.MODERN), (HIGH,)),
     "missing-capability refused with -32021": Rule(P.MISSING_CAPABILITY, exchange(
         asking(1, declared=()), error(1, -32021), era=Era.MODERN), ()),
+    # read-only-truthful, idempotent-retry: an observation stable before, changed after, and again each time resent.
+    "read-only-truthful changed with each call": Rule(P.READ_ONLY_TRUTHFUL, exchange(
+        observed(1, P.READ_ONLY_TRUTHFUL, names("a"), names("a"), names("b"), (names("b"), names("c")),
+                 (names("c"), names("d"))), result(1, call_result())), (MEDIUM,)),
+    "read-only-truthful changing by itself": Rule(P.READ_ONLY_TRUTHFUL, exchange(
+        observed(1, P.READ_ONLY_TRUTHFUL, names("a"), names("b"), names("c"), (names("c"), names("d"))),
+        result(1, call_result())), ()),
+    "read-only-truthful changed once, not again": Rule(P.READ_ONLY_TRUTHFUL, exchange(
+        observed(1, P.READ_ONLY_TRUTHFUL, names("a"), names("a"), names("b"), (names("b"), names("b"))),
+        result(1, call_result())), ()),
+    "idempotent-retry changed again": Rule(P.IDEMPOTENT_RETRY, exchange(
+        observed(1, P.IDEMPOTENT_RETRY, names("t"), names("t"), names("t", "t"),
+                 (names("t", "t"), names("t", "t", "t")), (names("t", "t", "t"), names("t", "t", "t", "t"))),
+        result(1, call_result())), (MEDIUM,)),
+    "idempotent-retry unchanged": Rule(P.IDEMPOTENT_RETRY, exchange(
+        observed(1, P.IDEMPOTENT_RETRY, names("t"), names("t"), names("t")), result(1, call_result())), ()),
+    # use-after-delete: a delete that answered success, and the item still returned.
+    "use-after-delete still listed": Rule(P.USE_AFTER_DELETE, exchange(
+        observed(1, P.USE_AFTER_DELETE, names("n3"), names("n3"), names("n3"), item="n3"),
+        result(1, call_result())), (MEDIUM,)),
+    "use-after-delete gone": Rule(P.USE_AFTER_DELETE, exchange(
+        observed(1, P.USE_AFTER_DELETE, names("n3"), names("n3"), names(), item="n3"), result(1, call_result())), ()),
+    "use-after-delete refused": Rule(P.USE_AFTER_DELETE, exchange(
+        observed(1, P.USE_AFTER_DELETE, names("n3"), names("n3"), names("n3"), item="n3"),
+        result(1, call_result(is_error=True))), ()),
 }
 
 
