@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import replace
 from functools import partial
@@ -65,8 +65,11 @@ class CallPhases:
     def __init__(self, session: Session, targets: list[CallTarget], judge: Judge, options: SearchOptions, *,
                  strict_types: bool = False, timeouts: Mapping[str, float] | None = None,
                  canaries: CanaryLayout | None = None,
-                 known_arguments: Mapping[str, Sequence[dict]] | None = None) -> None:
+                 known_arguments: Mapping[str, Sequence[dict]] | None = None,
+                 oracles: Collection[str] | None = None) -> None:
         self.session = session
+        # The run's oracles (None: all): a semantic oracle left out costs no observations of the state.
+        self.oracles = None if oracles is None else frozenset(oracles)
         self.timeouts = dict(timeouts or {})  # target label -> its own per-call timeout
         self.known_arguments = dict(known_arguments or {})  # target label -> argument objects the user knows work
         self.refused_arguments: list[str] = []  # why some of those were left out (the schema refuses them)
@@ -403,6 +406,8 @@ class CallPhases:
             arguments = substitute(target.schema, arguments, pool, data)
             call = ArgumentCall(POSITIVE, arguments, f"step {step + 1} of a sequence")
             state = state_check(self.targets, target, arguments, created)
+            if state is not None and self.oracles is not None and state.judge.value not in self.oracles:
+                state = None
             if state is not None and state.judge is OracleId.IDEMPOTENT_RETRY:
                 # The first call as any step's; the same call again (a client's retry) is judged on the state.
                 exchange, judged = anyio.from_thread.run(

@@ -65,7 +65,8 @@ class TargetsReadyPhase:
                            tools_listed="tools" in context.probe.capabilities)
         calls = CallPhases(session, plan.targets, context.judge, options, strict_types=config.strict_types,
                            timeouts=config.target_timeouts, known_arguments=config.known_arguments,
-                           canaries=context.security.layout if context.security is not None else None)
+                           canaries=context.security.layout if context.security is not None else None,
+                           oracles=config.oracles)
         called = {target.label for target in plan.targets}
         for label in config.known_arguments:
             if label not in called:

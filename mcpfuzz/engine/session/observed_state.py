@@ -35,18 +35,20 @@ async def run_observed(session: Session, case: Case, *, timeout: float | None = 
         sent = replace(case, fresh=False, setup=(), history=(*case.history, *case.setup))
     else:
         await session.ensure_ready()
+    process = session.process
     before = await _observe(session, state)
     again = await _observe(session, state)
     exchange = await (session.run_case_on_current(sent, timeout=timeout) if case.fresh
                       else session.run_case(sent, timeout=timeout))
-    alive = exchange.crash is None and session.alive
+    # A new process (the server restarted before the case) has a state of its own: nothing to compare.
+    alive = exchange.crash is None and session.alive and session.process == process
     after = await _observe(session, state) if alive else (None,) * len(state.observe)
     observed = replace(state, before=before, again=again, after=after)
     while alive and len(observed.resent) < RESENDS and observed.changed() and \
             state.judge is not OracleId.USE_AFTER_DELETE and (observed.confirmed() or not observed.resent):
         ahead = await _observe(session, state)
         resent = await session.run_case_on_current(replace(sent, setup=(), history=()), timeout=timeout)
-        alive = resent.crash is None and session.alive
+        alive = resent.crash is None and session.alive and session.process == process
         if alive:
             observed = replace(observed, resent=(*observed.resent, (ahead, await _observe(session, state))))
     if case.fresh:
