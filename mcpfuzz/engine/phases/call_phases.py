@@ -18,7 +18,7 @@ from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.judge import FindingKey
 from mcpfuzz.engine.phases.hypothesis_bridge import check_deadline
 from mcpfuzz.engine.phases.search import Judge, PhaseStopped, SearchOptions, Verdict, search, to_raise
-from mcpfuzz.engine.phases.slow_calls import SlowWatch, answer_seconds, latency_score
+from mcpfuzz.engine.phases.slow_calls import SLOW_CONFIRMATIONS, SlowWatch, answer_seconds, latency_score
 from mcpfuzz.engine.phases.state_checks import read_only, state_check
 from mcpfuzz.engine.phases.targets import CallTarget, PreparedTarget, Safety
 from mcpfuzz.engine.session.modes import patient_until
@@ -104,19 +104,28 @@ class CallPhases:
         seconds = answer_seconds(exchange)
         judged: list[Verdict] = []
         limit = self.slow.limit(target.label)
-        if limit is not None and self.slow.suspect(target.label, exchange):
-            again = await self._run_call(target, call, history)
-            judged += self.judge(phase, again)
-            if self.slow.is_slow(target.label, answer_seconds(again)) and \
-                    await self._quick_control(phase, target, limit, history, judged):
-                exchange = replace(exchange, case=replace(exchange.case, expect=replace(
-                    exchange.case.expect, slow_after=limit)))
+        if limit is not None and self.slow.suspect(target.label, exchange) \
+                and await self._slow_again(phase, target, call, limit, history, judged):
+            exchange = replace(exchange, case=replace(exchange.case, expect=replace(
+                exchange.case.expect, slow_after=limit)))
         if seconds is not None:
             self.slow.note(target.label, seconds)
             self._slowest = max(self._slowest, seconds)
         if phase is PhaseName.COVERAGE:
             self.dictionary.add_result(exchange)
         return exchange, self.judge(phase, exchange) + judged
+
+    async def _slow_again(self, phase: PhaseName, target: CallTarget, call: ArgumentCall, limit: float,
+                          history: tuple[bytes, ...], judged: list[Verdict]) -> bool:
+        """Whether the call is slow each time it is repeated while the target's simplest call, made after each
+        repeat, is quick (SLOW_CONFIRMATIONS rounds): a stall of a loaded machine spans one round, not all."""
+        for _ in range(SLOW_CONFIRMATIONS):
+            again = await self._run_call(target, call, history)
+            judged += self.judge(phase, again)
+            if not self.slow.is_slow(target.label, answer_seconds(again)) \
+                    or not await self._quick_control(phase, target, limit, history, judged):
+                return False
+        return True
 
     async def _quick_control(self, phase: PhaseName, target: CallTarget, limit: float, history: tuple[bytes, ...],
                              judged: list[Verdict]) -> bool:
