@@ -42,6 +42,7 @@ class OracleId(str, Enum):
     INPUT_REQUIRED = "input-required"
     MISSING_CAPABILITY = "missing-capability"
     SLOW_INPUT = "slow-input"
+    TASK_IDS = "task-ids"
 
     def __str__(self) -> str:
         # The id itself in messages, f-strings and file names, on every Python version.

@@ -16,6 +16,7 @@ from mcpfuzz.oracles import (  # noqa: F401
     result_shapes,
     slow_input,
     surfaces,
+    tasks,
     tool_results,
     versions,
 )
