@@ -20,7 +20,7 @@ from mcpfuzz.jsonrpc.versions import META_CAPABILITIES_KEY, Era
 
 TASKS_FAMILY = "tasks"
 UNKNOWN_TASK_ID = "mcpfuzz-no-such-task-0000"
-HUGE_LENGTH = 65536
+HUGE_LENGTH = 4096  # past any real id, and under the 8 KB header limit of common HTTP stacks (Mcp-Name carries it)
 TASK_TTL_MS = 60000
 
 

@@ -19,17 +19,18 @@ from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.task_check import TASKS_EXTENSION, TaskCheck, TaskIdKind, TaskStep
 from mcpfuzz.jsonrpc.versions import LATEST_MODERN, Era
 from mcpfuzz.oracles.base import all_oracles
+from tests.client_runs import SDK_SERVERS, node_ready
 from tests.engine_runs import MCP_SERVER, SERVERS
 
 TASKS_SERVER = SERVERS / "tasks_server.py"
 LEGACY = "2025-11-25"
 
 
-def tasks_run(*bugs: str, version: str | None = None, server: str = str(TASKS_SERVER)
+def tasks_run(*bugs: str, version: str | None = None, server: str = str(TASKS_SERVER), node: bool = False
               ) -> tuple[RunFinished, list[Exchange]]:
     """A short run (probe, coverage, then the tasks phase) with every oracle; the tasks phase's exchanges."""
     events: list[Event] = []
-    command = [sys.executable, server, *(arg for bug in bugs for arg in ("--bug", bug))]
+    command = ["node" if node else sys.executable, server, *(arg for bug in bugs for arg in ("--bug", bug))]
     config = RunConfig(command=command, seed=1, timeout=5.0, budget=40.0, oracles=tuple(all_oracles()),
                        phases=("probe", "coverage"), protocol_version=version)
     finished = anyio.run(run, config, events.append)
@@ -52,7 +53,7 @@ def test_case_builders_declare_the_extension_per_era() -> None:
     assert json.loads(call_case(legacy, "double", {"n": 1}).data)["params"]["task"] == {"ttl": 60000}
     assert malformed_id(TaskIdKind.WRONG_TYPE, "task-12") == 12
     assert malformed_id(TaskIdKind.UNKNOWN, "task-1") == UNKNOWN_TASK_ID
-    assert len(malformed_id(TaskIdKind.HUGE, None)) == 65536
+    assert len(malformed_id(TaskIdKind.HUGE, None)) == 4096
     missing = task_case(legacy, "tasks/get", TaskCheck(TaskStep.GET, TaskIdKind.MISSING))
     assert json.loads(missing.data)["params"] == {} and missing.expect.codes == {-32602}
 
@@ -114,3 +115,13 @@ def test_a_server_without_tasks_skips_the_phase() -> None:
     assert finished.stats.plan is not None
     tasks = [phase for phase in finished.stats.plan["phases"] if phase["name"] == "tasks"]
     assert tasks and not tasks[0]["ran"] and "declares no tasks" in tasks[0]["skipped"]
+
+
+@pytest.mark.skipif(not node_ready(), reason="needs node and tests/sdk_servers/ts installed")
+def test_the_typescript_sdk_experimental_tasks() -> None:
+    # 1.32.2's tasks (2025-11-25) keep a cancelled task cancelled and refuse unknown ids with -32602; a task id of
+    # the wrong type is its known ZodError answered -32603, attributed to the SDK.
+    finished, exchanges = tasks_run(server=str(SDK_SERVERS / "ts" / "tasks_server.mjs"), node=True)
+    assert {json.loads(e.case.data)["method"] for e in exchanges} >= {"tasks/get", "tasks/cancel", "tasks/result"}
+    tasks = [f for f in finished.findings if f.oracle == "task-ids"]
+    assert [(f.key, f.severity.name, f.upstream is not None) for f in tasks] == [("code:-32603", "MEDIUM", True)]

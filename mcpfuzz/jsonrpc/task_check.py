@@ -29,7 +29,7 @@ class TaskIdKind(str, Enum):
     VALID = "valid"  # a task this run created
     UNKNOWN = "unknown"  # a well-formed id no task has
     EMPTY = "empty"
-    HUGE = "huge"  # a 64 KB string
+    HUGE = "huge"  # a 4 KB string
     WRONG_TYPE = "wrong-type"  # a number, not a string
     MISSING = "missing"  # no taskId at all
 

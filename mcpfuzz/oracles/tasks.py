@@ -55,8 +55,9 @@ def _judge_result(check: TaskCheck, result: Any, era: Era) -> Iterator[Failure]:
                                  "client)", "task-undeclared")
         return
     if check.step is TaskStep.CREATE:
-        if era is Era.MODERN and (not isinstance(result, dict) or result.get("resultType") != "task"):
-            return  # the server chose a plain result, as it may
+        if not isinstance(result, dict) or not (result.get("resultType") == "task" if era is Era.MODERN
+                                                else isinstance(result.get("task"), dict)):
+            return  # a plain result: the server did not make a task (judged as a tool call elsewhere)
         if task is None or not isinstance(task.get("taskId"), str) or task.get("status") not in TASK_STATUSES:
             yield TaskIdsFailure(Severity.MEDIUM, "a task was created without a string taskId and a known status",
                                  "create-shape")

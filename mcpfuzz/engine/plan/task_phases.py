@@ -199,7 +199,9 @@ def _task(result: Any, era: Era) -> dict | None:
 
 def _created_id(result: Any, era: Era) -> str | None:
     """The id of the task a tools/call created (None: it answered a plain result)."""
-    if era is Era.MODERN and (not isinstance(result, dict) or result.get("resultType") != "task"):
+    if not isinstance(result, dict):
+        return None
+    if era is Era.MODERN and result.get("resultType") != "task" or era is Era.LEGACY and "task" not in result:
         return None
     task = _task(result, era)
     task_id = task.get("taskId") if task is not None else None
