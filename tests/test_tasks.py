@@ -104,7 +104,7 @@ def test_a_task_for_a_client_that_did_not_declare_the_extension() -> None:
 
 @pytest.mark.parametrize(("version", "severity"), [(None, "LOW"), (LEGACY, "HIGH")], ids=["2026-07-28", "2025-11-25"])
 def test_a_cancelled_task_that_completes(version: str | None, severity: str) -> None:
-    # Seen only after the task's work is done (1 s after it started), so a fresh server may not show it again.
+    # Seen only after the task's work is done (2 s after it started), so a fresh server may not show it again.
     finished, _ = tasks_run("cancelled-completes", version=version)
     assert [(f.oracle, f.target, f.severity.name) for f in finished.findings] == [("task-ids", "tasks/get", severity)]
 

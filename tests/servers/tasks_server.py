@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mcp_server import META_CAPS, RpcError, Server, main, text_item  # noqa: E402
 
 EXTENSION = "io.modelcontextprotocol/tasks"
-WORK = 1.0  # seconds a task works before it completes
+WORK = 2.0  # seconds a task works before it completes (mcpfuzz looks again 2.5 s after its cancel)
 TOOLS: list[dict[str, Any]] = [
     {"name": "double", "description": "Double an integer, as a task when the client supports tasks.",
      "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"],

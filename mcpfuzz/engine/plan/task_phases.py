@@ -26,7 +26,7 @@ from mcpfuzz.transport.errors import ServerStartError
 
 TASKS_FIRST_ID = 2**38  # above the client phase's ids (2**37 on), below the random frames' (2**40 on)
 MAX_TOOLS = 3  # tools called for a task until one gives one
-SETTLE = 1.5  # seconds after a cancel before the task is looked at again (its work may have finished meanwhile)
+SETTLE = 2.5  # seconds after a cancel before the task is looked at again (its work may have finished meanwhile)
 BAD_KINDS = (TaskIdKind.UNKNOWN, TaskIdKind.EMPTY, TaskIdKind.HUGE, TaskIdKind.WRONG_TYPE, TaskIdKind.MISSING)
 TASK_SUPPORT = ("optional", "required")  # 2025-11-25 tools' execution.taskSupport that allow a task
 
@@ -131,17 +131,23 @@ class _Runner:
         return exchange
 
     async def all(self, tools: list[tuple[str, dict]]) -> None:
+        """The task made and cancelled first (its work may end soon), then the bad ids and removed methods, which
+        also give the cancel time to settle, then the task looked at once more."""
         task_id: str | None = None
         history: tuple[bytes, ...] = ()
+        undeclared: list[Case] = []
         for tool, arguments in tools:
             create = call_case(self.builder, tool, arguments)
             task_id = _created_id(_answer(await self.run(create)), self.builder.era)
             if self.modern:
-                await self.run(call_case(self.builder, tool, arguments, declared=False))
+                undeclared.append(call_case(self.builder, tool, arguments, declared=False))
             if task_id is not None:
                 history = (create.data,)
                 break
         known = (task_id,) if task_id is not None else ()
+        settle = await self.cancel(task_id, known, history) if task_id is not None else None
+        for case in undeclared:
+            await self.run(case)
         await self.bad_ids("tasks/get", TaskStep.GET, known, history)
         if not self.modern:
             await self.bad_ids("tasks/result", TaskStep.RESULT, known, history)
@@ -150,8 +156,8 @@ class _Runner:
                               task_id or malformed_id(TaskIdKind.UNKNOWN, None), known, method=method)
             await self.run(task_case(self.builder, method, check, history=history))
         await self.bad_ids("tasks/cancel", TaskStep.CANCEL, known, history, kinds=BAD_KINDS[:4])
-        if task_id is not None:
-            await self.lifecycle(task_id, known, history)
+        if settle is not None:
+            await self.after_settling(*settle)
 
     async def bad_ids(self, method: str, step: TaskStep, known: tuple[str, ...], history: tuple[bytes, ...], *,
                       kinds: tuple[TaskIdKind, ...] = BAD_KINDS) -> None:
@@ -159,26 +165,31 @@ class _Runner:
             check = TaskCheck(step, kind, malformed_id(kind, known[0] if known else None), known, method=method)
             await self.run(task_case(self.builder, method, check, history=history))
 
-    async def lifecycle(self, task_id: str, known: tuple[str, ...], history: tuple[bytes, ...]) -> None:
-        """The task looked at, cancelled, looked at again at once and after a while, and (2025-11-25) cancelled
-        again, which its terminal status must refuse."""
+    async def cancel(self, task_id: str, known: tuple[str, ...], history: tuple[bytes, ...]
+                     ) -> tuple[TaskCheck, tuple[bytes, ...], float]:
+        """The task looked at, cancelled and looked at again at once; what the look after settling needs."""
         get = TaskCheck(TaskStep.GET, TaskIdKind.VALID, task_id, known, method="tasks/get")
         await self.run(task_case(self.builder, "tasks/get", get, history=history))
-        if self.modern:
-            undeclared = replace(get, step=TaskStep.GET_UNDECLARED)
-            await self.run(task_case(self.builder, "tasks/get", undeclared, history=history, declared=False))
         cancel = task_case(self.builder, "tasks/cancel", replace(get, step=TaskStep.CANCEL, method="tasks/cancel"),
                            history=history)
         acked = isinstance(_answer(await self.run(cancel)), dict)
+        cancelled_at = time.monotonic()
         history = (*history, cancel.data)
         after = replace(get, cancel_acked=acked)
         status = _status(_answer(await self.run(task_case(self.builder, "tasks/get", after, history=history))),
                          self.builder.era)
-        seen = status == "cancelled"
-        await anyio.sleep(max(0.0, min(SETTLE, self.until - time.monotonic())))
-        await self.run(task_case(self.builder, "tasks/get", replace(after, seen_cancelled=seen), history=history))
-        if seen and acked and not self.modern:
-            again = replace(after, step=TaskStep.CANCEL, method="tasks/cancel", seen_cancelled=True)
+        if self.modern:
+            undeclared = replace(get, step=TaskStep.GET_UNDECLARED)
+            await self.run(task_case(self.builder, "tasks/get", undeclared, history=history, declared=False))
+        return replace(after, seen_cancelled=status == "cancelled"), history, cancelled_at
+
+    async def after_settling(self, check: TaskCheck, history: tuple[bytes, ...], cancelled_at: float) -> None:
+        """The task looked at SETTLE seconds after its cancel (its work may have ended meanwhile), and (2025-11-25)
+        cancelled again, which a terminal status must refuse."""
+        await anyio.sleep(max(0.0, min(cancelled_at + SETTLE, self.until) - time.monotonic()))
+        await self.run(task_case(self.builder, "tasks/get", check, history=history))
+        if check.seen_cancelled and check.cancel_acked and not self.modern:
+            again = replace(check, step=TaskStep.CANCEL, method="tasks/cancel")
             await self.run(task_case(self.builder, "tasks/cancel", again, history=history))
 
 

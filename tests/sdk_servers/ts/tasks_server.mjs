@@ -1,5 +1,5 @@
 // A stdio server on the TypeScript SDK's experimental tasks (2025-11-25): `double` runs as a task in the SDK's
-// in-memory task store and completes a second later. mcpfuzz's tasks phase runs on it as on any server.
+// in-memory task store and completes two seconds later. mcpfuzz's tasks phase runs on it as on any server.
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
@@ -29,7 +29,7 @@ server.experimental.tasks.registerToolTask(
         } catch {
           // cancelled meanwhile: a terminal task keeps its status
         }
-      }, 1000);
+      }, 2000);
       return { task };
     },
     getTask: async (_args, extra) => extra.taskStore.getTask(extra.taskId),
