@@ -36,6 +36,7 @@ from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.incoming import classify, split_batch
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.task_check import TaskCheck, TaskIdKind, TaskStep
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, LATEST_MODERN, Era
 from mcpfuzz.oracles.base import Scope, Severity, all_oracles, plain_answer, run_checks
 from mcpfuzz.oracles.http import SessionPileupFailure
@@ -145,6 +146,18 @@ ASKED = {"resultType": "input_required", "requestState": "s",
          "inputRequests": {"name": {"method": "elicitation/create", "params": ELICIT["params"]}}}
 HELLO = {**call_result(), "resultType": "complete"}
 OTHER = {"content": [{"type": "text", "text": "other"}], "isError": False, "resultType": "complete"}
+
+
+def tasked(rid: int, check: TaskCheck, codes: frozenset[int] = frozenset()) -> Expectation:
+    """A tasks case: any answer for the task's own id, the `codes` otherwise."""
+    return Expectation(judge=OracleId.TASK_IDS, id=rid, codes=codes, result_ok=not codes, error_ok=True,
+                       well_formed=check.kind.well_formed, task=check)
+
+
+TASK = {"taskId": "t-1", "status": "working", "createdAt": "2026-01-01T00:00:00Z",
+        "lastUpdatedAt": "2026-01-01T00:00:00Z", "ttlMs": 1000, "resultType": "complete"}
+UNKNOWN_GET = TaskCheck(TaskStep.GET, TaskIdKind.UNKNOWN, "none", ("t-1",))
+AFTER_CANCEL = TaskCheck(TaskStep.GET, TaskIdKind.VALID, "t-1", ("t-1",), cancel_acked=True)
 
 
 @dataclass(frozen=True)
@@ -569,6 +582,24 @@ RULES: dict[str, Rule] = {
     "use-after-delete refused": Rule(P.USE_AFTER_DELETE, exchange(
         observed(1, P.USE_AFTER_DELETE, names("n3"), names("n3"), names("n3"), item="n3"),
         result(1, call_result(is_error=True))), ()),
+    # task-ids: the tasks extension (2026-07-28) and 2025-11-25's experimental tasks.
+    "task-ids unknown id refused -32602": Rule(P.TASK_IDS, exchange(
+        tasked(1, UNKNOWN_GET, frozenset({-32602})), error(1, -32602), era=Era.MODERN), ()),
+    "task-ids unknown id answered with another task": Rule(P.TASK_IDS, exchange(
+        tasked(1, UNKNOWN_GET, frozenset({-32602})), result(1, TASK), era=Era.MODERN), (MEDIUM, HIGH)),
+    "task-ids own id answered with another task": Rule(P.TASK_IDS, exchange(
+        tasked(1, TaskCheck(TaskStep.GET, TaskIdKind.VALID, "t-2", ("t-1", "t-2"))), result(1, TASK),
+        era=Era.MODERN), (HIGH,)),
+    "task-ids 2025-11-25 cancelled task still working": Rule(P.TASK_IDS, exchange(
+        tasked(1, AFTER_CANCEL), result(1, {k: v for k, v in TASK.items() if k != "resultType"})), (HIGH,)),
+    "task-ids 2026-07-28 cancel is eventually consistent": Rule(P.TASK_IDS, exchange(
+        tasked(1, AFTER_CANCEL), result(1, TASK), era=Era.MODERN), ()),
+    "task-ids task for a client that did not declare the extension": Rule(P.TASK_IDS, exchange(
+        tasked(1, TaskCheck(TaskStep.CALL_UNDECLARED)), result(1, {**TASK, "resultType": "task"}),
+        era=Era.MODERN), (HIGH,)),
+    "task-ids removed tasks/result served": Rule(P.TASK_IDS, exchange(
+        tasked(1, TaskCheck(TaskStep.REMOVED, TaskIdKind.VALID, "t-1"), frozenset({-32601})),
+        result(1, call_result()), era=Era.MODERN), (MEDIUM,)),
 }
 
 

@@ -38,6 +38,7 @@ class PhaseName(_Name):
     LINT = "lint"  # the lint rules on what the probe read, before the catalogue
     FLIGHT = "flight"  # work in flight: calls cancelled inside their measured latency, one target at once
     CLIENT = "client"  # mcpfuzz as a client: the server's requests for input answered in every way, retries fuzzed
+    TASKS = "tasks"  # the tasks extension: task ids valid, unknown, malformed and cancelled
 
 
 class StopReason(_Name):

@@ -20,6 +20,7 @@ from mcpfuzz.jsonrpc.expectation import (
 from mcpfuzz.jsonrpc.frame import Case, Posting
 from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.task_check import TaskCheck, TaskIdKind, TaskStep
 from mcpfuzz.jsonrpc.versions import Era
 
 _ABSENT_MARK = {"$absent": True}
@@ -125,6 +126,11 @@ def _extra_to_json(expect: Expectation) -> dict[str, Any]:
         extra["client"] = {"mode": client.mode.value, "declared": list(client.declared)}
         if client.retry is not None:
             extra["client"].update(retry=client.retry.value, baseline=client.baseline)
+    if expect.task is not None:
+        task = expect.task
+        extra["task"] = {"step": task.step.value, "kind": task.kind.value, "task_id": task.task_id,
+                         "known": list(task.known), "cancel_acked": task.cancel_acked,
+                         "seen_cancelled": task.seen_cancelled, "method": task.method}
     if expect.wrong_answer != "medium":
         extra["wrong_answer"] = expect.wrong_answer
     if expect.slow_after is not None:
@@ -151,8 +157,9 @@ def expectation_from_json(data: Any) -> Expectation:
             past_limit=ReaderLimit(extra["past_limit"]) if extra.get("past_limit") else None,
             http=_http_rule(extra), versions=_version_check(extra), tool_call=_tool_call(extra),
             listing=_listing(extra), resource=_resource(extra), cancel=_cancel(extra),
-            concurrent=_concurrent(extra), client=_client(extra), wrong_answer=extra.get("wrong_answer", "medium"),
-            slow_after=_seconds(extra.get("slow_after")), state=_state(extra))
+            concurrent=_concurrent(extra), client=_client(extra), task=_task(extra),
+            wrong_answer=extra.get("wrong_answer", "medium"), slow_after=_seconds(extra.get("slow_after")),
+            state=_state(extra))
     except (TypeError, ValueError) as error:
         raise CaseFormatError(f"the expectation cannot be read: {error}") from None
 
@@ -240,6 +247,15 @@ def _client(extra: dict) -> ClientCheck | None:
     return ClientCheck(AnswerMode(part.get("mode", AnswerMode.ACCEPT.value)),
                        tuple(str(name) for name in part.get("declared") or ()),
                        RetryKind(retry) if isinstance(retry, str) else None, part.get("baseline"))
+
+
+def _task(extra: dict) -> TaskCheck | None:
+    part = extra.get("task")
+    if not isinstance(part, dict):
+        return None
+    return TaskCheck(TaskStep(part.get("step")), TaskIdKind(part.get("kind", TaskIdKind.VALID.value)),
+                     part.get("task_id"), tuple(str(known) for known in part.get("known") or ()),
+                     bool(part.get("cancel_acked")), bool(part.get("seen_cancelled")), str(part.get("method") or ""))
 
 
 def case_to_json(case: Case) -> dict:

@@ -10,6 +10,7 @@ from typing import Any, Literal
 from mcpfuzz.jsonrpc.client_check import ClientCheck
 from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.task_check import TaskCheck
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -209,9 +210,9 @@ class Expectation:
     low although the id was readable), `is_error_result_ok` (invalid-params: an isError result is a
     correct refusal), `past_limit` (the frame goes past a limit RFC 8259 lets readers set: silence or a
     changed id is low, and no-hang owns it whatever the judge), `http`, `versions`, `tool_call`, `listing`,
-    `resource`, `cancel`, `concurrent`, `client`, `slow_after` (slow-input) and `state` (the semantic oracles).
-    `wrong_answer` is how bad another error code, or a result where an error is due, is: low where the spec only
-    says SHOULD (prompts).
+    `resource`, `cancel`, `concurrent`, `client`, `task`, `slow_after` (slow-input) and `state` (the semantic
+    oracles). `wrong_answer` is how bad another error code, or a result where an error is due, is: low where the
+    spec only says SHOULD (prompts).
     """
 
     judge: OracleId
@@ -238,6 +239,7 @@ class Expectation:
     cancel: CancelCheck | None = None
     concurrent: ConcurrencyCheck | None = None
     client: ClientCheck | None = None
+    task: TaskCheck | None = None  # a tasks-extension case (task-ids)
     wrong_answer: SeverityName = "medium"
     # slow-input: seconds past which an answer is far slower than its target's usual (set by the engine on a call
     # whose slowness it saw twice; None: never judged on time).

@@ -45,6 +45,7 @@ class OracleId(str, Enum):
     READ_ONLY_TRUTHFUL = "read-only-truthful"
     IDEMPOTENT_RETRY = "idempotent-retry"
     USE_AFTER_DELETE = "use-after-delete"
+    TASK_IDS = "task-ids"
 
     def __str__(self) -> str:
         # The id itself in messages, f-strings and file names, on every Python version.

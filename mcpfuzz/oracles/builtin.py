@@ -17,6 +17,7 @@ from mcpfuzz.oracles import (  # noqa: F401
     semantic,
     slow_input,
     surfaces,
+    tasks,
     tool_results,
     versions,
 )

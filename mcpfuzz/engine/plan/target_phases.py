@@ -12,10 +12,18 @@ from mcpfuzz.engine.phases.frame_fuzz import FrameFuzz, simplest_tool
 from mcpfuzz.engine.phases.preparation import TargetPreparation
 from mcpfuzz.engine.phases.search import PhaseStopped, SearchOptions
 from mcpfuzz.engine.phases.targets import TargetPlan, plan_targets
-from mcpfuzz.engine.plan.budget import CLIENT_SHARE, COVERAGE_SHARE, FLIGHT_SHARE, FRAME_SHARE, FUZZ_SHARE
+from mcpfuzz.engine.plan.budget import (
+    CLIENT_SHARE,
+    COVERAGE_SHARE,
+    FLIGHT_SHARE,
+    FRAME_SHARE,
+    FUZZ_SHARE,
+    TASKS_SHARE,
+)
 from mcpfuzz.engine.plan.client_phases import asks_for_input
 from mcpfuzz.engine.plan.context import RunContext, Searches
 from mcpfuzz.engine.plan.flight_phases import expects_work
+from mcpfuzz.engine.plan.task_phases import expects_tasks
 from mcpfuzz.engine.session.session import Session
 
 NO_TARGET = "no target to call"
@@ -181,6 +189,8 @@ class StatefulPhase(_CallPhase):
         share = 1.0 - FLIGHT_SHARE if expects_work(context) else 1.0
         if asks_for_input(context):
             share -= CLIENT_SHARE
+        if expects_tasks(context):
+            share -= TASKS_SHARE
         context.emit(PhaseStarted(PhaseName.STATEFUL, None, f"call sequences across {count_of(plan)}, about "
                                                             f"{budget.left() * share:.0f}s", budget.left() * share))
         await searches.calls.stateful(budget.share(share))
