@@ -8,8 +8,10 @@ what the server ran, never about when.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -21,6 +23,7 @@ from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema
 from mcpfuzz.engine.coverage.book import CoverageBook
 from mcpfuzz.engine.coverage.launch import CoverageSetup, PythonServer, python_server
 from tests.conftest import SERVERS_DIR, run_cli
+from tests.http_servers import start_http_server
 
 NESTED = SERVERS_DIR / "nested_conditions_server.py"
 ANSWER_TIMEOUT = 60.0  # generous: a loaded machine starting Python
@@ -35,8 +38,6 @@ def _exchange(server: PythonServer, setup: CoverageSetup, frames: list[dict]) ->
 
 
 def _base_env() -> dict[str, str]:
-    import os
-
     return {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
 
 
@@ -151,8 +152,6 @@ def test_covering_draws_start_from_the_calls_that_reached_new_code() -> None:
 
 @given(st.lists(st.tuples(st.sampled_from(["a.py", "b.py"]), st.integers(1, 50))))
 def test_the_book_counts_each_line_once(records: list[tuple[str, int]]) -> None:
-    import tempfile
-
     with tempfile.TemporaryDirectory() as folder:
         log = Path(folder) / "lines.tsv"
         log.write_text("#tracer\tsettrace\t1\n" + "".join(f"{number}\t{path}\n" for path, number in records))
@@ -160,3 +159,19 @@ def test_the_book_counts_each_line_once(records: list[tuple[str, int]]) -> None:
         assert book.after_call("tool/x") == len(set(records))
         assert book.after_call("tool/x") == 0
         assert book.tracer == "settrace"
+
+
+def test_an_http_server_mcpfuzz_launches_is_traced(tmp_path: Path) -> None:
+    launch = f"{sys.executable} {SERVERS_DIR / 'http_server.py'} --port {{port}}"
+    report = tmp_path / "report.json"
+    result = run_cli(["run", "--coverage", "--json", str(report), "--seed", "3", "--phases", "coverage",
+                      "--budget", "120", "http://127.0.0.1:{port}/mcp", "--launch", launch], timeout=240, cwd=tmp_path)
+    coverage = json.loads(report.read_text())["stats"].get("coverage")
+    assert coverage is not None and coverage["lines"] > 0, result.stdout + result.stderr
+    assert "--coverage is off" not in result.stdout
+
+
+def test_a_url_mcpfuzz_does_not_start_gets_the_notice() -> None:
+    with start_http_server() as url:
+        result = run_cli(["run", "--coverage", "--phases", "coverage", "--budget", "60", url], timeout=180)
+    assert result.stdout.count("--coverage is off: mcpfuzz does not start the server") == 1, result.stdout

@@ -136,13 +136,18 @@ def _detect_sdk(context: RunContext) -> None:
 
 
 def _start_coverage(context: RunContext) -> CoverageSetup | None:
-    """--coverage: the tracer's folder for a Python server mcpfuzz starts over stdio; else one Notice why not."""
+    """--coverage: the tracer's folder for a Python server mcpfuzz starts (a stdio command, or an HTTP server's
+    --launch command); else one Notice why not."""
     config = context.config
     if not config.coverage:
         return None
     target = config.target
-    server = python_server(target.command, target.cwd) if target.kind is ServerKind.COMMAND else \
-        "the server is reached over HTTP (coverage needs a stdio server mcpfuzz starts)"
+    if target.kind is ServerKind.COMMAND:
+        server = python_server(target.command, target.cwd)
+    elif target.kind is ServerKind.URL and target.launch:
+        server = python_server(target.launch)
+    else:
+        server = "mcpfuzz does not start the server (coverage needs a stdio command or an HTTP server's --launch)"
     if isinstance(server, str):
         context.emit(Notice(f"--coverage is off: {server}; the run goes on without it"))
         return None
