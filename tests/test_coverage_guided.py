@@ -101,11 +101,12 @@ def test_commands_that_do_not_run_python_are_told_apart(tmp_path: Path) -> None:
 
 
 def test_run_reports_lines_reached_per_target(tmp_path: Path) -> None:
-    report = tmp_path / "report.json"
-    result = run_cli(["run", "--coverage", "--json", str(report), "--seed", "3", "--phases", "coverage",
-                      "--budget", "120", "--", sys.executable, str(NESTED)], timeout=240)
+    report, page = tmp_path / "report.json", tmp_path / "report.html"
+    result = run_cli(["run", "--coverage", "--json", str(report), "--html", str(page), "--seed", "3", "--phases",
+                      "coverage", "--budget", "120", "--", sys.executable, str(NESTED)], timeout=240)
     data = json.loads(report.read_text())
     coverage = data["stats"]["coverage"]
+    assert '<table class="coverage">' in page.read_text() and "<code>tool/route</code>" in page.read_text()
     assert coverage["tracer"] in ("sys.monitoring", "settrace")
     assert coverage["lines"] > 0 and coverage["files"] == 2  # the server and the module it builds on
     assert coverage["targets"]["tool/route"] > 0
