@@ -176,3 +176,27 @@ def test_a_url_mcpfuzz_does_not_start_gets_the_notice() -> None:
     with start_http_server() as url:
         result = run_cli(["run", "--coverage", "--phases", "coverage", "--budget", "60", url], timeout=180)
     assert result.stdout.count("--coverage is off: mcpfuzz does not start the server") == 1, result.stdout
+
+
+def test_installed_packages_count_only_with_coverage_sdk(tmp_path: Path) -> None:
+    script = tmp_path / "uses_a_package.py"
+    script.write_text("import idna\n\nprint(idna.encode('example').decode())\n")
+    counted: dict[bool, set[str]] = {}
+    for include_sdk in (False, True):
+        server = python_server([sys.executable, str(script)])
+        assert isinstance(server, PythonServer)
+        setup = CoverageSetup.create(server, include_sdk=include_sdk, env={})
+        try:
+            done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                                  env={**_base_env(), **setup.env}, timeout=ANSWER_TIMEOUT)
+            assert done.stdout == "example\n"
+            book = CoverageBook(setup.log)
+            book.settle()
+            counted[include_sdk] = {path for path, _ in book.lines}
+        finally:
+            setup.remove()
+    assert counted[False] == {str(script.resolve())}
+    assert str(script.resolve()) in counted[True]
+    assert any("idna" in path for path in counted[True])
+    assert not any(path.startswith(os.path.dirname(os.__file__) + os.sep) and "site-packages" not in path
+                   for path in counted[True])  # never the standard library

@@ -33,7 +33,8 @@ def _library_folders(include_sdk: bool) -> list[str]:
     import sysconfig
 
     paths = sysconfig.get_paths()
-    folders = [paths.get("stdlib", ""), paths.get("platstdlib", "")]
+    # Not "platstdlib": in a virtual environment it is the environment's lib folder, which holds site-packages.
+    folders = [paths.get("stdlib", ""), os.path.dirname(os.__file__)]
     if not include_sdk:
         folders += [paths.get("purelib", ""), paths.get("platlib", "")]
         with contextlib.suppress(AttributeError):  # an old virtualenv's `site` module lacks them
