@@ -73,7 +73,8 @@ def run(server: list[str], *, coverage: bool, seed: int, budget: float, stop_at_
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=60.0, help="budget of each --coverage run")
-    parser.add_argument("--blind-seconds", type=float, default=300.0, help="budget of each run without it")
+    parser.add_argument("--blind-seconds", type=float, default=300.0,
+                        help="budget of each run without it (0: none)")
     parser.add_argument("--seeds", default="1,2,3", help="comma-separated seeds, each run both ways")
     parser.add_argument("--overhead", action="store_true", help="calls/s on the bundled example instead")
     options = parser.parse_args()
@@ -90,13 +91,18 @@ def main() -> int:
     outcomes = []
     for seed in seeds:
         for coverage, budget in ((True, options.seconds), (False, options.blind_seconds)):
+            if budget <= 0:
+                continue  # --blind-seconds 0: the guided runs alone
             outcome = run([str(NESTED)], coverage=coverage, seed=seed, budget=budget, stop_at_first=True)
             print(outcome.line(), flush=True)
             outcomes.append(outcome)
     for coverage in (True, False):
         found = [o for o in outcomes if o.coverage is coverage and o.crash_after is not None]
         mode = "--coverage" if coverage else "blind"
-        print(f"{mode}: found in {len(found)} of {len(seeds)} runs"
+        runs = sum(1 for o in outcomes if o.coverage is coverage)
+        if not runs:
+            continue
+        print(f"{mode}: found in {len(found)} of {runs} runs"
               + (f", after {', '.join(f'{o.crash_after:.0f}s' for o in found)}" if found else ""))
     return 0
 

@@ -1,7 +1,7 @@
 """Fuzz draws that start from the calls that reached new code (--coverage), the most recent first.
 
 A call whose arguments made the server run lines no call had run before goes into its target's CoveringPool. Two
-draws in three then take one of those arguments (favouring the latest: the deepest so far) and give one to three
+draws in three then take one of those arguments (the latest, the deepest so far, half the time) and give one to three
 properties the values of a fresh valid draw, so a search that got past one condition of a handler tries the next
 condition with the first one still met. The pool only grows while a search runs: a value replayed by Hypothesis
 may come from a different call than the first time, which at worst makes one shrink give up (a failure is
@@ -46,9 +46,11 @@ def covering_calls(schema: ArgumentSchema, fuzz: st.SearchStrategy[ArgumentCall]
     def draw_call(draw: Any) -> ArgumentCall:
         if not pool.calls or not changeable or draw(st.integers(0, COVER_ODDS - 1)) == 0:
             return draw(fuzz)
-        # Hypothesis favours small integers: counted from the end, the latest covering calls come first.
-        back = draw(st.integers(0, MAX_COVERING - 1))
-        start = pool.calls[-1 - back % len(pool.calls)]
+        # The latest covering call half the time (it got the furthest so far), else any of them.
+        if draw(st.booleans()):
+            start = pool.calls[-1]
+        else:
+            start = pool.calls[draw(st.integers(0, MAX_COVERING - 1)) % len(pool.calls)]
         return _changed(draw, schema, start, changeable)
 
     return draw_call()
