@@ -200,3 +200,12 @@ def test_installed_packages_count_only_with_coverage_sdk(tmp_path: Path) -> None
     assert any("idna" in path for path in counted[True])
     assert not any(path.startswith(os.path.dirname(os.__file__) + os.sep) and "site-packages" not in path
                    for path in counted[True])  # never the standard library
+
+
+def test_a_python_that_ignores_pythonpath_gets_the_notice(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    result = run_cli(["run", "--coverage", "--json", str(report), "--seed", "3", "--phases", "coverage",
+                      "--budget", "120", "--", sys.executable, "-I", str(NESTED)], timeout=240)
+    assert result.stdout.count("--coverage is off: the server did not load mcpfuzz's tracer") == 1, result.stdout
+    data = json.loads(report.read_text())
+    assert "coverage" not in data["stats"] and data["stats"]["targets"]["tool/route"] > 0
