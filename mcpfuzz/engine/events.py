@@ -258,6 +258,7 @@ class Stats:
     standbys: int = 0  # standby processes started ahead of restarts
     warm_restarts: int = 0  # starts that took a standby instead of starting a process and waiting for it
     startup: dict[str, Any] | None = None  # seconds from spawn to first answer: first, last, median, count
+    coverage: dict[str, Any] | None = None  # --coverage: lines the server's code reached, in all and per target
 
     COUNTERS = ("cases", "tool_calls", "frame_cases", "frames_sent", "restarts", "standbys", "warm_restarts")
 
@@ -279,6 +280,8 @@ class Stats:
             data["workers"] = self.workers
         if self.plan is not None:
             data["plan"] = self.plan
+        if self.coverage is not None:
+            data["coverage"] = self.coverage
         return data
 
     def add(self, other: dict[str, Any]) -> None:

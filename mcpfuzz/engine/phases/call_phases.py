@@ -14,6 +14,7 @@ import anyio.from_thread
 from hypothesis import strategies as st
 from hypothesis import target as hypothesis_target
 
+from mcpfuzz.engine.coverage.book import CoverageBook
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.judge import FindingKey
 from mcpfuzz.engine.phases.hypothesis_bridge import check_deadline
@@ -33,6 +34,7 @@ from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Failure
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
 from mcpfuzz.strategies.arguments.coverage import coverage_calls
+from mcpfuzz.strategies.arguments.covering import CoveringPool, covering_calls
 from mcpfuzz.strategies.arguments.dictionary import Dictionary
 from mcpfuzz.strategies.arguments.fuzz_calls import fuzz_calls
 from mcpfuzz.strategies.arguments.harvest import harvest, linked_uris, substitute, takes_ids
@@ -66,10 +68,13 @@ class CallPhases:
                  strict_types: bool = False, timeouts: Mapping[str, float] | None = None,
                  canaries: CanaryLayout | None = None,
                  known_arguments: Mapping[str, Sequence[dict]] | None = None,
-                 oracles: Collection[str] | None = None) -> None:
+                 oracles: Collection[str] | None = None, coverage: CoverageBook | None = None) -> None:
         self.session = session
         # The run's oracles (None: all): a semantic oracle left out costs no observations of the state.
         self.oracles = None if oracles is None else frozenset(oracles)
+        self.traced = coverage  # --coverage: the lines the traced server reports; None when it is off
+        self._covering_pools: dict[str, CoveringPool] = {}  # target label -> its calls that reached new code
+        self._reached = 0  # lines the fuzz example being run reached first (its coverage target)
         self.timeouts = dict(timeouts or {})  # target label -> its own per-call timeout
         self.known_arguments = dict(known_arguments or {})  # target label -> argument objects the user knows work
         self.refused_arguments: list[str] = []  # why some of those were left out (the schema refuses them)
@@ -145,6 +150,8 @@ class CallPhases:
                         state: StateCheck | None = None) -> Exchange:
         case = target.case(self.builder, call, history=history)
         timeout = self.timeouts.get(target.label)
+        if self.traced is not None:
+            self.traced.settle()
         try:
             if state is None:
                 exchange = await self.session.run_case(case, timeout=timeout)
@@ -154,7 +161,20 @@ class CallPhases:
         except (HarnessError, ServerStartError) as error:
             raise PhaseStopped(str(error)) from None
         self.calls += 1
+        self._took_coverage(target, [call])
         return exchange
+
+    def _took_coverage(self, target: CallTarget, calls: list[ArgumentCall]) -> None:
+        """The lines `calls` (one call, or a window's) reached first: counted for the target and the example, and
+        the calls kept as covering calls when there were some."""
+        if self.traced is None:
+            return
+        new = self.traced.after_call(target.label)
+        if new:
+            self._reached += new
+            pool = self._covering_pools.setdefault(target.label, CoveringPool())
+            for call in calls:
+                pool.add(call)
 
     # -- coverage ------------------------------------------------------------------------------
 
@@ -293,17 +313,24 @@ class CallPhases:
         # hitting them depends on the constants Hypothesis happens to collect from loaded modules.
         fuzz = fuzz_calls(target.schema, self._coverage_of(target), strict_types=self.strict_types)
         # Seeds (the user's arguments, the schema's examples) and the server's own words at raised odds.
-        return seeded_calls(target.schema, fuzz, self._seeds(target), self._words())
+        seeded = seeded_calls(target.schema, fuzz, self._seeds(target), self._words())
+        if self.traced is None:
+            return seeded
+        # --coverage: the calls that reached new code, changed a little, at raised odds.
+        return covering_calls(target.schema, seeded, self._covering_pools.setdefault(target.label, CoveringPool()))
 
     async def fuzz_target(self, target: CallTarget, deadline: float, *, epoch: int = 0) -> None:
         """One target's search until the deadline (`epoch`: a soak's slice number, so slices differ)."""
 
         def body(calls: list[ArgumentCall], pursued: set[FindingKey]) -> Failure | None:
             self._slowest = 0.0
+            self._reached = 0
             failure = anyio.from_thread.run(self._call_batch, target, calls, pursued, deadline)
             score = latency_score(self._slowest)
             if score is not None:  # steer the search toward slow answers (an algorithmic blow-up)
                 hypothesis_target(score, label="latency")
+            if self._reached:  # --coverage: toward examples that reached code no call had reached
+                hypothesis_target(float(self._reached), label="coverage")
             return failure
 
         strategy = await anyio.to_thread.run_sync(self._strategy, target)  # its coverage calls made, off the loop
@@ -341,6 +368,8 @@ class CallPhases:
         unsettled = self._unsettled.setdefault(target.label, Unsettled())
         before = unsettled.count
         cases = [target.case(self.builder, call) for call in calls]
+        if self.traced is not None:
+            self.traced.settle()
         async with aclosing(run_in_order(self.session, cases, unsettled=unsettled)) as exchanges:
             for call in calls:
                 if unsettled.count > before and time.monotonic() >= deadline:
@@ -352,6 +381,8 @@ class CallPhases:
                 except (HarnessError, ServerStartError) as error:
                     raise PhaseStopped(str(error)) from None
                 self.calls += 1
+                # A window's lines all come before its first answer is handed over: each of its calls is kept.
+                self._took_coverage(target, calls)
                 judged = self.judge(PhaseName.FUZZ, exchange)
                 seconds = answer_seconds(exchange)
                 if self.slow.suspect(target.label, exchange):

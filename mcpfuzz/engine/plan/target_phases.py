@@ -6,6 +6,7 @@ import time
 from dataclasses import dataclass
 
 from mcpfuzz.engine.config import CALL_PHASES
+from mcpfuzz.engine.coverage.book import CoverageBook
 from mcpfuzz.engine.events import Notice, PhaseName, PhaseStarted, TargetsPlanned
 from mcpfuzz.engine.phases.call_phases import CallPhases
 from mcpfuzz.engine.phases.frame_fuzz import FrameFuzz, simplest_tool
@@ -74,12 +75,25 @@ class TargetsReadyPhase:
         calls = CallPhases(session, plan.targets, context.judge, options, strict_types=config.strict_types,
                            timeouts=config.target_timeouts, known_arguments=config.known_arguments,
                            canaries=context.security.layout if context.security is not None else None,
-                           oracles=config.oracles)
+                           oracles=config.oracles, coverage=traced(context))
         called = {target.label for target in plan.targets}
         for label in config.known_arguments:
             if label not in called:
                 context.emit(Notice(f"--args: {label} is not a target this run calls; its arguments are not used"))
         context.searches = Searches(frames, calls)
+
+
+def traced(context: RunContext) -> CoverageBook | None:
+    """--coverage's book once the server's tracer has said it is in; else None, and coverage off, said once."""
+    book = context.coverage
+    if book is None:
+        return None
+    book.settle()
+    if book.tracer is None:
+        context.emit(Notice("--coverage is off: the server did not load mcpfuzz's tracer (a python started with -I, "
+                            "-E or -S ignores PYTHONPATH, and a launcher may clear it); the run goes on without it"))
+        context.coverage = None
+    return context.coverage
 
 
 def _calls_wanted(context: RunContext) -> bool:
