@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcpfuzz.engine.attribution.detect import _site_packages, _which, _without_env
+from mcpfuzz.engine.attribution.detect import site_packages, which, without_env
 
 ENV_FILE = "MCPFUZZ_COVERAGE_FILE"
 ENV_ROOTS = "MCPFUZZ_COVERAGE_ROOTS"
@@ -32,11 +32,11 @@ class PythonServer:
 def python_server(command: Sequence[str], cwd: str | None = None) -> PythonServer | str:
     """The Python server `command` starts (`python server.py`, `python -m package`, a console script of a
     virtual environment, or a script with a python `#!`), or why it is none, in the user's words."""
-    words = list(_without_env(command))
+    words = list(without_env(command))
     if not words:
         return "there is no command to start (coverage needs a server mcpfuzz launches over stdio)"
     base = Path(cwd) if cwd else Path.cwd()
-    program = _which(words[0]) or (str(base / words[0]) if (base / words[0]).is_file() else None)
+    program = which(words[0]) or (str(base / words[0]) if (base / words[0]).is_file() else None)
     if program is None:
         return f"{words[0]} was not found"
     if Path(program).name.startswith("python"):
@@ -62,7 +62,7 @@ def _interpreter_roots(arguments: list[str], base: Path, interpreter: Path) -> t
 def _module_entry(module: str, base: Path, interpreter: Path) -> Path | None:
     """The file `python -m module` runs: in the working folder, the environment, or a folder an editable install
     puts on the path (a `.pth` file's lines); found by reading, never by running the interpreter."""
-    sites = _site_packages(interpreter.absolute())
+    sites = site_packages(interpreter.absolute())
     folders = [base, *sites, *_path_files_folders(sites)]
     relative = Path(*module.split("."))
     for folder in folders:
@@ -113,7 +113,7 @@ def _shebang(program: str) -> tuple[str | None, str]:
     words = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
     if words and Path(words[0]).name == "env":
         words = [word for word in words[1:] if not word.startswith("-")]
-        found = _which(words[0]) if words else None
+        found = which(words[0]) if words else None
         words = [found] if found else []
     if not words or not Path(words[0]).name.startswith("python"):
         return None, ""
