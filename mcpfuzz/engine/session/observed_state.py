@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+import anyio
+
 from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.expectation import StateCheck
@@ -15,6 +17,8 @@ from mcpfuzz.transport.errors import TransportError
 # Times a call whose observation changed is sent again, each judged the same way: a value that changes by itself
 # (a clock to the second) may change during one call by chance, not during three in a row.
 RESENDS = 2
+# The longest idle wait of the control that tells a volatile observation from one the call changed (seconds).
+IDLE_CONTROL_MAX = 15.0
 
 
 async def run_observed(session: Session, case: Case, *, timeout: float | None = None) -> Exchange:
@@ -51,10 +55,27 @@ async def run_observed(session: Session, case: Case, *, timeout: float | None = 
         alive = resent.crash is None and session.alive and session.process == process
         if alive:
             observed = replace(observed, resent=(*observed.resent, (ahead, await _observe(session, state))))
+    if alive and observed.confirmed():
+        observed = await _idle_control(session, state, observed, exchange.waited)
     if case.fresh:
         session.ready = False  # the next case starts on a process of its own, as after any fresh case
     exchange.case = replace(case, expect=replace(case.expect, state=observed))
     return exchange
+
+
+async def _idle_control(session: Session, state: StateCheck, observed: StateCheck, took: float) -> StateCheck:
+    """Observe twice with no call between, as far apart as the call took: an observation that changes over that
+    time by itself (a clock, when the call is a long one) is volatile, recorded as a second observation before the
+    call that differs from the first, so no oracle counts it."""
+    first = await _observe(session, state)
+    await anyio.sleep(min(max(took, 0.0), IDLE_CONTROL_MAX))
+    second = await _observe(session, state)
+    moving = {index for index, (one, two) in enumerate(zip(first, second, strict=False)) if one != two}
+    if not moving:
+        return observed
+    again = tuple((second[index] if second[index] != observed.before[index] else first[index])
+                  if index in moving else value for index, value in enumerate(observed.again))
+    return replace(observed, again=again)
 
 
 async def _observe(session: Session, state: StateCheck) -> tuple[Any, ...]:
