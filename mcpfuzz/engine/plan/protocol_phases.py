@@ -11,6 +11,7 @@ from pathlib import Path
 
 import anyio
 
+from mcpfuzz.corpus.store import MANIFEST, TEMP_PREFIX
 from mcpfuzz.engine.alone_answers import run_case
 from mcpfuzz.engine.config import CALL_PHASES
 from mcpfuzz.engine.events import FindingFound, Notice, PhaseName, PhaseStarted, ProbeDone, ServerRestarted
@@ -133,8 +134,10 @@ def _case_cost(context: RunContext, case: Case) -> float:
 
 
 def _saved_before(root: Path, written: Collection[Path]) -> bool:
-    """Whether the corpus holds a transcript this run did not write (what the probe found is saved as found)."""
-    return root.is_dir() and any(path.resolve() not in written for path in root.rglob("*.json"))
+    """Whether the corpus holds a transcript this run did not write (what the probe found is saved as found; the
+    manifest and half-written files are no transcripts)."""
+    return root.is_dir() and any(path.resolve() not in written for path in root.rglob("*.json")
+                                 if path.name != MANIFEST and not path.name.startswith(TEMP_PREFIX))
 
 
 @dataclass(frozen=True)
