@@ -10,10 +10,11 @@ from typing import Any
 import anyio
 
 from mcpfuzz.engine.config import CALL_PHASES
-from mcpfuzz.engine.events import Notice, PhaseName, PhaseStarted
+from mcpfuzz.engine.events import PhaseName, PhaseStarted
 from mcpfuzz.engine.phases.probe import ProbeResult
 from mcpfuzz.engine.plan.context import RunContext
-from mcpfuzz.engine.session.session import HarnessError, Session
+from mcpfuzz.engine.plan.phase_cases import PhaseCases, PhaseOver
+from mcpfuzz.engine.session.session import Session
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
@@ -22,7 +23,6 @@ from mcpfuzz.jsonrpc.task_check import TASKS_EXTENSION, TaskCheck, TaskIdKind, T
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.strategies.messages import FrameBuilder
 from mcpfuzz.strategies.task_cases import call_case, malformed_id, task_case
-from mcpfuzz.transport.errors import ServerStartError
 
 TASKS_FIRST_ID = 2**38  # above the client phase's ids (2**37 on), below the random frames' (2**40 on)
 MAX_TOOLS = 3  # tools called for a task until one gives one
@@ -81,7 +81,7 @@ class TasksPhase:
         context.emit(PhaseStarted(PhaseName.TASKS, detail=f"{len(tools)} tools to call for a task"))
         try:
             await runner.all(tools)
-        except _Stop:
+        except PhaseOver:
             return
 
 
@@ -102,33 +102,15 @@ def _tools(context: RunContext, probe: ProbeResult) -> list[tuple[str, dict]]:
     return chosen[:MAX_TOOLS]
 
 
-class _Stop(Exception):
-    """The phase's time is over, or the server is lost."""
 
-
-class _Runner:
+class _Runner(PhaseCases):
     """Runs and judges the phase's cases in order, each later one built from what the earlier ones got."""
 
     def __init__(self, context: RunContext, session: Session, builder: FrameBuilder) -> None:
-        self.context, self.session, self.builder = context, session, builder
+        super().__init__(context, session, PhaseName.TASKS)
+        self.builder = builder
         self.modern = builder.era is Era.MODERN
-        self.until = context.budget.deadline
-        self.ran = 0
 
-    async def run(self, case: Case) -> Exchange:
-        if self.ran and time.monotonic() >= self.until:
-            self.context.emit(Notice(f"{PhaseName.TASKS}: cases left out to keep the run's time; raise --budget "
-                                     "to run them all"))
-            raise _Stop
-        self.ran += 1
-        try:
-            exchange = await self.session.run_case(case, timeout=self.context.config.target_timeouts.get(
-                TargetKind.TOOL.label(case.id)))
-        except (HarnessError, ServerStartError) as error:
-            self.context.server_lost(error, PhaseName.TASKS)
-            raise _Stop from None
-        self.context.judge(PhaseName.TASKS, exchange)
-        return exchange
 
     async def all(self, tools: list[tuple[str, dict]]) -> None:
         """The task made and cancelled first (its work may end soon), then the bad ids and removed methods, which
