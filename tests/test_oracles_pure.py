@@ -28,6 +28,7 @@ from mcpfuzz.jsonrpc.expectation import (
     ListingCheck,
     ReaderLimit,
     ResourceCheck,
+    StateCheck,
     ToolCallCheck,
     VersionCheck,
 )
@@ -36,6 +37,7 @@ from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.incoming import classify, split_batch
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.task_check import TaskCheck, TaskIdKind, TaskStep
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, LATEST_MODERN, Era
 from mcpfuzz.oracles.base import Scope, Severity, all_oracles, plain_answer, run_checks
 from mcpfuzz.oracles.http import SessionPileupFailure
@@ -108,6 +110,21 @@ def slow_call(rid: int, limit: float | None) -> Expectation:
     return replace(tool_call(rid), slow_after=limit)
 
 
+def observed(rid: int, judge: OracleId, *rounds: tuple[Any, ...], item: str = "") -> Expectation:
+    """A valid tools/call sent between observations of one request: `rounds` are the answers before, again, after,
+    then (before, after) for each time it was sent again."""
+    before, again, after, *resent = rounds
+    pairs = tuple(((first,), (second,)) for first, second in resent)
+    state = StateCheck(judge, (("tools/call", {"name": "get", "arguments": {"id": item or "x"}}),), item,
+                       (before,), (again,), (after,), pairs)
+    return replace(tool_call(rid), state=state)
+
+
+def names(*held: str) -> dict:
+    """A list tool's result holding `held`."""
+    return {"content": [{"type": "text", "text": json.dumps(list(held))}], "structuredContent": {"names": list(held)}}
+
+
 def call_result(structured: Any = ABSENT, *, is_error: bool = False) -> dict:
     """A tools/call result with text content, and structuredContent when given."""
     value: dict = {"content": [{"type": "text", "text": "ok"}], "isError": is_error}
@@ -130,6 +147,18 @@ ASKED = {"resultType": "input_required", "requestState": "s",
          "inputRequests": {"name": {"method": "elicitation/create", "params": ELICIT["params"]}}}
 HELLO = {**call_result(), "resultType": "complete"}
 OTHER = {"content": [{"type": "text", "text": "other"}], "isError": False, "resultType": "complete"}
+
+
+def tasked(rid: int, check: TaskCheck, codes: frozenset[int] = frozenset()) -> Expectation:
+    """A tasks case: any answer for the task's own id, the `codes` otherwise."""
+    return Expectation(judge=OracleId.TASK_IDS, id=rid, codes=codes, result_ok=not codes, error_ok=True,
+                       well_formed=check.kind.well_formed, task=check)
+
+
+TASK = {"taskId": "t-1", "status": "working", "createdAt": "2026-01-01T00:00:00Z",
+        "lastUpdatedAt": "2026-01-01T00:00:00Z", "ttlMs": 1000, "resultType": "complete"}
+UNKNOWN_GET = TaskCheck(TaskStep.GET, TaskIdKind.UNKNOWN, "none", ("t-1",))
+AFTER_CANCEL = TaskCheck(TaskStep.GET, TaskIdKind.VALID, "t-1", ("t-1",), cancel_acked=True)
 
 
 @dataclass(frozen=True)
@@ -546,6 +575,49 @@ RULES: dict[str, Rule] = {
         asking(1, declared=()), result(1, ASKED), era=Era.MODERN), (HIGH,)),
     "missing-capability refused with -32021": Rule(P.MISSING_CAPABILITY, exchange(
         asking(1, declared=()), error(1, -32021), era=Era.MODERN), ()),
+    # read-only-truthful, idempotent-retry: an observation stable before, changed after, and again each time resent.
+    "read-only-truthful changed with each call": Rule(P.READ_ONLY_TRUTHFUL, exchange(
+        observed(1, P.READ_ONLY_TRUTHFUL, names("a"), names("a"), names("b"), (names("b"), names("c")),
+                 (names("c"), names("d"))), result(1, call_result())), (MEDIUM,)),
+    "read-only-truthful changing by itself": Rule(P.READ_ONLY_TRUTHFUL, exchange(
+        observed(1, P.READ_ONLY_TRUTHFUL, names("a"), names("b"), names("c"), (names("c"), names("d"))),
+        result(1, call_result())), ()),
+    "read-only-truthful changed once, not again": Rule(P.READ_ONLY_TRUTHFUL, exchange(
+        observed(1, P.READ_ONLY_TRUTHFUL, names("a"), names("a"), names("b"), (names("b"), names("b"))),
+        result(1, call_result())), ()),
+    "idempotent-retry changed again": Rule(P.IDEMPOTENT_RETRY, exchange(
+        observed(1, P.IDEMPOTENT_RETRY, names("t"), names("t"), names("t", "t"),
+                 (names("t", "t"), names("t", "t", "t")), (names("t", "t", "t"), names("t", "t", "t", "t"))),
+        result(1, call_result())), (MEDIUM,)),
+    "idempotent-retry unchanged": Rule(P.IDEMPOTENT_RETRY, exchange(
+        observed(1, P.IDEMPOTENT_RETRY, names("t"), names("t"), names("t")), result(1, call_result())), ()),
+    # use-after-delete: a delete that answered success, and the item still returned.
+    "use-after-delete still listed": Rule(P.USE_AFTER_DELETE, exchange(
+        observed(1, P.USE_AFTER_DELETE, names("n3"), names("n3"), names("n3"), item="n3"),
+        result(1, call_result())), (MEDIUM,)),
+    "use-after-delete gone": Rule(P.USE_AFTER_DELETE, exchange(
+        observed(1, P.USE_AFTER_DELETE, names("n3"), names("n3"), names(), item="n3"), result(1, call_result())), ()),
+    "use-after-delete refused": Rule(P.USE_AFTER_DELETE, exchange(
+        observed(1, P.USE_AFTER_DELETE, names("n3"), names("n3"), names("n3"), item="n3"),
+        result(1, call_result(is_error=True))), ()),
+    # task-ids: the tasks extension (2026-07-28) and 2025-11-25's experimental tasks.
+    "task-ids unknown id refused -32602": Rule(P.TASK_IDS, exchange(
+        tasked(1, UNKNOWN_GET, frozenset({-32602})), error(1, -32602), era=Era.MODERN), ()),
+    "task-ids unknown id answered with another task": Rule(P.TASK_IDS, exchange(
+        tasked(1, UNKNOWN_GET, frozenset({-32602})), result(1, TASK), era=Era.MODERN), (MEDIUM, HIGH)),
+    "task-ids own id answered with another task": Rule(P.TASK_IDS, exchange(
+        tasked(1, TaskCheck(TaskStep.GET, TaskIdKind.VALID, "t-2", ("t-1", "t-2"))), result(1, TASK),
+        era=Era.MODERN), (HIGH,)),
+    "task-ids 2025-11-25 cancelled task still working": Rule(P.TASK_IDS, exchange(
+        tasked(1, AFTER_CANCEL), result(1, {k: v for k, v in TASK.items() if k != "resultType"})), (HIGH,)),
+    "task-ids 2026-07-28 cancel is eventually consistent": Rule(P.TASK_IDS, exchange(
+        tasked(1, AFTER_CANCEL), result(1, TASK), era=Era.MODERN), ()),
+    "task-ids task for a client that did not declare the extension": Rule(P.TASK_IDS, exchange(
+        tasked(1, TaskCheck(TaskStep.CALL_UNDECLARED)), result(1, {**TASK, "resultType": "task"}),
+        era=Era.MODERN), (HIGH,)),
+    "task-ids removed tasks/result served": Rule(P.TASK_IDS, exchange(
+        tasked(1, TaskCheck(TaskStep.REMOVED, TaskIdKind.VALID, "t-1"), frozenset({-32601})),
+        result(1, call_result()), era=Era.MODERN), (MEDIUM,)),
     "list-identity the same list": Rule(P.LIST_IDENTITY, exchange(identity(5, "a", "b"), result(5, tools("a", "b"))),
                                         ()),
     "list-identity a first page of the list": Rule(P.LIST_IDENTITY, exchange(identity(5, "a", "b", "c"), result(

@@ -80,6 +80,15 @@ def ts_run() -> RunFinished:
 
 
 @pytest.fixture(scope="module")
+def ts_tasks_run() -> RunFinished:
+    """The TypeScript SDK 1.32.2's experimental tasks (2025-11-25), stdio, coverage then the tasks phase."""
+    if shutil.which("node") is None or not (TS_SERVER.parent / "node_modules" / "@modelcontextprotocol").is_dir():
+        pytest.skip("no TypeScript SDK server: .ci/run installs it (npm install in tests/sdk_servers/ts)")
+    return run_engine(["node", str(TS_SERVER.parent / "tasks_server.mjs")], timeout=5, budget=30,
+                      phases=("probe", "coverage"))
+
+
+@pytest.fixture(scope="module")
 def ts_http_run() -> RunFinished:
     """The TypeScript SDK 1.32.2 over streamable HTTP (stateless, --launch), the protocol phases and coverage (where
     a missing resource is read)."""
@@ -139,10 +148,11 @@ def test_every_finding_on_an_sdk_server_is_marked_as_the_sdks(sdk2_run: RunFinis
 
 
 def test_every_row_of_the_known_behaviour_table_shows_on_a_real_server(
-        sdk2_run: RunFinished, sdk1_run: RunFinished, ts_run: RunFinished, ts_http_run: RunFinished) -> None:
+        sdk2_run: RunFinished, sdk1_run: RunFinished, ts_run: RunFinished, ts_http_run: RunFinished,
+        ts_tasks_run: RunFinished) -> None:
     """A row nothing matches is a claim about an SDK nobody checked: each must explain a finding on its SDK."""
     shown = set()
-    for finished in (sdk2_run, sdk1_run, ts_run, ts_http_run):
+    for finished in (sdk2_run, sdk1_run, ts_run, ts_http_run, ts_tasks_run):
         shown |= {(f.upstream.link, f.upstream.behaviour) for f in finished.findings if f.upstream is not None}
     # The Go, Rust and C# rows are checked on their own servers (tests/test_sdk_attribution_real.py).
     missing = [row.id for row in known_behaviours()

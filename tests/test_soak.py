@@ -290,4 +290,8 @@ def test_a_workers_samples_before_the_leads_run_started_are_relayed_after_it() -
     started = RunStarted("server", 1, ("no-crash",), 60.0, 5.0)
     merger.take(_Message(0, started))
     merger.take(_Message(1, sample))
-    assert relayed == [started, sample, sample]
+    # Each relayed sample names its worker's server (one memory line per server in the HTML report).
+    from dataclasses import replace
+
+    tagged = replace(sample, server=1)
+    assert relayed == [started, tagged, tagged]

@@ -116,6 +116,13 @@ SERVER_OPTIONS = [
               help="Also look for sandbox escapes and command injection: the stdio server runs in a temporary "
               "workspace ({workspace} in its command) with canary files around it; path and shell payloads "
               "aim at them (sandbox-escape, command-injection oracles)."),
+    click.option("--coverage", is_flag=True, default=False,
+              help="Steer the fuzz phase by the lines of the server's own code each call reaches (a Python server "
+              "mcpfuzz starts, over stdio or --launch: a tracer loaded at its start-up); lines reached per target "
+              "in the reports."),
+    click.option("--coverage-sdk", is_flag=True, default=False,
+              help="With --coverage, count the lines of installed packages (the MCP SDK) too, not only the "
+              "server's own code."),
     click.option("--read-only", is_flag=True, default=False,
               help="Call only targets annotated readOnlyHint: true (and those named with --include-target); "
               "for servers whose other tools change real data."),
@@ -209,7 +216,8 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
         fail_on=Severity.parse(options["fail_on"]), protocol_version=options["protocol_version"],
         phases=(PhaseName.PROBE, *map(PhaseName, phase_names)), max_line=options["max_line"], env=env,
         include_targets=include, exclude_targets=exclude, read_only=options["read_only"],
-        cwd=cwd, security=options["security"],
+        cwd=cwd, security=options["security"], coverage=options["coverage"] or options["coverage_sdk"],
+        coverage_sdk=options["coverage_sdk"],
         strict_types=options["strict_types"],
         corpus=check_corpus(options["corpus_dir"]), replay_corpus=not options["no_replay"],
         log_frames=Path(log_frames) if log_frames else None, max_examples=options["max_examples"], http=http,

@@ -7,6 +7,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
+from mcpfuzz.engine.session.observed_state import run_observed
 from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.expectation import AloneAnswers
@@ -23,6 +24,8 @@ async def run_case(session: Session, case: Case) -> Exchange:
     Every way a saved case is run again (verification, replay, the corpus, a baseline) goes through here, so
     the answers alone are always fresh: they are what the server answers now, never what it answered once.
     """
+    if case.expect.state is not None:  # a semantic oracle's call: observed around, afresh each time too
+        return await run_observed(session, case)
     if case.expect.identity is not None:
         return await _identity_case(session, case)
     check = case.expect.concurrent

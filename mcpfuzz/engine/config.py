@@ -72,6 +72,8 @@ class RunConfig:
     sample_every: float = 1.0  # seconds between two resource samples of the server (memory-growth)
     cwd: str | None = None  # --cwd: the stdio server's working directory (None: mcpfuzz's own)
     security: bool = False  # --security: a canary workspace for the server, the sandbox and injection oracles
+    coverage: bool = False  # --coverage: a Python stdio server traced, the fuzz phase steered by the lines it reaches
+    coverage_sdk: bool = False  # --coverage-sdk: installed packages' lines count too
     baseline: Baseline | None = None  # accepted findings: they do not fail the run; a stale entry does
     # Values from ${VAR} in a config or servers file: they may be credentials wherever they were put.
     known_secrets: tuple[str, ...] = ()

@@ -38,6 +38,7 @@ class PhaseName(_Name):
     LINT = "lint"  # the lint rules on what the probe read, before the catalogue
     FLIGHT = "flight"  # work in flight: calls cancelled inside their measured latency, one target at once
     CLIENT = "client"  # mcpfuzz as a client: the server's requests for input answered in every way, retries fuzzed
+    TASKS = "tasks"  # the tasks extension: task ids valid, unknown, malformed and cancelled
 
 
 class StopReason(_Name):
@@ -257,6 +258,7 @@ class Stats:
     standbys: int = 0  # standby processes started ahead of restarts
     warm_restarts: int = 0  # starts that took a standby instead of starting a process and waiting for it
     startup: dict[str, Any] | None = None  # seconds from spawn to first answer: first, last, median, count
+    coverage: dict[str, Any] | None = None  # --coverage: lines the server's code reached, in all and per target
 
     COUNTERS = ("cases", "tool_calls", "frame_cases", "frames_sent", "restarts", "standbys", "warm_restarts")
 
@@ -278,6 +280,8 @@ class Stats:
             data["workers"] = self.workers
         if self.plan is not None:
             data["plan"] = self.plan
+        if self.coverage is not None:
+            data["coverage"] = self.coverage
         return data
 
     def add(self, other: dict[str, Any]) -> None:

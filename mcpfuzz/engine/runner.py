@@ -10,6 +10,8 @@ import anyio.abc
 
 from mcpfuzz.engine.attribution.detect import detect_sdk
 from mcpfuzz.engine.config import RunConfig
+from mcpfuzz.engine.coverage.book import CoverageBook
+from mcpfuzz.engine.coverage.launch import CoverageSetup, python_server
 from mcpfuzz.engine.errors import UnusableServer
 from mcpfuzz.engine.events import EventSink, Notice, ResourcesSampled, RunFinished, RunStarted, StopReason
 from mcpfuzz.engine.monitor.monitor import Monitor
@@ -35,6 +37,8 @@ class Run:
         if workspace is not None:
             self.context.security, self.context.canaries = workspace, CanaryWatch(workspace.layout.hits)
         self.plan = plan if plan is not None else plan_for(self.context.config)
+        self.coverage: CoverageSetup | None = None  # --coverage: the tracer's folder, made when the run starts
+
 
     async def execute(self) -> RunFinished:
         """Run every phase of the plan within the budget; Ctrl-C and SIGTERM stop it cleanly."""
@@ -43,6 +47,8 @@ class Run:
         finally:
             if self.context.security is not None:
                 self.context.security.remove()
+            if self.coverage is not None:
+                self.coverage.remove()
 
     async def _execute(self) -> RunFinished:
         context = self.context
@@ -51,6 +57,8 @@ class Run:
         context.emit(RunStarted(config.server_label, config.seed, config.oracles, config.budget, config.timeout))
         context.hypothesis()  # its tables built in the background while the server starts and is probed
         _detect_sdk(context)
+        self.coverage = _start_coverage(context)
+        extra_env = self.coverage.env if self.coverage is not None else {}
         if config.shared is not None:
             context.shared = await anyio.to_thread.run_sync(partial(
                 SharedHub, config.shared, server=config.target, seed=config.seed, redactor=context.redactor))
@@ -61,7 +69,7 @@ class Run:
                 group.start_soon(context.shared.heartbeats, context.shared_status, context.emit)
             with anyio.move_on_after(config.budget) as budget_scope:
                 try:
-                    async with Session(config.target, session_options(config)) as session:
+                    async with Session(config.target, session_options(config, extra_env)) as session:
                         await self._run_plan(session)
                 except ServerStartError as error:
                     by_url = config.target.kind is ServerKind.URL
@@ -102,11 +110,13 @@ class Run:
         await verify(context, session, context.budget.verify_until)
 
 
-def session_options(config: RunConfig) -> SessionOptions:
-    """The session's time limits and process options, from the run's."""
+def session_options(config: RunConfig, extra_env: dict[str, str] | None = None) -> SessionOptions:
+    """The session's time limits and process options, from the run's (`extra_env`: variables mcpfuzz itself sets
+    for the server, such as --coverage's; not the user's --env, so never in a transcript)."""
+    env = {**config.env, **(extra_env or {})}
     return SessionOptions(timeout=config.timeout, startup_timeout=config.startup_timeout,
                           call_timeout=config.call_timeout, grace=config.grace,
-                          max_line=config.max_line, env=config.env or None, frame_log=config.log_frames,
+                          max_line=config.max_line, env=env or None, frame_log=config.log_frames,
                           plain_jsonrpc=config.jsonrpc_methods is not None,
                           client_capabilities=config.client_capabilities)
 
@@ -123,6 +133,27 @@ def _detect_sdk(context: RunContext) -> None:
     if context.sdk is not None and context.config.shard.lead:
         context.emit(Notice(f"built on {context.sdk.describe()} ({context.sdk.source}): findings that are its known "
                             "behaviours are marked as such", level="info"))
+
+
+def _start_coverage(context: RunContext) -> CoverageSetup | None:
+    """--coverage: the tracer's folder for a Python server mcpfuzz starts (a stdio command, or an HTTP server's
+    --launch command); else one Notice why not."""
+    config = context.config
+    if not config.coverage:
+        return None
+    target = config.target
+    if target.kind is ServerKind.COMMAND:
+        server = python_server(target.command, target.cwd)
+    elif target.kind is ServerKind.URL and target.launch:
+        server = python_server(target.launch)
+    else:
+        server = "mcpfuzz does not start the server (coverage needs a stdio command or an HTTP server's --launch)"
+    if isinstance(server, str):
+        context.emit(Notice(f"--coverage is off: {server}; the run goes on without it"))
+        return None
+    setup = CoverageSetup.create(server, include_sdk=config.coverage_sdk, env=config.env)
+    context.coverage = CoverageBook(setup.log)
+    return setup
 
 
 def _sampled(context: RunContext, pid: int, sample: Sample) -> None:

@@ -9,6 +9,8 @@ import os
 import queue
 import signal
 import sys
+import threading
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -32,6 +34,7 @@ from mcpfuzz.engine.events import (
     TargetsPlanned,
 )
 from mcpfuzz.engine.judge import FindingSet, group_by_upstream, group_under_tools
+from mcpfuzz.transport.process_groups import kill_all
 
 
 class Executable(Protocol):
@@ -42,6 +45,9 @@ class Executable(Protocol):
         ...
 
 POLL = 0.5  # seconds between two looks at the event queue and the workers
+ORPHAN_POLL = 1.0  # seconds between looks at whether the parent is still there
+ORPHAN_GRACE = 90.0  # seconds an orphaned worker has to stop as on SIGTERM before it is ended
+EXIT_ORPHANED = 143  # as a process ended by SIGTERM
 PR_SET_PDEATHSIG = 1  # linux/prctl.h: the signal a process gets when its parent dies
 STOP_WAIT = 30.0  # after SIGTERM/Ctrl-C, how long workers get to shrink, save and report
 # The lead worker (0) tells the whole story; the others only what is theirs to tell.
@@ -109,6 +115,8 @@ def _worker_main(config: RunConfig, job: WorkerJob, shard: Shard, events: Any, p
     import anyio
 
     stop_when_orphaned(parent)
+    threading.Thread(target=_end_when_orphaned_too_long, args=(parent,), daemon=True,
+                     name="mcpfuzz-orphan-watch").start()
 
     def orphaned() -> bool:
         if os.getppid() == parent:
@@ -127,6 +135,16 @@ def _worker_main(config: RunConfig, job: WorkerJob, shard: Shard, events: Any, p
         anyio.run(job.runner(config, shard, emit).execute)
     finally:
         orphaned()  # events queued before the parent died must not hold the exit either
+
+
+def _end_when_orphaned_too_long(parent: int) -> None:
+    """The backstop of `stop_when_orphaned`: a worker whose parent died and that has not stopped by itself within
+    ORPHAN_GRACE (its stop held by a thread or a pipe nobody reads) kills its servers' process groups and exits."""
+    while os.getppid() == parent:
+        time.sleep(ORPHAN_POLL)
+    time.sleep(ORPHAN_GRACE)
+    kill_all()
+    os._exit(EXIT_ORPHANED)
 
 
 def stop_when_orphaned(parent: int) -> None:

@@ -14,11 +14,14 @@ from mcpfuzz.jsonrpc.expectation import (
     ListingCheck,
     ReaderLimit,
     ResourceCheck,
+    StateCheck,
     ToolCallCheck,
     VersionCheck,
 )
 from mcpfuzz.jsonrpc.frame import Case, Posting
 from mcpfuzz.jsonrpc.ids import ABSENT
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.task_check import TaskCheck, TaskIdKind, TaskStep
 from mcpfuzz.jsonrpc.versions import Era
 
 _ABSENT_MARK = {"$absent": True}
@@ -124,6 +127,11 @@ def _extra_to_json(expect: Expectation) -> dict[str, Any]:
         extra["client"] = {"mode": client.mode.value, "declared": list(client.declared)}
         if client.retry is not None:
             extra["client"].update(retry=client.retry.value, baseline=client.baseline)
+    if expect.task is not None:
+        task = expect.task
+        extra["task"] = {"step": task.step.value, "kind": task.kind.value, "task_id": task.task_id,
+                         "known": list(task.known), "cancel_acked": task.cancel_acked,
+                         "seen_cancelled": task.seen_cancelled, "method": task.method}
     if expect.identity is not None:
         extra["identity"] = {"list_key": expect.identity.list_key, "name_key": expect.identity.name_key,
                              "ordered": expect.identity.ordered}
@@ -131,6 +139,9 @@ def _extra_to_json(expect: Expectation) -> dict[str, Any]:
         extra["wrong_answer"] = expect.wrong_answer
     if expect.slow_after is not None:
         extra["slow_after"] = expect.slow_after
+    if expect.state is not None:
+        extra["state"] = {"judge": expect.state.judge.value, "item": expect.state.item,
+                          "observe": [[method, params] for method, params in expect.state.observe]}
     return extra
 
 
@@ -150,9 +161,9 @@ def expectation_from_json(data: Any) -> Expectation:
             past_limit=ReaderLimit(extra["past_limit"]) if extra.get("past_limit") else None,
             http=_http_rule(extra), versions=_version_check(extra), tool_call=_tool_call(extra),
             listing=_listing(extra), resource=_resource(extra), cancel=_cancel(extra),
-            concurrent=_concurrent(extra), client=_client(extra), identity=_identity(extra),
-            wrong_answer=extra.get("wrong_answer", "medium"),
-            slow_after=_seconds(extra.get("slow_after")))
+            concurrent=_concurrent(extra), client=_client(extra), task=_task(extra), identity=_identity(extra),
+            wrong_answer=extra.get("wrong_answer", "medium"), slow_after=_seconds(extra.get("slow_after")),
+            state=_state(extra))
     except (TypeError, ValueError) as error:
         raise CaseFormatError(f"the expectation cannot be read: {error}") from None
 
@@ -231,6 +242,14 @@ def _concurrent(extra: dict) -> ConcurrencyCheck | None:
     return ConcurrencyCheck(tuple((int(rid), str(method), str(uri)) for rid, method, uri in part))
 
 
+def _state(extra: dict) -> StateCheck | None:
+    part = extra.get("state")
+    if not isinstance(part, dict) or not isinstance(part.get("observe"), list):
+        return None
+    return StateCheck(OracleId(part["judge"]), tuple((str(method), params) for method, params in part["observe"]),
+                      str(part.get("item") or ""))
+
+
 def _client(extra: dict) -> ClientCheck | None:
     part = extra.get("client")
     if not isinstance(part, dict):
@@ -239,6 +258,15 @@ def _client(extra: dict) -> ClientCheck | None:
     return ClientCheck(AnswerMode(part.get("mode", AnswerMode.ACCEPT.value)),
                        tuple(str(name) for name in part.get("declared") or ()),
                        RetryKind(retry) if isinstance(retry, str) else None, part.get("baseline"))
+
+
+def _task(extra: dict) -> TaskCheck | None:
+    part = extra.get("task")
+    if not isinstance(part, dict):
+        return None
+    return TaskCheck(TaskStep(part.get("step")), TaskIdKind(part.get("kind", TaskIdKind.VALID.value)),
+                     part.get("task_id"), tuple(str(known) for known in part.get("known") or ()),
+                     bool(part.get("cancel_acked")), bool(part.get("seen_cancelled")), str(part.get("method") or ""))
 
 
 def case_to_json(case: Case) -> dict:

@@ -10,6 +10,7 @@ from typing import Any, Literal
 from mcpfuzz.jsonrpc.client_check import ClientCheck
 from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.task_check import TaskCheck
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -151,6 +152,51 @@ class ConcurrencyCheck:
     alone: tuple[AloneAnswers, ...] = ()
 
 
+# One more sending of a judged call: the state observed just before it and just after it.
+Resent = tuple[tuple[Any, ...], tuple[Any, ...]]
+
+
+@dataclass(frozen=True)
+class StateCheck:
+    """A call judged on the state the server shows around it (read by the semantic oracle `judge`).
+
+    `observe`: the requests that show the state, `(method, params)`: a resource list, reads, read-only tools with
+    fixed arguments. The engine sends them twice before the case and once after it (`before`, `again`, `after`:
+    each request's result, None where it got none); where a change showed, the case is sent again, observed before
+    and after each time (`resent`). `item`: use-after-delete, the value the delete was given. The observed answers
+    are never saved: a replay observes again.
+    """
+
+    judge: OracleId
+    observe: tuple[tuple[str, Any], ...]
+    item: str = ""
+    before: tuple[Any, ...] = ()
+    again: tuple[Any, ...] = ()
+    after: tuple[Any, ...] = ()
+    resent: tuple[Resent, ...] = ()
+
+    def changed(self) -> list[int]:
+        """The observations that were stable before the case (the same twice) and differ after it: one that
+        changes by itself (a clock, a counter read-only tools may return) differs before and is left out."""
+        observed = zip(self.before, self.again, self.after, strict=False)  # empty before the engine filled them
+        return [index for index, (first, second, after) in enumerate(observed)
+                if first is not None and first == second and after is not None and after != second]
+
+    def confirmed(self) -> list[int]:
+        """The changed observations that, each time the case was sent again, held still until it and changed
+        with it (a clock that ticked once during the call does not tick in step with it each time)."""
+        confirmed = []
+        for index in self.changed() if self.resent else ():
+            last = self.after[index]
+            for before, after in self.resent:
+                if before[index] != last or after[index] is None or after[index] == before[index]:
+                    break
+                last = after[index]
+            else:
+                confirmed.append(index)
+        return confirmed
+
+
 @dataclass(frozen=True)
 class IdentityCheck:
     """A list method sent on a fresh connection or process (read by list-identity): its items, named by `name_key`,
@@ -177,8 +223,9 @@ class Expectation:
     low although the id was readable), `is_error_result_ok` (invalid-params: an isError result is a
     correct refusal), `past_limit` (the frame goes past a limit RFC 8259 lets readers set: silence or a
     changed id is low, and no-hang owns it whatever the judge), `http`, `versions`, `tool_call`, `listing`,
-    `resource`, `cancel`, `concurrent`, `client` and `slow_after` (slow-input). `wrong_answer` is how bad another
-    error code, or a result where an error is due, is: low where the spec only says SHOULD (prompts).
+    `resource`, `cancel`, `concurrent`, `client`, `task`, `slow_after` (slow-input) and `state` (the semantic
+    oracles). `wrong_answer` is how bad another error code, or a result where an error is due, is: low where the
+    spec only says SHOULD (prompts).
     """
 
     judge: OracleId
@@ -205,11 +252,13 @@ class Expectation:
     cancel: CancelCheck | None = None
     concurrent: ConcurrencyCheck | None = None
     client: ClientCheck | None = None
+    task: TaskCheck | None = None  # a tasks-extension case (task-ids)
     identity: IdentityCheck | None = None
     wrong_answer: SeverityName = "medium"
     # slow-input: seconds past which an answer is far slower than its target's usual (set by the engine on a call
     # whose slowness it saw twice; None: never judged on time).
     slow_after: float | None = None
+    state: StateCheck | None = None
 
     def __post_init__(self) -> None:
         # A typo in a strategy's judge fails as soon as the case is built, not when an oracle looks it up.

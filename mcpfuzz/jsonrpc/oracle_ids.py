@@ -42,6 +42,10 @@ class OracleId(str, Enum):
     INPUT_REQUIRED = "input-required"
     MISSING_CAPABILITY = "missing-capability"
     SLOW_INPUT = "slow-input"
+    READ_ONLY_TRUTHFUL = "read-only-truthful"
+    IDEMPOTENT_RETRY = "idempotent-retry"
+    USE_AFTER_DELETE = "use-after-delete"
+    TASK_IDS = "task-ids"
     LIST_IDENTITY = "list-identity"
 
     def __str__(self) -> str:

@@ -15,8 +15,10 @@ from mcpfuzz.oracles import (  # noqa: F401
     notifications,
     process,
     result_shapes,
+    semantic,
     slow_input,
     surfaces,
+    tasks,
     tool_results,
     versions,
 )

@@ -1,9 +1,9 @@
 """`slow-input`: a call answered far later than its target's usual, an algorithmic blow-up (a regular expression
 that backtracks, `9**9**9`) that a client waits out while the server's worker is busy.
 
-The engine sets `Expectation.slow_after` only on a small call it saw slow twice in a row on the same server (at
-least 1 s and 20 times the median of the target's answered calls) while the target's simplest call, made right
-after, was quick: a loaded machine is not a finding. A call never answered stays `no-hang`'s.
+The engine sets `Expectation.slow_after` only on a small call it saw slow three times on the same server (at
+least 1 s and 20 times the median of the target's answered calls), the target's simplest call quick after each
+repeat: a loaded machine is not a finding. A call never answered stays `no-hang`'s.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from mcpfuzz.engine.events import (
 )
 from mcpfuzz.engine.judge import counts_toward_fail_on, is_note
 from mcpfuzz.oracles.base import Severity
+from mcpfuzz.report.coverage_summary import coverage_line
 from mcpfuzz.report.finding_console import SEVERITY_STYLE, FindingPrinter, Verbosity, message_head
 from mcpfuzz.report.plural import counted
 from mcpfuzz.report.time_split import never_called, time_split
@@ -241,6 +242,9 @@ class ConsoleReporter:
         split = time_split(stats)
         if split:
             self.console.print(f"time: {split}", style="dim")
+        reached = coverage_line(stats.coverage)
+        if reached:
+            self.console.print(escape(reached), style="dim")
         never = never_called(stats)
         if never and not event.untested:
             self.console.print(f"{escape(never)} (raise --budget to call them)", style="yellow")

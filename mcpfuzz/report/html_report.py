@@ -20,6 +20,7 @@ from statistics import median
 
 from mcpfuzz.oracles.base import Severity
 from mcpfuzz.oracles.memory import KIB, MIB, measure_growth
+from mcpfuzz.report.coverage_summary import coverage_html
 from mcpfuzz.report.json_report import entry_fails, write_atomic
 from mcpfuzz.report.run_timeline import RunTimeline
 from mcpfuzz.report.svg_charts import Band, Line, Mark, Moment, clock, count_axis, instant, lane_chart, line_chart
@@ -124,7 +125,8 @@ def _facts(report: dict, timeline: RunTimeline) -> str:
     if rss.get("peak") is not None:
         facts.append(("server RSS", f"{rss['first']} MB first · {rss['last']} MB last · {rss['peak']} MB peak"))
     rows = "".join(f"<tr><th>{name}</th><td>{value}</td></tr>" for name, value in facts)
-    parts = [f'<section class="run"><h2>The run</h2><table class="facts">{rows}</table></section>']
+    parts = [f'<section class="run"><h2>The run</h2><table class="facts">{rows}</table></section>',
+             coverage_html(stats.get("coverage"))]
     if report["error"]:
         parts.append(f'<section class="error"><h2>The server could not be tested</h2>'
                      f"<pre>{visible(report['error'])}</pre></section>")

@@ -18,8 +18,9 @@ META_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 # The 2025-06-18 revision introduced MCP-Protocol-Version on every request after initialize.
 FIRST_VERSION_WITH_HEADER = "2025-06-18"
 # Methods whose params.name or params.uri is mirrored into Mcp-Name (2026-07-28 streamable HTTP,
-# "Standard Request Headers").
-NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+# "Standard Request Headers"), and the tasks extension's params.taskId ("Streamable HTTP: Routing Headers").
+NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri", "tasks/get": "taskId",
+                 "tasks/update": "taskId", "tasks/cancel": "taskId"}
 SENTINEL_PREFIX, SENTINEL_SUFFIX = "=?base64?", "?="
 
 

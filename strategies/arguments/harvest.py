@@ -62,9 +62,14 @@ def _id_like(site: Any) -> bool:
         name.endswith(("id", "_ids", "ids", "_key", "_name", "uri"))
 
 
+def id_sites(schema: Any) -> list[Any]:
+    """The string argument sites that look like an id (where a value a result returned is worth putting)."""
+    return [site for site in schema.sites if (not site.types or "string" in site.types) and _id_like(site)]
+
+
 def takes_ids(schema: Any) -> bool:
     """True when some string argument looks like an id (the tools a sequence should feed)."""
-    return any(_id_like(site) for site in schema.sites if not site.types or "string" in site.types)
+    return bool(id_sites(schema))
 
 
 def substitute(schema: Any, arguments: dict, pool: list[Any], data: Any) -> dict:

@@ -34,10 +34,10 @@ MAX_NPX_CACHES = 200  # npx keeps one folder per package set; more is a machine 
 
 def detect_sdk(command: Sequence[str]) -> SdkInfo | None:
     """The SDK behind a server command (a stdio command, or an HTTP server's --launch), or None."""
-    command = _without_env(command)
+    command = without_env(command)
     if not command:
         return None
-    program = _which(command[0])
+    program = which(command[0])
     if program is not None and not _is_runtime(program) and is_executable_image(Path(program).resolve()):
         return binary_sdk(Path(program).resolve())  # the server itself: no interpreter's packages apply
     for reader in (_python_sdk, _node_sdk, _jvm_or_dotnet_sdk):
@@ -82,7 +82,7 @@ _WRAPPERS = {"env", "nice", "setsid", "unshare", "timeout", "stdbuf", "ionice", 
 _WRAPPER_VALUES = {"nice": {"-n"}, "timeout": {"-s", "-k", "--signal", "--kill-after"}, "ionice": {"-c", "-n"}}
 
 
-def _without_env(command: Sequence[str]) -> Sequence[str]:
+def without_env(command: Sequence[str]) -> Sequence[str]:
     """`env PORT=3001 node server.js` (a usual --launch command) is `node server.js`; so are the other wrappers that
     run a command unchanged (`unshare -n`, `timeout 60`, `nice -n 5`, `setsid`)."""
     words = list(command)
@@ -105,13 +105,13 @@ def _without_env(command: Sequence[str]) -> Sequence[str]:
 
 def _python_sdk(command: Sequence[str]) -> SdkInfo | None:
     """`python ...` or a console script: the `mcp` package (or FastMCP over it) of that interpreter's environment."""
-    program = _which(command[0])
+    program = which(command[0])
     if program is None:
         return None
     interpreter = program if Path(program).name.startswith("python") else _shebang_python(program)
     if interpreter is None:
         return None
-    sites = _site_packages(Path(interpreter))
+    sites = site_packages(Path(interpreter))
     entry = _entry_text(command, sites)
     if entry is not None and _MCP_IMPORT.search(entry) is None:
         return None
@@ -193,7 +193,7 @@ def _node_sdk(command: Sequence[str]) -> SdkInfo | None:
         if package is not None:
             starts += list(_npx_packages(_bare_package(package)))
     else:
-        program = _which(command[0])
+        program = which(command[0])
         if program is not None:
             starts.append(Path(program).resolve().parent)
     for start in starts:
@@ -297,7 +297,7 @@ def _read_manifest(manifest: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def _which(program: str) -> str | None:
+def which(program: str) -> str | None:
     found = shutil.which(program)
     return os.path.abspath(found) if found else None
 
@@ -315,7 +315,7 @@ def _shebang_python(script: str) -> str | None:
     return words[0] if words and Path(words[0]).name.startswith("python") else None
 
 
-def _site_packages(interpreter: Path) -> list[Path]:
+def site_packages(interpreter: Path) -> list[Path]:
     """The site-packages folders of the virtual environment an interpreter belongs to (none for a system one)."""
     root = interpreter.parent.parent
     if not (root / "pyvenv.cfg").exists():

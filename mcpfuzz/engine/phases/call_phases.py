@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import replace
 from functools import partial
@@ -14,21 +14,27 @@ import anyio.from_thread
 from hypothesis import strategies as st
 from hypothesis import target as hypothesis_target
 
+from mcpfuzz.engine.coverage.book import CoverageBook
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.judge import FindingKey
 from mcpfuzz.engine.phases.hypothesis_bridge import check_deadline
 from mcpfuzz.engine.phases.search import Judge, PhaseStopped, SearchOptions, Verdict, search, to_raise
-from mcpfuzz.engine.phases.slow_calls import SlowWatch, answer_seconds, latency_score
+from mcpfuzz.engine.phases.slow_calls import SLOW_CONFIRMATIONS, SlowWatch, answer_seconds, latency_score
+from mcpfuzz.engine.phases.state_checks import read_only, state_check
 from mcpfuzz.engine.phases.targets import CallTarget, PreparedTarget, Safety
 from mcpfuzz.engine.session.modes import patient_until
+from mcpfuzz.engine.session.observed_state import run_observed
 from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.engine.session.windows import MAX_UNSETTLED, Unsettled, run_in_order
 from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.expectation import StateCheck
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Failure
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
 from mcpfuzz.strategies.arguments.coverage import coverage_calls
+from mcpfuzz.strategies.arguments.covering import CoveringPool, covering_calls
 from mcpfuzz.strategies.arguments.dictionary import Dictionary
 from mcpfuzz.strategies.arguments.fuzz_calls import fuzz_calls
 from mcpfuzz.strategies.arguments.harvest import harvest, linked_uris, substitute, takes_ids
@@ -61,8 +67,14 @@ class CallPhases:
     def __init__(self, session: Session, targets: list[CallTarget], judge: Judge, options: SearchOptions, *,
                  strict_types: bool = False, timeouts: Mapping[str, float] | None = None,
                  canaries: CanaryLayout | None = None,
-                 known_arguments: Mapping[str, Sequence[dict]] | None = None) -> None:
+                 known_arguments: Mapping[str, Sequence[dict]] | None = None,
+                 oracles: Collection[str] | None = None, coverage: CoverageBook | None = None) -> None:
         self.session = session
+        # The run's oracles (None: all): a semantic oracle left out costs no observations of the state.
+        self.oracles = None if oracles is None else frozenset(oracles)
+        self.traced = coverage  # --coverage: the lines the traced server reports; None when it is off
+        self._covering_pools: dict[str, CoveringPool] = {}  # target label -> its calls that reached new code
+        self._reached = 0  # lines the fuzz example being run reached first (its coverage target)
         self.timeouts = dict(timeouts or {})  # target label -> its own per-call timeout
         self.known_arguments = dict(known_arguments or {})  # target label -> argument objects the user knows work
         self.refused_arguments: list[str] = []  # why some of those were left out (the schema refuses them)
@@ -88,27 +100,37 @@ class CallPhases:
         self._unsettled: dict[str, Unsettled] = {}  # target label -> its windows sent back to be run alone
 
     async def call(self, phase: PhaseName, target: CallTarget, call: ArgumentCall, *,
-                   history: tuple[bytes, ...] = ()) -> tuple[Exchange, list[Verdict]]:
+                   history: tuple[bytes, ...] = (), state: StateCheck | None = None) -> tuple[Exchange, list[Verdict]]:
         """One call of a target on a ready server, judged; a small call far slower than the target's usual is
         repeated once, then the target's simplest call is made, and slow-input judges it only when it was as slow
-        again while the simplest call was quick (a loaded machine or a busy server is not a finding)."""
-        exchange = await self._run_call(target, call, history)
+        again while the simplest call was quick (a loaded machine or a busy server is not a finding). `state`: the
+        call is sent between observations of the server's state, for the semantic oracles."""
+        exchange = await self._run_call(target, call, history, state)
         seconds = answer_seconds(exchange)
         judged: list[Verdict] = []
         limit = self.slow.limit(target.label)
-        if limit is not None and self.slow.suspect(target.label, exchange):
-            again = await self._run_call(target, call, history)
-            judged += self.judge(phase, again)
-            if self.slow.is_slow(target.label, answer_seconds(again)) and \
-                    await self._quick_control(phase, target, limit, history, judged):
-                exchange = replace(exchange, case=replace(exchange.case, expect=replace(
-                    exchange.case.expect, slow_after=limit)))
+        if limit is not None and self.slow.suspect(target.label, exchange) \
+                and await self._slow_again(phase, target, call, limit, history, judged):
+            exchange = replace(exchange, case=replace(exchange.case, expect=replace(
+                exchange.case.expect, slow_after=limit)))
         if seconds is not None:
             self.slow.note(target.label, seconds)
             self._slowest = max(self._slowest, seconds)
         if phase is PhaseName.COVERAGE:
             self.dictionary.add_result(exchange)
         return exchange, self.judge(phase, exchange) + judged
+
+    async def _slow_again(self, phase: PhaseName, target: CallTarget, call: ArgumentCall, limit: float,
+                          history: tuple[bytes, ...], judged: list[Verdict]) -> bool:
+        """Whether the call is slow each time it is repeated while the target's simplest call, made after each
+        repeat, is quick (SLOW_CONFIRMATIONS rounds): a stall of a loaded machine spans one round, not all."""
+        for _ in range(SLOW_CONFIRMATIONS):
+            again = await self._run_call(target, call, history)
+            judged += self.judge(phase, again)
+            if not self.slow.is_slow(target.label, answer_seconds(again)) \
+                    or not await self._quick_control(phase, target, limit, history, judged):
+                return False
+        return True
 
     async def _quick_control(self, phase: PhaseName, target: CallTarget, limit: float, history: tuple[bytes, ...],
                              judged: list[Verdict]) -> bool:
@@ -124,14 +146,35 @@ class CallPhases:
         seconds = answer_seconds(control)
         return seconds is not None and seconds < limit / 2
 
-    async def _run_call(self, target: CallTarget, call: ArgumentCall, history: tuple[bytes, ...]) -> Exchange:
+    async def _run_call(self, target: CallTarget, call: ArgumentCall, history: tuple[bytes, ...],
+                        state: StateCheck | None = None) -> Exchange:
         case = target.case(self.builder, call, history=history)
+        timeout = self.timeouts.get(target.label)
+        if self.traced is not None:
+            self.traced.settle()
         try:
-            exchange = await self.session.run_case(case, timeout=self.timeouts.get(target.label))
+            if state is None:
+                exchange = await self.session.run_case(case, timeout=timeout)
+            else:
+                case = replace(case, expect=replace(case.expect, state=state))
+                exchange = await run_observed(self.session, case, timeout=timeout)
         except (HarnessError, ServerStartError) as error:
             raise PhaseStopped(str(error)) from None
         self.calls += 1
+        self._took_coverage(target, [call])
         return exchange
+
+    def _took_coverage(self, target: CallTarget, calls: list[ArgumentCall]) -> None:
+        """The lines `calls` (one call, or a window's) reached first: counted for the target and the example, and
+        the calls kept as covering calls when there were some."""
+        if self.traced is None:
+            return
+        new = self.traced.after_call(target.label)
+        if new:
+            self._reached += new
+            pool = self._covering_pools.setdefault(target.label, CoveringPool())
+            for call in calls:
+                pool.add(call)
 
     # -- coverage ------------------------------------------------------------------------------
 
@@ -270,17 +313,24 @@ class CallPhases:
         # hitting them depends on the constants Hypothesis happens to collect from loaded modules.
         fuzz = fuzz_calls(target.schema, self._coverage_of(target), strict_types=self.strict_types)
         # Seeds (the user's arguments, the schema's examples) and the server's own words at raised odds.
-        return seeded_calls(target.schema, fuzz, self._seeds(target), self._words())
+        seeded = seeded_calls(target.schema, fuzz, self._seeds(target), self._words())
+        if self.traced is None:
+            return seeded
+        # --coverage: the calls that reached new code, changed a little, at raised odds.
+        return covering_calls(target.schema, seeded, self._covering_pools.setdefault(target.label, CoveringPool()))
 
     async def fuzz_target(self, target: CallTarget, deadline: float, *, epoch: int = 0) -> None:
         """One target's search until the deadline (`epoch`: a soak's slice number, so slices differ)."""
 
         def body(calls: list[ArgumentCall], pursued: set[FindingKey]) -> Failure | None:
             self._slowest = 0.0
+            self._reached = 0
             failure = anyio.from_thread.run(self._call_batch, target, calls, pursued, deadline)
             score = latency_score(self._slowest)
             if score is not None:  # steer the search toward slow answers (an algorithmic blow-up)
                 hypothesis_target(score, label="latency")
+            if self._reached:  # --coverage: toward examples that reached code no call had reached
+                hypothesis_target(float(self._reached), label="coverage")
             return failure
 
         strategy = await anyio.to_thread.run_sync(self._strategy, target)  # its coverage calls made, off the loop
@@ -318,6 +368,8 @@ class CallPhases:
         unsettled = self._unsettled.setdefault(target.label, Unsettled())
         before = unsettled.count
         cases = [target.case(self.builder, call) for call in calls]
+        if self.traced is not None:
+            self.traced.settle()
         async with aclosing(run_in_order(self.session, cases, unsettled=unsettled)) as exchanges:
             for call in calls:
                 if unsettled.count > before and time.monotonic() >= deadline:
@@ -329,6 +381,8 @@ class CallPhases:
                 except (HarnessError, ServerStartError) as error:
                     raise PhaseStopped(str(error)) from None
                 self.calls += 1
+                # A window's lines all come before its first answer is handed over: each of its calls is kept.
+                self._took_coverage(target, calls)
                 judged = self.judge(PhaseName.FUZZ, exchange)
                 seconds = answer_seconds(exchange)
                 if self.slow.suspect(target.label, exchange):
@@ -362,6 +416,7 @@ class CallPhases:
     def _sequence(self, data: Any, deadline: float, pursued: set[FindingKey]) -> Failure | None:
         """One sequence (runs in the Hypothesis thread; calls go through the event loop)."""
         pool: list[Any] = []
+        created: list[Any] = []  # what this sequence's calls of tools that are not read-only returned (its creates)
         links: list[str] = []  # URIs earlier results linked to: a sequence may read them (across surfaces)
         history: list[bytes] = []
         process = self.session.process
@@ -390,8 +445,22 @@ class CallPhases:
                 arguments = data.draw(target.schema.positive, label="arguments")
             arguments = substitute(target.schema, arguments, pool, data)
             call = ArgumentCall(POSITIVE, arguments, f"step {step + 1} of a sequence")
+            state = state_check(self.targets, target, arguments, created)
+            if state is not None and self.oracles is not None and state.judge.value not in self.oracles:
+                state = None
+            if state is not None and state.judge is OracleId.IDEMPOTENT_RETRY:
+                # The first call as any step's; the same call again (a client's retry) is judged on the state.
+                exchange, judged = anyio.from_thread.run(
+                    partial(self.call, PhaseName.STATEFUL, target, call, history=tuple(history)))
+                failure = to_raise(judged, pursued)
+                if failure is not None:
+                    return failure
+                if self.session.process != process or exchange.crash is not None:
+                    return None
+                history.append(exchange.case.data)
+                call = replace(call, description=f"{call.description}, sent again as a client retries")
             exchange, judged = anyio.from_thread.run(
-                partial(self.call, PhaseName.STATEFUL, target, call, history=tuple(history)))
+                partial(self.call, PhaseName.STATEFUL, target, call, history=tuple(history), state=state))
             failure = to_raise(judged, pursued)
             if failure is not None:
                 return failure
@@ -399,6 +468,8 @@ class CallPhases:
                 return None  # a new process: the sequence's state is gone
             history.append(exchange.case.data)
             pool = harvest(exchange, pool)
+            if not read_only(target):
+                created = harvest(exchange, created)
             links = linked_uris(exchange, links)
         return None
 

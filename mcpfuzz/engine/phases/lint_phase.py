@@ -16,12 +16,15 @@ from mcpfuzz.jsonrpc.exchange import ID_CURRENT, ID_UNKNOWN, Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, LEGACY_VERSIONS, Era
+from mcpfuzz.lint import builtin as _rules  # noqa: F401  (registers the rules now; see _rules below)
 from mcpfuzz.lint.declarations import short
 from mcpfuzz.lint.model import Declared, LintSeverity, Problem
 from mcpfuzz.lint.registry import run_rules
 from mcpfuzz.oracles.base import Severity
 from mcpfuzz.strategies.messages import FrameBuilder, initialize_params
 
+# _rules: imported with the run, before any background thread, as CPython 3.11 can fail ("AST constructor recursion
+# depth mismatch") when two threads parse source at once, and target preparation runs in one.
 UNKNOWN_METHOD = "mcpfuzz/no-such-method"
 HANDSHAKE_CASES = {"discover-first": "server/discover", "initialize": "initialize"}
 

@@ -11,6 +11,9 @@ from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 
 SLOW_FLOOR = 1.0  # seconds: nothing faster is slow, whatever the target's median
 SLOW_FACTOR = 20.0  # times the target's median answer
+# Rounds of (the slow call again, then the target's simplest call) a slow call must pass: slow, then quick, each
+# time. A stall of a loaded machine (seen on CI: an SDK prompt slow twice in a row) spans one round, not two.
+SLOW_CONFIRMATIONS = 2
 MIN_SAMPLES = 5  # answered calls of a target before its median means anything
 MAX_SAMPLES = 64  # per target: the first answers, bounded for a long soak
 # Below this, an answer's time is noise to Hypothesis: no latency target is reported, so a fast server's searches

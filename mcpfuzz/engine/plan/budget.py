@@ -13,7 +13,8 @@ The policy, in one place:
   the rest (random frames first, a quarter of it), then call sequences the remainder but `FLIGHT_SHARE` of it,
   kept for work in flight (requests cancelled inside their measured latency, one target called at once) when
   the calls so far measured a target slow enough to cancel or a tool answered for distinct arguments, and
-  `CLIENT_SHARE` for the client phase when a tool asked for input (a server request, `input_required`, -32021).
+  `CLIENT_SHARE` for the client phase when a tool asked for input (a server request, `input_required`, -32021),
+  and `TASKS_SHARE` for the tasks phase when the server declares tasks.
 - Without a target to call, the protocol phases and the random frames have the whole run.
 """
 
@@ -32,6 +33,7 @@ FUZZ_SHARE = 0.6  # of what coverage leaves, for the fuzz phase (the rest: call 
 FRAME_SHARE = 0.25  # of the fuzz phase, for random frames before the targets' searches
 FLIGHT_SHARE = 0.25  # of what the fuzz phase leaves, kept from call sequences for work in flight (when it has any)
 CLIENT_SHARE = 0.2  # of what the fuzz phase leaves, kept from call sequences for the client phase (when a tool asked)
+TASKS_SHARE = 0.15  # of what the fuzz phase leaves, kept from call sequences for the tasks phase (when declared)
 
 
 @dataclass

@@ -6,25 +6,23 @@ which it may only refuse (-32021)."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
 from mcpfuzz.engine.client.asking import AskingBook
 from mcpfuzz.engine.client.capabilities import METHOD_CAPABILITY, ClientCapability, declared_capabilities
 from mcpfuzz.engine.config import CALL_PHASES
-from mcpfuzz.engine.events import Notice, PhaseName, PhaseStarted
+from mcpfuzz.engine.events import PhaseName, PhaseStarted
 from mcpfuzz.engine.plan.context import RunContext
-from mcpfuzz.engine.session.session import HarnessError, Session
+from mcpfuzz.engine.plan.phase_cases import PhaseCases, PhaseOver
+from mcpfuzz.engine.session.session import Session
 from mcpfuzz.jsonrpc.client_check import FUZZ_MODES, VALID_MODES, AnswerMode, ClientCheck, RetryKind
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
-from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.strategies.client_cases import call_params, client_call_case, retry_case
 from mcpfuzz.strategies.messages import FrameBuilder
-from mcpfuzz.transport.errors import ServerStartError
 
 CLIENT_FIRST_ID = 2**37  # above the flight phase's ids (2**36 on), below the random frames' (2**40 on)
 MAX_ROUNDS = 3  # valid retries in a row while the server keeps answering input_required
@@ -66,9 +64,6 @@ class WatchAskingPhase:
             context.judged_observers.append(AskingBook())
 
 
-class _Stop(Exception):
-    """The phase's time is over, or the server is lost."""
-
 
 @dataclass(frozen=True)
 class ClientPhase:
@@ -94,34 +89,19 @@ class ClientPhase:
                     await runner.modern(name, arguments)
                 else:
                     await runner.legacy(name, arguments)
-        except _Stop:
+        except PhaseOver:
             return
 
 
-class _Runner:
-    """Runs and judges the phase's cases, stopping at the phase's deadline (the first case always runs)."""
+class _Runner(PhaseCases):
+    """The client phase's cases, with the capabilities the session declared."""
 
     def __init__(self, context: RunContext, session: Session, builder: FrameBuilder) -> None:
-        self.context, self.session, self.builder = context, session, builder
+        super().__init__(context, session, PhaseName.CLIENT)
+        self.builder = builder
         self.capabilities = session.options.client_capabilities
         self.declared = tuple(c.value for c in ClientCapability if c in self.capabilities)
-        self.until = context.budget.deadline
-        self.ran = 0
 
-    async def run(self, case: Case) -> Exchange:
-        if self.ran and time.monotonic() >= self.until:
-            self.context.emit(Notice(f"{PhaseName.CLIENT}: cases left out to keep the run's time; raise --budget "
-                                     "to run them all"))
-            raise _Stop
-        self.ran += 1
-        try:
-            exchange = await self.session.run_case(case, timeout=self.context.config.target_timeouts.get(
-                TargetKind.TOOL.label(case.id)))
-        except (HarnessError, ServerStartError) as error:
-            self.context.server_lost(error, PhaseName.CLIENT)
-            raise _Stop from None
-        self.context.judge(PhaseName.CLIENT, exchange)
-        return exchange
 
     def call(self, tool: str, arguments: dict, mode: AnswerMode, declared: tuple[str, ...] | None = None) -> Case:
         names = self.declared if declared is None else declared

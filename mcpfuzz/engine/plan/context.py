@@ -9,6 +9,7 @@ from pathlib import Path
 from mcpfuzz.corpus.redact import Redactor
 from mcpfuzz.engine.attribution.detect import SdkInfo
 from mcpfuzz.engine.config import CALL_PHASES, RunConfig
+from mcpfuzz.engine.coverage.book import CoverageBook
 from mcpfuzz.engine.events import (
     CaseDone,
     EventSink,
@@ -92,6 +93,7 @@ class RunContext:
     slow: SlowNotes | None = None
     security: SecurityWorkspace | None = None  # --security: the workspace and canaries planted for the server
     canaries: CanaryWatch | None = None  # --security: the hits folder, looked at as each case is judged
+    coverage: CoverageBook | None = None  # --coverage: the lines the traced server reported, once its tracer is in
 
     @classmethod
     def create(cls, config: RunConfig, emit: EventSink) -> RunContext:
@@ -196,5 +198,7 @@ class RunContext:
             self.stats.frames_sent, self.stats.restarts = session.frames_sent, session.restarts
             self.stats.standbys, self.stats.warm_restarts = session.standbys, session.warm_restarts
             self.stats.startup = session.startup.as_dict()
+        if self.coverage is not None:
+            self.stats.coverage = self.coverage.as_dict()
         if self.monitor is not None and self.monitor.figures.samples:
             self.stats.resources = self.monitor.figures.as_dict()

@@ -23,6 +23,7 @@ from mcpfuzz.engine.plan.target_phases import (
     StatefulPhase,
     TargetsReadyPhase,
 )
+from mcpfuzz.engine.plan.task_phases import TasksPhase
 
 # What is done once per run, after the probe and before the calls (the soak runs it once per soak).
 PROTOCOL_PHASES: Plan = (LintPhase(), RegressionPhase(), BaselineReplayPhase(), CataloguePhase(), LifecyclePhase(),
@@ -32,7 +33,7 @@ PROTOCOL_PHASES: Plan = (LintPhase(), RegressionPhase(), BaselineReplayPhase(), 
 # asking for input are the client phase's.
 TARGET_PHASES: Plan = (TargetsReadyPhase(), CoveragePhase(), FuzzPhase(), StatefulPhase())
 RUN_PLAN: Plan = (ProbePhase(), PlanTargetsPhase(), *PROTOCOL_PHASES, WatchLatenciesPhase(), WatchAskingPhase(),
-                  *TARGET_PHASES, FlightPhase(), ClientPhase())
+                  *TARGET_PHASES, TasksPhase(), FlightPhase(), ClientPhase())
 # A worker of `run --workers N` other than the lead only searches: the rest is the lead's, once per run.
 WORKER_PLAN: Plan = (ProbePhase(), PlanTargetsPhase(), TargetsReadyPhase(), FuzzPhase(), StatefulPhase())
 JSONRPC_PLAN: Plan = (PlainProbePhase(), PlanTargetsPhase(), RegressionPhase(), PlainCataloguePhase(), *TARGET_PHASES)

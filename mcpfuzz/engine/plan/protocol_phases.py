@@ -4,13 +4,14 @@ of what they found. After the probe they share what the call phases leave (`Budg
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
 
+from mcpfuzz.corpus.store import MANIFEST, TEMP_PREFIX
 from mcpfuzz.engine.alone_answers import run_case
 from mcpfuzz.engine.config import CALL_PHASES
 from mcpfuzz.engine.events import FindingFound, Notice, PhaseName, PhaseStarted, ProbeDone, ServerRestarted
@@ -136,6 +137,13 @@ def _case_cost(context: RunContext, case: Case) -> float:
     return context.budget.restart_cost if case.fresh else 0.0
 
 
+def _saved_before(root: Path, written: Collection[Path]) -> bool:
+    """Whether the corpus holds a transcript this run did not write (what the probe found is saved as found; the
+    manifest and half-written files are no transcripts)."""
+    return root.is_dir() and any(path.resolve() not in written for path in root.rglob("*.json")
+                                 if path.name != MANIFEST and not path.name.startswith(TEMP_PREFIX))
+
+
 @dataclass(frozen=True)
 class RegressionPhase:
     """Replay the corpus first: a saved failure that still fails is a finding; a fixed one is marked."""
@@ -143,7 +151,8 @@ class RegressionPhase:
     name: str = PhaseName.REGRESSION.value
 
     def skip_reason(self, context: RunContext) -> str | None:
-        if context.corpus.store is None:
+        store = context.corpus.store
+        if store is None or not _saved_before(store.root, context.corpus.written):
             return "no corpus"
         if not context.config.replay_corpus:
             return "--no-replay"

@@ -6,16 +6,25 @@ import time
 from dataclasses import dataclass
 
 from mcpfuzz.engine.config import CALL_PHASES
+from mcpfuzz.engine.coverage.book import CoverageBook
 from mcpfuzz.engine.events import Notice, PhaseName, PhaseStarted, TargetsPlanned
 from mcpfuzz.engine.phases.call_phases import CallPhases
 from mcpfuzz.engine.phases.frame_fuzz import FrameFuzz, simplest_tool
 from mcpfuzz.engine.phases.preparation import TargetPreparation
 from mcpfuzz.engine.phases.search import PhaseStopped, SearchOptions
 from mcpfuzz.engine.phases.targets import TargetPlan, plan_targets
-from mcpfuzz.engine.plan.budget import CLIENT_SHARE, COVERAGE_SHARE, FLIGHT_SHARE, FRAME_SHARE, FUZZ_SHARE
+from mcpfuzz.engine.plan.budget import (
+    CLIENT_SHARE,
+    COVERAGE_SHARE,
+    FLIGHT_SHARE,
+    FRAME_SHARE,
+    FUZZ_SHARE,
+    TASKS_SHARE,
+)
 from mcpfuzz.engine.plan.client_phases import asks_for_input
 from mcpfuzz.engine.plan.context import RunContext, Searches
 from mcpfuzz.engine.plan.flight_phases import expects_work
+from mcpfuzz.engine.plan.task_phases import expects_tasks
 from mcpfuzz.engine.session.session import Session
 
 NO_TARGET = "no target to call"
@@ -65,12 +74,26 @@ class TargetsReadyPhase:
                            tools_listed="tools" in context.probe.capabilities)
         calls = CallPhases(session, plan.targets, context.judge, options, strict_types=config.strict_types,
                            timeouts=config.target_timeouts, known_arguments=config.known_arguments,
-                           canaries=context.security.layout if context.security is not None else None)
+                           canaries=context.security.layout if context.security is not None else None,
+                           oracles=config.oracles, coverage=traced(context))
         called = {target.label for target in plan.targets}
         for label in config.known_arguments:
             if label not in called:
                 context.emit(Notice(f"--args: {label} is not a target this run calls; its arguments are not used"))
         context.searches = Searches(frames, calls)
+
+
+def traced(context: RunContext) -> CoverageBook | None:
+    """--coverage's book once the server's tracer has said it is in; else None, and coverage off, said once."""
+    book = context.coverage
+    if book is None:
+        return None
+    book.settle()
+    if book.tracer is None:
+        context.emit(Notice("--coverage is off: the server did not load mcpfuzz's tracer (a python started with -I, "
+                            "-E or -S ignores PYTHONPATH, and a launcher may clear it); the run goes on without it"))
+        context.coverage = None
+    return context.coverage
 
 
 def _calls_wanted(context: RunContext) -> bool:
@@ -180,6 +203,8 @@ class StatefulPhase(_CallPhase):
         share = 1.0 - FLIGHT_SHARE if expects_work(context) else 1.0
         if asks_for_input(context):
             share -= CLIENT_SHARE
+        if expects_tasks(context):
+            share -= TASKS_SHARE
         context.emit(PhaseStarted(PhaseName.STATEFUL, None, f"call sequences across {count_of(plan)}, about "
                                                             f"{budget.left() * share:.0f}s", budget.left() * share))
         await searches.calls.stateful(budget.share(share))

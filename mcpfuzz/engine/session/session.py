@@ -743,6 +743,11 @@ class Session:
             await self._collector.wait_reply(barrier, min(self.options.timeout, wait))
         return barrier
 
+    async def send_setup(self, frames: Sequence[bytes]) -> None:
+        """Frames sent unjudged on the process in use, each settled before the next (a saved sequence's start)."""
+        for data in frames:
+            await self._send_unjudged(data)
+
     async def _send_unjudged(self, data: bytes) -> None:
         """Setup frames of a case: sent, then a barrier, replies dropped."""
         try:
