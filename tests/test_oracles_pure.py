@@ -24,6 +24,7 @@ from mcpfuzz.jsonrpc.expectation import (
     ConcurrencyCheck,
     Expectation,
     HttpRule,
+    IdentityCheck,
     ListingCheck,
     ReaderLimit,
     ResourceCheck,
@@ -182,6 +183,19 @@ def listing(rid: int, *, page: int = 1, cursors: tuple[str, ...] = ()) -> Expect
                        method="prompts/list", listing=ListingCheck("prompts", page, cursors))
 
 
+def identity(rid: int, *baseline: str, ordered: bool = True) -> Expectation:
+    """tools/list on a fresh connection, after the connection in use listed tools named `baseline`."""
+    return Expectation(judge=P.LIST_IDENTITY, id=rid, result_ok=True, error_ok=True, well_formed=True,
+                       method="tools/list", identity=IdentityCheck("tools", "name", ordered,
+                                                                   tuple({"name": name} for name in baseline)))
+
+
+def tools(*names: str, more: bool = False) -> dict:
+    """A tools/list page of tools with these names."""
+    return {"tools": [{"name": name, "_meta": {"n": index}} for index, name in enumerate(names)],
+            **({"nextCursor": "2"} if more else {})}
+
+
 def cancelled() -> Expectation:
     """Request 1, notifications/cancelled for it, then probe 2."""
     return Expectation(judge=P.CANCEL_RESPECTED, id=1, result_ok=True, error_ok=True, batch_ids=(2,),
@@ -264,6 +278,10 @@ RULES: dict[str, Rule] = {
     "invalid-params wrong code": Rule(P.INVALID_PARAMS, exchange(ex.invalid_params(5), error(5, -32603)), (MEDIUM,)),
     "invalid-params isError result": Rule(P.INVALID_PARAMS, exchange(tool_call(5, valid=False),
                                                                      result(5, call_result(is_error=True))), ()),
+    "invalid-params bad arguments refused by the header check over modern HTTP": Rule(P.INVALID_PARAMS, exchange(
+        tool_call(5, valid=False), error(5, -32020), era=Era.MODERN, http=http(400)), ()),
+    "invalid-params -32020 on bad arguments before 2026-07-28": Rule(P.INVALID_PARAMS, exchange(
+        tool_call(5, valid=False), error(5, -32020), http=http(400)), (MEDIUM,)),
     "invalid-params accepted": Rule(P.INVALID_PARAMS, exchange(tool_call(5, valid=False), result(5, call_result())),
                                     (MEDIUM,)),
     # http-status: streamable HTTP status rules.
@@ -600,6 +618,21 @@ RULES: dict[str, Rule] = {
     "task-ids removed tasks/result served": Rule(P.TASK_IDS, exchange(
         tasked(1, TaskCheck(TaskStep.REMOVED, TaskIdKind.VALID, "t-1"), frozenset({-32601})),
         result(1, call_result()), era=Era.MODERN), (MEDIUM,)),
+    "list-identity the same list": Rule(P.LIST_IDENTITY, exchange(identity(5, "a", "b"), result(5, tools("a", "b"))),
+                                        ()),
+    "list-identity a first page of the list": Rule(P.LIST_IDENTITY, exchange(identity(5, "a", "b", "c"), result(
+        5, tools("a", more=True))), ()),
+    "list-identity nothing to compare with": Rule(P.LIST_IDENTITY, exchange(replace(identity(5), identity=IdentityCheck(
+        "tools", "name")), result(5, tools("x"))), ()),
+    "list-identity refused": Rule(P.LIST_IDENTITY, exchange(identity(5, "a"), error(5, -32601)), ()),
+    "list-identity another tool": Rule(P.LIST_IDENTITY, exchange(identity(5, "a", "b"), result(5, tools("a", "c"))),
+                                       (HIGH,)),
+    "list-identity an unknown tool on a first page": Rule(P.LIST_IDENTITY, exchange(identity(5, "a", "b"), result(
+        5, tools("z", more=True))), (HIGH,)),
+    "list-identity another order": Rule(P.LIST_IDENTITY, exchange(identity(5, "a", "b"), result(5, tools("b", "a"))),
+                                        (LOW,)),
+    "list-identity order not compared": Rule(P.LIST_IDENTITY, exchange(identity(5, "a", "b", ordered=False), result(
+        5, tools("b", "a"))), ()),
 }
 
 

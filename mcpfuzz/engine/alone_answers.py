@@ -1,4 +1,5 @@
-"""A concurrent case run between two rounds of its requests sent alone, so the oracle can compare answers."""
+"""Cases whose oracle compares answers: a concurrent case run between two rounds of its requests sent alone, and
+a list on a fresh connection after the same list on the connection in use."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.expectation import AloneAnswers
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.ids import ABSENT
+from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.transport.errors import TransportError
 
 
@@ -24,6 +26,8 @@ async def run_case(session: Session, case: Case) -> Exchange:
     """
     if case.expect.state is not None:  # a semantic oracle's call: observed around, afresh each time too
         return await run_observed(session, case)
+    if case.expect.identity is not None:
+        return await _identity_case(session, case)
     check = case.expect.concurrent
     if check is None:
         return await session.run_case(case)
@@ -36,6 +40,48 @@ async def run_case(session: Session, case: Case) -> Exchange:
                   for (rid, _, _), first, second in zip(check.requests, before, after, strict=False))
     exchange.case = replace(case, expect=replace(case.expect, concurrent=replace(check, alone=alone)))
     return exchange
+
+
+# A paging client's bound: a list longer than this is compared on what these pages named.
+MAX_BASELINE_PAGES = 20
+
+
+async def _identity_case(session: Session, case: Case) -> Exchange:
+    """The case's list, every page, on the connection in use (ready first), then the case on a fresh one; the
+    items listed first are recorded on the exchange's expectation, back to back with the fresh answer, so that a
+    list changing over time (which the spec allows) is not taken for one varying per connection."""
+    check = case.expect.identity
+    assert check is not None and case.expect.method is not None
+    baseline: tuple[Any, ...] | None = None
+    try:
+        if session.alive and not session.ready and session.era is Era.MODERN:
+            # The previous fresh case's process serves on (a 2026-07-28 process keeps no session state): a
+            # server/discover makes it the one in use, where a restart would cost a second process per case.
+            session.log.clear()
+            await session.handshake()
+        await session.ensure_ready()
+        baseline = await _all_pages(session, case.expect.method, check.list_key)
+    except (HarnessError, TransportError):
+        pass  # nothing to compare with: the oracle stays silent
+    exchange = await session.run_case(case)
+    exchange.case = replace(case, expect=replace(case.expect, identity=replace(check, baseline=baseline)))
+    return exchange
+
+
+async def _all_pages(session: Session, method: str, key: str) -> tuple[Any, ...] | None:
+    """Every item of a list method, following nextCursor; None when a page is refused or malformed."""
+    items: list[Any] = []
+    cursor: Any = None
+    for _ in range(MAX_BASELINE_PAGES):
+        reply = await session.call(method, {"cursor": cursor} if cursor else {})
+        page = reply.message.get("result") if reply.is_result else None
+        if not isinstance(page, dict) or not isinstance(page.get(key, []), list):
+            return None
+        items += page.get(key, [])
+        cursor = page.get("nextCursor")
+        if not isinstance(cursor, str) or not cursor:
+            break
+    return tuple(items)
 
 
 async def _alone(session: Session, lines: list[bytes]) -> list[Any]:

@@ -10,6 +10,7 @@ from mcpfuzz.jsonrpc.expectation import (
     ConcurrencyCheck,
     Expectation,
     HttpRule,
+    IdentityCheck,
     ListingCheck,
     ReaderLimit,
     ResourceCheck,
@@ -131,6 +132,9 @@ def _extra_to_json(expect: Expectation) -> dict[str, Any]:
         extra["task"] = {"step": task.step.value, "kind": task.kind.value, "task_id": task.task_id,
                          "known": list(task.known), "cancel_acked": task.cancel_acked,
                          "seen_cancelled": task.seen_cancelled, "method": task.method}
+    if expect.identity is not None:
+        extra["identity"] = {"list_key": expect.identity.list_key, "name_key": expect.identity.name_key,
+                             "ordered": expect.identity.ordered}
     if expect.wrong_answer != "medium":
         extra["wrong_answer"] = expect.wrong_answer
     if expect.slow_after is not None:
@@ -157,7 +161,7 @@ def expectation_from_json(data: Any) -> Expectation:
             past_limit=ReaderLimit(extra["past_limit"]) if extra.get("past_limit") else None,
             http=_http_rule(extra), versions=_version_check(extra), tool_call=_tool_call(extra),
             listing=_listing(extra), resource=_resource(extra), cancel=_cancel(extra),
-            concurrent=_concurrent(extra), client=_client(extra), task=_task(extra),
+            concurrent=_concurrent(extra), client=_client(extra), task=_task(extra), identity=_identity(extra),
             wrong_answer=extra.get("wrong_answer", "medium"), slow_after=_seconds(extra.get("slow_after")),
             state=_state(extra))
     except (TypeError, ValueError) as error:
@@ -204,6 +208,13 @@ def _listing(extra: dict) -> ListingCheck | None:
         return None
     return ListingCheck(str(part.get("capability", "")), int(part.get("page") or 1),
                         tuple(str(cursor) for cursor in part.get("cursors") or ()))
+
+
+def _identity(extra: dict) -> IdentityCheck | None:
+    part = extra.get("identity")
+    if not isinstance(part, dict) or not isinstance(part.get("list_key"), str):
+        return None
+    return IdentityCheck(part["list_key"], str(part.get("name_key") or "name"), bool(part.get("ordered")))
 
 
 def _resource(extra: dict) -> ResourceCheck | None:

@@ -198,6 +198,19 @@ class StateCheck:
 
 
 @dataclass(frozen=True)
+class IdentityCheck:
+    """A list method sent on a fresh connection or process (read by list-identity): its items, named by `name_key`,
+    must be the same set as on the connection in use. `ordered`: the order is compared too (tools only).
+    `baseline`: every item the connection in use listed just before (all pages), filled in by the engine around
+    the case, never saved; None when it could not list them."""
+
+    list_key: str
+    name_key: str
+    ordered: bool = False
+    baseline: tuple[Any, ...] | None = field(default=None, hash=False)
+
+
+@dataclass(frozen=True)
 class Expectation:
     """The answers a frame may correctly get, and which oracle judges a wrong one.
 
@@ -240,6 +253,7 @@ class Expectation:
     concurrent: ConcurrencyCheck | None = None
     client: ClientCheck | None = None
     task: TaskCheck | None = None  # a tasks-extension case (task-ids)
+    identity: IdentityCheck | None = None
     wrong_answer: SeverityName = "medium"
     # slow-input: seconds past which an answer is far slower than its target's usual (set by the engine on a call
     # whose slowness it saw twice; None: never judged on time).

@@ -46,6 +46,7 @@ class OracleId(str, Enum):
     IDEMPOTENT_RETRY = "idempotent-retry"
     USE_AFTER_DELETE = "use-after-delete"
     TASK_IDS = "task-ids"
+    LIST_IDENTITY = "list-identity"
 
     def __str__(self) -> str:
         # The id itself in messages, f-strings and file names, on every Python version.

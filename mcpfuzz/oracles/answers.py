@@ -74,8 +74,11 @@ def judge_answers(exchange: Exchange, failure: type[Failure], silence: Any) -> l
         silence = (min(silence[0], Severity.LOW), f"refused at once with HTTP {http.status} and {got}: the client "
                    f"has its answer, but not the JSON-RPC error its request id {show_id(expect.id)} was owed")
     codes = expect.codes
-    if http is not None and not expect.well_formed and codes and _modern_http(exchange):
-        # 2026-07-28 streamable HTTP: a server may check the mirrored headers first (-32020 HeaderMismatch).
+    negative_call = expect.tool_call is not None and not expect.tool_call.valid
+    if ((http is not None and not expect.well_formed) or negative_call) and codes and _modern_http(exchange):
+        # 2026-07-28 streamable HTTP: a server may check the mirrored headers first (-32020 HeaderMismatch); a
+        # negative call's argument may be one no Mcp-Param header carries as the server renders it (a lone
+        # surrogate, a number where a string is due); a pipelined window's exchange may carry no HttpReply.
         codes = codes | {HEADER_MISMATCH}
     if not answers:
         if silence is not None and exchange.barrier_answered:

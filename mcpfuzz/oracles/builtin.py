@@ -10,6 +10,7 @@ from mcpfuzz.oracles import (  # noqa: F401
     ids,
     leaks,
     lint,
+    list_identity,
     memory,
     notifications,
     process,

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from mcpfuzz.jsonrpc.param_headers import ParamHeader, mirrored
 
 ACCEPT_BOTH = "application/json, text/event-stream"
 SESSION_HEADER = "Mcp-Session-Id"
@@ -50,14 +52,16 @@ def modern_version(message: Any) -> str | None:
     return version if isinstance(version, str) else None
 
 
-def mcp_headers(message: Any, session_version: str | None) -> dict[str, str]:
-    """MCP-Protocol-Version, Mcp-Method and Mcp-Name for one message.
+def mcp_headers(message: Any, session_version: str | None,
+                param_headers: Mapping[str, Sequence[ParamHeader]] | None = None) -> dict[str, str]:
+    """MCP-Protocol-Version, Mcp-Method and Mcp-Name for one message, and a modern tools/call's `Mcp-Param-*`.
 
     A modern request mirrors its own body; `initialize` carries no version, since it is where the version is
     negotiated (2025-06-18 basic/transports, "Protocol Version Header": the header goes on the requests after
     it), so the version of a refused server/discover never rides on the legacy handshake that follows it;
     anything else (a legacy request after initialize, a malformed frame) carries the session's negotiated
-    version from 2025-06-18 on.
+    version from 2025-06-18 on. `param_headers`: each tool's mirrored arguments (x-mcp-header), by tool name;
+    a conforming client MUST send them (2026-07-28 streamable-http, "Custom Headers from Tool Parameters").
     """
     headers: dict[str, str] = {}
     version = modern_version(message)
@@ -71,6 +75,10 @@ def mcp_headers(message: Any, session_version: str | None) -> dict[str, str]:
             name = params.get(field) if field and isinstance(params, dict) else None
             if isinstance(name, str):
                 headers[NAME_HEADER] = header_value(name)
+            if method == "tools/call" and isinstance(name, str) and param_headers and name in param_headers:
+                arguments = params.get("arguments") if isinstance(params, dict) else None
+                for header, text in mirrored(arguments, param_headers[name]).items():
+                    headers[header] = header_value(text)
     elif session_version is not None and session_version >= FIRST_VERSION_WITH_HEADER \
             and not (isinstance(message, dict) and message.get("method") == "initialize"):
         headers[VERSION_HEADER] = session_version

@@ -12,6 +12,7 @@ import httpx
 
 from mcpfuzz.jsonrpc.exchange import ProcessEnd
 from mcpfuzz.jsonrpc.http_reply import BODY_SNIPPET, HttpReply
+from mcpfuzz.jsonrpc.param_headers import ANNOTATION, ParamHeader, param_headers
 from mcpfuzz.jsonrpc.transport_kind import TransportKind
 from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions
 from mcpfuzz.transport.errors import ConnectionClosed, ServerStartError
@@ -51,6 +52,9 @@ class StreamableHttpServer(HttpConnection):
         self._started = False
         self._dead = False
         self._generation = 0
+        # Each tool's mirrored arguments, learnt from the tools/list results that pass by; kept across sessions
+        # and restarts (a tool's schema does not change with the connection), so every tools/call carries them.
+        self.param_headers: dict[str, tuple[ParamHeader, ...]] = {}
 
     async def _close(self) -> None:
         with contextlib.suppress(Exception):
@@ -94,7 +98,7 @@ class StreamableHttpServer(HttpConnection):
         if version is not None:
             self.version = version
         headers = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json", **self._headers,
-                   **mcp_headers(message, self.version)}
+                   **mcp_headers(message, self.version, self.param_headers)}
         if self.session_id is not None:
             headers[SESSION_HEADER] = self.session_id
         for name, value in (extra_headers or {}).items():
@@ -177,6 +181,8 @@ class StreamableHttpServer(HttpConnection):
         reply.messages += 1
         if is_initialize:
             self._note_version(data)
+        if ANNOTATION.encode() in data:  # only a tools/list page with mirrored arguments is worth parsing
+            self._note_param_headers(data)
         # The session tells a window's cases apart by the POST each answer came on (the GET stream's are on none).
         self.delivering = reply
         try:
@@ -191,6 +197,17 @@ class StreamableHttpServer(HttpConnection):
         version = result.get("protocolVersion") if isinstance(result, dict) else None
         if isinstance(version, str):
             self.version = version
+
+    def _note_param_headers(self, data: bytes) -> None:
+        """The mirrored arguments of each tool a tools/list result declares (x-mcp-header)."""
+        answer = parse_body(data)
+        result = answer.get("result") if isinstance(answer, dict) else None
+        tools = result.get("tools") if isinstance(result, dict) else None
+        for tool in tools if isinstance(tools, list) else ():
+            if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                found = param_headers(tool.get("inputSchema"))
+                if found:
+                    self.param_headers[tool["name"]] = found
 
     async def _listen(self, generation: int) -> None:
         """The optional GET stream of a legacy session: server requests and notifications arrive here."""

@@ -4,7 +4,7 @@ Usage::
 
     python tests/servers/http_server.py --port N [--mode streamable|sse] [--sse-responses]
         [--endpoint-json] [--stream-seconds S] [--verbose] [--gather N] [--busy] [--exit-on METHOD] [--delay-ms MS]
-        [--max-version V [--plain-version-refusal]] [--bug NAME]... [--server-bug NAME]...
+        [--max-version V [--plain-version-refusal]] [--mirror] [--host-check] [--bug NAME]... [--server-bug NAME]...
 
 Binds 127.0.0.1 only (``--port 0`` picks a free port); prints ``ready http://127.0.0.1:N/mcp`` (or
 ``/sse``) to stderr once listening; exits 0 on SIGTERM. Standard library only. Every JSON-RPC message
@@ -64,6 +64,7 @@ from mcp_server import (
     log,
     reject_constant,
 )
+from mirror_tools import MirrorServer
 from surface_server import SURFACE_BUGS, SurfaceServer
 
 BUGS: dict[str, str] = {
@@ -73,6 +74,8 @@ BUGS: dict[str, str] = {
     "no-origin-check": "a foreign Origin is accepted instead of refused with 403",
     "session-pileup": "every refused request creates a session that is never freed (memory grows)",
     "ignore-headers": "modern: MCP-Protocol-Version / Mcp-Method / Mcp-Name disagreeing with the body accepted",
+    "ignore-param-headers": "modern, --mirror: an Mcp-Param header missing, disagreeing with the body or broken "
+                            "accepted",
     "session-id-space": "session ids hold a space (streamable HTTP allows visible ASCII, 0x21-0x7E, only)",
     "refuse-initialize-version": "with --max-version: an initialize asking for a version the server does not "
                                  "serve is refused with 400 instead of answered with one it does",
@@ -113,7 +116,10 @@ INVALID_REQUEST = -32600
 MODERN_ERROR_STATUS = {-32700: 400, -32600: 400, -32602: 400, -32601: 404,
                        -32020: 400, -32021: 400, -32022: 400, -32004: 400}
 NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # SEP-2243 Mcp-Name
+LOCAL_HOST = re.compile(r"(127\.0\.0\.1|localhost|\[::1\])(:[0-9]{1,5})?")
+HOST_CHECK = [False]  # --host-check
 LOCAL_ORIGIN = re.compile(r"https?://(127\.0\.0\.1|localhost|\[::1\])(:[0-9]{1,5})?")
+NUMERIC_TEXT = re.compile(r"-?[0-9]+(\.0+)?")  # "42" and "42.0" equal 42 (the spec's SHOULD compare numerically)
 BASE64_SENTINEL = re.compile(r"=\?base64\?(.*)\?=")
 UNPARSEABLE = object()
 
@@ -147,6 +153,16 @@ def meta_version(value: Any) -> Any:
     params = value.get("params") if isinstance(value, dict) else None
     meta = params.get("_meta") if isinstance(params, dict) else None
     return meta.get(META_VERSION) if isinstance(meta, dict) else None
+
+
+def _typed(value: Any, kind: str) -> bool:
+    """True when a JSON value has the primitive type a mirrored argument declares (and a header can carry it)."""
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    # A lone surrogate has no UTF-8 form, so no header can carry it: such a string is not compared.
+    return isinstance(value, str) and value.encode("utf-8", "surrogatepass").decode("utf-8", "replace") == value
 
 
 def decode_header_value(raw: str) -> str | None:
@@ -451,6 +467,8 @@ class Handler(BaseHTTPRequestHandler):
         """Route by mode and path."""
         if not self.origin_ok():
             raise Refused(403, "forbidden: Origin not allowed")
+        if HOST_CHECK[0] and LOCAL_HOST.fullmatch(self.headers.get("Host") or "") is None:
+            raise Refused(421, "misdirected request: Host not allowed")
         streamable = {"GET": self.streamable_get, "POST": self.streamable_post, "DELETE": self.streamable_delete}
         if self.options.mode == "streamable" and path == MCP_PATH and method in streamable:
             streamable[method](body)
@@ -630,6 +648,36 @@ class Handler(BaseHTTPRequestHandler):
             header = self.headers.get("Mcp-Name")
             if header is None or decode_header_value(header) != named:
                 return f"Mcp-Name does not match params.{key}"
+        if value["method"] == "tools/call" and isinstance(params, dict) \
+                and "ignore-param-headers" not in self.options.bugs:
+            return self.param_mismatch(params)
+        return None
+
+    def param_mismatch(self, params: dict[str, Any]) -> str | None:
+        """2026-07-28 streamable-http, "Server Behavior for Custom Headers": each argument a tool mirrors
+        (x-mcp-header) that the body holds must come in its Mcp-Param header, equal once decoded (integers
+        compared as numbers); an absent or null argument expects no header."""
+        tool = next((t for t in SERVER_CLASS[0].TOOLS if t["name"] == params.get("name")), None)
+        arguments = params.get("arguments")
+        if tool is None or not isinstance(arguments, dict):
+            return None
+        for key, schema in tool["inputSchema"]["properties"].items():
+            name = schema.get("x-mcp-header")
+            body = arguments.get(key)
+            if name is None or body is None or not _typed(body, schema["type"]):
+                continue  # an argument of the wrong type is the body's refusal (-32602 or isError), not a header's
+            raw = self.headers.get(f"Mcp-Param-{name}")
+            if raw is None:
+                return f"Mcp-Param-{name} is missing"
+            text = decode_header_value(raw)
+            if text is None:
+                return f"Mcp-Param-{name} holds broken Base64"
+            if schema["type"] == "integer":
+                same = NUMERIC_TEXT.fullmatch(text) is not None and int(text.split(".")[0]) == body
+            else:
+                same = text == (str(body).lower() if isinstance(body, bool) else body)
+            if not same:
+                return f"Mcp-Param-{name} does not match arguments.{key}"
         return None
 
     def legacy_post(self, body: bytes, value: Any, initialize: bool) -> None:
@@ -829,6 +877,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--server-bug", action="append", default=[], choices=sorted({**SERVER_BUGS, **SURFACE_BUGS}),
                         help="turn one bug of mcp_server.Server (or, with --surface, of SurfaceServer) on")
     parser.add_argument("--surface", action="store_true", help="serve surface_server.SurfaceServer")
+    parser.add_argument("--host-check", action="store_true",
+                        help="not a bug: refuse a Host other than 127.0.0.1, localhost or [::1] with 421 (the Python "
+                             "SDK's DNS-rebinding protection; the spec has no Host rule)")
+    parser.add_argument("--mirror", action="store_true",
+                        help="not a bug: serve mirror_tools.MirrorServer (a tool with x-mcp-header arguments)")
     parser.add_argument("--gather", type=int, default=0, metavar="N",
                         help="hold each POST (bounded) until N are in flight at once; log the peak")
     parser.add_argument("--busy", action="store_true",
@@ -843,6 +896,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.surface:
         SERVER_CLASS[0] = SurfaceServer
+    if args.mirror:
+        SERVER_CLASS[0] = MirrorServer
+    HOST_CHECK[0] = args.host_check
     if hasattr(sys, "set_int_max_str_digits"):
         sys.set_int_max_str_digits(100_000)  # as mcp_server.main: big ids allowed, with a cap
     options = Options(args.mode, args.sse_responses, args.endpoint_json, args.stream_seconds, args.verbose,

@@ -19,6 +19,7 @@ from mcpfuzz.engine.judge import received_lines
 from mcpfuzz.engine.monitor.pileup import check_session_pileup
 from mcpfuzz.engine.phases.concurrent_calls import read_only_tool_calls
 from mcpfuzz.engine.phases.lint_phase import lint, lint_findings
+from mcpfuzz.engine.phases.mirrored_calls import mirrored_call
 from mcpfuzz.engine.phases.probe import probe
 from mcpfuzz.engine.phases.target_kinds import TOOLS
 from mcpfuzz.engine.phases.targets import Selection, skip_reason, target_types
@@ -34,10 +35,12 @@ from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.target_kind import TargetKind
+from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.strategies.cancellation import cancel_case
 from mcpfuzz.strategies.catalogue import CatalogueContext, catalogue
 from mcpfuzz.strategies.concurrency import concurrent_case
 from mcpfuzz.strategies.http_cases import http_cases
+from mcpfuzz.strategies.identity_cases import list_identity_cases
 from mcpfuzz.strategies.lifecycle import lifecycle
 from mcpfuzz.strategies.messages import FrameBuilder
 from mcpfuzz.strategies.subscription_cases import listen_case
@@ -47,6 +50,7 @@ from mcpfuzz.transport.errors import ServerStartError
 # Ids of the HTTP family: above the catalogue's, below the harness's 10000.
 HTTP_FIRST_ID = 900
 CANCEL_FIRST_ID = 960  # the cancellation and concurrency cases' ids, above the HTTP family's
+IDENTITY_FIRST_ID = 800  # the list-identity cases' ids, above the lifecycle cases', below the HTTP family's
 PILEUP_SECONDS = 4.0  # at most, for the burst of refused requests (about 1-2 s on the servers measured)
 
 
@@ -272,18 +276,25 @@ class CataloguePhase:
 
     async def run(self, context: RunContext, session: Session) -> None:
         built = catalogue_context(context)
-        cases = [*catalogue(built), *_http_cases(session, built), *await _multi_frame_cases(context, session, built)]
+        cases = [*catalogue(built), *await _http_cases(context, session, built),
+                 *await _multi_frame_cases(context, session, built)]
         await run_cases(context, session, PhaseName.CATALOGUE, cases)
         if "session-leak" in context.config.oracles:
             await _session_pileup(context, session)
 
 
-def _http_cases(session: Session, built: CatalogueContext) -> list[Case]:
+async def _http_cases(context: RunContext, session: Session, built: CatalogueContext) -> list[Case]:
     """The HTTP family, over streamable HTTP only (legacy HTTP+SSE has no status-level rules to check)."""
     if session.transport is not TransportKind.STREAMABLE_HTTP:
         return []
+    mirrored = None
+    if built.era is Era.MODERN and context.preparation is not None:
+        # Prepared by the background thread, not beside it: two threads drawing at once can trip CPython 3.11's
+        # ast module (Hypothesis reads lambdas' source), so the one preparation is awaited (milliseconds a target).
+        plan = await context.preparation.finished()
+        mirrored = await anyio.to_thread.run_sync(mirrored_call, plan.targets)
     builder = FrameBuilder(built.era, built.version, next_id=HTTP_FIRST_ID)
-    return list(http_cases(builder, tool=built.tool, has_session=bool(session.server.session_id)))
+    return list(http_cases(builder, tool=built.tool, has_session=bool(session.server.session_id), mirrored=mirrored))
 
 
 async def _multi_frame_cases(context: RunContext, session: Session, built: CatalogueContext) -> list[Case]:
@@ -324,7 +335,8 @@ async def _session_pileup(context: RunContext, session: Session) -> None:
 
 @dataclass(frozen=True)
 class LifecyclePhase:
-    """Requests before the handshake and odd handshakes, each on a fresh process, each settled by a barrier."""
+    """Requests before the handshake and odd handshakes, each on a fresh process, each settled by a barrier; and
+    (2026-07-28) each declared list on fresh connections, compared with the connection in use's."""
 
     name: str = PhaseName.LIFECYCLE.value
 
@@ -333,8 +345,11 @@ class LifecyclePhase:
 
     async def run(self, context: RunContext, session: Session) -> None:
         assert context.probe is not None
+        probe = context.probe
+        identity = list_identity_cases(FrameBuilder(probe.era, probe.version, next_id=IDENTITY_FIRST_ID),
+                                       probe.capabilities) if OracleId.LIST_IDENTITY in context.config.oracles else []
         with thorough(session):
-            await run_cases(context, session, PhaseName.LIFECYCLE, lifecycle(context.probe.era))
+            await run_cases(context, session, PhaseName.LIFECYCLE, [*identity, *lifecycle(probe.era)])
 
 
 @dataclass(frozen=True)
