@@ -96,6 +96,8 @@ class ServerSpec:
     env: tuple[tuple[str, str], ...] = ()
     exclude_tools: tuple[str, ...] = ()
     prepare: Callable[[Path], None] | None = None  # sets up the scratch folder before each start
+    # With --security: the argument that names the server's allowed folder, given mcpfuzz's workspace instead.
+    workspace_arg: str = ""
 
     @property
     def label(self) -> str:
@@ -121,6 +123,7 @@ def make_files_dir(scratch: Path) -> None:
 
 
 NPM_BIN = "$prefix/node_modules/.bin"
+WORKSPACE = "{workspace}"  # mcpfuzz --security puts its temporary workspace's path here
 # gzip-file-as-resource fetches a URL; get-env answers with the whole environment, which a report would keep.
 EVERYTHING_EXCLUDED = ("gzip-file-as-resource", "get-env")
 SERVERS: tuple[ServerSpec, ...] = (
@@ -131,6 +134,7 @@ SERVERS: tuple[ServerSpec, ...] = (
                transport=Transport.HTTP, url="http://127.0.0.1:{port}/mcp", exclude_tools=EVERYTHING_EXCLUDED),
     ServerSpec("server-filesystem", Registry.NPM, "@modelcontextprotocol/server-filesystem", "2026.8.31",
                "TypeScript", (f"{NPM_BIN}/mcp-server-filesystem", "$scratch/files"), prepare=make_files_dir,
+               workspace_arg="$scratch/files",
                exclude_tools=("write_file", "edit_file", "move_file")),
     ServerSpec("server-memory", Registry.NPM, "@modelcontextprotocol/server-memory", "2026.8.31",
                "TypeScript", (f"{NPM_BIN}/mcp-server-memory",),
@@ -410,8 +414,15 @@ def mcpfuzz_argv(mcpfuzz: Path, spec: ServerSpec, setting: Setting, files: RunFi
         argv += ["--exclude-tool", tool]
     for name, value in setting.env:
         argv += ["--env", f"{name}={value}"]
+    argv += options.extra
     if spec.transport is Transport.HTTP:
         return [*argv, "--launch", shlex.join(setting.argv), spec.url]
+    if "--security" in options.extra:
+        # The canary oracles need the server in mcpfuzz's own workspace: started there, and told so where it
+        # takes its allowed folder as an argument.
+        folder = spec.workspace_arg.replace("$scratch", str(setting.scratch))
+        command = [WORKSPACE if spec.workspace_arg and word == folder else word for word in setting.argv]
+        return [*argv, "--", *command]
     return [*argv, "--cwd", str(setting.scratch), "--", *setting.argv]
 
 
@@ -610,6 +621,7 @@ class Options:
     only: tuple[str, ...]
     runs: Path
     json_out: Path | None
+    extra: tuple[str, ...] = ()  # more mcpfuzz run options, e.g. --security, --coverage
 
 
 def time_starts(spec: ServerSpec, prefix: Path, folder: Path) -> tuple[list[float], str]:
@@ -712,6 +724,8 @@ def parse_args(argv: Sequence[str]) -> Options:
     parser.add_argument("--only", action="append", default=[], metavar="NAME",
                         help="run only this server (repeatable; NAME/http or NAME/stdio picks one transport)")
     parser.add_argument("--json", type=Path, help="write the table's data here")
+    parser.add_argument("--option", action="append", default=[], metavar="OPT",
+                        help="pass this option to every mcpfuzz run (repeatable, e.g. --option=--security)")
     parser.add_argument("--list", action="store_true", help="list the servers and exit")
     parser.add_argument("--install-only", action="store_true", help="install the selected servers and exit")
     args = parser.parse_args(argv)
@@ -729,7 +743,8 @@ def parse_args(argv: Sequence[str]) -> Options:
             print(f"{spec.label}: {install(spec, args.cache)}", flush=True)
         raise SystemExit(0)
     runs = args.cache / "runs" / time.strftime("%Y%m%dT%H%M%S")
-    return Options(args.cache, args.seconds, args.seed, args.mcpfuzz, tuple(args.only), runs, args.json)
+    return Options(args.cache, args.seconds, args.seed, args.mcpfuzz, tuple(args.only), runs, args.json,
+                   tuple(args.option))
 
 
 def main(argv: Sequence[str]) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import replace
 from functools import partial
@@ -425,13 +425,9 @@ class CallPhases:
             if links and data.draw(st.integers(0, 2), label="follow a link") == 0:
                 uri = data.draw(st.sampled_from(links), label="linked uri")
                 case = linked_read_case(self.builder, uri, history=tuple(history))
-                exchange, judged = anyio.from_thread.run(partial(self._run_linked, case))
-                failure = to_raise(judged, pursued)
-                if failure is not None:
+                went_on, failure = self._step(partial(self._run_linked, case), process, history, pursued)
+                if went_on is None:
                     return failure
-                if self.session.process != process or exchange.crash is not None:
-                    return None
-                history.append(exchange.case.data)
                 continue
             # Once results have given ids back, favour the targets that take ids (3 times in 4).
             consumers = self._consumers or []
@@ -450,28 +446,34 @@ class CallPhases:
                 state = None
             if state is not None and state.judge is OracleId.IDEMPOTENT_RETRY:
                 # The first call as any step's; the same call again (a client's retry) is judged on the state.
-                exchange, judged = anyio.from_thread.run(
-                    partial(self.call, PhaseName.STATEFUL, target, call, history=tuple(history)))
-                failure = to_raise(judged, pursued)
-                if failure is not None:
+                first, failure = self._step(partial(self.call, PhaseName.STATEFUL, target, call,
+                                                    history=tuple(history)), process, history, pursued)
+                if first is None:
                     return failure
-                if self.session.process != process or exchange.crash is not None:
-                    return None
-                history.append(exchange.case.data)
                 call = replace(call, description=f"{call.description}, sent again as a client retries")
-            exchange, judged = anyio.from_thread.run(
-                partial(self.call, PhaseName.STATEFUL, target, call, history=tuple(history), state=state))
-            failure = to_raise(judged, pursued)
-            if failure is not None:
+            exchange, failure = self._step(partial(self.call, PhaseName.STATEFUL, target, call,
+                                                   history=tuple(history), state=state), process, history, pursued)
+            if exchange is None:
                 return failure
-            if self.session.process != process or exchange.crash is not None:
-                return None  # a new process: the sequence's state is gone
-            history.append(exchange.case.data)
             pool = harvest(exchange, pool)
             if not read_only(target):
                 created = harvest(exchange, created)
             links = linked_uris(exchange, links)
         return None
+
+    def _step(self, run: Callable[[], Coroutine[Any, Any, tuple[Exchange, list[Verdict]]]], process: object,
+              history: list[bytes], pursued: set[FindingKey]) -> tuple[Exchange | None, Failure | None]:
+        """One step of a sequence run on the event loop: (its exchange, None) to go on, with its frame added to
+        `history`; (None, the failure to raise); or (None, None) when the step crashed the server or it restarted,
+        since the sequence's state is gone with its process."""
+        exchange, judged = anyio.from_thread.run(run)
+        failure = to_raise(judged, pursued)
+        if failure is not None:
+            return None, failure
+        if self.session.process != process or exchange.crash is not None:
+            return None, None
+        history.append(exchange.case.data)
+        return exchange, None
 
     async def _run_linked(self, case: Case) -> tuple[Exchange, list[Verdict]]:
         """A read of a URI an earlier call linked to, judged like any call of the sequence."""
