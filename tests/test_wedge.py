@@ -8,6 +8,7 @@ sent, and the process that runs on without answering it either is stuck.
 
 from __future__ import annotations
 
+import json
 import sys
 
 import anyio
@@ -17,6 +18,7 @@ from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import CaseDone, Event, Notice
 from mcpfuzz.engine.runner import run
 from mcpfuzz.engine.session.wedge import ANSWER_FACTOR, TIMEOUT_FACTOR, AnswerTimes, CpuSample
+from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.oracles.base import all_oracles
 from tests.conftest import REPO_ROOT
 
@@ -69,3 +71,31 @@ def test_clean_server_reads_every_raw_value_without_a_hang() -> None:
                        oracles=tuple(all_oracles()), phases=("probe", "coverage"), protocol_version="2025-11-25")
     finished = anyio.run(run, config, lambda event: None)
     assert not finished.error and not finished.findings
+
+
+CALC_SERVER = REPO_ROOT / "tests" / "servers" / "slow_input_server.py"
+
+
+def _arguments(exchange: Exchange) -> str:
+    """The arguments a tools/call case sent, as canonical text."""
+    message = json.loads(exchange.case.data)
+    return json.dumps(message["params"]["arguments"], sort_keys=True)
+
+
+def test_a_wedging_call_is_judged_past_its_phase_share_and_never_sent_again() -> None:
+    """A short budget gives coverage less time than the call's fair wait: the wedge is judged all the same (the
+    wait may run past the phase's share, within the run's deadline), the run keeps to its budget, and the later
+    phases do not send the same wedging arguments again."""
+    events: list[Event] = []
+    command = [sys.executable, str(CALC_SERVER), "--wedge"]
+    config = RunConfig(command=command, seed=1, timeout=2.0, call_timeout=600.0, budget=30,
+                       oracles=tuple(all_oracles()), protocol_version="2025-11-25")
+    finished = anyio.run(run, config, events.append)
+    assert not finished.error
+    hangs = [f for f in finished.findings if f.oracle == "no-hang" and f.target == "tool/calc"]
+    assert hangs and "wedged, not slow" in hangs[0].message, [(f.oracle, f.target) for f in finished.findings]
+    notices = [e.message for e in events if isinstance(e, Notice)]
+    assert not [text for text in notices if "not judged" in text or "budget" in text and "ran out" in text], notices
+    wedged = [_arguments(e.exchange) for e in events if isinstance(e, CaseDone) and e.phase != "verify"
+              and e.exchange.case.target == "tool/calc" and e.exchange.wedged]
+    assert wedged and len(wedged) == len(set(wedged)), wedged

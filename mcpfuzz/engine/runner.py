@@ -100,6 +100,7 @@ class Run:
         context.session = session
         context.monitor = Monitor(session, context.monitor_options, context.observed, partial(_sampled, context))
         session.before_case = context.monitor
+        session.wedge_until = context.budget.deadline
         session.on_notice = lambda text: context.emit(Notice(text))
         try:
             await execute_phases(self.plan, context, session)

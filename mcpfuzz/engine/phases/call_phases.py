@@ -22,6 +22,7 @@ from mcpfuzz.engine.phases.search import Judge, PhaseStopped, SearchOptions, Ver
 from mcpfuzz.engine.phases.slow_calls import SLOW_CONFIRMATIONS, SlowWatch, answer_seconds, latency_score
 from mcpfuzz.engine.phases.state_checks import read_only, state_check
 from mcpfuzz.engine.phases.targets import CallTarget, PreparedTarget, Safety
+from mcpfuzz.engine.phases.wedging_calls import WedgingCalls
 from mcpfuzz.engine.session.modes import patient_until
 from mcpfuzz.engine.session.observed_state import run_observed
 from mcpfuzz.engine.session.session import HarnessError, Session
@@ -84,6 +85,7 @@ class CallPhases:
         self.dictionary = Dictionary()
         self._declared_words = False
         self.slow = SlowWatch()  # each target's answer times: the slow-input limit
+        self.wedging = WedgingCalls()  # calls that wedged the server: never sent again
         self._slowest = 0.0  # the slowest answer of the fuzz example being run (its latency target)
         self.targets = targets
         self.judge = judge
@@ -106,6 +108,8 @@ class CallPhases:
         again while the simplest call was quick (a loaded machine or a busy server is not a finding). `state`: the
         call is sent between observations of the server's state, for the semantic oracles."""
         exchange = await self._run_call(target, call, history, state)
+        if exchange.wedged:
+            self.wedging.note(target.label, call.arguments)
         seconds = answer_seconds(exchange)
         judged: list[Verdict] = []
         limit = self.slow.limit(target.label)
@@ -342,6 +346,7 @@ class CallPhases:
     async def _call_batch(self, target: CallTarget, calls: list[ArgumentCall], pursued: set[FindingKey],
                           deadline: float) -> Failure | None:
         """One example's calls in order, in one hop to the event loop; the first failure ends it."""
+        calls = [call for call in calls if not self.wedging.known(target.label, call.arguments)]
         if len(calls) > 1 and self._may_pipeline(target) and time.monotonic() < deadline:
             return await self._call_window(target, calls, pursued, deadline)
         for call in calls:
@@ -440,6 +445,8 @@ class CallPhases:
             else:
                 arguments = data.draw(target.schema.positive, label="arguments")
             arguments = substitute(target.schema, arguments, pool, data)
+            if self.wedging.known(target.label, arguments):
+                continue
             call = ArgumentCall(POSITIVE, arguments, f"step {step + 1} of a sequence")
             state = state_check(self.targets, target, arguments, created)
             if state is not None and self.oracles is not None and state.judge.value not in self.oracles:

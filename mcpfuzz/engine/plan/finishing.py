@@ -11,9 +11,10 @@ from mcpfuzz.engine.events import Finding, Notice, RunFinished, Upstream
 from mcpfuzz.engine.judge import FindingSet, group_by_upstream, group_under_tools
 from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.plan.verdict import untested_reason
-from mcpfuzz.engine.session.modes import speaking, thorough
+from mcpfuzz.engine.session.modes import patient_until, speaking, thorough
 from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.jsonrpc.case_json import case_from_json, case_to_json
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import PLAIN_JSONRPC, Era
 from mcpfuzz.transport.errors import ServerStartError
 
@@ -32,19 +33,25 @@ async def verify(context: RunContext, session: Session, until: float, *, final: 
     if not pending:
         return
     restarts = session.restarts
-    with thorough(session):
+    unchecked = len(pending) - len(pending[:MAX_VERIFIED])
+    # A slow or wedged re-run waits no longer than verification's time: the run's budget holds.
+    with thorough(session), patient_until(session, until):
         for done, finding in enumerate(pending[:MAX_VERIFIED]):
             if time.monotonic() + 0.5 > until:
-                if final:
-                    context.emit(Notice(f"no time left to re-run {len(pending) - done} of {len(pending)} findings; "
-                                        "they are saved unchecked (raise --budget to verify them all)"))
+                unchecked += len(pending[:MAX_VERIFIED]) - done
                 break
             assert finding.case is not None
+            if finding.oracle == OracleId.NO_HANG and time.monotonic() + _wedge_wait(session, finding) > until:
+                unchecked += 1  # its re-run would be cut before it could hang again: the quicker ones go on
+                continue
             case = case_from_json(case_to_json(finding.case), list(finding.frames))
             try:
                 with speaking(session, Era(finding.era) if finding.era else None, finding.protocol_version or None):
                     exchange = await run_case(session, case)
             except (HarnessError, ServerStartError):
+                break
+            if exchange.cut_short:  # its wait was cut by verification's time: unchecked, not disproved
+                unchecked += len(pending[:MAX_VERIFIED]) - done
                 break
             if context.canaries is not None:
                 context.canaries.look(exchange)
@@ -56,6 +63,18 @@ async def verify(context: RunContext, session: Session, until: float, *, final: 
                 context.emit(Notice(f"{finding.oracle} on {finding.target} did not fail again on a fresh server: "
                                     "saved and reported as not reproducible"))
     session.restarts = restarts  # fresh servers for re-runs are not restarts the server caused
+    if unchecked and final:
+        context.emit(Notice(f"no time left to re-run {unchecked} of {len(pending)} findings; they are saved "
+                            "unchecked (raise --budget to verify them all)"))
+
+
+def _wedge_wait(session: Session, finding: Finding) -> float:
+    """How long the re-run of a hang of a target that has answered before takes to fail again: the target's fair
+    wait, then a fresh request's --timeout (0 for other hangs: silence to a frame is judged once the server
+    answers the barrier)."""
+    timeout = session.options.timeout
+    bound = session.answer_times.bound(finding.target, timeout)
+    return 0.0 if bound is None else min(bound, session.options.call_timeout) + timeout
 
 
 def attribute(context: RunContext, findings: tuple[Finding, ...]) -> tuple[Finding, ...]:

@@ -127,6 +127,9 @@ class Session:
         # A call phase's deadline (monotonic): a slow call is waited for until then at most, so one slow tool
         # cannot eat the phases after it (None: the whole --call-timeout).
         self.patience_until: float | None = None
+        # The latest moment a busy call's fair wait (its target's answer times) may run to, past patience_until: a
+        # wedge is judged whatever share of the run a phase had left (the run's own deadline still holds).
+        self.wedge_until: float | None = None
         self.answer_times = AnswerTimes()  # each target's slowest answer: how long its next call may fairly take
         self._group: anyio.abc.TaskGroup
         self._frame_log: BinaryIO | None = None
@@ -493,7 +496,10 @@ class Session:
                     # Busy far longer than this target ever took: a fair wait ends sooner (progress still extends).
                     limit = bound
                 if self.patience_until is not None:
-                    room = max(0.0, self.patience_until - window.started)
+                    until = self.patience_until
+                    if shortened and self.wedge_until is not None:
+                        until = max(until, min(window.started + limit, self.wedge_until))
+                    room = max(0.0, until - window.started)
                     exchange.cut_short = room < limit
                     limit, most = min(limit, room), min(most, room)
                 await self._collector.collect(window, barrier if busy else None, case, http=http, timeout=limit,
