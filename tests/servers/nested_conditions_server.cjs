@@ -2,9 +2,10 @@
 //
 // Usage: node tests/servers/nested_conditions_server.cjs [--port N]
 //
-// `route(a, b, c, d)` throws (an uncaught exception: the process exits) when a == 7, then b is all digits, then
-// c > 1000, then d holds exactly 3 items; each condition met runs lines the ones before did not, so V8 coverage
-// (`--coverage`) sees each step. Protocol code: mcp_server.cjs.
+// `route(a, b, c, d)` throws (an uncaught exception: the process exits) when a == 7, then b is all decimal digits
+// (any script's, as Python's str.isdigit mostly means in the Python twin), then c > 1000, then d holds exactly 3
+// items; each condition met runs lines the ones before did not, so V8 coverage (`--coverage`) sees each step.
+// Protocol code: mcp_server.cjs.
 "use strict";
 
 const { serve } = require("./mcp_server.cjs");
@@ -40,7 +41,7 @@ function route(args) {
   let depth = 0;
   if (a === 7) {
     depth = 1;
-    if (/^[0-9]+$/.test(b)) {
+    if (/^\p{Nd}+$/u.test(b)) {
       depth = 2;
       if (c > 1000) {
         depth = 3;

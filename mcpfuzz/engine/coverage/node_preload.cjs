@@ -17,7 +17,7 @@
   if (!log) return;
   // npm and npx run the server as a child process (which loads this file too); their own code never counts.
   const main = process.argv[1] || "";
-  if (/[\\/]npm[\\/]bin[\\/]np[mx]-cli\.js$/.test(main)) return;
+  if (/(^|[\\/])np[mx](-cli\.js)?$/.test(main)) return;
 
   const fs = require("node:fs");
   const path = require("node:path");
@@ -89,7 +89,7 @@
   }
 
   function lineStarts(state) {
-    // Each line's first non-blank character, with its number; blank and comment-only lines are left out.
+    // Each line's first non-blank character, with its number; blank, comment-only and #! lines are left out.
     if (state.starts !== null) return;
     let source = "";
     try {
@@ -105,7 +105,7 @@
       const text = lines[index];
       const blank = text.length - text.trimStart().length;
       const rest = text.slice(blank);
-      if (rest && !rest.startsWith("//") && !rest.startsWith("/*") && !rest.startsWith("*")) {
+      if (rest && !/^(\/\/|\/\*|\*|#!)/.test(rest)) {
         starts.push(offset + blank);
         numbers.push(index + 1);
       }
