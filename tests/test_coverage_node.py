@@ -123,7 +123,21 @@ def test_node_commands_are_told_apart(tmp_path: Path) -> None:
     assert found == NodeServer(str(entry), (str(package),))
     assert node_server([str(bin_folder / "pkg")]) == NodeServer(str(entry), (str(package),))
     assert node_server(["npx", "-y", "pkg"], str(tmp_path)) == NodeServer(str(entry), (str(package),))
+    scoped = tmp_path / "node_modules" / "@scope" / "server"
+    scoped.mkdir(parents=True)
+    (scoped / "package.json").write_text('{"name": "@scope/server", "bin": {"scope-server": "index.js"}}')
+    assert node_server(["npx", "-y", "@scope/server@1.2"], str(tmp_path)) == NodeServer(str(scoped), (str(scoped),))
     assert node_server([str(python_script)]) is None  # not Node's: the Python tracer decides
+    runner = tmp_path / "node_modules" / "tsx" / "dist" / "cli.mjs"
+    runner.parent.mkdir(parents=True)
+    runner.write_text("#!/usr/bin/env node\n")
+    (bin_folder / "tsx").symlink_to(runner)
+    (package / "src").mkdir()
+    (package / "src" / "server.ts").write_text("export {};\n")
+    assert node_server([str(bin_folder / "tsx"), "src/server.ts"], str(package)) == \
+        NodeServer(str(package / "src" / "server.ts"), (str(package),))  # the runner's script, not the runner
+    assert node_server(["npx", "tsx", "src/server.ts"], str(package)) == \
+        NodeServer(str(package / "src" / "server.ts"), (str(package),))
     assert node_server(["sh", "-c", "node x.js"]) is None
     assert "runs no script file" in str(node_server(["node", "-e", "1"]))
     assert "was not found" in str(node_server(["node", "missing.js"], str(tmp_path)))

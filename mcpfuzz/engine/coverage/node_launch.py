@@ -15,6 +15,7 @@ from mcpfuzz.engine.coverage.launch import ENV_FILE, ENV_ROOTS, ENV_SDK, Coverag
 PRELOAD = Path(__file__).with_name("node_preload.cjs")
 PRELOAD_NAME = "mcpfuzz-v8cov.cjs"
 NODES = ("node", "nodejs")
+RUNNERS = ("tsx", "ts-node", "ts-node-esm")  # npm bins that run the script they are given, as node does
 NPX_CACHE = Path.home() / ".npm" / "_npx"
 MAX_NPX_CACHES = 200  # npx keeps one folder per package set; more is a machine we should not crawl
 SHEBANG_BYTES = 512
@@ -52,6 +53,8 @@ def node_server(command: Sequence[str], cwd: str | None = None) -> NodeServer | 
     script = Path(program).resolve()
     if not _runs_on_node(script):
         return None
+    if name in RUNNERS:  # `tsx server.ts`: the server is the runner's script, not the runner's own package
+        return _node_script(words[1:], base)
     return NodeServer(str(script), (str(package_root(script)),))
 
 
@@ -69,7 +72,7 @@ def _node_script(arguments: list[str], base: Path) -> NodeServer | str:
             break
         index += 2 if word in _VALUED else 1
     if index >= len(arguments):
-        return "node is given no script file to run"
+        return "no script file of the server's is given to node"
     script = (base / arguments[index]).resolve()
     if not script.is_file():
         return f"{arguments[index]} was not found"
@@ -77,7 +80,8 @@ def _node_script(arguments: list[str], base: Path) -> NodeServer | str:
 
 
 def _npx_script(arguments: list[str], base: Path) -> NodeServer | str:
-    """`npx [-y] PACKAGE`: the package's bin in the working folder's node_modules, or npx's cached copy of it."""
+    """`npx [-y] PACKAGE`: the package in the working folder's node_modules (its bin by the package's name, or its
+    folder), as npx looks there first, else npx's newest cached copy of it; `npx tsx script`: the script."""
     package = None
     index = 0
     while index < len(arguments) and package is None:
@@ -92,11 +96,14 @@ def _npx_script(arguments: list[str], base: Path) -> NodeServer | str:
     if package is None:
         return "npx is given no package to run"
     bare = _bare_package(package)
+    if bare in RUNNERS:  # `npx tsx server.ts`
+        return _node_script(arguments[index:], base)
     local = base / "node_modules" / ".bin" / bare.rpartition("/")[2]
     if local.is_file() and _runs_on_node(local.resolve()):
         return NodeServer(str(local.resolve()), (str(package_root(local.resolve())),))
-    for folder in _npx_copies(bare):
-        return NodeServer(str(folder), (str(folder.resolve()),))
+    copies = [base / "node_modules" / bare] if (base / "node_modules" / bare).is_dir() else _npx_copies(bare)
+    if copies:
+        return NodeServer(str(copies[0]), (str(copies[0].resolve()),))
     return f"npx has not fetched {bare} yet (run the server once without --coverage so that npx caches it)"
 
 
