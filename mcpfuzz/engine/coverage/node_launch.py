@@ -31,7 +31,7 @@ SCRIPT_SUFFIXES = (".js", ".mjs", ".cjs")
 class NodeServer:
     """A server command that runs a Node script, and the folders holding its own code."""
 
-    script: str
+    entry: str  # the script node runs, or the package folder of `npx PACKAGE` (its bin is npm's to choose)
     roots: tuple[str, ...]
 
 
