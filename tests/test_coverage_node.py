@@ -78,6 +78,21 @@ def test_preload_reports_the_lines_a_call_reaches_before_its_answer() -> None:
     assert not setup.folder.exists()
 
 
+def test_the_lines_of_a_call_that_crashes_the_server_are_reported_at_exit() -> None:
+    server = node_server(["node", str(NESTED)])
+    assert isinstance(server, NodeServer)
+    setup = node_setup(server, include_sdk=False, env={})
+    try:
+        book = CoverageBook(setup.log)
+        deepest = {"a": 7, "b": "12", "c": 5000, "d": [1, 2, 3]}
+        answers = _exchange(NESTED, setup, [*HANDSHAKE, _call(1, "route", deepest)])
+        assert [json.loads(line)["id"] for line in answers] == [0]  # no answer: the uncaught exception ended it
+        book.settle()
+        assert 'throw new Error("routing table corrupted at depth 4");' in _source_lines(book.lines, NESTED)
+    finally:
+        setup.remove()
+
+
 def test_an_es_module_server_is_covered() -> None:
     server = node_server(["node", str(ESM)])
     assert isinstance(server, NodeServer)
