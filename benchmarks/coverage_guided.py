@@ -1,12 +1,14 @@
 """Coverage-guided search against blind search: does a run find the crash four nested conditions deep, and when?
 
-Usage: python benchmarks/coverage_guided.py [--seconds 60] [--blind-seconds 300] [--seeds 1,2,3]
-       python benchmarks/coverage_guided.py --overhead [--seconds 20] [--seeds 1]
+Usage: python benchmarks/coverage_guided.py [--seconds 60] [--blind-seconds 300] [--seeds 1,2,3] [--node]
+       python benchmarks/coverage_guided.py --overhead [--seconds 20] [--seeds 1] [--node]
 
 Each seed runs `mcpfuzz run` on tests/servers/nested_conditions_server.py twice, with `--coverage` for --seconds
 and without it for --blind-seconds, each stopping at its first finding (-x); the time from the run's start to the
 crash comes from the run's event log. --overhead instead runs the bundled example with and without --coverage for
---seconds each and prints the tool calls per second of each and their ratio. Prints one line per run and a table.
+--seconds each and prints the tool calls per second of each and their ratio. --node runs the Node twins instead
+(V8 coverage): tests/servers/nested_conditions_server.cjs, and for --overhead the TypeScript SDK server of
+tests/sdk_servers/ts (its node_modules installed). Prints one line per run and a table.
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-NESTED = ROOT / "tests" / "servers" / "nested_conditions_server.py"
-EXAMPLE = ["-m", "mcpfuzz.example"]
+NESTED = [sys.executable, str(ROOT / "tests" / "servers" / "nested_conditions_server.py")]
+EXAMPLE = [sys.executable, "-m", "mcpfuzz.example"]
+NODE_NESTED = ["node", str(ROOT / "tests" / "servers" / "nested_conditions_server.cjs")]
+NODE_EXAMPLE = ["node", str(ROOT / "tests" / "sdk_servers" / "ts" / "server.mjs")]
 SLACK = 120.0  # seconds past the budget before a run is killed (start-up, verification, reports)
 
 
@@ -53,7 +57,7 @@ def run(server: list[str], *, coverage: bool, seed: int, budget: float, stop_at_
         command = [sys.executable, "-m", "mcpfuzz", "run", "--budget", f"{budget:g}", "--seed", str(seed), "-q",
                    "--corpus", str(folder / "corpus"), "--json", str(folder / "report.json"),
                    "--events", str(folder / "events.ndjson"), *(["--coverage"] if coverage else []),
-                   *(["-x"] if stop_at_first else []), "--", sys.executable, *server]
+                   *(["-x"] if stop_at_first else []), "--", *server]
         subprocess.run(command, cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                        timeout=budget + SLACK, check=False)
         report = json.loads((folder / "report.json").read_text())
@@ -77,12 +81,14 @@ def main() -> int:
                         help="budget of each run without it (0: none)")
     parser.add_argument("--seeds", default="1,2,3", help="comma-separated seeds, each run both ways")
     parser.add_argument("--overhead", action="store_true", help="calls/s on the bundled example instead")
+    parser.add_argument("--node", action="store_true", help="the Node servers instead of the Python ones")
     options = parser.parse_args()
     seeds = [int(seed) for seed in options.seeds.split(",")]
+    example, nested = (NODE_EXAMPLE, NODE_NESTED) if options.node else (EXAMPLE, NESTED)
     if options.overhead:
         for seed in seeds:
-            plain = run(EXAMPLE, coverage=False, seed=seed, budget=options.seconds, stop_at_first=False)
-            traced = run(EXAMPLE, coverage=True, seed=seed, budget=options.seconds, stop_at_first=False)
+            plain = run(example, coverage=False, seed=seed, budget=options.seconds, stop_at_first=False)
+            traced = run(example, coverage=True, seed=seed, budget=options.seconds, stop_at_first=False)
             print(plain.line(), traced.line(), sep="\n", flush=True)
             plain_rate, traced_rate = plain.tool_calls / plain.duration, traced.tool_calls / traced.duration
             print(f"seed {seed}: calls/s {plain_rate:.0f} without, {traced_rate:.0f} with --coverage "
@@ -93,7 +99,7 @@ def main() -> int:
         for coverage, budget in ((True, options.seconds), (False, options.blind_seconds)):
             if budget <= 0:
                 continue  # --blind-seconds 0: the guided runs alone
-            outcome = run([str(NESTED)], coverage=coverage, seed=seed, budget=budget, stop_at_first=True)
+            outcome = run(nested, coverage=coverage, seed=seed, budget=budget, stop_at_first=True)
             print(outcome.line(), flush=True)
             outcomes.append(outcome)
     for coverage in (True, False):

@@ -117,9 +117,9 @@ SERVER_OPTIONS = [
               "workspace ({workspace} in its command) with canary files around it; path and shell payloads "
               "aim at them (sandbox-escape, command-injection oracles)."),
     click.option("--coverage", is_flag=True, default=False,
-              help="Steer the fuzz phase by the lines of the server's own code each call reaches (a Python server "
-              "mcpfuzz starts, over stdio or --launch: a tracer loaded at its start-up); lines reached per target "
-              "in the reports."),
+              help="Steer the fuzz phase by the lines of the server's own code each call reaches (a Python or Node "
+              "server mcpfuzz starts, over stdio or --launch: a tracer loaded at its start-up, V8's coverage for "
+              "Node); lines reached per target in the reports."),
     click.option("--coverage-sdk", is_flag=True, default=False,
               help="With --coverage, count the lines of installed packages (the MCP SDK) too, not only the "
               "server's own code."),

@@ -11,7 +11,8 @@ import anyio.abc
 from mcpfuzz.engine.attribution.detect import detect_sdk
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.coverage.book import CoverageBook
-from mcpfuzz.engine.coverage.launch import CoverageSetup, python_server
+from mcpfuzz.engine.coverage.launch import CoverageSetup, PythonServer, python_server
+from mcpfuzz.engine.coverage.node_launch import NodeServer, node_server, node_setup
 from mcpfuzz.engine.errors import UnusableServer
 from mcpfuzz.engine.events import EventSink, Notice, ResourcesSampled, RunFinished, RunStarted, StopReason
 from mcpfuzz.engine.monitor.monitor import Monitor
@@ -137,22 +138,26 @@ def _detect_sdk(context: RunContext) -> None:
 
 
 def _start_coverage(context: RunContext) -> CoverageSetup | None:
-    """--coverage: the tracer's folder for a Python server mcpfuzz starts (a stdio command, or an HTTP server's
-    --launch command); else one Notice why not."""
+    """--coverage: the tracer's folder for a Python or Node server mcpfuzz starts (a stdio command, or an HTTP
+    server's --launch command); else one Notice why not."""
     config = context.config
     if not config.coverage:
         return None
     target = config.target
+    server: NodeServer | PythonServer | str
     if target.kind is ServerKind.COMMAND:
-        server = python_server(target.command, target.cwd)
+        server = node_server(target.command, target.cwd) or python_server(target.command, target.cwd)
     elif target.kind is ServerKind.URL and target.launch:
-        server = python_server(target.launch)
+        server = node_server(target.launch) or python_server(target.launch)
     else:
         server = "mcpfuzz does not start the server (coverage needs a stdio command or an HTTP server's --launch)"
     if isinstance(server, str):
         context.emit(Notice(f"--coverage is off: {server}; the run goes on without it"))
         return None
-    setup = CoverageSetup.create(server, include_sdk=config.coverage_sdk, env=config.env)
+    if isinstance(server, NodeServer):
+        setup = node_setup(server, include_sdk=config.coverage_sdk, env=config.env)
+    else:
+        setup = CoverageSetup.create(server, include_sdk=config.coverage_sdk, env=config.env)
     context.coverage = CoverageBook(setup.log)
     return setup
 

@@ -1,1 +1,1 @@
-"""--coverage: a line tracer injected into a Python server mcpfuzz launches, and the lines it reports."""
+"""--coverage: a line tracer injected into a Python or Node server mcpfuzz launches, and the lines it reports."""

@@ -91,7 +91,8 @@ def traced(context: RunContext) -> CoverageBook | None:
     book.settle()
     if book.tracer is None:
         context.emit(Notice("--coverage is off: the server did not load mcpfuzz's tracer (a python started with -I, "
-                            "-E or -S ignores PYTHONPATH, and a launcher may clear it); the run goes on without it"))
+                            "-E or -S ignores PYTHONPATH, and a launcher may clear it or NODE_OPTIONS); the run goes "
+                            "on without it"))
         context.coverage = None
     return context.coverage
 
