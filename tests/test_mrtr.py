@@ -98,9 +98,11 @@ def test_each_mrtr_bug_is_found_on_every_surface_and_the_clean_twin_gives_none(
 
 
 @pytest.mark.sdk
-def test_the_python_sdk_seals_its_request_state() -> None:
-    """mcp 2.x's MCPServer seals requestState (AES-GCM) and refuses -32021 without elicitation: no finding."""
+def test_the_python_sdk_seals_its_request_state_and_passes_prompts_and_templates_through() -> None:
+    """mcp 2.x's MCPServer seals a tool's requestState (AES-GCM) and refuses -32021 without elicitation; a prompt
+    and a resource template that return an InputRequiredResult of their own get the retry's answers: no finding."""
     pytest.importorskip("mcp.server.mcpserver")
     finished, exchanges = client_run([sys.executable, str(SDK_SERVERS / "sdk2_elicit_server.py")])
-    assert titles(exchanges) == RETRIES
+    asking = ("greet", "introduce", "greeting://card/{lang}")
+    assert sorted(titles(exchanges)) == sorted(title for name in asking for title in retries(name))
     assert [f for f in finished.findings if f.severity.name != "LOW"] == []
