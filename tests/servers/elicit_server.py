@@ -5,11 +5,13 @@ Usage: ``python tests/servers/elicit_server.py [--bug NAME]...``
 
 ``greet`` (no arguments) asks for a ``name`` and answers ``GREETING, NAME``. Legacy: an ``elicitation/create``
 request, sent only when the client declared elicitation; the call is answered when the client's answer comes, pings
-meanwhile answered; a decline, cancel or malformed answer is a tool error. 2026-07-28: ``input_required`` with the
+meanwhile answered; a decline, cancel or malformed answer is a tool error (for the prompt and the card, -32602).
+2026-07-28: ``input_required`` with the
 request under the key ``name`` and a ``requestState`` holding the greeting, signed with an HMAC; a retry whose state
 fails the check is refused (-32602); a client that declared no elicitation gets -32021. The prompt ``introduce``
-(no arguments) and the resource ``greeting://card`` ask the same way in 2026-07-28 (and answer without asking in
-the legacy era): the prompt's message and the card's text are the greeting and the name.
+(no arguments) and the resource ``greeting://card`` ask the same way in both eras (legacy: without elicitation
+declared they answer with the name ``friend``): the prompt's message and the card's text are the greeting and the
+name.
 Bugs: ``trusts-answer`` reads the answer's ``content.name`` unchecked (a decline or a number crashes it);
 ``blocks-on-answer`` reads nothing else until the answer comes (no answer: it stops answering pings);
 ``drops-on-error`` never answers a call whose elicitation got an error instead of a result; ``unsigned-state``
@@ -75,7 +77,7 @@ class ElicitServer(Server):
     def __init__(self, bugs: set[str]) -> None:
         super().__init__(bugs)
         self.client_capabilities: dict[str, Any] = {}
-        self.pending: dict[str, Any] = {}  # our request id -> the call's id
+        self.pending: dict[str, tuple[Any, str]] = {}  # our request id -> the asking request's id and method
         self.next_request = 0
 
     def initialize(self, rid: Any, params: dict[str, Any]) -> list[Any]:
@@ -85,7 +87,7 @@ class ElicitServer(Server):
 
     def handle_message(self, msg: Any, *, first: bool) -> list[dict[str, Any]]:
         if isinstance(msg, dict) and "method" not in msg and msg.get("id") in self.pending:
-            return self.finish(self.pending.pop(msg["id"]), msg)
+            return self.finish(*self.pending.pop(msg["id"]), msg)
         return super().handle_message(msg, first=first)
 
     def asks(self, method: str, params: dict[str, Any]) -> bool:
@@ -128,9 +130,11 @@ class ElicitServer(Server):
         return {"content": [text_item(text)], "isError": False}
 
     def handle_legacy(self, rid: Any, method: str, params: dict[str, Any]) -> list[Any]:
-        if method != "tools/call" or not self.asks(method, params) or self.legacy_version is None:
+        if not self.asks(method, params) or self.legacy_version is None:
             return super().handle_legacy(rid, method, params)
         if "elicitation" not in self.client_capabilities and "ignores-capabilities" not in self.bugs:
+            if method != "tools/call":  # the prompt and the card do without a name
+                return super().handle_legacy(rid, method, params)
             return self.result(rid, tool_error("this tool needs a client that supports elicitation"))
         self.next_request += 1
         ask_id = f"elicit-{self.next_request}"
@@ -143,26 +147,28 @@ class ElicitServer(Server):
                 except ValueError:
                     continue
                 if isinstance(answer, dict) and answer.get("id") == ask_id and "method" not in answer:
-                    return self.finish(rid, answer)
+                    return self.finish(rid, method, answer)
                 log("blocks-on-answer: a line dropped while waiting")
             return []
-        self.pending[ask_id] = rid
+        self.pending[ask_id] = (rid, method)
         return [request]
 
-    def finish(self, rid: Any, answer: dict[str, Any]) -> list[dict[str, Any]]:
-        """The greet call's answer, once the client's answer to our request is in."""
+    def finish(self, rid: Any, method: str, answer: dict[str, Any]) -> list[dict[str, Any]]:
+        """The asking request's answer, once the client's answer to our request is in."""
         result = answer.get("result")
         if "drops-on-error" in self.bugs and "error" in answer:
             log("drops-on-error: the client's error is not handled")
             return []
         if "trusts-answer" in self.bugs:
             name = result["content"]["name"].strip()  # a decline has no content; a number has no strip
-            return self.result(rid, {"content": [text_item(f"Hello, {name}")], "isError": False})
+            return self.result(rid, self.completed(method, "Hello", name))
         content = result.get("content") if isinstance(result, dict) and result.get("action") == "accept" else None
         name = content.get("name") if isinstance(content, dict) else None
         if not isinstance(name, str) or not name:
+            if method != "tools/call":
+                return self.invalid_params(rid, "no name was given")
             return self.result(rid, tool_error("no name was given"))
-        return self.result(rid, {"content": [text_item(f"Hello, {name[:100]}")], "isError": False})
+        return self.result(rid, self.completed(method, "Hello", name))
 
     def handle_modern(self, rid: Any, method: str, params: dict[str, Any], meta: dict[str, Any]) -> list[Any]:
         if not self.asks(method, params):
