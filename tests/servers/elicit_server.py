@@ -86,7 +86,9 @@ class ElicitServer(Server):
         return super().initialize(rid, params)
 
     def handle_message(self, msg: Any, *, first: bool) -> list[dict[str, Any]]:
-        if isinstance(msg, dict) and "method" not in msg and msg.get("id") in self.pending:
+        # Our requests' ids are strings: any other id (an object, a list) is no answer of ours, and unhashable.
+        if isinstance(msg, dict) and "method" not in msg and isinstance(msg.get("id"), str) \
+                and msg["id"] in self.pending:
             return self.finish(*self.pending.pop(msg["id"]), msg)
         return super().handle_message(msg, first=first)
 

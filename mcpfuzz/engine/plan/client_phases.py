@@ -53,7 +53,7 @@ def asks_for_input(context: RunContext) -> bool:
 def client_skip(context: RunContext) -> str | None:
     """Why the client side cannot be tried on this run (None: it can)."""
     if not any(phase in context.config.phases for phase in CALL_PHASES):
-        return "no call phase in --phases (the calls find the tools that ask for input)"
+        return "no call phase in --phases (the calls find the requests that ask for input)"
     if not any(oracle in context.config.oracles for oracle in CLIENT_ORACLES):
         return "none of client-requests, input-required and missing-capability is selected"
     return None

@@ -1,5 +1,5 @@
 """`mcpfuzz soak`: fuzz frames and tools in slices, weighted toward what still finds new behaviour, for hours; the
-client cases (the requests seen asking for input, answered in every way) are one more target of the slices."""
+client cases (the requests seen asking for input, answered in every way) get a slice of their own once per cycle."""
 
 from __future__ import annotations
 
