@@ -1,54 +1,56 @@
-"""Cases of mcpfuzz as a client: a tool call whose server asks for input, answered as an `AnswerMode` says, and the
-2026-07-28 retries of a call answered `input_required`. No I/O."""
+"""Cases of mcpfuzz as a client: a request whose server asks for input (a tool call, a prompt get, a resource
+read), answered as an `AnswerMode` says, and the 2026-07-28 retries of one answered `input_required`. No I/O."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from mcpfuzz.strategies.arguments.tool_calls import TOOL_FAMILY
 from mcpfuzz.strategies.client_answers import retry_params
 from mcpfuzz.strategies.messages import FrameBuilder
 
-from mcpfuzz.jsonrpc.client_check import AnswerMode, ClientCheck, RetryKind
+from mcpfuzz.jsonrpc.client_check import AnswerMode, AskingRequest, ClientCheck, RetryKind
 from mcpfuzz.jsonrpc.expectation import Expectation, ToolCallCheck
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import META_CAPABILITIES_KEY, Era
 
+TOOLS_CALL = "tools/call"
 
-def call_params(builder: FrameBuilder, tool: str, arguments: dict, declared: dict) -> dict:
-    """A tools/call's params; in 2026-07-28 its `_meta` declares `declared` as the client's capabilities."""
-    params: dict[str, Any] = {"name": tool, "arguments": arguments}
+
+def request_params(builder: FrameBuilder, asking: AskingRequest, declared: dict) -> dict:
+    """The asking request's params; in 2026-07-28 its `_meta` declares `declared` as the client's capabilities."""
+    params: dict[str, Any] = dict(asking.params)
     if builder.era is Era.MODERN:
         params["_meta"] = {**(builder.meta or {}), META_CAPABILITIES_KEY: declared}
     return params
 
 
-def client_call_case(builder: FrameBuilder, tool: str, params: dict, check: ClientCheck, *,
-                     judge: OracleId = OracleId.CLIENT_REQUESTS) -> Case:
-    """A call of `tool` whose server's requests are answered as `check.mode` says.
+def client_request_case(builder: FrameBuilder, asking: AskingRequest, params: dict, check: ClientCheck, *,
+                        judge: OracleId = OracleId.CLIENT_REQUESTS) -> Case:
+    """The asking request sent with `params`, its server's requests answered as `check.mode` says.
 
-    Not `well_formed`: whether the call is answered once the server got a bad answer (or none) is the judge's
-    verdict, not no-hang's. A valid answer's call is waited for patiently, as any tool call; after a bad answer or
+    Not `well_formed`: whether the request is answered once the server got a bad answer (or none) is the judge's
+    verdict, not no-hang's. A valid answer's request is waited for patiently, as any call; after a bad answer or
     none the barrier's answer is enough to tell a server still serving from a stuck one.
     """
     rid = builder.fresh_id()
-    frame = builder.frame("tools/call", params, rid)
+    frame = builder.frame(asking.method, params, rid)
     valid = check.mode.valid and check.retry in (None, RetryKind.VALID)
-    expect = Expectation(judge=judge, id=rid, result_ok=True, error_ok=True, method="tools/call",
-                         tool_call=ToolCallCheck(tool, valid=True) if valid else None, client=check)
+    tool_call = ToolCallCheck(asking.name, valid=True) if valid and asking.method == TOOLS_CALL else None
+    expect = Expectation(judge=judge, id=rid, result_ok=True, error_ok=True, method=asking.method,
+                         tool_call=tool_call, client=check)
     if check.retry is not None:
         what = f"retry, {check.retry.value}"
     elif not check.declared:
         what = "declaring no client capability"
     else:
         what = f"server's requests answered: {check.mode.value}"
-    return Case(tool, TOOL_FAMILY, f"{tool}: {what}", frame, expect, patient=valid, slow_ok=valid)
+    return Case(asking.name, asking.family, f"{asking.name}: {what}", frame, expect, patient=valid, slow_ok=valid)
 
 
-def retry_case(builder: FrameBuilder, tool: str, original: dict, asked: dict, kind: RetryKind,
+def retry_case(builder: FrameBuilder, asking: AskingRequest, original: dict, asked: dict, kind: RetryKind,
                declared: tuple[str, ...], roots: tuple[str, ...], baseline: Any = None) -> Case:
-    """The retry of the call `original` (its params) after the `input_required` result `asked`, as `kind` says."""
+    """The retry of the request sent with `original` (its params) after the `input_required` result `asked`."""
     params = retry_params(original, asked, kind, roots)
     check = ClientCheck(AnswerMode.ACCEPT, declared, kind, baseline)
-    return client_call_case(builder, tool, params, check, judge=OracleId.INPUT_REQUIRED)
+    return client_request_case(builder, asking, params, check, judge=OracleId.INPUT_REQUIRED)

@@ -97,6 +97,10 @@ def test_the_responder_serves_only_what_was_declared() -> None:
 
 
 EVERY_MODE = [f"greet: server's requests answered: {mode.value}" for mode in (*VALID_MODES, *FUZZ_MODES)]
+# The tool, the card and the prompt all elicit a name: each is asked every answer mode, by the same path.
+ASKING = {"tool/greet": "greet", "resource/greeting://card": "greeting://card", "prompt/introduce": "introduce"}
+EVERY_SURFACE = [f"{name}: server's requests answered: {mode.value}" for name in ASKING.values()
+                 for mode in (*VALID_MODES, *FUZZ_MODES)]
 
 
 @pytest.mark.parametrize(("bug", "found"), [
@@ -107,11 +111,11 @@ EVERY_MODE = [f"greet: server's requests answered: {mode.value}" for mode in (*V
 def test_each_bug_of_the_elicit_server_is_found_and_the_clean_twin_gives_none(bug: str | None,
                                                                               found: set[tuple[str, str]]) -> None:
     finished, exchanges = elicit_run(*([bug] if bug else []), version=LEGACY)
-    assert titles(exchanges) == EVERY_MODE
+    assert titles(exchanges) == EVERY_SURFACE
     assert {(f.oracle, f.case_title.rsplit(": ", 1)[-1]) for f in finished.findings} == found
     if bug == "drops-on-error":
-        [finding] = finished.findings
-        assert finding.severity.name == "MEDIUM" and "elicitation/create" in finding.message
+        assert sorted(f.target for f in finished.findings) == sorted(ASKING)  # the prompt and the card alike
+        assert all(f.severity.name == "MEDIUM" and "elicitation/create" in f.message for f in finished.findings)
 
 
 def test_a_server_that_blocks_on_the_answer_is_found_stuck() -> None:
@@ -123,8 +127,11 @@ def test_a_server_that_blocks_on_the_answer_is_found_stuck() -> None:
 def test_input_of_an_undeclared_capability_is_missing_capability() -> None:
     none = frozenset[ClientCapability]()
     finished, exchanges = elicit_run("ignores-capabilities", version=LEGACY, capabilities=none)
-    assert titles(exchanges) == ["greet: declaring no client capability"]
-    assert [(f.oracle, f.severity.name) for f in finished.findings] == [("missing-capability", "HIGH")]
+    assert titles(exchanges) == [f"{name}: declaring no client capability" for name in ASKING.values()]
+    # The card's read, refused once the server's undeclared request got -32601, is declared-served's too.
+    assert {(f.target, f.oracle, f.severity.name) for f in finished.findings} == {
+        *((label, "missing-capability", "HIGH") for label in ASKING),
+        ("resource/greeting://card", "declared-served", "MEDIUM")}
     finished, exchanges = elicit_run(version=LEGACY, capabilities=none)
     assert exchanges == [] and not finished.findings  # it asked for nothing: no client phase
 
@@ -137,7 +144,7 @@ def test_the_same_seed_sends_the_same_frames_and_answers(tmp_path: Path) -> None
         client_run([sys.executable, str(ELICIT_SERVER)], version=LEGACY, log_frames=log)
         logs.append(log.read_bytes())
     assert logs[0] == logs[1]
-    assert logs[0].count(b'"action":"decline"') == 1
+    assert logs[0].count(b'"action":"decline"') == len(ASKING)
 
 
 @pytest.mark.sdk

@@ -69,25 +69,40 @@ def test_a_retry_check_survives_a_transcript() -> None:
     assert back.client.baseline == {"content": [], "resultType": "complete"}
 
 
-RETRIES = ["greet: server's requests answered: accept", *(f"greet: retry, {kind.value}" for kind in RetryKind),
-           "greet: declaring no client capability"]
+def retries(name: str) -> list[str]:
+    """The client phase's cases of one request answered input_required, in order."""
+    return [f"{name}: server's requests answered: accept", *(f"{name}: retry, {kind.value}" for kind in RetryKind),
+            f"{name}: declaring no client capability"]
+
+
+RETRIES = retries("greet")
+# 2026-07-28 basic/patterns/mrtr lets tools/call, prompts/get and resources/read ask: each is retried the same way.
+ASKING = {"tool/greet": "greet", "resource/greeting://card": "greeting://card", "prompt/introduce": "introduce"}
+EVERY_SURFACE = [title for name in ASKING.values() for title in retries(name)]
 
 
 @pytest.mark.parametrize(("bug", "found"), [
     (None, set()),
-    ("unsigned-state", {("input-required", "greet: retry, edited-state")}),
-    ("ignores-capabilities", {("missing-capability", "greet: declaring no client capability")}),
-], ids=["clean", "unsigned-state", "ignores-capabilities"])
-def test_each_mrtr_bug_is_found_and_the_clean_twin_gives_none(bug: str | None, found: set[tuple[str, str]]) -> None:
+    ("unsigned-state", {(label, "input-required", "retry, edited-state") for label in ASKING}),
+    ("ignores-capabilities", {(label, "missing-capability", "declaring no client capability") for label in ASKING}),
+    ("crashes-without-responses", {(label, "no-crash", "retry, no-responses") for label in ASKING}),
+], ids=["clean", "unsigned-state", "ignores-capabilities", "crashes-without-responses"])
+def test_each_mrtr_bug_is_found_on_every_surface_and_the_clean_twin_gives_none(
+        bug: str | None, found: set[tuple[str, str, str]]) -> None:
+    """The tool, the prompt and the resource of tests/servers/elicit_server.py each retried, each bug found on all
+    three (a crash is told apart by the method that crashed)."""
     finished, exchanges = elicit_run(*([bug] if bug else []))
-    assert titles(exchanges) == RETRIES
-    assert {(f.oracle, f.case_title) for f in finished.findings} == found
+    assert titles(exchanges) == EVERY_SURFACE
+    assert [exchange.case.target for exchange in exchanges[::len(RETRIES)]] == list(ASKING)
+    assert {(f.target, f.oracle, f.case_title.split(": ", 1)[1]) for f in finished.findings} == found
 
 
 @pytest.mark.sdk
-def test_the_python_sdk_seals_its_request_state() -> None:
-    """mcp 2.x's MCPServer seals requestState (AES-GCM) and refuses -32021 without elicitation: no finding."""
+def test_the_python_sdk_seals_its_request_state_and_passes_prompts_and_templates_through() -> None:
+    """mcp 2.x's MCPServer seals a tool's requestState (AES-GCM) and refuses -32021 without elicitation; a prompt
+    and a resource template that return an InputRequiredResult of their own get the retry's answers: no finding."""
     pytest.importorskip("mcp.server.mcpserver")
     finished, exchanges = client_run([sys.executable, str(SDK_SERVERS / "sdk2_elicit_server.py")])
-    assert titles(exchanges) == RETRIES
+    asking = ("greet", "introduce", "greeting://card/{lang}")
+    assert sorted(titles(exchanges)) == sorted(title for name in asking for title in retries(name))
     assert [f for f in finished.findings if f.severity.name != "LOW"] == []

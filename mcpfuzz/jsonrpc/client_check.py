@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+# 2026-07-28 basic/patterns/mrtr, "Supported Requests": the only requests a server may answer `input_required`.
+MRTR_METHODS = ("tools/call", "prompts/get", "resources/read")
+MISSING_CAPABILITY = -32021  # 2026-07-28: the request needs a client capability it did not declare
 
 class AnswerMode(str, Enum):
     """How mcpfuzz answers a server's elicitation, sampling or roots request (legacy) or `inputRequests` (2026-07-28).
@@ -66,3 +69,18 @@ class ClientCheck:
     declared: tuple[str, ...] = ()
     retry: RetryKind | None = None
     baseline: Any = field(default=None, hash=False, compare=False)
+
+
+@dataclass(frozen=True)
+class AskingRequest:
+    """A request whose server asked for input: what the client phase sends again, answering in every way.
+
+    `family` and `name`: the case's target (`tool`/`greet`, `prompt`/NAME, `resource`/URI, `template`/TEMPLATE);
+    `method`: one of MRTR_METHODS; `params`: the request's params without `_meta`, `inputResponses` and
+    `requestState` (the client phase sets those per case).
+    """
+
+    family: str
+    name: str
+    method: str
+    params: dict = field(hash=False, compare=False)

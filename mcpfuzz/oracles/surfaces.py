@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from mcpfuzz.jsonrpc.client_check import MISSING_CAPABILITY
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.expectation import INVALID_PARAMS, LEGACY_NOT_FOUND
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
@@ -50,6 +51,8 @@ def declared_served(exchange: Exchange) -> Iterator[Failure]:
 
 
 def _listed_read(incoming: Any, uri: str) -> Iterator[Failure]:
+    if incoming.error_code == MISSING_CAPABILITY:
+        return  # 2026-07-28 basic/patterns/mrtr: a read that needs input the request's client cannot give
     if incoming.is_error:
         yield DeclaredServedFailure(Severity.MEDIUM, f"resources/list names {uri!r}, but reading it answered error "
                                     f"{incoming.error_code}: {_error_text(incoming.message)}", "unreadable")

@@ -1,4 +1,5 @@
-"""The tools seen asking mcpfuzz for input while the call phases ran: a judged observer, read by the client phase."""
+"""The requests seen asking mcpfuzz for input while the earlier phases ran: a judged observer, read by the client
+phase. Any request 2026-07-28 lets ask (tools/call, prompts/get, resources/read), one per target."""
 
 from __future__ import annotations
 
@@ -7,36 +8,48 @@ from dataclasses import dataclass, field
 
 from mcpfuzz.engine.client.capabilities import METHOD_CAPABILITY
 from mcpfuzz.engine.events import PhaseName
+from mcpfuzz.jsonrpc.client_check import MISSING_CAPABILITY, MRTR_METHODS, AskingRequest
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.target_kind import TargetKind
 
-MISSING_CAPABILITY = -32021  # 2026-07-28: the request needs a client capability that was not declared
-MAX_TOOLS = 32  # tools remembered, in the order first seen asking
+MAX_ASKING = 32  # targets remembered, in the order first seen asking
+SET_PER_CASE = ("_meta", "inputResponses", "requestState")  # params the client phase writes itself
+# The targets whose calls may ask (a catalogue or concurrency case of the same request would be a second label).
+ASKING_KINDS = frozenset(kind.value for kind in (TargetKind.TOOL, TargetKind.PROMPT, TargetKind.RESOURCE,
+                                                 TargetKind.TEMPLATE))
 
 
 @dataclass
 class AskingBook:
-    """Each tool whose call made its server ask for input (a legacy request of elicitation, sampling or roots, an
-    `input_required` result, or -32021), with the first arguments that did."""
+    """Each target whose request made its server ask for input (a legacy request of elicitation, sampling or roots,
+    an `input_required` result, or -32021), with the first request that did, by the target's label."""
 
-    tools: dict[str, dict] = field(default_factory=dict)  # tool name -> its arguments
+    asking: dict[str, AskingRequest] = field(default_factory=dict)
 
     def __call__(self, phase: PhaseName, exchange: Exchange, judged: object) -> None:
-        """Note `exchange`'s tool when its server asked for input on it."""
+        """Note `exchange`'s request when its server asked for input on it."""
         case = exchange.case
-        if phase is PhaseName.CLIENT or not case.target.startswith(TargetKind.TOOL.label("")) \
-                or len(self.tools) >= MAX_TOOLS or not _asked(exchange):
+        if phase is PhaseName.CLIENT or case.family not in ASKING_KINDS or len(self.asking) >= MAX_ASKING \
+                or case.target in self.asking:
             return
-        try:
-            message = json.loads(case.data)
-        except ValueError:
-            return
-        params = message.get("params") if isinstance(message, dict) else None
-        if not isinstance(params, dict) or not isinstance(params.get("name"), str):
-            return
-        arguments = params.get("arguments", {})
-        if isinstance(arguments, dict):
-            self.tools.setdefault(params["name"], arguments)
+        request = _asking_request(case.family, case.id, case.data)
+        if request is not None and _asked(exchange):
+            self.asking[case.target] = request
+
+
+def _asking_request(family: str, name: str, data: bytes) -> AskingRequest | None:
+    """The request a case's frame sends, when it is one request of a method that may ask for input."""
+    try:
+        message = json.loads(data)
+    except ValueError:
+        return None  # several lines (a concurrency case), or a malformed frame
+    if not isinstance(message, dict) or message.get("method") not in MRTR_METHODS:
+        return None
+    params = message.get("params")
+    if not isinstance(params, dict):
+        return None
+    kept = {key: value for key, value in params.items() if key not in SET_PER_CASE}
+    return AskingRequest(family, name, str(message["method"]), kept)
 
 
 def _asked(exchange: Exchange) -> bool:

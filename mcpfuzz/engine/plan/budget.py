@@ -14,7 +14,8 @@ The policy, in one place:
   kept for work in flight (requests cancelled inside their measured latency, one target called at once) when
   the calls so far measured a target slow enough to cancel or a tool answered for distinct arguments, and
   `CLIENT_SHARE` for the client phase when a tool asked for input (a server request, `input_required`, -32021),
-  and `TASKS_SHARE` for the tasks phase when the server declares tasks.
+  and `TASKS_SHARE` for the tasks phase when the server declares tasks. Without call sequences (`--phases`), the
+  fuzz phase leaves the same parts of its remainder to those phases.
 - Without a target to call, the protocol phases and the random frames have the whole run.
 """
 

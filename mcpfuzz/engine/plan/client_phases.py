@@ -1,11 +1,12 @@
-"""mcpfuzz as a full client: while the call phases run, the tools whose server asks for input are noted (legacy:
-elicitation, sampling or roots requests; 2026-07-28: an `input_required` result, or -32021); after them, each is
-called again with the arguments that made it ask, its server's requests answered in every way, or its
-`input_required` retried valid, tampered and broken; and, in 2026-07-28, called declaring no client capability,
-which it may only refuse (-32021)."""
+"""mcpfuzz as a full client: while the earlier phases run, the requests whose server asks for input are noted
+(tool calls, prompt gets, resource and template reads; legacy: elicitation, sampling or roots requests; 2026-07-28:
+an `input_required` result, or -32021); after them, each is sent again as it was, its server's requests answered
+in every way, or its `input_required` retried valid, tampered and broken; and, in 2026-07-28, sent declaring no
+client capability, which it may only refuse (-32021). A soak runs the same cases as one of its slices."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,35 +17,43 @@ from mcpfuzz.engine.events import PhaseName, PhaseStarted
 from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.plan.phase_cases import PhaseCases, PhaseOver
 from mcpfuzz.engine.session.session import Session
-from mcpfuzz.jsonrpc.client_check import FUZZ_MODES, VALID_MODES, AnswerMode, ClientCheck, RetryKind
+from mcpfuzz.jsonrpc.client_check import (
+    FUZZ_MODES,
+    VALID_MODES,
+    AnswerMode,
+    AskingRequest,
+    ClientCheck,
+    RetryKind,
+)
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import Era
-from mcpfuzz.strategies.client_cases import call_params, client_call_case, retry_case
+from mcpfuzz.strategies.client_cases import client_request_case, request_params, retry_case
 from mcpfuzz.strategies.messages import FrameBuilder
 
 CLIENT_FIRST_ID = 2**37  # above the flight phase's ids (2**36 on), below the random frames' (2**40 on)
+CLIENT_ID_STRIDE = 2**20  # ids per soak slice of the client cases: a slice sends far fewer, so no id is reused
 MAX_ROUNDS = 3  # valid retries in a row while the server keeps answering input_required
 ASKING = frozenset(METHOD_CAPABILITY)
 CLIENT_ORACLES = (OracleId.CLIENT_REQUESTS, OracleId.INPUT_REQUIRED, OracleId.MISSING_CAPABILITY)
 
 
 def asking_book(context: RunContext) -> AskingBook | None:
-    """The run's book of tools seen asking for input, when `WatchAskingPhase` installed one."""
+    """The run's book of requests seen asking for input, when `WatchAskingPhase` installed one."""
     return next((o for o in context.judged_observers if isinstance(o, AskingBook)), None)
 
 
 def asks_for_input(context: RunContext) -> bool:
-    """Whether the client phase will have tools to work on (the call sequences keep its share of the time then)."""
+    """Whether the client phase will have requests to work on (the call sequences keep its share of the time then)."""
     book = asking_book(context)
-    return book is not None and bool(book.tools)
+    return book is not None and bool(book.asking)
 
 
-def _client_skip(context: RunContext) -> str | None:
+def client_skip(context: RunContext) -> str | None:
     """Why the client side cannot be tried on this run (None: it can)."""
     if not any(phase in context.config.phases for phase in CALL_PHASES):
-        return "no call phase in --phases (the calls find the tools that ask for input)"
+        return "no call phase in --phases (the calls find the requests that ask for input)"
     if not any(oracle in context.config.oracles for oracle in CLIENT_ORACLES):
         return "none of client-requests, input-required and missing-capability is selected"
     return None
@@ -52,12 +61,12 @@ def _client_skip(context: RunContext) -> str | None:
 
 @dataclass(frozen=True)
 class WatchAskingPhase:
-    """Start noting the tools whose server asks for input as the calls are judged."""
+    """Start noting the requests whose server asks for input as the calls are judged."""
 
     name: str = "asking"
 
     def skip_reason(self, context: RunContext) -> str | None:
-        return _client_skip(context)
+        return client_skip(context)
 
     async def run(self, context: RunContext, session: Session) -> None:
         if asking_book(context) is None:
@@ -72,75 +81,84 @@ class ClientPhase:
     name: str = PhaseName.CLIENT.value
 
     def skip_reason(self, context: RunContext) -> str | None:
-        reason = _client_skip(context)
+        reason = client_skip(context)
         if reason is None and not asks_for_input(context):
-            return "no tool asked for input"
+            return "no request asked for input"
         return reason
 
     async def run(self, context: RunContext, session: Session) -> None:
-        probe, book = context.probe, asking_book(context)
-        assert probe is not None and book is not None
-        runner = _Runner(context, session, FrameBuilder(probe.era, probe.version, next_id=CLIENT_FIRST_ID))
-        tools = dict(book.tools)
-        context.emit(PhaseStarted(PhaseName.CLIENT, detail=f"{len(tools)} tools asked for input: {', '.join(tools)}"))
-        try:
-            for name, arguments in tools.items():
-                if probe.era is Era.MODERN:
-                    await runner.modern(name, arguments)
-                else:
-                    await runner.legacy(name, arguments)
-        except PhaseOver:
-            return
+        await client_cases(context, session, context.budget.deadline, CLIENT_FIRST_ID)
+
+
+async def client_cases(context: RunContext, session: Session, until: float, first_id: int) -> None:
+    """Every asking request's client cases, in the order first seen asking, until `until` (the first always runs);
+    ids from `first_id` on."""
+    probe, book = context.probe, asking_book(context)
+    if probe is None or book is None or not book.asking:
+        return
+    runner = _Runner(context, session, FrameBuilder(probe.era, probe.version, next_id=first_id), until)
+    asking = list(book.asking.values())
+    context.emit(PhaseStarted(PhaseName.CLIENT, detail=f"{len(asking)} requests asked for input: "
+                                                       f"{', '.join(f'{a.family}/{a.name}' for a in asking)}"))
+    try:
+        for request in asking:
+            if probe.era is Era.MODERN:
+                await runner.modern(request)
+            else:
+                await runner.legacy(request)
+    except PhaseOver:
+        return
 
 
 class _Runner(PhaseCases):
     """The client phase's cases, with the capabilities the session declared."""
 
-    def __init__(self, context: RunContext, session: Session, builder: FrameBuilder) -> None:
+    def __init__(self, context: RunContext, session: Session, builder: FrameBuilder, until: float) -> None:
         super().__init__(context, session, PhaseName.CLIENT)
+        self.until = until
         self.builder = builder
         self.capabilities = session.options.client_capabilities
         self.declared = tuple(c.value for c in ClientCapability if c in self.capabilities)
 
-
-    def call(self, tool: str, arguments: dict, mode: AnswerMode, declared: tuple[str, ...] | None = None) -> Case:
+    def send(self, asking: AskingRequest, mode: AnswerMode, declared: tuple[str, ...] | None = None) -> Case:
         names = self.declared if declared is None else declared
         capabilities = frozenset(ClientCapability(name) for name in names)
-        params = call_params(self.builder, tool, arguments, declared_capabilities(capabilities))
-        return client_call_case(self.builder, tool, params, ClientCheck(mode, names))
+        params = request_params(self.builder, asking, declared_capabilities(capabilities))
+        return client_request_case(self.builder, asking, params, ClientCheck(mode, names))
 
-    async def legacy(self, tool: str, arguments: dict) -> None:
-        """A tool whose server sent a request mcpfuzz serves, called again with every other answer mode."""
-        first = await self.run(self.call(tool, arguments, AnswerMode.ACCEPT))
+    async def legacy(self, asking: AskingRequest) -> None:
+        """A request whose server sent a request mcpfuzz serves, sent again with every other answer mode."""
+        first = await self.run(self.send(asking, AnswerMode.ACCEPT))
         methods = {str(request.message.get("method")) for request in first.server_requests}
         served = {method for method in methods & ASKING if METHOD_CAPABILITY[method] in self.capabilities}
         if not served or first.crash is not None:
             return  # asks for nothing mcpfuzz serves (missing-capability judged what it asked for)
         for mode in (*VALID_MODES[1:], *FUZZ_MODES):
-            await self.run(self.call(tool, arguments, mode))
+            await self.run(self.send(asking, mode))
 
-    async def modern(self, tool: str, arguments: dict) -> None:
-        """A tool answering input_required, retried valid for a few rounds and then with each broken retry; and
-        called declaring no client capability."""
-        case = self.call(tool, arguments, AnswerMode.ACCEPT)
+    async def modern(self, asking: AskingRequest) -> None:
+        """A request answered input_required, retried valid for a few rounds and then with each broken retry; and
+        sent declaring no client capability."""
+        case = self.send(asking, AnswerMode.ACCEPT)
         asked = _input_required(await self.run(case))
         if asked is None:
             return
         original = _params(case)
         baseline, current = None, asked
+        roots = self.session.responder.roots()
         for _ in range(MAX_ROUNDS):
-            retried = _answer(await self.run(retry_case(self.builder, tool, original, current, RetryKind.VALID,
-                                                        self.declared, self.session.responder.roots())))
+            retried = _answer(await self.run(retry_case(self.builder, asking, original, current, RetryKind.VALID,
+                                                        self.declared, roots)))
             if not isinstance(retried, dict) or retried.get("resultType") != "input_required":
                 baseline = retried if current is asked else None  # tampering is compared on the first round only
                 break
             current = retried
         for kind in RetryKind:
             if kind is not RetryKind.VALID:
-                await self.run(retry_case(self.builder, tool, original, asked, kind, self.declared,
-                                          self.session.responder.roots(), baseline if kind.tampered else None))
+                await self.run(retry_case(self.builder, asking, original, asked, kind, self.declared, roots,
+                                          baseline if kind.tampered else None))
         if self.declared:
-            await self.run(self.call(tool, arguments, AnswerMode.ACCEPT, declared=()))
+            await self.run(self.send(asking, AnswerMode.ACCEPT, declared=()))
 
 
 def _answer(exchange: Exchange) -> Any:
@@ -159,7 +177,5 @@ def _input_required(exchange: Exchange) -> dict | None:
 
 def _params(case: Case) -> dict:
     """The params of the request a case sends."""
-    import json
-
     params = json.loads(case.data).get("params")
     return params if isinstance(params, dict) else {}

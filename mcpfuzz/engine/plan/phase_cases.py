@@ -9,7 +9,6 @@ from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
-from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.transport.errors import ServerStartError
 
 
@@ -33,8 +32,7 @@ class PhaseCases:
             raise PhaseOver
         self.ran += 1
         try:
-            exchange = await self.session.run_case(case, timeout=self.context.config.target_timeouts.get(
-                TargetKind.TOOL.label(case.id)))
+            exchange = await self.session.run_case(case, timeout=self.context.config.target_timeouts.get(case.target))
         except (HarnessError, ServerStartError) as error:
             self.context.server_lost(error, self.phase)
             raise PhaseOver from None

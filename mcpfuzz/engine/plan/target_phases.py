@@ -180,7 +180,8 @@ class FuzzPhase(_CallPhase):
                                                             f"{budget.left():.0f}s", budget.left()))
             await searches.frames.fuzz(budget.share(1.0))
             return
-        share = FUZZ_SHARE if PhaseName.STATEFUL in context.config.phases else 1.0
+        # Without call sequences, the fuzz phase keeps what they would have left to the phases after them.
+        share = FUZZ_SHARE if PhaseName.STATEFUL in context.config.phases else 1.0 - (1.0 - FUZZ_SHARE) * _kept(context)
         frames_first = "" if context.plain else "random frames, then "
         context.emit(PhaseStarted(PhaseName.FUZZ, None, f"{frames_first}{count_of(plan, fuzzed=True)}, about "
                                                         f"{budget.left() * share:.0f}s", budget.left() * share))
@@ -201,11 +202,18 @@ class StatefulPhase(_CallPhase):
 
     async def calls(self, context: RunContext, searches: Searches, plan: TargetPlan) -> None:
         budget = context.budget
-        share = 1.0 - FLIGHT_SHARE if expects_work(context) else 1.0
-        if asks_for_input(context):
-            share -= CLIENT_SHARE
-        if expects_tasks(context):
-            share -= TASKS_SHARE
+        share = 1.0 - _kept(context)
         context.emit(PhaseStarted(PhaseName.STATEFUL, None, f"call sequences across {count_of(plan)}, about "
                                                             f"{budget.left() * share:.0f}s", budget.left() * share))
         await searches.calls.stateful(budget.share(share))
+
+
+def _kept(context: RunContext) -> float:
+    """The part of what the fuzz phase leaves that is kept for work in flight, the client and the tasks phases (as
+    far as the calls so far show each will have work)."""
+    kept = FLIGHT_SHARE if expects_work(context) else 0.0
+    if asks_for_input(context):
+        kept += CLIENT_SHARE
+    if expects_tasks(context):
+        kept += TASKS_SHARE
+    return kept

@@ -1,4 +1,5 @@
-"""`mcpfuzz soak`: fuzz frames and tools in slices, weighted toward what still finds new behaviour, for hours."""
+"""`mcpfuzz soak`: fuzz frames and tools in slices, weighted toward what still finds new behaviour, for hours; the
+client cases (the requests seen asking for input, answered in every way) get a slice of their own once per cycle."""
 
 from __future__ import annotations
 
@@ -27,6 +28,14 @@ from mcpfuzz.engine.monitor.monitor import MonitorOptions, release_free_memory
 from mcpfuzz.engine.phases.call_phases import STATEFUL
 from mcpfuzz.engine.phases.search import PhaseStopped, Verdict, derive_seed
 from mcpfuzz.engine.phases.targets import CallTarget, TargetPlan
+from mcpfuzz.engine.plan.client_phases import (
+    CLIENT_FIRST_ID,
+    CLIENT_ID_STRIDE,
+    WatchAskingPhase,
+    asks_for_input,
+    client_cases,
+    client_skip,
+)
 from mcpfuzz.engine.plan.context import RunContext, Searches
 from mcpfuzz.engine.plan.finishing import outcome
 from mcpfuzz.engine.plan.phase import Phase, Plan
@@ -45,6 +54,9 @@ from mcpfuzz.strategies.frames.mutations import FAMILIES
 MIN_SLICE = 1.0  # a slice shorter than this is not worth starting a search for
 SEEN_LIMIT = 200_000  # behaviour signatures remembered (a soak must stay flat in memory)
 COVERAGE_SHARE = 0.3  # of the soak at most, for the deterministic coverage calls at the start
+CLIENT_SLICE = "client"  # the slice target of the client cases
+# Client slices' id blocks before they wrap (they stay below the random frames' ids, 2**40 on).
+CLIENT_ID_BLOCKS = (2**40 - CLIENT_FIRST_ID) // CLIENT_ID_STRIDE
 
 
 @dataclass
@@ -254,7 +266,7 @@ class SoakSlicesPhase:
             if state.options.checkpoint is not None:
                 group.start_soon(state.checkpoint_loop)
             try:
-                await _loop(context, state, plan, searches)
+                await _loop(context, session, state, plan, searches)
             except PhaseStopped as error:
                 context.server_lost(error, "the soak")
             finally:
@@ -287,12 +299,17 @@ def _scheduler(context: RunContext, state: SoakState, names: list[str], scores: 
     return Scheduler(names, state.seed("scheduler"), scores)
 
 
-async def _loop(context: RunContext, state: SoakState, plan: TargetPlan, searches: Searches) -> None:
+async def _loop(context: RunContext, session: Session, state: SoakState, plan: TargetPlan,
+                searches: Searches) -> None:
     """Slice after slice until the duration is up or enough new findings are in."""
     assert state.scheduler is not None
     targets: dict[str, CallTarget] = {target.label: target for target in plan.targets}
     index, count = state.options.shard
     frames, phases = searches.frames, searches.calls
+    # One client slice per cycle (as many slices as targets), first right after coverage, while some request is
+    # seen asking; not scheduled by score: its cases are the same each time and find what takes many tries.
+    client = client_skip(context) is None
+    since_client = len(state.scheduler.targets)
     while True:
         now = time.monotonic()
         if state.max_reached():
@@ -303,7 +320,8 @@ async def _loop(context: RunContext, state: SoakState, plan: TargetPlan, searche
         end = min(now + state.options.slice_length, context.budget.deadline)
         if end - now < MIN_SLICE:
             return
-        name = state.scheduler.pick()
+        due = client and since_client >= len(state.scheduler.targets) and asks_for_input(context)
+        name = CLIENT_SLICE if due else state.scheduler.pick()
         # Slice seeds never repeat: not after --resume (the counter goes on), not across workers (strided).
         epoch = context.shared.next_epoch() if context.shared is not None else state.slices * count + index + 1
         cases, novel, found = context.stats.cases, state.novel, state.new_findings()
@@ -314,6 +332,8 @@ async def _loop(context: RunContext, state: SoakState, plan: TargetPlan, searche
                 await frames.fuzz_family(name.removeprefix("frames/"), end, epoch=epoch)
             elif name == STATEFUL:
                 await phases.stateful(end, epoch=epoch)
+            elif name == CLIENT_SLICE:
+                await client_cases(context, session, end, _client_first_id(epoch))
             else:
                 await phases.fuzz_target(targets[name], end, epoch=epoch)
         finally:
@@ -321,15 +341,27 @@ async def _loop(context: RunContext, state: SoakState, plan: TargetPlan, searche
         state.slices += 1
         done = SliceDone(name, time.monotonic() - now, context.stats.cases - cases, state.novel - novel,
                          state.new_findings() - found)
-        state.scheduler.update(name, done.cases, done.new_behaviours, done.new_findings)
+        if name == CLIENT_SLICE:
+            since_client = 0
+        else:
+            since_client += 1
+            state.scheduler.update(name, done.cases, done.new_behaviours, done.new_findings)
         context.emit(done)
+        if context.stopped is StopReason.SERVER_UNRECOVERABLE:
+            return  # the client cases said so already (the other slices raise PhaseStopped)
+
+
+def _client_first_id(epoch: int) -> int:
+    """The first id of a client slice: a block of its own per epoch, so that no id is sent twice on a process."""
+    return CLIENT_FIRST_ID + (epoch % CLIENT_ID_BLOCKS) * CLIENT_ID_STRIDE
 
 
 def soak_plan(state: SoakState) -> Plan:
-    """A soak: the probe, the targets planned, what is done once per soak, coverage once, then the slices."""
+    """A soak: the probe, the targets planned, what is done once per soak, coverage once, then the slices (the
+    requests seen asking for input noted from the coverage calls on, for the client slices)."""
     once = tuple(OncePerSoak(phase, state) for phase in PROTOCOL_PHASES if not isinstance(phase, VerifySoFarPhase))
-    return (ProbePhase(), PlanTargetsPhase(), *once, TargetsReadyPhase(), SoakCoveragePhase(state),
-            SoakSlicesPhase(state))
+    return (ProbePhase(), PlanTargetsPhase(), *once, TargetsReadyPhase(), WatchAskingPhase(),
+            SoakCoveragePhase(state), SoakSlicesPhase(state))
 
 
 class Soak:
