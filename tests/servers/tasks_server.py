@@ -47,9 +47,12 @@ class TasksServer(Server):
             "ignores-capability": "2026-07-28: a task is created for a client that did not declare the extension",
             "legacy-only": "not a bug: serves only the legacy era (2025-11-25 tasks)"}
 
+    # Served over HTTP, each modern POST gets a server object of its own: one store keeps the tasks for all of them.
+    STORE: dict[str, dict[str, Any]] | None = None
+
     def __init__(self, bugs: set[str]) -> None:
         super().__init__(bugs)
-        self.tasks: dict[str, dict[str, Any]] = {}
+        self.tasks: dict[str, dict[str, Any]] = self.STORE if self.STORE is not None else {}
 
     def handle_modern(self, rid: Any, method: str, params: dict[str, Any], meta: dict[str, Any]) -> list[Any]:
         caps = meta.get(META_CAPS)
