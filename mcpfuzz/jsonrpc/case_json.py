@@ -130,7 +130,7 @@ def _extra_to_json(expect: Expectation) -> dict[str, Any]:
         task = expect.task
         extra["task"] = {"step": task.step.value, "kind": task.kind.value, "task_id": task.task_id,
                          "known": list(task.known), "cancel_acked": task.cancel_acked,
-                         "seen_cancelled": task.seen_cancelled, "method": task.method}
+                         "seen_cancelled": task.seen_cancelled, "method": task.method, "stale_keys": task.stale_keys}
     if expect.wrong_answer != "medium":
         extra["wrong_answer"] = expect.wrong_answer
     if expect.slow_after is not None:
@@ -255,7 +255,8 @@ def _task(extra: dict) -> TaskCheck | None:
         return None
     return TaskCheck(TaskStep(part.get("step")), TaskIdKind(part.get("kind", TaskIdKind.VALID.value)),
                      part.get("task_id"), tuple(str(known) for known in part.get("known") or ()),
-                     bool(part.get("cancel_acked")), bool(part.get("seen_cancelled")), str(part.get("method") or ""))
+                     bool(part.get("cancel_acked")), bool(part.get("seen_cancelled")), str(part.get("method") or ""),
+                     bool(part.get("stale_keys")))
 
 
 def case_to_json(case: Case) -> dict:

@@ -1,4 +1,5 @@
-"""The tasks extension: task ids answered for what they are, cancelled tasks kept cancelled, removed methods gone.
+"""The tasks extension: task ids answered for what they are, cancelled tasks kept cancelled, removed methods gone,
+tasks waiting for input saying what they wait for, and tasks/update acknowledged.
 
 Sources: the `io.modelcontextprotocol/tasks` extension for 2026-07-28 (SEP-2663), and the experimental tasks of
 2025-11-25 (basic/utilities/tasks). Only MUSTs are judged above low.
@@ -42,6 +43,12 @@ def task_ids(exchange: Exchange) -> Iterator[Failure]:
     if check is None or expect.judge != OracleId.TASK_IDS:
         return
     yield from judge_answers(exchange, TaskIdsFailure, None)
+    if check.step is TaskStep.UPDATE and check.stale_keys and check.kind is TaskIdKind.VALID \
+            and any(a.incoming.is_error for a in case_answers(exchange)):
+        # The extension, Task Update Requests: a server SHOULD ignore inputResponses under a key that is not
+        # outstanding (never issued, already answered, superseded), so the update is acknowledged.
+        yield TaskIdsFailure(Severity.LOW, "tasks/update answering keys the task never asked was refused; the "
+                             "extension says a server SHOULD ignore such responses", "stale-keys-refused")
     for result in _results(exchange):
         yield from _judge_result(check, result, exchange.era)
 
@@ -62,6 +69,12 @@ def _judge_result(check: TaskCheck, result: Any, era: Era) -> Iterator[Failure]:
             yield TaskIdsFailure(Severity.MEDIUM, "a task was created without a string taskId and a known status",
                                  "create-shape")
         return
+    if check.step is TaskStep.UPDATE:
+        if era is Era.MODERN and isinstance(result, dict) and result.get("resultType") != "complete":
+            yield TaskIdsFailure(Severity.MEDIUM, f"tasks/update answered resultType "
+                                 f"{_show(result.get('resultType'))}; the extension says it MUST be \"complete\"",
+                                 "update-result-type")
+        return
     if check.step is not TaskStep.GET or task is None:
         return
     if not check.kind.well_formed or check.kind is TaskIdKind.UNKNOWN:
@@ -81,6 +94,10 @@ def _judge_result(check: TaskCheck, result: Any, era: Era) -> Iterator[Failure]:
         yield TaskIdsFailure(Severity.MEDIUM, f"tasks/get answered status {_show(status)}, none of the task statuses",
                              "status")
         return
+    if status == "input_required" and era is Era.MODERN and not _asks(task.get("inputRequests")):
+        yield TaskIdsFailure(Severity.MEDIUM, "a task waiting for input (input_required) came back without "
+                             "`inputRequests` naming what it waits for, each a request with its method (the "
+                             "extension: tasks/get MUST include every outstanding request)", "input-no-requests")
     if status == "completed" and "result" not in task and era is Era.MODERN:
         yield TaskIdsFailure(Severity.MEDIUM, "a completed task came back without its `result` (the extension: "
                              "tasks/get MUST inline the final result)", "completed-no-result")
@@ -98,6 +115,13 @@ def _judge_result(check: TaskCheck, result: Any, era: Era) -> Iterator[Failure]:
         # diagram); the text has no MUST, so low.
         yield TaskIdsFailure(Severity.LOW, f"a task tasks/get showed cancelled is {status!r} later; cancelled is a "
                              "terminal status", "cancelled-left")
+
+
+def _asks(requests: Any) -> bool:
+    """Whether `inputRequests` is what an input_required task must carry: a non-empty map of key to a request
+    object with its method (the shape of multi round-trip requests)."""
+    return isinstance(requests, dict) and bool(requests) and all(
+        isinstance(asked, dict) and isinstance(asked.get("method"), str) for asked in requests.values())
 
 
 def _show(value: Any) -> str:
