@@ -11,6 +11,7 @@ from mcpfuzz.strategies.messages import FrameBuilder
 from mcpfuzz.strategies.task_cases import STALE_KEY, STALE_RESPONSES, task_case
 
 from mcpfuzz.engine.events import RunFinished
+from mcpfuzz.jsonrpc.case_json import expectation_from_json, expectation_to_json
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.task_check import TaskCheck, TaskIdKind, TaskStep
 from mcpfuzz.jsonrpc.versions import LATEST_MODERN, Era
@@ -30,6 +31,7 @@ def test_update_cases_carry_input_responses_and_what_is_due() -> None:
     case = task_case(modern, "tasks/update", stale, responses=STALE_RESPONSES)
     assert json.loads(case.data)["params"]["inputResponses"] == {STALE_KEY: {"action": "decline"}}
     assert case.expect.result_ok and not case.expect.codes
+    assert expectation_from_json(expectation_to_json(case.expect)) == case.expect  # a transcript keeps stale_keys
     unknown = TaskCheck(TaskStep.UPDATE, TaskIdKind.UNKNOWN, "nope", method="tasks/update")
     refused = task_case(modern, "tasks/update", unknown)
     assert json.loads(refused.data)["params"]["inputResponses"] == {}
