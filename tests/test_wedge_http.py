@@ -15,7 +15,7 @@ from mcpfuzz.engine.events import CaseDone, Event, RunFinished
 from mcpfuzz.transport.base import TransportKind
 from mcpfuzz.transport.http_target import HttpTarget
 from tests.engine_runs import run_engine
-from tests.http_servers import HTTP_SERVER, free_port
+from tests.http_servers import HTTP_SERVER, SDK_SERVERS, free_port, sdk_python
 
 TEMPLATE_TARGET = "template/mem://by-title/{title}"
 CALL_TIMEOUT = 600.0  # far past the run's budget: a wedge judged at all was judged by the fair wait
@@ -65,3 +65,19 @@ def test_a_read_that_is_slow_once_then_answers_gives_no_finding_over_http() -> N
         [(f.oracle, f.target, f.message) for f in finished.findings]
     blocked = [e.exchange for e in events if isinstance(e, CaseDone) and e.exchange.blocked]
     assert blocked and all(exchange.responses() and not exchange.wedged for exchange in blocked)
+
+
+def test_a_tool_that_blocks_the_python_sdks_event_loop_is_judged_wedged() -> None:
+    """FastMCP (mcp 1.x) over streamable HTTP: a count that never ends holds the event loop, pings included."""
+    port = free_port()
+    launch = (sdk_python("sdk1"), str(SDK_SERVERS / "sdk1_wedge_server.py"), str(port))
+    target = HttpTarget(f"http://127.0.0.1:{port}/mcp", launch=launch, transport=TransportKind.STREAMABLE_HTTP)
+    events: list[Event] = []
+    finished = run_engine([], http=target, timeout=2.0, call_timeout=CALL_TIMEOUT, budget=60.0,
+                          phases=("probe", "coverage"), protocol_version="2025-11-25", seed=1, events=events)
+    assert not finished.error
+    hangs = [f for f in finished.findings if f.oracle == "no-hang"]
+    assert [f.target for f in hangs] == ["tool/count"], [(f.oracle, f.target) for f in finished.findings]
+    assert "wedged, not slow" in hangs[0].message and "of a core meanwhile" in hangs[0].message
+    wedged = [e.exchange for e in events if isinstance(e, CaseDone) and e.exchange.wedged]
+    assert wedged and all(exchange.waited < CALL_TIMEOUT / 10 for exchange in wedged)
