@@ -66,9 +66,10 @@ def call_case(builder: FrameBuilder, tool: str, arguments: dict, *, declared: bo
 
 
 def task_case(builder: FrameBuilder, method: str, check: TaskCheck, *, history: tuple[bytes, ...] = (),
-              declared: bool = True, responses: dict | None = None) -> Case:
+              declared: bool = True, responses: dict | None = None, patient: bool = False) -> Case:
     """`method` (tasks/get, tasks/cancel, tasks/update, tasks/result, tasks/list) naming the task id `check` says;
-    a tasks/update carries `responses` as its inputResponses (none: an empty map)."""
+    a tasks/update carries `responses` as its inputResponses (none: an empty map). `patient`: waited for as a call
+    is (a tasks/result that blocks until its task ends)."""
     rid = builder.fresh_id()
     params: dict[str, Any] = {} if check.kind is TaskIdKind.MISSING or method == "tasks/list" \
         else {"taskId": check.task_id}
@@ -84,7 +85,8 @@ def task_case(builder: FrameBuilder, method: str, check: TaskCheck, *, history: 
         title += ", answering keys never asked"
     # One label per method (`tasks/get`), so one problem seen with several ids is one finding.
     return Case(method.removeprefix("tasks/"), TASKS_FAMILY, title,
-                builder.frame(method, _params(builder, params, declared), rid), expect, history=history)
+                builder.frame(method, _params(builder, params, declared), rid), expect, history=history,
+                patient=patient, slow_ok=patient)
 
 
 def _due(era: Era, method: str, check: TaskCheck) -> tuple[frozenset[int], SeverityName, bool]:

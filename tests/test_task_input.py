@@ -15,7 +15,7 @@ from mcpfuzz.jsonrpc.case_json import expectation_from_json, expectation_to_json
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.task_check import TaskCheck, TaskIdKind, TaskStep
 from mcpfuzz.jsonrpc.versions import LATEST_MODERN, Era
-from tests.test_tasks import found, tasks_run
+from tests.test_tasks import LEGACY, found, tasks_run
 from tests.test_tasks_http import tasks_over_http
 
 
@@ -64,9 +64,20 @@ def test_each_task_input_bug_is_found(bugs: tuple[str, ...], expected: set[tuple
     assert found(finished) == expected
 
 
-def test_the_legacy_era_sends_no_tasks_update() -> None:
-    finished, exchanges = tasks_run("asks-input", version="2025-11-25")
+def test_a_legacy_task_waiting_for_input_is_fetched_through_tasks_result() -> None:
+    """2025-11-25: tasks/result sends the elicitation (the session answers it as an accepting client) and ends with
+    the task's result; no tasks/update in this era."""
+    finished, exchanges = tasks_run("asks-input", version=LEGACY)
     assert finished.findings == () and updates(exchanges) == []
+    fetched = [e for e in exchanges if json.loads(e.case.data)["method"] == "tasks/result"
+               and json.loads(e.case.data)["params"].get("taskId") == "task-1"]
+    assert fetched and [r.message.get("method") for r in fetched[0].server_requests] == ["elicitation/create"]
+    assert [a.incoming.message["result"]["content"][0]["text"] for a in fetched[0].responses()] == ["0"]
+
+
+def test_a_legacy_input_request_that_does_not_name_its_task() -> None:
+    finished, _ = tasks_run("asks-input", "input-unrelated", version=LEGACY)
+    assert found(finished) == {("task-ids", "tasks/result", "medium")}
 
 
 def test_tasks_waiting_for_input_over_http() -> None:

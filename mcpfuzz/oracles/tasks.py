@@ -18,6 +18,7 @@ from mcpfuzz.oracles.answers import case_answers, judge_answers
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 
 TaskIdsFailure = failure_class(OracleId.TASK_IDS, "Task id or task lifecycle mishandled")
+RELATED_TASK = "io.modelcontextprotocol/related-task"
 
 
 def _results(exchange: Exchange) -> list[Any]:
@@ -49,8 +50,28 @@ def task_ids(exchange: Exchange) -> Iterator[Failure]:
         # outstanding (never issued, already answered, superseded), so the update is acknowledged.
         yield TaskIdsFailure(Severity.LOW, "tasks/update answering keys the task never asked was refused; the "
                              "extension says a server SHOULD ignore such responses", "stale-keys-refused")
+    if check.step is TaskStep.RESULT and check.kind is TaskIdKind.VALID and exchange.era is Era.LEGACY:
+        yield from _unrelated_requests(exchange, check.task_id)
     for result in _results(exchange):
         yield from _judge_result(check, result, exchange.era)
+
+
+def _unrelated_requests(exchange: Exchange, task_id: Any) -> Iterator[Failure]:
+    """2025-11-25 basic/utilities/tasks, Associating Task-Related Messages: every request related to a task MUST
+    name it in `_meta` (`io.modelcontextprotocol/related-task`); the input a tasks/result asks for is such a request."""
+    for incoming in exchange.server_requests:
+        message = incoming.message
+        if not isinstance(message, dict):
+            continue
+        params = message.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        related = meta.get(RELATED_TASK) if isinstance(meta, dict) else None
+        if not (isinstance(related, dict) and related.get("taskId") == task_id):
+            yield TaskIdsFailure(Severity.MEDIUM, f"while tasks/result waited for task {_show(task_id)}, the server "
+                                 f"sent {_show(message.get('method'))} without naming the task in "
+                                 f"`_meta[\"{RELATED_TASK}\"]` (2025-11-25: every request related to a task MUST)",
+                                 "input-unrelated")
+            return
 
 
 def _judge_result(check: TaskCheck, result: Any, era: Era) -> Iterator[Failure]:

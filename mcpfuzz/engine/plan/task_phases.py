@@ -157,8 +157,14 @@ class _Runner(PhaseCases):
         """The task looked at, cancelled and looked at again at once; what the look after settling needs."""
         get = TaskCheck(TaskStep.GET, TaskIdKind.VALID, task_id, known, method="tasks/get")
         looked = _answer(await self.run(task_case(self.builder, "tasks/get", get, history=history)))
-        if self.modern and _status(looked, self.builder.era) == "input_required":
-            await self.answer_input(task_id, looked, known, history)
+        if _status(looked, self.builder.era) == "input_required":
+            if self.modern:
+                await self.answer_input(task_id, looked, known, history)
+            else:
+                # 2025-11-25 Input Required Status: the requestor SHOULD call tasks/result, whose requests to the
+                # client the session answers (an accepting client), and which ends once the task does.
+                result = TaskCheck(TaskStep.RESULT, TaskIdKind.VALID, task_id, known, method="tasks/result")
+                await self.run(task_case(self.builder, "tasks/result", result, history=history, patient=True))
         cancel = task_case(self.builder, "tasks/cancel", replace(get, step=TaskStep.CANCEL, method="tasks/cancel"),
                            history=history)
         acked = isinstance(_answer(await self.run(cancel)), dict)
