@@ -498,7 +498,9 @@ class Session:
                     if not exchange.progress_count() and not (barrier is not None and barrier.reply is not None):
                         fresh = await self._check_wedged(exchange)
                         barrier = fresh if fresh is not None and fresh.reply is not None else barrier
-                    if not exchange.wedged and self.alive:
+                    answered = (barrier is not None and barrier.reply is not None) \
+                        or any(a.id_tag == ID_CURRENT for a in exchange.responses())
+                    if answered and not exchange.wedged and self.alive:
                         exchange.timed_out = False
                         await self._wait_longer(window, barrier, case, http, whole, 2 * whole)
                 answering = barrier is not None and barrier.reply is not None
