@@ -22,6 +22,8 @@ TASKS_FAMILY = "tasks"
 UNKNOWN_TASK_ID = "mcpfuzz-no-such-task-0000"
 HUGE_LENGTH = 4096  # past any real id, and under the 8 KB header limit of common HTTP stacks (Mcp-Name carries it)
 TASK_TTL_MS = 60000
+STALE_KEY = "mcpfuzz-never-asked"  # an inputResponses key no task issues (the server should ignore it)
+STALE_RESPONSES = {STALE_KEY: {"action": "decline"}}
 
 
 def malformed_id(kind: TaskIdKind, known: str | None) -> Any:
@@ -64,19 +66,27 @@ def call_case(builder: FrameBuilder, tool: str, arguments: dict, *, declared: bo
 
 
 def task_case(builder: FrameBuilder, method: str, check: TaskCheck, *, history: tuple[bytes, ...] = (),
-              declared: bool = True) -> Case:
-    """`method` (tasks/get, tasks/cancel, tasks/result, tasks/list) naming the task id `check` says."""
+              declared: bool = True, responses: dict | None = None, patient: bool = False) -> Case:
+    """`method` (tasks/get, tasks/cancel, tasks/update, tasks/result, tasks/list) naming the task id `check` says;
+    a tasks/update carries `responses` as its inputResponses (none: an empty map). `patient`: waited for as a call
+    is (a tasks/result that blocks until its task ends)."""
     rid = builder.fresh_id()
-    params = {} if check.kind is TaskIdKind.MISSING or method == "tasks/list" else {"taskId": check.task_id}
+    params: dict[str, Any] = {} if check.kind is TaskIdKind.MISSING or method == "tasks/list" \
+        else {"taskId": check.task_id}
+    if method == "tasks/update":
+        params["inputResponses"] = responses or {}
     codes, wrong, result_ok = _due(builder.era, method, check)
     expect = Expectation(judge=OracleId.TASK_IDS, id=rid, codes=codes, result_ok=result_ok, error_ok=True,
                          well_formed=check.kind.well_formed, wrong_answer=wrong, task=check)
     title = f"{method}: {check.kind.value} task id" + ("" if declared else ", extension not declared")
     if check.cancel_acked:
         title += ", after tasks/cancel"
+    if check.stale_keys:
+        title += ", answering keys never asked"
     # One label per method (`tasks/get`), so one problem seen with several ids is one finding.
     return Case(method.removeprefix("tasks/"), TASKS_FAMILY, title,
-                builder.frame(method, _params(builder, params, declared), rid), expect, history=history)
+                builder.frame(method, _params(builder, params, declared), rid), expect, history=history,
+                patient=patient, slow_ok=patient)
 
 
 def _due(era: Era, method: str, check: TaskCheck) -> tuple[frozenset[int], SeverityName, bool]:
@@ -85,7 +95,7 @@ def _due(era: Era, method: str, check: TaskCheck) -> tuple[frozenset[int], Sever
     if check.step is TaskStep.REMOVED:
         # SEP-2663: tasks/result is removed and MUST get -32601; tasks/list was never part of the extension.
         return frozenset({METHOD_NOT_FOUND}), "medium" if method == "tasks/result" else "low", False
-    if check.step is TaskStep.GET_UNDECLARED:
+    if check.step in (TaskStep.GET_UNDECLARED, TaskStep.UPDATE_UNDECLARED):
         return frozenset({MISSING_CAPABILITY}), "medium", False  # the extension's Error Handling: MUST -32021
     if check.kind is TaskIdKind.VALID:
         if check.step is TaskStep.CANCEL and check.seen_cancelled and not modern:
@@ -93,6 +103,6 @@ def _due(era: Era, method: str, check: TaskCheck) -> tuple[frozenset[int], Sever
             return frozenset({INVALID_PARAMS}), "medium", False
         return frozenset(), "medium", True  # a task may expire (ttl), so an error is allowed too
     # Invalid or nonexistent taskId: -32602, a MUST for tasks/get (and, in 2025-11-25, tasks/result and
-    # tasks/cancel); the extension says SHOULD for tasks/cancel.
+    # tasks/cancel); the extension says SHOULD for tasks/update and tasks/cancel.
     should_only = modern and method != "tasks/get"
     return frozenset({INVALID_PARAMS}), "low" if should_only else "medium", False

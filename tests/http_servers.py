@@ -28,7 +28,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 HTTP_SERVER = ROOT / "tests" / "servers" / "http_server.py"
 # The modules the HTTP test server imports from its own folder (a private copy needs them beside it).
-HTTP_SERVER_IMPORTS = ("mcp_server.py", "surface_server.py", "in_flight.py")
+HTTP_SERVER_IMPORTS = ("mcp_server.py", "surface_server.py", "in_flight.py", "negative_refs_server.py",
+                       "tasks_server.py")
 SDK_SERVERS = ROOT / "tests" / "sdk_servers"
 READY_LINE = re.compile(rb"^ready (http://127\.0\.0\.1:[0-9]+/\S*)$", re.MULTILINE)
 STOP_GRACE = 5.0

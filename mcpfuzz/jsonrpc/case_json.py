@@ -131,7 +131,7 @@ def _extra_to_json(expect: Expectation) -> dict[str, Any]:
         task = expect.task
         extra["task"] = {"step": task.step.value, "kind": task.kind.value, "task_id": task.task_id,
                          "known": list(task.known), "cancel_acked": task.cancel_acked,
-                         "seen_cancelled": task.seen_cancelled, "method": task.method}
+                         "seen_cancelled": task.seen_cancelled, "method": task.method, "stale_keys": task.stale_keys}
     if expect.identity is not None:
         extra["identity"] = {"list_key": expect.identity.list_key, "name_key": expect.identity.name_key,
                              "ordered": expect.identity.ordered}
@@ -266,7 +266,8 @@ def _task(extra: dict) -> TaskCheck | None:
         return None
     return TaskCheck(TaskStep(part.get("step")), TaskIdKind(part.get("kind", TaskIdKind.VALID.value)),
                      part.get("task_id"), tuple(str(known) for known in part.get("known") or ()),
-                     bool(part.get("cancel_acked")), bool(part.get("seen_cancelled")), str(part.get("method") or ""))
+                     bool(part.get("cancel_acked")), bool(part.get("seen_cancelled")), str(part.get("method") or ""),
+                     bool(part.get("stale_keys")))
 
 
 def case_to_json(case: Case) -> dict:

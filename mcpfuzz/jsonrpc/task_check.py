@@ -18,6 +18,8 @@ class TaskStep(str, Enum):
     CALL_UNDECLARED = "call-undeclared"  # 2026-07-28: the same call without the extension declared
     GET = "get"  # tasks/get
     GET_UNDECLARED = "get-undeclared"  # 2026-07-28: tasks/get without the extension declared
+    UPDATE = "update"  # 2026-07-28: tasks/update, answering a task's inputRequests with inputResponses
+    UPDATE_UNDECLARED = "update-undeclared"  # 2026-07-28: tasks/update without the extension declared
     CANCEL = "cancel"  # tasks/cancel
     RESULT = "result"  # 2025-11-25: tasks/result
     REMOVED = "removed"  # 2026-07-28: a method the extension removed (tasks/result) or never had (tasks/list)
@@ -45,7 +47,8 @@ class TaskCheck:
 
     `task_id`: the id sent (None when `kind` is MISSING). `known`: the ids of the tasks the run created, so an
     answer naming another one is told apart. `cancel_acked`: a tasks/cancel of this task was answered with a result.
-    `seen_cancelled`: a tasks/get already showed it `cancelled`, a terminal status.
+    `seen_cancelled`: a tasks/get already showed it `cancelled`, a terminal status. `stale_keys`: a tasks/update
+    whose inputResponses answer keys the task never asked (the server should ignore them and acknowledge).
     """
 
     step: TaskStep
@@ -55,3 +58,4 @@ class TaskCheck:
     cancel_acked: bool = False
     seen_cancelled: bool = False
     method: str = ""
+    stale_keys: bool = False

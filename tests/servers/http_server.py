@@ -4,7 +4,8 @@ Usage::
 
     python tests/servers/http_server.py --port N [--mode streamable|sse] [--sse-responses]
         [--endpoint-json] [--stream-seconds S] [--verbose] [--gather N] [--busy] [--exit-on METHOD] [--delay-ms MS]
-        [--max-version V [--plain-version-refusal]] [--mirror] [--host-check] [--bug NAME]... [--server-bug NAME]...
+        [--max-version V [--plain-version-refusal]] [--mirror] [--host-check] [--serve KIND] [--serial]
+        [--bug NAME]... [--server-bug NAME]...
 
 Binds 127.0.0.1 only (``--port 0`` picks a free port); prints ``ready http://127.0.0.1:N/mcp`` (or
 ``/sse``) to stderr once listening; exits 0 on SIGTERM. Standard library only. Every JSON-RPC message
@@ -23,6 +24,11 @@ transport rules, each commented with the spec section it comes from:
   "sessionId": ID}`` instead and then takes the id from an ``Mcp-Session-Id`` header: no spec revision
   or SDK does this (2024-11-05 says the data is a URI; the Python SDK sends ``?session_id=``, the
   TypeScript SDK ``?sessionId=``, both accepted here), so it exists only to see a client cope with it.
+
+``--serve KIND`` serves another stdio test server's class over this transport: ``surface`` (as ``--surface``),
+``negative-refs`` (negative_refs_server.py) or ``tasks`` (tasks_server.py, its tasks kept in one store for every
+POST). ``--serial`` (not a bug) handles one POST at a time, as a server on one event loop does: a request that
+arrives while another is handled waits for it, so a handler that never returns leaves every later request unanswered.
 
 ``--max-version V`` (not a bug) serves the legacy versions up to V only, as a stateful server on the Go SDK
 does: an ``MCP-Protocol-Version`` header newer than V, and any modern-era request, get 400 with -32022 and
@@ -65,7 +71,9 @@ from mcp_server import (
     reject_constant,
 )
 from mirror_tools import MirrorServer
+from negative_refs_server import NEGATIVE_BUGS, NegativeRefsServer
 from surface_server import SURFACE_BUGS, SurfaceServer
+from tasks_server import TasksServer
 
 BUGS: dict[str, str] = {
     "lost-id-400": "a request refused with 400 by the transport carries id null instead of its id",
@@ -94,7 +102,9 @@ IN_FLIGHT = InFlight()
 BUSY_LOCK = threading.Lock()
 BUSY = [0, 0]  # --busy: POSTs being handled now, POSTs refused so far
 BUSY_SECONDS = 0.05
-SERVER_CLASS: list[type[Server]] = [Server]  # --surface: surface_server.SurfaceServer
+SERVER_CLASS: list[type[Server]] = [Server]  # --surface: surface_server.SurfaceServer; --serve: another class
+SERVED: dict[str, type[Server]] = {"surface": SurfaceServer, "negative-refs": NegativeRefsServer, "tasks": TasksServer}
+SERIAL_LOCK = threading.Lock()  # --serial: the POST being handled
 
 HOST = "127.0.0.1"
 MCP_PATH = "/mcp"
@@ -276,6 +286,7 @@ class Options:
     delay: float = 0.0  # seconds every POST waits before it is handled (a server far away, or doing real work)
     max_version: str | None = None  # the newest legacy version served (None: every one, and the modern era)
     plain_version_refusal: bool = False  # refuse a version with a plain-text 400 instead of -32022
+    serial: bool = False  # handle one POST at a time (a request waits while another is handled)
 
 
 class McpHttpServer(ThreadingHTTPServer):
@@ -454,6 +465,9 @@ class Handler(BaseHTTPRequestHandler):
                 self.busy_post(method, path, body)
             elif method == "POST" and self.options.gather and b'"tools/call"' in body:
                 self.gathered(method, path, body)
+            elif method == "POST" and self.options.serial:
+                with SERIAL_LOCK:
+                    self.route(method, path, body)
             else:
                 self.route(method, path, body)
         except Refused as refused:
@@ -874,14 +888,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stream-seconds", type=float, default=3.0, help="how long a GET stream stays open")
     parser.add_argument("--verbose", action="store_true", help="log every request to stderr")
     parser.add_argument("--bug", action="append", default=[], choices=sorted(BUGS), help="turn one HTTP bug on")
-    parser.add_argument("--server-bug", action="append", default=[], choices=sorted({**SERVER_BUGS, **SURFACE_BUGS}),
-                        help="turn one bug of mcp_server.Server (or, with --surface, of SurfaceServer) on")
+    server_bugs = {**SERVER_BUGS, **SURFACE_BUGS, **NEGATIVE_BUGS, **TasksServer.BUGS}
+    parser.add_argument("--server-bug", action="append", default=[], choices=sorted(server_bugs),
+                        help="turn one bug of mcp_server.Server (or of the class --surface or --serve names) on")
     parser.add_argument("--surface", action="store_true", help="serve surface_server.SurfaceServer")
     parser.add_argument("--host-check", action="store_true",
                         help="not a bug: refuse a Host other than 127.0.0.1, localhost or [::1] with 421 (the Python "
                              "SDK's DNS-rebinding protection; the spec has no Host rule)")
     parser.add_argument("--mirror", action="store_true",
                         help="not a bug: serve mirror_tools.MirrorServer (a tool with x-mcp-header arguments)")
+    parser.add_argument("--serve", choices=sorted(SERVED), help="serve this test server's class instead")
+    parser.add_argument("--serial", action="store_true",
+                        help="not a bug: handle one POST at a time, as a server on one event loop")
     parser.add_argument("--gather", type=int, default=0, metavar="N",
                         help="hold each POST (bounded) until N are in flight at once; log the peak")
     parser.add_argument("--busy", action="store_true",
@@ -899,11 +917,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.mirror:
         SERVER_CLASS[0] = MirrorServer
     HOST_CHECK[0] = args.host_check
+    if args.serve:
+        SERVER_CLASS[0] = SERVED[args.serve]
+        TasksServer.STORE = {}
     if hasattr(sys, "set_int_max_str_digits"):
         sys.set_int_max_str_digits(100_000)  # as mcp_server.main: big ids allowed, with a cap
     options = Options(args.mode, args.sse_responses, args.endpoint_json, args.stream_seconds, args.verbose,
                       set(args.bug), args.gather, args.busy, args.exit_on, args.delay_ms / 1000,
-                      args.max_version, args.plain_version_refusal)
+                      args.max_version, args.plain_version_refusal, args.serial)
     sessions = SessionTable(set(args.server_bug), spaced_ids="session-id-space" in args.bug)
     httpd = McpHttpServer(args.port, options, sessions)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))

@@ -10,6 +10,7 @@ that is (or decodes to) a path-like value is answered like any other title that 
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -28,7 +29,11 @@ NEGATIVE_BUGS = {
     "template-loop": "reading the template with a title that climbs (`..` once decoded) loops for ever, burning "
                      "CPU: the server answers nothing from then on",
     "prompt-argument-type-code": "prompts/get with an argument that is no string answers -32603, not -32602",
+    "slow-climb": "not a bug: the first read of a title that climbs (`..` once decoded) takes CLIMB_SECONDS (a cold "
+                  "cache), then it is answered like any other title; later ones are quick",
 }
+CLIMB_SECONDS = 8.0  # past a 2 s --timeout and a wedge check's shortest fair wait (3x --timeout), answered while its
+# fresh request waits
 LISTED = {f"mem://notes/{key}" for key in NOTES}
 
 
@@ -36,6 +41,7 @@ class NegativeRefsServer(SurfaceServer):
     """The surface server, and the negative-reference bugs switched on."""
 
     BUGS = {**SurfaceServer.BUGS, **NEGATIVE_BUGS}
+    climbed = [False]  # slow-climb: one slow read per process (over HTTP each session has a server object)
 
     def handle_request(self, rid: Any, method: str, params: dict[str, Any], *, first: bool) -> list[Any]:
         """subscribe-unknown-silent: a subscription change for a URI nobody listed is dropped."""
@@ -47,6 +53,10 @@ class NegativeRefsServer(SurfaceServer):
     def read(self, params: dict[str, Any]) -> dict[str, Any]:
         """template-loop: a normaliser that strips `..` segments by walking back, and never gets past the root."""
         uri = params.get("uri")
+        climbs = isinstance(uri, str) and ".." in unquote(uri.removeprefix("mem://by-title/")).split("/")
+        if "slow-climb" in self.bugs and climbs and uri.startswith("mem://by-title/") and not self.climbed[0]:
+            self.climbed[0] = True
+            time.sleep(CLIMB_SECONDS)
         if "template-loop" in self.bugs and isinstance(uri, str) and uri.startswith("mem://by-title/"):
             parts = unquote(uri.removeprefix("mem://by-title/")).split("/")
             while ".." in parts:  # each `..` removed with the segment before it; at the root, (the bug) kept

@@ -7,6 +7,10 @@ Usage: ``python tests/servers/tasks_server.py [--bug NAME]...``
 client capabilities; 2025-11-25: ``params.task``), it answers a task ``task-K`` that completes WORK seconds later,
 worked out when the task is looked at (no thread). tasks/get, tasks/cancel (and, 2025-11-25, tasks/result) follow the
 specs: an unknown or malformed id is -32602, a cancelled task stays cancelled, 2026-07-28's tasks/result is -32601.
+With ``--bug asks-input`` (not a bug) a task first waits for input. 2026-07-28: ``input_required``, its one
+elicitation in ``inputRequests``, until a tasks/update answers it (keys it never asked ignored); then it works WORK
+seconds. 2025-11-25: ``input_required`` until the client calls tasks/result, which sends the elicitation to the client
+(``_meta`` naming the task) and is answered with the task's result once the client's answer is in.
 Without a bug it gives no finding.
 """
 
@@ -45,11 +49,22 @@ class TasksServer(Server):
             "removed-method": "2026-07-28: tasks/result is still served",
             "malformed-crash": "a taskId that is not a string crashes the server",
             "ignores-capability": "2026-07-28: a task is created for a client that did not declare the extension",
-            "legacy-only": "not a bug: serves only the legacy era (2025-11-25 tasks)"}
+            "legacy-only": "not a bug: serves only the legacy era (2025-11-25 tasks)",
+            "asks-input": "not a bug: a task waits for input (input_required): 2026-07-28 until tasks/update answers, "
+                          "2025-11-25 until tasks/result has sent the elicitation and the client has answered it",
+            "input-unrelated": "with asks-input, 2025-11-25: the elicitation tasks/result sends does not name its task",
+            "input-without-requests": "with asks-input: a task waiting for input is shown without inputRequests",
+            "update-stale-key-crash": "tasks/update answering a key the task never asked crashes the server",
+            "update-undeclared": "tasks/update is served to a client that did not declare the extension",
+            "update-unknown-acked": "tasks/update of an unknown task id is acknowledged"}
+
+    # Served over HTTP, each modern POST gets a server object of its own: one store keeps the tasks for all of them.
+    STORE: dict[str, dict[str, Any]] | None = None
 
     def __init__(self, bugs: set[str]) -> None:
         super().__init__(bugs)
-        self.tasks: dict[str, dict[str, Any]] = {}
+        self.tasks: dict[str, dict[str, Any]] = self.STORE if self.STORE is not None else {}
+        self.pending: dict[str, tuple[Any, str]] = {}  # 2025-11-25: our elicitation's id -> (tasks/result id, task)
 
     def handle_modern(self, rid: Any, method: str, params: dict[str, Any], meta: dict[str, Any]) -> list[Any]:
         caps = meta.get(META_CAPS)
@@ -59,20 +74,32 @@ class TasksServer(Server):
         if "removed-method" in self.bugs:
             served += ("tasks/result",)
         if method in served:
-            if not declared and method != "tasks/result":
+            if method == "tasks/update" and "update-unknown-acked" in self.bugs \
+                    and params.get("taskId") not in self.tasks:
+                return self.result(rid, {"resultType": "complete"})
+            undeclared_ok = method == "tasks/result" or method == "tasks/update" and "update-undeclared" in self.bugs
+            if not declared and not undeclared_ok:
                 return self.error(rid, -32021, "Missing required client capability",
                                   {"requiredCapabilities": {"extensions": {EXTENSION: {}}}})
             return self.result(rid, {**self.task_method(method, params, modern=True), "resultType": "complete"})
         if method == "tools/call" and (declared or "ignores-capability" in self.bugs) and self.callable(params):
-            return self.result(rid, {**self.create(params), "resultType": "task"})
+            return self.result(rid, {**self.create(params, asks="asks-input" in self.bugs), "resultType": "task"})
         return super().handle_modern(rid, method, params, meta)
 
+    def handle_message(self, msg: Any, *, first: bool) -> list[dict[str, Any]]:
+        if isinstance(msg, dict) and "method" not in msg and msg.get("id") in self.pending:
+            return self.resume(*self.pending.pop(msg["id"]))
+        return super().handle_message(msg, first=first)
+
     def handle_legacy(self, rid: Any, method: str, params: dict[str, Any]) -> list[Any]:
+        if self.legacy_version is not None and method == "tasks/result" and params.get("taskId") in self.tasks \
+                and self.status(params["taskId"]) == "input_required":
+            return self.ask(rid, params["taskId"])
         if self.legacy_version is not None and method in ("tasks/get", "tasks/cancel", "tasks/result"):
             return self.result(rid, self.task_method(method, params, modern=False))
         if self.legacy_version is not None and method == "tools/call" and isinstance(params.get("task"), dict) \
                 and self.callable(params):
-            return self.result(rid, {"task": self.create(params)})
+            return self.result(rid, {"task": self.create(params, asks="asks-input" in self.bugs)})
         return super().handle_legacy(rid, method, params)
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -86,10 +113,14 @@ class TasksServer(Server):
         return params.get("name") == "double" and isinstance(arguments, dict) and \
             isinstance(arguments.get("n"), int) and not isinstance(arguments.get("n"), bool)
 
-    def create(self, params: dict[str, Any]) -> dict[str, Any]:
+    def create(self, params: dict[str, Any], *, asks: bool = False) -> dict[str, Any]:
         task_id = f"task-{len(self.tasks) + 1}"
         n = params["arguments"]["n"]
+        asks_for = {f"confirm-{task_id}": {"method": "elicitation/create", "params": {
+            "mode": "form", "message": f"Double {n}?", "requestedSchema": {
+                "type": "object", "properties": {"sure": {"type": "boolean"}}, "required": ["sure"]}}}}
         self.tasks[task_id] = {"started": time.monotonic(), "cancelled": False,
+                               "waiting": asks_for if asks else {},
                                "result": {"content": [text_item(str(2 * n))], "isError": False}}
         return self.view(task_id, modern=True, inline=False)
 
@@ -98,6 +129,8 @@ class TasksServer(Server):
         done = time.monotonic() - task["started"] >= WORK
         if task["cancelled"] and not ("cancelled-completes" in self.bugs and done):
             return "cancelled"
+        if task["waiting"]:
+            return "input_required"
         return "completed" if done else "working"
 
     def view(self, task_id: str, *, modern: bool, inline: bool = True) -> dict[str, Any]:
@@ -106,7 +139,40 @@ class TasksServer(Server):
         view.update({"ttlMs": 60000, "pollIntervalMs": 100} if modern else {"ttl": 60000, "pollInterval": 100})
         if inline and modern and status == "completed":
             view["result"] = self.tasks[task_id]["result"]
+        if inline and modern and status == "input_required" and "input-without-requests" not in self.bugs:
+            view["inputRequests"] = self.tasks[task_id]["waiting"]
         return view
+
+    def ask(self, rid: Any, task_id: str) -> list[Any]:
+        """2025-11-25 Input Required Status: tasks/result sends the task's requests to the client, each naming the
+        task in its `_meta`, and is answered once the client's answers are in (see `resume`)."""
+        key, asked = next(iter(self.tasks[task_id]["waiting"].items()))
+        params = dict(asked["params"])
+        del params["mode"]  # 2025-11-25 form elicitation: message and requestedSchema
+        if "input-unrelated" not in self.bugs:
+            params["_meta"] = {"io.modelcontextprotocol/related-task": {"taskId": task_id}}
+        self.pending[key] = (rid, task_id)
+        return [{"jsonrpc": "2.0", "id": key, "method": asked["method"], "params": params}]
+
+    def resume(self, rid: Any, task_id: str) -> list[Any]:
+        """The client answered: the task no longer waits, its work done at once; tasks/result gets its result."""
+        task = self.tasks[task_id]
+        task["waiting"], task["started"] = {}, time.monotonic() - WORK
+        related = {"io.modelcontextprotocol/related-task": {"taskId": task_id}}
+        return self.result(rid, {**task["result"], "_meta": related})
+
+    def update(self, task: dict[str, Any], responses: Any) -> None:
+        """The extension's Task Update Requests: each answered key no longer waited for, a key not outstanding ignored
+        (a SHOULD); once nothing is waited for, the work starts."""
+        if not isinstance(responses, dict) or not task["waiting"]:
+            return
+        for key in responses:
+            if key in task["waiting"]:
+                del task["waiting"][key]
+            elif "update-stale-key-crash" in self.bugs:
+                raise KeyError(key)  # the bug: every key looked up as if it had been asked
+        if not task["waiting"]:
+            task["started"] = time.monotonic()
 
     def find(self, params: dict[str, Any]) -> str:
         task_id = params.get("taskId")
@@ -128,6 +194,7 @@ class TasksServer(Server):
             self.tasks[task_id]["cancelled"] = "cancel-ignored" not in self.bugs
             return {} if modern else self.view(task_id, modern=False)
         if method == "tasks/update":
+            self.update(self.tasks[task_id], params.get("inputResponses"))
             return {}
         # tasks/result (2025-11-25, and 2026-07-28 under removed-method): blocks until the task is terminal.
         while self.status(task_id) == "working":

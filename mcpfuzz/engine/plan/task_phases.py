@@ -1,5 +1,6 @@
-"""The tasks extension, where a server declares it: tools called for a task, then tasks/get, tasks/cancel and the
-result path with the task's own id, unknown and malformed ids, after a cancel, and the methods 2026-07-28 removed."""
+"""The tasks extension, where a server declares it: tools called for a task, then tasks/get, tasks/cancel, tasks/update
+and the result path with the task's own id, unknown and malformed ids, after a cancel, and the methods 2026-07-28
+removed; a 2026-07-28 task waiting for input answered through tasks/update."""
 
 from __future__ import annotations
 
@@ -15,14 +16,16 @@ from mcpfuzz.engine.phases.probe import ProbeResult
 from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.plan.phase_cases import PhaseCases, PhaseOver
 from mcpfuzz.engine.session.session import Session
+from mcpfuzz.jsonrpc.client_check import AnswerMode
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.jsonrpc.task_check import TASKS_EXTENSION, TaskCheck, TaskIdKind, TaskStep
 from mcpfuzz.jsonrpc.versions import Era
+from mcpfuzz.strategies.client_answers import input_responses
 from mcpfuzz.strategies.messages import FrameBuilder
-from mcpfuzz.strategies.task_cases import call_case, malformed_id, task_case
+from mcpfuzz.strategies.task_cases import STALE_RESPONSES, call_case, malformed_id, task_case
 
 TASKS_FIRST_ID = 2**38  # above the client phase's ids (2**37 on), below the random frames' (2**40 on)
 MAX_TOOLS = 3  # tools called for a task until one gives one
@@ -138,6 +141,8 @@ class _Runner(PhaseCases):
                               task_id or malformed_id(TaskIdKind.UNKNOWN, None), known, method=method)
             await self.run(task_case(self.builder, method, check, history=history))
         await self.bad_ids("tasks/cancel", TaskStep.CANCEL, known, history, kinds=BAD_KINDS[:4])
+        if self.modern:
+            await self.bad_ids("tasks/update", TaskStep.UPDATE, known, history, kinds=BAD_KINDS[:4])
         if settle is not None:
             await self.after_settling(*settle)
 
@@ -151,7 +156,15 @@ class _Runner(PhaseCases):
                      ) -> tuple[TaskCheck, tuple[bytes, ...], float]:
         """The task looked at, cancelled and looked at again at once; what the look after settling needs."""
         get = TaskCheck(TaskStep.GET, TaskIdKind.VALID, task_id, known, method="tasks/get")
-        await self.run(task_case(self.builder, "tasks/get", get, history=history))
+        looked = _answer(await self.run(task_case(self.builder, "tasks/get", get, history=history)))
+        if _status(looked, self.builder.era) == "input_required":
+            if self.modern:
+                await self.answer_input(task_id, looked, known, history)
+            else:
+                # 2025-11-25 Input Required Status: the requestor SHOULD call tasks/result, whose requests to the
+                # client the session answers (an accepting client), and which ends once the task does.
+                result = TaskCheck(TaskStep.RESULT, TaskIdKind.VALID, task_id, known, method="tasks/result")
+                await self.run(task_case(self.builder, "tasks/result", result, history=history, patient=True))
         cancel = task_case(self.builder, "tasks/cancel", replace(get, step=TaskStep.CANCEL, method="tasks/cancel"),
                            history=history)
         acked = isinstance(_answer(await self.run(cancel)), dict)
@@ -164,6 +177,22 @@ class _Runner(PhaseCases):
             undeclared = replace(get, step=TaskStep.GET_UNDECLARED)
             await self.run(task_case(self.builder, "tasks/get", undeclared, history=history, declared=False))
         return replace(after, seen_cancelled=status == "cancelled"), history, cancelled_at
+
+    async def answer_input(self, task_id: str, looked: dict, known: tuple[str, ...], history: tuple[bytes, ...]
+                           ) -> None:
+        """A 2026-07-28 task waiting for input: tasks/update from a client that did not declare the extension, then
+        answering keys the task never asked, then each outstanding request answered as an accepting client would
+        (the extension, Task Update Requests), and the task looked at again."""
+        responses = input_responses(looked.get("inputRequests"), AnswerMode.ACCEPT, ())
+        update = TaskCheck(TaskStep.UPDATE, TaskIdKind.VALID, task_id, known, method="tasks/update")
+        await self.run(task_case(self.builder, "tasks/update", replace(update, step=TaskStep.UPDATE_UNDECLARED),
+                                 history=history, declared=False, responses=responses or STALE_RESPONSES))
+        await self.run(task_case(self.builder, "tasks/update", replace(update, stale_keys=True), history=history,
+                                 responses=STALE_RESPONSES))
+        if responses:
+            await self.run(task_case(self.builder, "tasks/update", update, history=history, responses=responses))
+        await self.run(task_case(self.builder, "tasks/get", replace(update, step=TaskStep.GET, method="tasks/get"),
+                                 history=history))
 
     async def after_settling(self, check: TaskCheck, history: tuple[bytes, ...], cancelled_at: float) -> None:
         """The task looked at SETTLE seconds after its cancel (its work may have ended meanwhile), and (2025-11-25)

@@ -478,39 +478,35 @@ class Session:
                 barrier = await self._late_barrier()
             alive = barrier is not None and barrier.reply is not None and self.alive and not exchange.write_error
             # The process runs but answered the liveness request no more than the call: a server whose one thread
-            # is busy with this very call (a tool that blocks its loop). Slow is not stuck either: it gets the same
-            # limit, and only silence to its end is a hang (stdio; over HTTP the POST itself is what is waited for).
+            # (or event loop) is busy with this very call. Slow is not stuck either: it gets the same limit, and only
+            # silence to its end is a hang. Over streamable HTTP the liveness request went on a POST of its own.
             busy = (not alive and barrier is not None and self.alive and not exchange.write_error
-                    and self.server.needs_barrier)
+                    and (self.server.needs_barrier or self.server.replies_on_request))
             # A lenient call (a lone surrogate, which a parser may refuse) went out with its barrier; once that is
             # answered, its own answer may still be on the way: it gets the same limit as a valid call.
             if (patient_call or case.expect.lenient) and case.slow_ok and exchange.timed_out and (alive or busy):
                 # Slow is not dropped: a valid call to a server that answers pings gets the call limit,
                 # and each progress notification moves that limit on.
                 exchange.timed_out, exchange.extended, exchange.blocked = False, True, busy
-                limit = max(self.options.call_timeout, timeout or 0.0)  # a target's own timeout may be longer
-                most = 2 * limit
+                whole = max(self.options.call_timeout, timeout or 0.0)  # a target's own timeout may be longer
                 bound = self.answer_times.bound(case.target, self.options.timeout) if busy else None
-                shortened = bound is not None and bound < limit
-                if bound is not None and shortened:
-                    # Busy far longer than this target ever took: a fair wait ends sooner (progress still extends).
-                    limit = bound
-                if self.patience_until is not None:
-                    until = self.patience_until
-                    if shortened and self.wedge_until is not None:
-                        until = max(until, min(window.started + limit, self.wedge_until))
-                    room = max(0.0, until - window.started)
-                    exchange.cut_short = room < limit
-                    limit, most = min(limit, room), min(most, room)
-                await self._collector.collect(window, barrier if busy else None, case, http=http, timeout=limit,
-                                              grace=self.options.grace, progress_extends=self.options.timeout,
-                                              most=most)
-                # Only a wait the target's own answer times cut short needs the fresh request's proof: silence to
-                # the end of --call-timeout is a hang already (an answer after it comes too late).
-                if shortened and busy and exchange.timed_out and not exchange.cut_short \
-                        and not exchange.progress_count() and self.alive \
-                        and not (barrier is not None and barrier.reply is not None):
-                    await self._check_wedged(exchange)
+                shortened = bound is not None and bound < whole
+                # Busy far longer than this target ever took: a fair wait ends sooner (progress still extends).
+                await self._wait_longer(window, barrier if busy else None, case, http,
+                                        bound if bound is not None and shortened else whole, 2 * whole,
+                                        fair_wait=shortened)
+                if shortened and busy and exchange.timed_out and not exchange.cut_short and self.alive:
+                    # Past the fair wait: a fresh request decides (silence to the end of --call-timeout needs no
+                    # proof: an answer after it comes too late). A server that answers again, the liveness request,
+                    # the fresh one or the call, is slow, not stuck: the call gets all of --call-timeout after all.
+                    if not exchange.progress_count() and not (barrier is not None and barrier.reply is not None):
+                        fresh = await self._check_wedged(exchange)
+                        barrier = fresh if fresh is not None and fresh.reply is not None else barrier
+                    answered = (barrier is not None and barrier.reply is not None) \
+                        or any(a.id_tag == ID_CURRENT for a in exchange.responses())
+                    if answered and not exchange.wedged and self.alive:
+                        exchange.timed_out = False
+                        await self._wait_longer(window, barrier, case, http, whole, 2 * whole)
                 answering = barrier is not None and barrier.reply is not None
                 if exchange.timed_out and (exchange.progress_count() or exchange.cut_short) and self.alive \
                         and answering:
@@ -548,6 +544,23 @@ class Session:
         if self._asked_at is not None or self._standby.active:  # rarely: after a start, or to keep a standby
             await self._answered()
         return exchange
+
+    async def _wait_longer(self, window: Window, barrier: Pending | None, case: Case, http: HttpReply | None,
+                           limit: float, most: float, *, fair_wait: bool = False) -> None:
+        """A call that outlived --timeout waited for on to `limit` from its start (each progress notification moving
+        that on, up to `most`), never past the end of its phase (`exchange.cut_short` then); but a busy call's fair
+        wait (`fair_wait`: bounded by its target's answer times) may run past it, to the run's own deadline, so a
+        wedge is judged whatever share of the run its phase had left."""
+        exchange = window.exchange
+        if self.patience_until is not None:
+            until = self.patience_until
+            if fair_wait and self.wedge_until is not None:
+                until = max(until, min(window.started + limit, self.wedge_until))
+            room = max(0.0, until - window.started)
+            exchange.cut_short = room < limit
+            limit, most = min(limit, room), min(most, room)
+        await self._collector.collect(window, barrier, case, http=http, timeout=limit, grace=self.options.grace,
+                                      progress_extends=self.options.timeout, most=most)
 
     async def send_posts(self, case: Case) -> list[HttpReply]:
         """Each line of a case its own POST (`case.posts`: in order, or all at once); returns once every response
@@ -727,17 +740,19 @@ class Session:
         with contextlib.suppress(TransportError):
             await self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
 
-    async def _check_wedged(self, exchange: Exchange) -> None:
-        """A fresh request after a busy call's fair wait: unanswered too while the process runs, the server is
-        stuck (`exchange.wedged`), with the share of a core it burnt meanwhile as evidence."""
+    async def _check_wedged(self, exchange: Exchange) -> Pending | None:
+        """A fresh request after a busy call's fair wait (over HTTP on a POST of its own): unanswered too while the
+        process runs, the server is stuck (`exchange.wedged`), with the share of a core it burnt meanwhile as
+        evidence. Returns the fresh request (None when it could not be sent)."""
         started, before = time.monotonic(), CpuSample.take(self.server.pid)
         fresh = await self._late_barrier(self.options.timeout)
         if fresh is None or fresh.reply is not None or not self.alive \
                 or any(a.id_tag == ID_CURRENT for a in exchange.responses()):
-            return
+            return fresh
         exchange.wedged = True
         after = CpuSample.take(self.server.pid)
         exchange.cpu_share = after.share_since(before, time.monotonic() - started) if after is not None else None
+        return fresh
 
     async def _late_barrier(self, wait: float = LATE_BARRIER_WAIT) -> Pending | None:
         """After a silent timeout (or an answer, in thorough mode): does the server still answer anything?"""
