@@ -12,7 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from mcpfuzz.strategies.payloads.canaries import CanaryLayout
 
+from mcpfuzz.engine.security.workspace import SecurityWorkspace
+from mcpfuzz.jsonrpc.expectation import Expectation
+from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.transport.http_target import HttpTarget
+from mcpfuzz.transport.stdio_target import StdioTarget
 from tests.conftest import SERVERS_DIR, run_cli
 
 SANDBOX = [sys.executable, str(SERVERS_DIR / "sandbox_server.py"), "--root", "{workspace}"]
@@ -131,3 +137,23 @@ def test_a_missing_working_directory_is_named(security_corpus: SecurityCorpus, t
     assert result.returncode == 2, result.stdout + result.stderr
     assert f"the working directory {str(missing)!r} does not exist" in result.stdout
     assert "command not found" not in result.stdout
+
+
+def test_a_saved_server_and_case_are_moved_into_a_fresh_workspace() -> None:
+    saved = CanaryLayout("/tmp/mcpfuzz-workspace-aaaaaaaa", "/tmp/mcpfuzz-canary-bbbbbbbb", "0" * 16)
+    workspace = SecurityWorkspace.create()
+    try:
+        new = workspace.layout
+        assert workspace.place(StdioTarget(("srv", "{workspace}"))) == StdioTarget(("srv", workspace.folder),
+                                                                                    workspace.folder)
+        assert workspace.place(StdioTarget(("srv",), "{workspace}/sub")).cwd == f"{workspace.folder}/sub"
+        launched = workspace.place(HttpTarget("http://127.0.0.1:{port}/mcp", launch=("srv", "{workspace}")))
+        assert isinstance(launched, HttpTarget) and launched.launch == ("srv", workspace.folder)
+        case = Case("c", "corpus", "", f'{{"a":"{saved.hits}/hit-x","b":"{saved.root}/outside.txt"}}'.encode(),
+                    Expectation(judge="sandbox-escape"), setup=(saved.root.encode(),))
+        moved = workspace.relocate(case, saved)
+        assert moved.data == f'{{"a":"{new.hits}/hit-x","b":"{new.root}/outside.txt"}}'.encode()
+        assert moved.setup == (new.root.encode(),)
+    finally:
+        workspace.remove()
+    assert not Path(new.root).exists() and not Path(new.hits).exists()
