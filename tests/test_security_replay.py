@@ -33,6 +33,7 @@ class SecurityCorpus:
     folder: Path
     transcript: Path
     clean: list[str]
+    report: Path  # the run's JSON report
 
 
 def planted(tmp: Path) -> list[str]:
@@ -54,13 +55,14 @@ def security_corpus(request: pytest.FixtureRequest, tmp_path_factory: pytest.Tem
     root = tmp_path_factory.mktemp(oracle)
     tmp, env = private_tmp(root)
     corpus = root / "corpus"
+    report = root / "report.json"
     result = run_cli(["run", "--security", "--phases", "coverage", "--budget", "120", "--seed", "3", "--corpus",
-                      str(corpus), "--", *command, "--bug", bug], timeout=240, env=env)
+                      str(corpus), "--json", str(report), "--", *command, "--bug", bug], timeout=240, env=env)
     assert result.returncode == 1, result.stdout + result.stderr
     saved = [path for path in corpus.glob("*.json") if path.name != "manifest.json" and oracle in path.name]
     assert len(saved) == 1, sorted(corpus.iterdir())
     assert planted(tmp) == []
-    return SecurityCorpus(corpus, saved[0], command)
+    return SecurityCorpus(corpus, saved[0], command, report)
 
 
 def test_the_transcript_keeps_the_placeholder_and_the_old_folders(security_corpus: SecurityCorpus) -> None:
@@ -69,6 +71,7 @@ def test_the_transcript_keeps_the_placeholder_and_the_old_folders(security_corpu
     assert "cwd" not in data["server"]  # the server ran in the workspace: the replay's own, then
     assert "mcpfuzz-workspace-" in data["security"]["root"] and "mcpfuzz-canary-" in data["security"]["hits"]
     assert not Path(data["security"]["root"]).exists()
+    assert data["reproducible"] is True  # the run's own re-run, in its own workspace, failed again
 
 
 def test_replay_of_the_file_fails_again_and_removes_its_workspace(security_corpus: SecurityCorpus,
@@ -122,6 +125,22 @@ def test_a_later_security_run_replays_it_in_its_own_workspace(security_corpus: S
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert f"corpus: {name} is fixed" in fixed.stdout
     assert json.loads((copy / name).read_text())["status"] == "fixed"
+    assert planted(tmp) == []
+
+
+def test_a_baseline_entry_is_replayed_in_the_run_s_own_workspace(security_corpus: SecurityCorpus,
+                                                                 tmp_path: Path) -> None:
+    tmp, env = private_tmp(tmp_path)
+    baseline = tmp_path / "baseline.json"
+    wrote = run_cli(["baseline", str(security_corpus.report), "-o", str(baseline), "--reason", "known"])
+    assert wrote.returncode == 0 and "1 with a transcript" in wrote.stdout, wrote.stdout + wrote.stderr
+    oracle = json.loads(security_corpus.transcript.read_text())["oracle"]
+    command, bug = BUGS[oracle]
+    # Only the baseline's replay sends the payload: it must fail again there, or the entry would be stale.
+    accepted = run_cli(["run", "--security", "--phases", "lifecycle", "--budget", "30", "--no-replay",
+                        "--baseline", str(baseline), "--", *command, "--bug", bug], timeout=240, env=env)
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+    assert "accepted in the baseline" in accepted.stdout
     assert planted(tmp) == []
 
 

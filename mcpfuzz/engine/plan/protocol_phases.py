@@ -228,6 +228,8 @@ class BaselineReplayPhase:
             except CaseFormatError as error:
                 context.emit(Notice(f"baseline: {entry.describe()} cannot be replayed: {error}"))
                 continue
+            if replayable.security is not None and context.security is not None:
+                replayable = replace(replayable, case=context.security.relocate(replayable.case, replayable.security))
             exchange = await _run_replayable(context, session, replayable, f"baseline: {entry.describe()}")
             if exchange is not None:
                 context.judge(PhaseName.REGRESSION, exchange)
