@@ -156,6 +156,10 @@ def test_a_missing_working_directory_is_named(security_corpus: SecurityCorpus, t
     assert result.returncode == 2, result.stdout + result.stderr
     assert f"the working directory {str(missing)!r} does not exist" in result.stdout
     assert "command not found" not in result.stdout
+    # Only a --security transcript has a workspace to put in a command.
+    placeholder = run_cli(["replay", str(transcript), "--", *security_corpus.clean])
+    assert placeholder.returncode == 2, placeholder.stdout + placeholder.stderr
+    assert "this transcript is not one" in placeholder.stdout
 
 
 def test_a_saved_server_and_case_are_moved_into_a_fresh_workspace() -> None:

@@ -10,7 +10,7 @@ from mcpfuzz.engine.alone_answers import run_case
 from mcpfuzz.engine.events import Finding
 from mcpfuzz.engine.judge import FindingSet
 from mcpfuzz.engine.security.canary_watch import CanaryWatch
-from mcpfuzz.engine.security.workspace import SecurityWorkspace
+from mcpfuzz.engine.security.workspace import WORKSPACE_PLACEHOLDER, SecurityWorkspace
 from mcpfuzz.engine.session.modes import speaking, thorough
 from mcpfuzz.engine.session.session import HarnessError, Session, SessionOptions
 from mcpfuzz.engine.transcripts import Replayable, from_transcript
@@ -82,6 +82,10 @@ async def replay_one(replayable: Replayable, server: ServerTarget | None, option
                              replayable)
     if replayable.version == PLAIN_JSONRPC:  # a plain JSON-RPC server: no handshake before the frames
         options = replace(options, plain_jsonrpc=True)
+    if replayable.security is None and WORKSPACE_PLACEHOLDER in server.label:
+        return ReplayOutcome(replayable.path, ERROR, f"{WORKSPACE_PLACEHOLDER} in the server's command is the "
+                             "workspace of a --security finding, and this transcript is not one; write a folder in "
+                             "its place", replayable, server=server)
     if replayable.security is None:
         return await _replay_in(replayable, replayable.case, server, options, oracles, None)
     workspace = SecurityWorkspace.create()
