@@ -9,11 +9,14 @@ from mcpfuzz.corpus.store import CorpusError, CorpusStore
 from mcpfuzz.engine.alone_answers import run_case
 from mcpfuzz.engine.events import Finding
 from mcpfuzz.engine.judge import FindingSet
+from mcpfuzz.engine.security.canary_watch import CanaryWatch
+from mcpfuzz.engine.security.workspace import WORKSPACE_PLACEHOLDER, SecurityWorkspace
 from mcpfuzz.engine.session.modes import speaking, thorough
 from mcpfuzz.engine.session.session import HarnessError, Session, SessionOptions
 from mcpfuzz.engine.transcripts import Replayable, from_transcript
 from mcpfuzz.jsonrpc.case_json import CaseFormatError
 from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.versions import PLAIN_JSONRPC
 from mcpfuzz.transport.connect import ServerTarget
 from mcpfuzz.transport.errors import ServerStartError, TransportError
@@ -70,22 +73,47 @@ def judge_replay(replayable: Replayable, exchange: Exchange, oracles: tuple[str,
 
 async def replay_one(replayable: Replayable, server: ServerTarget | None, options: SessionOptions,
                      oracles: tuple[str, ...]) -> ReplayOutcome:
-    """A fresh server, the transcript's frames, the oracles; the server is stopped afterwards."""
+    """A fresh server, the transcript's frames, the oracles; the server is stopped afterwards.
+
+    A --security transcript gets a fresh workspace with its canaries (removed afterwards, errors included): the
+    server is started in it, the frames aim at it, and its hits folder is watched."""
     if server is None:
         return ReplayOutcome(replayable.path, ERROR, "the transcript names no server command; give one after `--`",
                              replayable)
     if replayable.version == PLAIN_JSONRPC:  # a plain JSON-RPC server: no handshake before the frames
         options = replace(options, plain_jsonrpc=True)
+    if replayable.security is None and WORKSPACE_PLACEHOLDER in server.label:
+        return ReplayOutcome(replayable.path, ERROR, f"{WORKSPACE_PLACEHOLDER} in the server's command is the "
+                             "workspace of a --security finding, and this transcript is not one; write a folder in "
+                             "its place", replayable, server=server)
+    if replayable.security is None:
+        return await _replay_in(replayable, replayable.case, server, options, oracles, None)
+    workspace = SecurityWorkspace.create()
+    try:
+        case = workspace.relocate(replayable.case, replayable.security)
+        outcome = await _replay_in(replayable, case, workspace.place(server), options, oracles,
+                                   CanaryWatch(workspace.layout.hits))
+        # The workspace is gone once this returns: the outcome shows the server with `{workspace}` as saved.
+        return replace(outcome, server=server)
+    finally:
+        workspace.remove()
+
+
+async def _replay_in(replayable: Replayable, case: Case, server: ServerTarget, options: SessionOptions,
+                     oracles: tuple[str, ...], canaries: CanaryWatch | None) -> ReplayOutcome:
+    """The case sent to a fresh `server` and judged (with the hit files `canaries` saw, when it watches any)."""
     try:
         async with Session(server, options) as session:
             with speaking(session, replayable.era, replayable.version or None), thorough(session):
-                exchange = await run_case(session, replayable.case)
+                exchange = await run_case(session, case)
     except (ServerStartError, HarnessError, TransportError) as error:
         return ReplayOutcome(replayable.path, ERROR, f"the server could not be run: {error}", replayable,
                              server=server)
     unusable = unusable_replay(replayable, exchange)
     if unusable:
         return ReplayOutcome(replayable.path, ERROR, unusable, replayable, server=server)
+    if canaries is not None:
+        canaries.look(exchange)
     status, findings = judge_replay(replayable, exchange, oracles)
     return ReplayOutcome(replayable.path, status, "", replayable, findings, server)
 

@@ -37,6 +37,8 @@ class Run:
         self.context = RunContext.create(secured(config, workspace) if workspace is not None else config, emit)
         if workspace is not None:
             self.context.security, self.context.canaries = workspace, CanaryWatch(workspace.layout.hits)
+            # Transcripts outlive the workspace: they keep `{workspace}` and say which folders their frames name.
+            self.context.corpus.target, self.context.corpus.security = config.target, workspace.layout
         self.plan = plan if plan is not None else plan_for(self.context.config)
         self.coverage: CoverageSetup | None = None  # --coverage: the tracer's folder, made when the run starts
 

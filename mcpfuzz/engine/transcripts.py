@@ -9,9 +9,11 @@ from typing import Any
 from mcpfuzz.corpus.redact import Redactor
 from mcpfuzz.corpus.store import CorpusStore
 from mcpfuzz.engine.events import Finding
+from mcpfuzz.engine.security.workspace import layout_from_json, layout_to_json
 from mcpfuzz.jsonrpc.case_json import CaseFormatError, case_from_json, case_to_json, frame_from_json, frame_to_json
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.versions import Era
+from mcpfuzz.strategies.payloads.canaries import CanaryLayout
 from mcpfuzz.transport.connect import ServerTarget, target_from_json
 from mcpfuzz.transport.target import TargetDescription
 
@@ -28,15 +30,21 @@ class Replayable:
     key: str
     server: ServerTarget | None  # None: the transcript names no server
     message: str
+    # A --security run's folders as its frames name them: a replay needs a workspace of its own in their place.
+    security: CanaryLayout | None = None
 
 
-def to_transcript(finding: Finding, *, command: TargetDescription, seed: int, redactor: Redactor) -> dict[str, Any]:
-    """A finding as a human-readable transcript; frames keep their exact bytes (known secrets aside)."""
+def to_transcript(finding: Finding, *, command: TargetDescription, seed: int, redactor: Redactor,
+                  security: CanaryLayout | None = None) -> dict[str, Any]:
+    """A finding as a human-readable transcript; frames keep their exact bytes (known secrets aside).
+
+    A --security run gives `command` with `{workspace}` unexpanded and its `security` folders, which the frames
+    name and which are gone once the run ends."""
     frames = [frame_to_json(frame) for frame in finding.frames]
     # Frames are ours, but a stateful sequence may reuse a value the server returned: known secrets
     # only, so that token-shaped fuzz strings still replay byte for byte.
     frames = [redactor.known(f) if isinstance(f, str) else f for f in frames]
-    return {
+    transcript = {
         "target": finding.target,
         "oracle": finding.oracle,
         "fingerprint": finding.fingerprint,
@@ -57,10 +65,14 @@ def to_transcript(finding: Finding, *, command: TargetDescription, seed: int, re
         "case": case_to_json(finding.case) if finding.case is not None else None,
         "frames": frames,
     }
+    if security is not None:
+        transcript["security"] = layout_to_json(security)
+    return transcript
 
 
 def save_findings(store: CorpusStore, findings: list[Finding], *, command: TargetDescription, seed: int,
-                  redactor: Redactor, counted: set[str] | None = None) -> dict[str, str]:
+                  redactor: Redactor, counted: set[str] | None = None,
+                  security: CanaryLayout | None = None) -> dict[str, str]:
     """Write one transcript per finding (the same failure updates its file); fingerprint -> path.
 
     `counted` holds the fingerprints this run has already written: writing one again (a smaller
@@ -71,7 +83,8 @@ def save_findings(store: CorpusStore, findings: list[Finding], *, command: Targe
         if finding.case is None:
             continue
         first = counted is None or finding.fingerprint not in counted
-        path, _ = store.save(to_transcript(finding, command=command, seed=seed, redactor=redactor), count=first)
+        path, _ = store.save(to_transcript(finding, command=command, seed=seed, redactor=redactor,
+                                                security=security), count=first)
         if counted is not None:
             counted.add(finding.fingerprint)
         paths[finding.fingerprint] = str(path)
@@ -92,7 +105,8 @@ def from_transcript(path: Path, data: dict) -> Replayable:
         raise CaseFormatError(f"unknown protocol era {protocol.get('era')!r}") from None
     server = _dict(data.get("server"))
     return Replayable(path, case, era, str(protocol.get("version") or ""), str(data.get("oracle")),
-                      str(data.get("key", "")), target_from_json(server), str(data.get("message", "")))
+                      str(data.get("key", "")), target_from_json(server), str(data.get("message", "")),
+                      layout_from_json(data.get("security")))
 
 
 def _dict(value: Any) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import shlex
 from collections.abc import Sequence
 
 from mcpfuzz.engine.events import Finding
+from mcpfuzz.engine.security.workspace import WORKSPACE_PLACEHOLDER
 from mcpfuzz.jsonrpc.frame import Posting
 from mcpfuzz.transport.base import TransportKind
 from mcpfuzz.transport.connect import ServerTarget
@@ -50,6 +51,10 @@ def liveness_frame(frames: Sequence[bytes]) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": ALIVE_ID, "method": "ping"}, separators=(",", ":")).encode()
 
 
+# The run's workspace is removed at its end: a shell line cannot name it, `mcpfuzz replay` makes a new one.
+WORKSPACE_NOTE = (f"{WORKSPACE_PLACEHOLDER} was the run's temporary workspace, now removed: put a folder of yours in "
+                  f"its place (`mkdir -p /tmp/ws/workspace`), or `mcpfuzz replay` the transcript, which plants a new "
+                  "one with its canaries and points the frames at it")
 ALIVE_NOTE = f"the last request (id \"{ALIVE_ID}\") checks the server is still alive: its answer is the last line"
 
 
@@ -262,5 +267,7 @@ def reproduction(server: ServerTarget, frames: Sequence[bytes], posts: Posting =
         return curl_reproduction(server, frames, posts, case_headers)
     if server.kind is ServerKind.COMMAND:
         command, notes = shell_reproduction(server.command, frames, server.env_names)
+        if any(WORKSPACE_PLACEHOLDER in word for word in (*server.command, server.cwd or "")):
+            notes = [*notes, WORKSPACE_NOTE]
         return (f"cd {shlex.quote(server.cwd)} && {command}" if server.cwd else command), notes
     return "", [f"{server.label} is a handler in this process: no shell command can reach it"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import time
 from collections.abc import Callable, Sequence
@@ -32,6 +33,9 @@ async def spawn(argv: Sequence[str], *, env: dict[str, str] | None, cwd: str | N
             list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             start_new_session=True, env=env, cwd=cwd)
     except FileNotFoundError as error:
+        # The same error names a missing working directory; say which of the two is missing.
+        if cwd is not None and not os.path.isdir(cwd):
+            raise ServerStartError(f"the working directory {cwd!r} does not exist (the server's cwd)") from None
         raise ServerStartError(f"command not found: {argv[0]!r} ({error.strerror})") from None
     except PermissionError as error:
         raise ServerStartError(f"cannot execute {argv[0]!r}: {error.strerror}") from None

@@ -10,6 +10,7 @@ from mcpfuzz.corpus.store import CorpusError, CorpusStore
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import EventSink, Finding, Notice
 from mcpfuzz.engine.transcripts import save_findings
+from mcpfuzz.strategies.payloads.canaries import CanaryLayout
 from mcpfuzz.transport.connect import ServerTarget
 
 
@@ -26,6 +27,9 @@ class CorpusWriter:
     saved: set[str] = field(default_factory=set)  # fingerprints this run has written
     written: set[Path] = field(default_factory=set)  # the transcripts this run wrote (not a regression to replay)
     problem: str = ""
+    # --security: the folders the frames name; `target` then keeps `{workspace}` unexpanded, so a replay can put
+    # a workspace of its own there.
+    security: CanaryLayout | None = None
 
     @classmethod
     def open(cls, config: RunConfig, redactor: Redactor, emit: EventSink) -> CorpusWriter:
@@ -44,7 +48,8 @@ class CorpusWriter:
             return {}
         try:
             paths = save_findings(self.store, list(findings), command=self.target, seed=self.seed,
-                                  redactor=self.redactor, counted=self.saved)
+                                  redactor=self.redactor, counted=self.saved,
+                                  security=self.security)
             self.written.update(Path(path).resolve() for path in paths.values())
             return paths
         except (OSError, CorpusError) as error:

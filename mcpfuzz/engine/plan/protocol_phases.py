@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Collection, Iterable
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import anyio
@@ -144,6 +144,21 @@ def _saved_before(root: Path, written: Collection[Path]) -> bool:
                                  if path.name != MANIFEST and not path.name.startswith(TEMP_PREFIX))
 
 
+def _in_this_workspace(context: RunContext, replayables: list[Replayable]) -> list[Replayable]:
+    """A --security transcript's frames moved to this run's workspace; without --security it is skipped, said:
+    its oracles are off and its server has no workspace, so replaying it would call it fixed wrongly."""
+    kept = []
+    for replayable in replayables:
+        if replayable.security is None:
+            kept.append(replayable)
+        elif context.security is not None:
+            kept.append(replace(replayable, case=context.security.relocate(replayable.case, replayable.security)))
+        else:
+            context.emit(Notice(f"corpus: {replayable.path.name} skipped: it is a --security finding, replayed only "
+                                "with --security (or by `mcpfuzz replay`)", level="info"))
+    return kept
+
+
 @dataclass(frozen=True)
 class RegressionPhase:
     """Replay the corpus first: a saved failure that still fails is a finding; a fixed one is marked."""
@@ -168,6 +183,7 @@ class RegressionPhase:
             context.emit(Notice(f"corpus: {outcome.path.name} skipped: {outcome.reason}"))
         # What this run found before the replay (the probe's findings, saved as found) is not a regression.
         replayables = [r for r in replayables if r.path.resolve() not in context.corpus.written]
+        replayables = _in_this_workspace(context, replayables)
         if not replayables:
             return
         context.emit(PhaseStarted(PhaseName.REGRESSION, len(replayables)))
@@ -212,6 +228,8 @@ class BaselineReplayPhase:
             except CaseFormatError as error:
                 context.emit(Notice(f"baseline: {entry.describe()} cannot be replayed: {error}"))
                 continue
+            if replayable.security is not None and context.security is not None:
+                replayable = replace(replayable, case=context.security.relocate(replayable.case, replayable.security))
             exchange = await _run_replayable(context, session, replayable, f"baseline: {entry.describe()}")
             if exchange is not None:
                 context.judge(PhaseName.REGRESSION, exchange)

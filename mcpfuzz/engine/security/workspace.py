@@ -7,8 +7,10 @@ import shutil
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from mcpfuzz.engine.config import RunConfig
+from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.strategies.payloads.canaries import (
     PARENT_FILE,
     SIBLING_FILE,
@@ -17,6 +19,9 @@ from mcpfuzz.strategies.payloads.canaries import (
     Place,
     canary_token,
 )
+from mcpfuzz.transport.connect import ServerTarget
+from mcpfuzz.transport.http_target import HttpTarget
+from mcpfuzz.transport.stdio_target import StdioTarget
 
 WORKSPACE_PLACEHOLDER = "{workspace}"
 
@@ -53,6 +58,44 @@ class SecurityWorkspace:
         """Delete the run's own temporary folders (nothing else)."""
         for folder in (self.layout.root, self.layout.hits):
             shutil.rmtree(folder, ignore_errors=True)
+
+    def place(self, target: ServerTarget) -> ServerTarget:
+        """A saved server put in this workspace: `{workspace}` replaced in its command (or launch command) and
+        cwd, a stdio server with no cwd of its own started in the workspace."""
+        if isinstance(target, StdioTarget):
+            cwd = target.cwd.replace(WORKSPACE_PLACEHOLDER, self.folder) if target.cwd is not None else self.folder
+            return replace(target, command=tuple(self.command(target.command)), cwd=cwd)
+        if isinstance(target, HttpTarget) and target.launch:
+            return replace(target, launch=tuple(self.command(target.launch)))
+        return target
+
+    def relocate(self, case: Case, saved: CanaryLayout) -> Case:
+        """`case` with the saved run's root and hits folders in its frames made this workspace's, so that a path
+        or shell payload aims where the canaries now are."""
+        pairs = ((saved.root.encode(), self.layout.root.encode()), (saved.hits.encode(), self.layout.hits.encode()))
+
+        def moved(frame: bytes) -> bytes:
+            for old, new in pairs:
+                frame = frame.replace(old, new)
+            return frame
+
+        return replace(case, data=moved(case.data), setup=tuple(moved(frame) for frame in case.setup),
+                       history=tuple(moved(frame) for frame in case.history))
+
+
+def layout_to_json(layout: CanaryLayout) -> dict[str, str]:
+    """A transcript's `security` block: the folders its frames name, so a replay can move them to its own."""
+    return {"root": layout.root, "hits": layout.hits, "nonce": layout.nonce}
+
+
+def layout_from_json(value: Any) -> CanaryLayout | None:
+    """The `security` block of a transcript (None: not a security run's transcript, or a block without folders)."""
+    if not isinstance(value, dict):
+        return None
+    root, hits, nonce = value.get("root"), value.get("hits"), value.get("nonce", "")
+    if not isinstance(root, str) or not isinstance(hits, str) or not root or not hits:
+        return None
+    return CanaryLayout(root, hits, str(nonce))
 
 
 
