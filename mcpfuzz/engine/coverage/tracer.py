@@ -18,6 +18,11 @@ disabled after the first event, so a covered line costs nothing after) and each 
 disabled once both outcomes were seen); before, `sys.settrace` traces only the counted files' frames, and stops
 tracing a function once every line of it and every outcome of its branching lines (read from its bytecode) was
 seen. Until then a traced line costs a call and a set lookup.
+
+Behind a launcher: MCPFUZZ_COVERAGE_ENTRY names a console script (a tool uvx or pipx runs from an environment made at
+start-up); the process that runs it adds its package's folder to the roots, and a process with no roots and another
+program (the launcher itself) traces nothing. MCPFUZZ_COVERAGE_RELAY=1 (pipx, which removes PYTHONPATH before it
+execs the tool) puts this file's folder back on the PYTHONPATH of what the process execs.
 """
 
 from __future__ import annotations
@@ -262,12 +267,68 @@ def _install() -> None:
     log = os.environ.get("MCPFUZZ_COVERAGE_FILE")
     if not log:
         return
-    roots = _prefixes(os.environ.get("MCPFUZZ_COVERAGE_ROOTS", "").split(os.pathsep))
-    tracer = _Tracer(log, roots, os.environ.get("MCPFUZZ_COVERAGE_SDK") == "1")
+    if os.environ.get("MCPFUZZ_COVERAGE_RELAY") == "1":
+        _relay()
+    folders = [folder for folder in os.environ.get("MCPFUZZ_COVERAGE_ROOTS", "").split(os.pathsep) if folder]
+    entry = os.environ.get("MCPFUZZ_COVERAGE_ENTRY")
+    if entry:
+        found = _entry_folder(entry)
+        if found is None and not folders:
+            return  # the launcher's own process (pipx), or another program: none of its code counts
+        if found is not None:
+            folders.append(found)
+            os.environ["MCPFUZZ_COVERAGE_ROOTS"] = os.pathsep.join(folders)  # the server's children count it too
+    tracer = _Tracer(log, _prefixes(folders), os.environ.get("MCPFUZZ_COVERAGE_SDK") == "1")
     kind = "sys.monitoring" if _monitor(tracer) else "settrace"
     if kind == "settrace":
         _settrace(tracer)
     tracer.write(f"#tracer\t{kind}\t{os.getpid()}\n")
+
+
+def _entry_folder(entry: str) -> str | None:
+    """The folder of the package the console script `entry` runs, when this process is that script (a tool uvx or
+    pipx installed in an environment of their own); found without importing it."""
+    program = sys.argv[0] if sys.argv else ""
+    if os.path.basename(program) != entry:
+        return None
+    module = None
+    with contextlib.suppress(Exception):  # an old importlib.metadata: the script's own import line says it
+        from importlib.metadata import entry_points
+
+        module = next(iter(entry_points(group="console_scripts", name=entry))).module
+    if module is None:
+        import re
+
+        with contextlib.suppress(OSError), open(program, encoding="utf-8", errors="replace") as handle:
+            match = re.search(r"^\s*from\s+([A-Za-z_][\w.]*)\s+import\b", handle.read(65536), re.MULTILINE)
+            module = match.group(1) if match else None
+    if module is None:
+        return None
+    import importlib.util
+
+    spec = importlib.util.find_spec(module.split(".")[0])
+    if spec is None:
+        return None
+    if spec.submodule_search_locations:
+        return os.path.realpath(list(spec.submodule_search_locations)[0])
+    return os.path.dirname(os.path.realpath(spec.origin)) if spec.origin else None
+
+
+def _relay() -> None:
+    """A launcher that removes PYTHONPATH before it execs the server (pipx does): this folder is put back first on
+    the PYTHONPATH of what it execs, so the server loads the tracer too."""
+    here = os.path.dirname(os.path.realpath(__file__))
+    execve = os.execve
+
+    def relayed(path: Any, args: Any, env: Any) -> Any:
+        env = dict(env)
+        env.pop("MCPFUZZ_COVERAGE_RELAY", None)
+        paths = [folder for folder in env.get("PYTHONPATH", "").split(os.pathsep) if folder]
+        if here not in paths:
+            env["PYTHONPATH"] = os.pathsep.join([here, *paths])
+        return execve(path, args, env)
+
+    os.execve = relayed  # type: ignore[assignment]  # os.execvpe and the other exec*e functions look it up
 
 
 def _chain() -> None:
