@@ -47,7 +47,8 @@ def _library_folders(include_sdk: bool) -> list[str]:
     # Not "platstdlib": in a virtual environment it is the environment's lib folder, which holds site-packages.
     folders = [paths.get("stdlib", ""), os.path.dirname(os.__file__)]
     if not include_sdk:
-        folders += [paths.get("purelib", ""), paths.get("platlib", "")]
+        # The environment itself too: a project's `.venv` inside the project's folder (`uv run`), its console scripts.
+        folders += [paths.get("purelib", ""), paths.get("platlib", ""), sys.prefix]
         with contextlib.suppress(AttributeError):  # an old virtualenv's `site` module lacks them
             folders += [*site.getsitepackages(), site.getusersitepackages()]
     return folders
