@@ -38,6 +38,7 @@ from mcpfuzz.strategies.arguments.coverage import coverage_calls
 from mcpfuzz.strategies.arguments.covering import CoveringPool, covering_calls
 from mcpfuzz.strategies.arguments.dictionary import Dictionary
 from mcpfuzz.strategies.arguments.fuzz_calls import fuzz_calls
+from mcpfuzz.strategies.arguments.growing import GrowingPool, growing_calls
 from mcpfuzz.strategies.arguments.harvest import harvest, linked_uris, substitute, takes_ids
 from mcpfuzz.strategies.arguments.schema_prep import SchemaProblem
 from mcpfuzz.strategies.arguments.seeded import seeded_calls
@@ -87,6 +88,7 @@ class CallPhases:
         self.slow = SlowWatch()  # each target's answer times: the slow-input limit
         self.wedging = WedgingCalls()  # calls that wedged the server: never sent again
         self._slowest = 0.0  # the slowest answer of the fuzz example being run (its latency target)
+        self._growing_pools: dict[str, GrowingPool] = {}  # target label -> its slowest calls, grown by fuzz draws
         self.targets = targets
         self.judge = judge
         self.options = options
@@ -120,6 +122,8 @@ class CallPhases:
         if seconds is not None:
             self.slow.note(target.label, seconds)
             self._slowest = max(self._slowest, seconds)
+            if latency_score(seconds) is not None:
+                self._growing_pools.setdefault(target.label, GrowingPool()).add(call, seconds)
         if phase is PhaseName.COVERAGE:
             self.dictionary.add_result(exchange)
         return exchange, self.judge(phase, exchange) + judged
@@ -318,10 +322,12 @@ class CallPhases:
         fuzz = fuzz_calls(target.schema, self._coverage_of(target), strict_types=self.strict_types)
         # Seeds (the user's arguments, the schema's examples) and the server's own words at raised odds.
         seeded = seeded_calls(target.schema, fuzz, self._seeds(target), self._words())
+        # The slowest calls so far, made bigger: toward inputs whose cost rises with their size.
+        grown = growing_calls(target.schema, seeded, self._growing_pools.setdefault(target.label, GrowingPool()))
         if self.traced is None:
-            return seeded
+            return grown
         # --coverage: the calls that reached new code, changed a little, at raised odds.
-        return covering_calls(target.schema, seeded, self._covering_pools.setdefault(target.label, CoveringPool()))
+        return covering_calls(target.schema, grown, self._covering_pools.setdefault(target.label, CoveringPool()))
 
     async def fuzz_target(self, target: CallTarget, deadline: float, *, epoch: int = 0) -> None:
         """One target's search until the deadline (`epoch`: a soak's slice number, so slices differ)."""
