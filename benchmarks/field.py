@@ -11,6 +11,7 @@ Run from a checkout with its virtual environment (`python3 -m venv .venv && .ven
     python3 benchmarks/field.py                         # every server, 60 s each (about 12 minutes)
     python3 benchmarks/field.py --only server-memory --only mcp-server-time --seconds 30
     python3 benchmarks/field.py --mcpfuzz /path/to/other/checkout/.venv/bin/mcpfuzz --json after.json
+    python3 benchmarks/field.py --option=--security --option=--coverage   # options for every mcpfuzz run
 
 Servers are installed once into `--cache` (default ~/.cache/mcpfuzz-field): each PyPI server in its own
 virtual environment, each npm package with `npm install --prefix`. Every server and mcpfuzz itself run
