@@ -9,6 +9,7 @@ is in the error when a server does not come up.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import importlib.util
 import os
@@ -27,9 +28,28 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 HTTP_SERVER = ROOT / "tests" / "servers" / "http_server.py"
-# The modules the HTTP test server imports from its own folder (a private copy needs them beside it).
-HTTP_SERVER_IMPORTS = ("mcp_server.py", "surface_server.py", "in_flight.py", "negative_refs_server.py",
-                       "tasks_server.py")
+
+
+def sibling_imports(script: Path) -> tuple[str, ...]:
+    """The files of `script`'s own folder it imports, directly or through each other (a private copy needs them
+    beside it), read from the source so a new import can never be left out of the copy."""
+    found: list[str] = []
+    pending = [script]
+    while pending:
+        tree = ast.parse(pending.pop().read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else \
+                [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            for name in names:
+                sibling = script.parent / f"{name}.py"
+                if sibling.is_file() and sibling.name not in found and sibling != script:
+                    found.append(sibling.name)
+                    pending.append(sibling)
+    return tuple(found)
+
+
+# The modules the HTTP test server imports from its own folder.
+HTTP_SERVER_IMPORTS = sibling_imports(HTTP_SERVER)
 SDK_SERVERS = ROOT / "tests" / "sdk_servers"
 READY_LINE = re.compile(rb"^ready (http://127\.0\.0\.1:[0-9]+/\S*)$", re.MULTILINE)
 STOP_GRACE = 5.0

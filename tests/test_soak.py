@@ -277,6 +277,30 @@ def test_checkpoint_round_trip_keeps_findings_and_never_holds_secrets(tmp_path: 
         read_checkpoint(path)
 
 
+def test_a_worker_ended_by_force_leaves_a_checkpoint_that_says_it_was_interrupted(tmp_path: Path) -> None:
+    """The orphan backstop's last words: the worker's own checkpoint gets the stop reason, and nothing else changes;
+    a checkpoint that already says why is kept, and a missing one stays missing."""
+    from mcpfuzz.engine.config import Shard
+    from mcpfuzz.engine.soak.soak import SoakOptions
+    from mcpfuzz.engine.soak.workers import SoakJob
+
+    lead = tmp_path / "cp.json"
+    job = SoakJob(SoakOptions(duration=60.0, checkpoint=lead))
+    worker = Shard(1, 2)
+    path = worker.worker_path(lead)
+    write_checkpoint(path, Checkpoint(seed=3, server="python s.py", slices=7, elapsed=12.5, stats={"cases": 40}),
+                     StdioTarget(("python", "s.py")), Redactor([]))
+    job.ended_by_force(worker)
+    back = read_checkpoint(path)
+    assert (back.stopped, back.slices, back.stats, back.complete) == ("interrupted", 7, {"cases": 40}, False)
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "stopped": "budget"}))
+    job.ended_by_force(worker)
+    assert read_checkpoint(path).stopped == "budget"
+    job.ended_by_force(Shard(0, 2))  # the lead's checkpoint was never written: nothing to mark
+    assert not lead.exists()
+
+
 def test_a_workers_samples_before_the_leads_run_started_are_relayed_after_it() -> None:
     """Worker 1 samples its server before the lead's RunStarted reaches the parent: the stream still opens with it."""
     from mcpfuzz.engine.events import Event, ResourcesSampled, RunStarted

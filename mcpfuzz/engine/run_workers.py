@@ -26,6 +26,9 @@ class RunJob:
     def checkpoint(self, shard: Shard) -> Path | None:
         return None  # a run keeps no checkpoint: a worker that dies without a report leaves only its transcripts
 
+    def ended_by_force(self, shard: Shard) -> None:
+        """Nothing to leave: a run's transcripts are written as its findings are found."""
+
     def describe(self, stats: Stats, per_worker: list[dict[str, Any]]) -> None:
         stats.workers = {"count": len(per_worker), "per_worker": per_worker}
 

@@ -11,7 +11,9 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -79,6 +81,9 @@ class WorkerJob(Protocol):
     def checkpoint(self, shard: Shard) -> Path | None:
         """Where the worker writes its checkpoint (read back when it dies without a report), if anywhere."""
 
+    def ended_by_force(self, shard: Shard) -> None:
+        """Leave what a worker ended by force (its parent dead, its own stop stalled) must leave behind."""
+
     def describe(self, stats: Stats, per_worker: list[dict[str, Any]]) -> None:
         """Put the workers' part in the merged counters (`stats.workers`, a soak's `stats.soak`)."""
 
@@ -115,8 +120,8 @@ def _worker_main(config: RunConfig, job: WorkerJob, shard: Shard, events: Any, p
     import anyio
 
     stop_when_orphaned(parent)
-    threading.Thread(target=_end_when_orphaned_too_long, args=(parent,), daemon=True,
-                     name="mcpfuzz-orphan-watch").start()
+    threading.Thread(target=_end_when_orphaned_too_long, args=(parent, partial(job.ended_by_force, shard)),
+                     daemon=True, name="mcpfuzz-orphan-watch").start()
 
     def orphaned() -> bool:
         if os.getppid() == parent:
@@ -137,12 +142,15 @@ def _worker_main(config: RunConfig, job: WorkerJob, shard: Shard, events: Any, p
         orphaned()  # events queued before the parent died must not hold the exit either
 
 
-def _end_when_orphaned_too_long(parent: int) -> None:
+def _end_when_orphaned_too_long(parent: int, last_words: Callable[[], None]) -> None:
     """The backstop of `stop_when_orphaned`: a worker whose parent died and that has not stopped by itself within
-    ORPHAN_GRACE (its stop held by a thread or a pipe nobody reads) kills its servers' process groups and exits."""
+    ORPHAN_GRACE (its stop held by a thread or a pipe nobody reads) says so where its job keeps state
+    (`last_words`), kills its servers' process groups and exits."""
     while os.getppid() == parent:
         time.sleep(ORPHAN_POLL)
     time.sleep(ORPHAN_GRACE)
+    with contextlib.suppress(Exception):  # a full disk must not keep the worker and its servers alive
+        last_words()
     kill_all()
     os._exit(EXIT_ORPHANED)
 

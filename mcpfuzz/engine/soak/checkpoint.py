@@ -86,6 +86,17 @@ def write_checkpoint(path: Path, checkpoint: Checkpoint, server: TargetDescripti
     write_json_atomic(path, data)
 
 
+def mark_stopped(path: Path, reason: str) -> None:
+    """Say in the checkpoint at `path` why its soak stopped, unless it says so already; everything else as the
+    last write left it (a soak ended by force keeps its last state). A missing or unreadable file is left alone."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return
+    if isinstance(data, dict) and data.get("kind") == KIND and not data.get("stopped"):
+        write_json_atomic(path, {**data, "stopped": reason})
+
+
 def read_checkpoint(path: Path) -> Checkpoint:
     """The checkpoint at `path`; CheckpointError (with a tip) when it is missing or damaged."""
     try:

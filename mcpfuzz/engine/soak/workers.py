@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from mcpfuzz.engine.config import RunConfig, Shard
-from mcpfuzz.engine.events import EventSink, RunFinished, Stats
-from mcpfuzz.engine.soak.checkpoint import read_checkpoint
+from mcpfuzz.engine.events import EventSink, RunFinished, Stats, StopReason
+from mcpfuzz.engine.soak.checkpoint import mark_stopped, read_checkpoint
 from mcpfuzz.engine.soak.soak import Soak, SoakOptions
 from mcpfuzz.engine.workers import run_workers
 
@@ -36,6 +36,12 @@ class SoakJob:
     def checkpoint(self, shard: Shard) -> Path | None:
         path = self.options.checkpoint
         return shard.worker_path(path) if path is not None else None
+
+    def ended_by_force(self, shard: Shard) -> None:
+        """The worker's last checkpoint says it was interrupted (so `--resume` and a reader know it stopped short)."""
+        checkpoint = self.checkpoint(shard)
+        if checkpoint is not None:
+            mark_stopped(checkpoint, StopReason.INTERRUPTED)
 
     def describe(self, stats: Stats, per_worker: list[dict[str, Any]]) -> None:
         stats.soak = {"workers": len(per_worker), "per_worker": per_worker}
