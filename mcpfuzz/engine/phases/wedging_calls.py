@@ -36,4 +36,5 @@ class WedgingCalls:
 
     def known(self, target: str, arguments: Any) -> bool:
         """Whether a call of `target` with `arguments` wedged the server before."""
-        return (target, _arguments_key(arguments)) in self._seen
+        # Asked of every call: nearly always nothing wedged, and then no arguments are serialised.
+        return bool(self._seen) and (target, _arguments_key(arguments)) in self._seen
