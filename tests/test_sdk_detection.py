@@ -66,7 +66,7 @@ def _node_package(root: Path) -> Path:
     manifest.write_text('{"name": "@modelcontextprotocol/sdk", "version": "1.32.2"}')
     script = root / "node_modules" / "server" / "dist" / "index.js"
     script.parent.mkdir(parents=True)
-    script.write_text("")
+    script.write_text('import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";\n')
     return script
 
 

@@ -1,16 +1,15 @@
 """Which MCP SDK (and version) a server is built on, read from the files its command runs (nothing is run).
 
 A Python command's virtual environment holds `mcp-X.Y.Z.dist-info` (and `fastmcp-X.Y.Z.dist-info` for a server
-on the standalone FastMCP, which is built on `mcp`); a Node command's script (or npx's cache of its package) sits
-under a `node_modules` that holds `@modelcontextprotocol/sdk`. A compiled server (reached directly, through an
-npm `bin` link or a PyPI script, or as the platform package an npm wrapper lists in its optionalDependencies)
-tells by its own bytes: Go's build information, rmcp's source paths, a .NET deps.json; a `java` command by its
-jars. Each of those readers lives in its own module.
+on the standalone FastMCP, which is built on `mcp`), when the entry file imports it; a Node command's entry script
+(or the bin of npx's cached package) names the MCP package it imports, resolved as Node resolves it (node.py).
+A compiled server (reached directly, through an npm `bin` link or a PyPI script, or as the platform package an npm
+wrapper lists in its optionalDependencies) tells by its own bytes: Go's build information, rmcp's source paths, a
+.NET deps.json; a `java` command by its jars. Each of those readers lives in its own module.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -21,6 +20,7 @@ from mcpfuzz.engine.attribution.binfile import is_executable_image
 from mcpfuzz.engine.attribution.dotnet import dotnet_sdk
 from mcpfuzz.engine.attribution.golang import go_sdk
 from mcpfuzz.engine.attribution.java import java_sdk
+from mcpfuzz.engine.attribution.node import node_stack, read_manifest
 from mcpfuzz.engine.attribution.rust import rust_sdk
 from mcpfuzz.engine.attribution.sdks import Sdk, SdkInfo
 
@@ -182,30 +182,44 @@ def _module_file(module: str, sites: list[Path]) -> Path | None:
 
 
 def _node_sdk(command: Sequence[str]) -> SdkInfo | None:
-    """`node script.js`, a bin from node_modules, or `npx [-y] PACKAGE`: the SDK in that node_modules."""
-    name = Path(command[0]).name
-    starts: list[Path] = []
-    if name in ("node", "nodejs"):
-        # Every word that is not an option: `node --require preload.cjs server.js` names two files.
-        starts += [Path(word).resolve().parent for word in command[1:] if not word.startswith("-")]
-    elif name in ("npx", "pnpx", "bunx"):
-        package = next((word for word in command[1:] if not word.startswith("-")), None)
-        if package is not None:
-            starts += list(_npx_packages(_bare_package(package)))
-    else:
-        program = which(command[0])
-        if program is not None:
-            starts.append(Path(program).resolve().parent)
-    for start in starts:
-        for binary in _platform_binaries(start):
+    """`node [options] script.js`, `tsx src/index.ts`, a bin from node_modules, or `npx [-y] PACKAGE`: the MCP
+    package the entry script imports (node.py), or the binary an npm wrapper runs."""
+    entries = node_entries(command)
+    for entry in entries:
+        for binary in _platform_binaries(entry.parent):
             found = binary_sdk(binary)
             if found is not None:
                 return found
-    for start in starts:
-        found = _sdk_above(start)
+    for entry in entries:
+        found = node_stack(entry)
         if found is not None:
             return found
     return None
+
+
+_NODE_RUNNERS = {"node", "nodejs", "tsx", "ts-node", "ts-node-esm", "bun"}
+# Node's options that take the next word as their value (the rest are `--flag` or `--flag=value`).
+_NODE_VALUE_OPTIONS = {"-r", "--require", "--import", "--loader", "--experimental-loader", "--env-file",
+                       "--conditions", "-C", "--input-type", "--stack-size", "--max-old-space-size", "--tsconfig"}
+
+
+def node_entries(command: Sequence[str]) -> list[Path]:
+    """The script files a Node command runs: the runner's first operand, a bin's target, npx's package's bins."""
+    name = Path(command[0]).name
+    if name in _NODE_RUNNERS:
+        words = list(command[1:])
+        while words and words[0].startswith("-"):
+            option = words.pop(0)
+            if option in _NODE_VALUE_OPTIONS and words:
+                words.pop(0)
+        return [Path(words[0]).resolve()] if words else []
+    if name in ("npx", "pnpx", "bunx"):
+        package = next((word for word in command[1:] if not word.startswith("-")), None)
+        if package is None:
+            return []
+        return [bin_file for folder in _npx_packages(_bare_package(package)) for bin_file in _bin_files(folder)]
+    program = which(command[0])
+    return [] if program is None else [Path(program).resolve()]
 
 
 MAX_PLATFORM_PACKAGES = 16
@@ -215,7 +229,7 @@ def _platform_binaries(start: Path) -> Iterator[Path]:
     """The compiled programs an npm wrapper runs: the `bin` files of the platform packages its package.json lists
     as optionalDependencies (`@azure/mcp` -> `@azure/mcp-linux-x64`), those installed here."""
     for folder in (start, *start.parents):
-        manifest = _read_manifest(folder / "package.json")
+        manifest = read_manifest(folder / "package.json")
         if manifest is None:
             continue
         optional = manifest.get("optionalDependencies")
@@ -241,22 +255,10 @@ def _installed_package(package_folder: Path, name: str) -> Path | None:
 
 def _bin_files(package: Path) -> list[Path]:
     """The files a package.json's `bin` names (a string or a name -> path map)."""
-    manifest = _read_manifest(package / "package.json") or {}
+    manifest = read_manifest(package / "package.json") or {}
     entries = manifest.get("bin")
     paths = [entries] if isinstance(entries, str) else list(entries.values()) if isinstance(entries, dict) else []
     return [(package / path).resolve() for path in paths if isinstance(path, str)]
-
-
-def _sdk_above(start: Path) -> SdkInfo | None:
-    """The nearest `node_modules/@modelcontextprotocol/sdk/package.json` from `start` upward."""
-    for folder in (start, *start.parents):
-        manifest = folder / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
-        if folder.name == "node_modules":
-            manifest = folder / "@modelcontextprotocol" / "sdk" / "package.json"
-        version = _package_version(manifest)
-        if version is not None:
-            return SdkInfo(Sdk.TYPESCRIPT, version, str(manifest))
-    return None
 
 
 def _npx_packages(package: str) -> Iterator[Path]:
@@ -275,26 +277,6 @@ def _bare_package(spec: str) -> str:
     """`@scope/name@1.2` -> `@scope/name`; `name@latest` -> `name`."""
     head, at, _ = spec[1:].partition("@") if spec.startswith("@") else spec.partition("@")
     return ("@" + head) if spec.startswith("@") else head
-
-
-def _package_version(manifest: Path) -> str | None:
-    data = _read_manifest(manifest)
-    version = data.get("version") if data is not None else None
-    return version if isinstance(version, str) else None
-
-
-MAX_MANIFEST_BYTES = 1 << 20
-
-
-def _read_manifest(manifest: Path) -> dict | None:
-    """A package.json's object, None when missing, too large or not JSON."""
-    try:
-        if manifest.stat().st_size > MAX_MANIFEST_BYTES:
-            return None
-        data = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def which(program: str) -> str | None:

@@ -18,11 +18,20 @@ class Sdk(str, Enum):
     JAVA = "java"  # the Maven group io.modelcontextprotocol.sdk (mcp, mcp-core)
     KOTLIN = "kotlin"  # the Maven group io.modelcontextprotocol (kotlin-sdk)
     RUST = "rust"  # the crate rmcp
+    FASTMCP_TS = "fastmcp-ts"  # `fastmcp` on npm (punkpeye's), built on the TypeScript SDK
+    TMCP = "tmcp"  # `tmcp` on npm, its own implementation (no SDK under it)
+    MCP_FRAMEWORK = "mcp-framework"  # `mcp-framework` on npm, built on the TypeScript SDK
+    MASTRA = "mastra"  # `@mastra/mcp` on npm, built on the TypeScript SDK
 
     @property
     def display_name(self) -> str:
         """The SDK's name for people."""
         return _DISPLAY_NAMES[self]
+
+    @property
+    def stack_name(self) -> str:
+        """The short name a report's `stack` gives (`TypeScript SDK`, `Python SDK`, `tmcp`)."""
+        return _STACK_NAMES.get(self, _DISPLAY_NAMES[self])
 
 
 _DISPLAY_NAMES = {
@@ -35,6 +44,20 @@ _DISPLAY_NAMES = {
     Sdk.JAVA: "the Java SDK",
     Sdk.KOTLIN: "the Kotlin SDK",
     Sdk.RUST: "the Rust SDK (rmcp)",
+    Sdk.FASTMCP_TS: "FastMCP (TypeScript)",
+    Sdk.TMCP: "tmcp",
+    Sdk.MCP_FRAMEWORK: "mcp-framework",
+    Sdk.MASTRA: "@mastra/mcp",
+}
+
+_STACK_NAMES = {
+    Sdk.PYTHON: "Python SDK",
+    Sdk.TYPESCRIPT: "TypeScript SDK",
+    Sdk.GO: "Go SDK",
+    Sdk.CSHARP: "C# SDK",
+    Sdk.JAVA: "Java SDK",
+    Sdk.KOTLIN: "Kotlin SDK",
+    Sdk.RUST: "Rust SDK (rmcp)",
 }
 
 
@@ -51,6 +74,15 @@ class SdkInfo:
         """`the TypeScript SDK 1.32.2`; `FastMCP 4.2.3 (on the Python SDK (mcp) 2.3.0)`."""
         own = f"{self.sdk.display_name} {self.version}"
         return own if self.base is None else f"{own} (on {self.base.describe()})"
+
+    def name(self) -> str:
+        """`Python SDK 1.30.0`: the stack's short name and version, as the run header says it."""
+        return f"{self.sdk.stack_name} {self.version}"
+
+    def to_json(self) -> dict:
+        """The JSON report's `stack`: name, version, the evidence it was read from, and what it is built on."""
+        return {"name": self.sdk.stack_name, "version": self.version, "evidence": self.source,
+                "built_on": None if self.base is None else self.base.to_json()}
 
     def layers(self) -> tuple[SdkInfo, ...]:
         """This SDK, then the ones under it (a known behaviour of any of them shows in the server)."""

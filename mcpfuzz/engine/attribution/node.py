@@ -1,0 +1,178 @@
+"""The MCP package a Node server runs, found the way Node finds it: from what the entry script imports.
+
+The entry script and the local files it imports (relative specifiers, followed up to a bound) name the packages
+they import; each known MCP package among them is resolved from the importing file's folder through the
+`node_modules` folders above it, as Node resolves a bare specifier, and its package.json says the version. A
+framework (FastMCP, mcp-framework, @mastra/mcp) names the SDK it is built on: the SDK its own package resolves.
+A bundled entry imports nothing by name: then the entry package's `dependencies` (never its devDependencies,
+which a server keeps for types and tests) say what it runs. Nothing else in node_modules counts: a package that
+is merely installed is not one the server runs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from mcpfuzz.engine.attribution.sdks import Sdk, SdkInfo
+
+# Known MCP packages, frameworks first: a server on FastMCP imports the TypeScript SDK's types too, and runs both.
+FRAMEWORKS = {"fastmcp": Sdk.FASTMCP_TS, "tmcp": Sdk.TMCP, "mcp-framework": Sdk.MCP_FRAMEWORK,
+              "@mastra/mcp": Sdk.MASTRA}
+# The TypeScript SDK: 2.x is split into @modelcontextprotocol/server (and core), 1.x is one package.
+SDKS = {"@modelcontextprotocol/server": Sdk.TYPESCRIPT, "@modelcontextprotocol/sdk": Sdk.TYPESCRIPT}
+KNOWN = {**FRAMEWORKS, **SDKS}
+# tmcp's transports come in packages of their own: importing one runs tmcp.
+ALIASES = {"@tmcp/transport-stdio": "tmcp", "@tmcp/transport-http": "tmcp", "@tmcp/adapter-zod": "tmcp"}
+
+MAX_FILES = 200  # local modules followed from the entry
+MAX_FILE_BYTES = 1 << 20
+MAX_MANIFEST_BYTES = 1 << 20
+_SPECIFIER = re.compile(
+    r"""(?:\bfrom\s*|\bimport\s*|\b(?:import|require)\s*\(\s*)["']([^"'\n]{1,300})["']""")
+_SOURCE_SUFFIXES = ("", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", "/index.js", "/index.mjs", "/index.cjs",
+                    "/index.ts")
+
+
+def node_stack(entry: Path) -> SdkInfo | None:
+    """The known MCP package (and what it is built on) that a Node entry script runs, or None."""
+    entry = _existing(entry)
+    if entry is None:
+        return None
+    imported = imported_packages(entry)
+    found = _known_of(imported)
+    if found is None:  # a bundle: its package's runtime dependencies say what it carries
+        package = _package_root(entry)
+        manifest = read_manifest(package / "package.json") if package is not None else None
+        dependencies = manifest.get("dependencies") if manifest is not None else None
+        if package is not None and isinstance(dependencies, dict):
+            found = _known_of({name: package for name in dependencies if isinstance(name, str)})
+    return found
+
+
+def imported_packages(entry: Path) -> dict[str, Path]:
+    """Package name -> the folder of the first file that imports it, over the entry and the local files it imports."""
+    packages: dict[str, Path] = {}
+    seen: set[Path] = set()
+    pending = [entry]
+    while pending and len(seen) < MAX_FILES:
+        file = pending.pop(0)
+        if file in seen:
+            continue
+        seen.add(file)
+        for specifier in _specifiers(file):
+            if specifier.startswith((".", "/")):
+                local = _local_module(file.parent, specifier)
+                if local is not None and local not in seen:
+                    pending.append(local)
+            elif not specifier.startswith(("node:", "data:", "http:", "https:")):
+                name = ALIASES.get(package_name(specifier), package_name(specifier))
+                packages.setdefault(name, file.parent)
+    return packages
+
+
+def package_name(specifier: str) -> str:
+    """`@scope/name/sub/path.js` -> `@scope/name`; `name/sub` -> `name`."""
+    parts = specifier.split("/")
+    return "/".join(parts[:2]) if specifier.startswith("@") else parts[0]
+
+
+def resolve_package(name: str, start: Path) -> Path | None:
+    """The folder Node loads package `name` from, for a file in `start`: `node_modules/NAME` here or in any folder
+    above (symbolic links followed: a linked package resolves its own imports from where it really is)."""
+    for folder in (start, *start.parents):
+        base = folder if folder.name == "node_modules" else folder / "node_modules"
+        candidate = base / name
+        if (candidate / "package.json").is_file():
+            return candidate.resolve()
+    return None
+
+
+def _known_of(imported: dict[str, Path]) -> SdkInfo | None:
+    """The first known package among `imported` (frameworks first) that resolves, with its SDK underneath."""
+    for name, sdk in KNOWN.items():
+        start = imported.get(name)
+        if start is None:
+            continue
+        package = resolve_package(name, start)
+        version = _version(package) if package is not None else None
+        if package is None or version is None:
+            continue
+        base = _sdk_under(package) if name in FRAMEWORKS else None
+        return SdkInfo(sdk, version, str(package / "package.json"), base=base)
+    return None
+
+
+def _sdk_under(framework: Path) -> SdkInfo | None:
+    """The TypeScript SDK a framework package depends on, resolved from the framework's own folder."""
+    manifest = read_manifest(framework / "package.json") or {}
+    dependencies = {**_names(manifest.get("peerDependencies")), **_names(manifest.get("dependencies"))}
+    for name, sdk in SDKS.items():
+        if name not in dependencies:
+            continue
+        package = resolve_package(name, framework)
+        version = _version(package) if package is not None else None
+        if package is not None and version is not None:
+            return SdkInfo(sdk, version, str(package / "package.json"))
+    return None
+
+
+def _names(value: object) -> dict[str, object]:
+    return value if isinstance(value, dict) else {}
+
+
+def _specifiers(file: Path) -> Iterator[str]:
+    try:
+        with open(file, "rb") as handle:
+            text = handle.read(MAX_FILE_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return
+    for match in _SPECIFIER.finditer(text):
+        yield match.group(1)
+
+
+def _local_module(folder: Path, specifier: str) -> Path | None:
+    """The file a relative import names, with Node's and TypeScript's extensions (`./x.js` may be `x.ts`)."""
+    base = folder / specifier
+    candidates: Iterable[Path] = [Path(str(base) + suffix) for suffix in _SOURCE_SUFFIXES]
+    if base.suffix in (".js", ".mjs", ".cjs"):
+        candidates = [*candidates, base.with_suffix(base.suffix.replace("js", "ts"))]
+    for candidate in candidates:
+        found = _existing(candidate)
+        if found is not None:
+            return found
+    return None
+
+
+def _existing(path: Path) -> Path | None:
+    try:
+        return path.resolve() if path.is_file() else None
+    except OSError:
+        return None
+
+
+def _package_root(file: Path) -> Path | None:
+    """The folder of the package.json nearest above a file: the package the file belongs to."""
+    for folder in file.parents:
+        if (folder / "package.json").is_file():
+            return folder
+    return None
+
+
+def _version(package: Path) -> str | None:
+    manifest = read_manifest(package / "package.json")
+    version = manifest.get("version") if manifest is not None else None
+    return version if isinstance(version, str) else None
+
+
+def read_manifest(manifest: Path) -> dict | None:
+    """A package.json's object, None when missing, too large or not JSON."""
+    try:
+        if manifest.stat().st_size > MAX_MANIFEST_BYTES:
+            return None
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
