@@ -177,6 +177,14 @@ class ProbeDone(Event):
 
 
 @dataclass(frozen=True)
+class StackFound(Event):
+    """Which MCP stack (SDK or framework, and version) the server runs, and what showed it; None: unknown."""
+
+    stack: dict | None  # SdkInfo.to_json(): name, version, evidence, built_on
+    summary: str  # `TypeScript SDK 2.4.0`, `FastMCP 3.1.0 on TypeScript SDK 1.17.0`, or why it is unknown
+
+
+@dataclass(frozen=True)
 class TargetsPlanned(Event):
     """Which targets the call phases call, and which they skip and why, by label (`tool/NAME`)."""
 
@@ -318,6 +326,7 @@ class RunFinished(Event):
     # What the run could not test although the server declares it (no target called, the server lost), with a
     # tip: such a run never passes.
     untested: str = ""
+    stack: dict | None = None  # the MCP stack the server runs (StackFound.stack), None when unknown
 
 
 @dataclass(frozen=True)

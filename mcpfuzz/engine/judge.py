@@ -15,6 +15,7 @@ from mcpfuzz.corpus.redact import Redactor
 from mcpfuzz.engine.events import Finding, Occurrence, fingerprint_of
 from mcpfuzz.engine.redaction import redacted_exchange
 from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.oracles.base import Failure, Severity, run_checks
 
@@ -53,6 +54,9 @@ def received_lines(exchange: Exchange, limit: int = 6) -> tuple[str, ...]:
     lines = [a.incoming.text(300) for a in exchange.arrivals[:limit]]
     if exchange.http is not None:
         lines.insert(0, f"<{exchange.http.describe()}>")
+        body = body_text(exchange.http)
+        if body:  # a refusal's own words (a plain-text 400): what tells one server's or SDK's refusal from another
+            lines.insert(1, f"<body: {body}>")
     if len(exchange.arrivals) > limit:
         lines.append(f"... and {len(exchange.arrivals) - limit} more")
     if exchange.crash is not None:
@@ -60,6 +64,16 @@ def received_lines(exchange: Exchange, limit: int = 6) -> tuple[str, ...]:
     elif not exchange.arrivals:
         lines.append("<no reply>")
     return tuple(lines)
+
+
+MAX_BODY_CHARS = 200
+
+
+def body_text(http: HttpReply) -> str:
+    """The start of an HTTP body that held no JSON-RPC message, as one line of text ("" when there is none)."""
+    if http.messages or not http.body:
+        return ""
+    return " ".join(http.body.decode("utf-8", "replace").split())[:MAX_BODY_CHARS]
 
 
 def to_finding(failure: Failure, exchange: Exchange) -> Finding:

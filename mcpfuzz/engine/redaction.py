@@ -86,8 +86,13 @@ def redacted_exchange(exchange: Exchange, redactor: Redactor) -> Exchange:
     crash = exchange.crash
     if crash is not None:
         crash = replace(crash, stderr_tail=redactor.text(crash.stderr_tail))
+    http = exchange.http
+    if http is not None and http.body:  # a refusal's text is quoted in received lines too
+        body = redactor.text(http.body.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+        http = http if body == http.body else replace(http, body=body)
     return replace(exchange, arrivals=arrivals, crash=crash, stderr_tail=redactor.text(exchange.stderr_tail),
-                   server_requests=[_redacted_incoming(item, redactor) for item in exchange.server_requests])
+                   server_requests=[_redacted_incoming(item, redactor) for item in exchange.server_requests],
+                   http=http)
 
 
 def _redacted_arrival(arrival: Arrival, redactor: Redactor) -> Arrival:

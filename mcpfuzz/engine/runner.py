@@ -126,7 +126,8 @@ def session_options(config: RunConfig, extra_env: dict[str, str] | None = None) 
 
 
 def _detect_sdk(context: RunContext) -> None:
-    """Which SDK the server is built on (from package files next to its command), said once in the header."""
+    """Which SDK the server is built on, as its command's files say (the running processes settle it after the
+    handshake, and the header says it then: plan/stack.py)."""
     target = context.config.target
     words: tuple[str, ...] = ()
     if target.kind is ServerKind.COMMAND:
@@ -134,9 +135,6 @@ def _detect_sdk(context: RunContext) -> None:
     elif target.kind is ServerKind.URL:
         words = tuple(target.launch)
     context.sdk = detect_sdk(words)
-    if context.sdk is not None and context.config.shard.lead:
-        context.emit(Notice(f"built on {context.sdk.describe()} ({context.sdk.source}): findings that are its known "
-                            "behaviours are marked as such", level="info"))
 
 
 def _start_coverage(context: RunContext) -> CoverageSetup | None:

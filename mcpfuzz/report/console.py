@@ -21,6 +21,7 @@ from mcpfuzz.engine.events import (
     ProbeDone,
     RunFinished,
     RunStarted,
+    StackFound,
     TargetsPlanned,
 )
 from mcpfuzz.engine.judge import counts_toward_fail_on, is_note
@@ -160,6 +161,9 @@ class ConsoleReporter:
         style = SEVERITY_STYLE[finding.severity]
         self._say(f"  [{style}]{finding.severity}[/] {finding.oracle} · {escape(finding.target)}: "
                   f"{escape(message_head(finding))}")
+
+    def _on_StackFound(self, event: StackFound) -> None:
+        self._say(f"stack: {escape(event.summary)}")
 
     def _on_Notice(self, event: Notice) -> None:
         line = f"[yellow]{event.level}:[/] {escape(event.message)}"

@@ -97,6 +97,8 @@ def report_json(config: RunConfig, finished: RunFinished) -> dict:
         "server": config.server_label,
         "protocolVersion": finished.protocol_version,
         "era": finished.era,
+        # The MCP stack the server runs (name, version, evidence, built_on), null when unknown.
+        "stack": finished.stack,
         "stats": finished.stats.as_dict(),
         "stopped": finished.stopped or None,
         "error": finished.error or None,

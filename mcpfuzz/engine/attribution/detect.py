@@ -38,7 +38,7 @@ def detect_sdk(command: Sequence[str]) -> SdkInfo | None:
     if not command:
         return None
     program = which(command[0])
-    if program is not None and not _is_runtime(program) and is_executable_image(Path(program).resolve()):
+    if program is not None and not is_runtime(program) and is_executable_image(Path(program).resolve()):
         return binary_sdk(Path(program).resolve())  # the server itself: no interpreter's packages apply
     for reader in (_python_sdk, _node_sdk, _jvm_or_dotnet_sdk):
         found = reader(command)
@@ -50,7 +50,7 @@ def detect_sdk(command: Sequence[str]) -> SdkInfo | None:
 _RUNTIMES = re.compile(r"^(?:node|nodejs|bun|deno|java|javaw|dotnet|uv|uvx|pipx|python[\d.]*)(?:\.exe)?$")
 
 
-def _is_runtime(program: str) -> bool:
+def is_runtime(program: str) -> bool:
     """A runtime or launcher that runs the server's code (its own bytes say nothing about the server)."""
     return bool(_RUNTIMES.match(Path(program).name) or _RUNTIMES.match(Path(program).resolve().name))
 
@@ -111,8 +111,13 @@ def _python_sdk(command: Sequence[str]) -> SdkInfo | None:
     interpreter = program if Path(program).name.startswith("python") else _shebang_python(program)
     if interpreter is None:
         return None
-    sites = site_packages(Path(interpreter))
-    entry = _entry_text(command, sites)
+    return python_stack(command, site_packages(Path(interpreter)), Path.cwd())
+
+
+def python_stack(command: Sequence[str], sites: list[Path], cwd: Path) -> SdkInfo | None:
+    """The `mcp` (or FastMCP over it) of these site-packages that a Python command runs: only when its entry file
+    imports it (`cwd`: where the command's relative paths start)."""
+    entry = _entry_text(command, sites, cwd)
     if entry is not None and _MCP_IMPORT.search(entry) is None:
         return None
     mcp = _dist_info(sites, "mcp-*.dist-info", _DIST_INFO, Sdk.PYTHON)
@@ -141,18 +146,18 @@ MAX_SCRIPT_BYTES = 1 << 20
 MAX_PACKAGE_FILES = 200  # modules of a `python -m` package read for its imports
 
 
-def _entry_text(command: Sequence[str], sites: list[Path]) -> bytes | None:
+def _entry_text(command: Sequence[str], sites: list[Path], cwd: Path) -> bytes | None:
     """The start of the server's own entry file, b"" when unreadable, None for a console script (its package is
     the server's). A Python server counts only when its entry file imports mcp or fastmcp: an environment that
     merely has `mcp` installed (a test suite's) says nothing about a hand-written server."""
     words = list(command[1:])
     if "-m" in words and words.index("-m") + 1 < len(words):
-        entry = _module_file(words[words.index("-m") + 1], sites)
+        entry = _module_file(words[words.index("-m") + 1], sites, cwd)
     else:
         script = next((word for word in words if word.endswith(".py")), None)
         if script is None:
             return None  # a console script of the environment: its package is the server's
-        entry = Path(script)
+        entry = cwd / script
     if entry is None:
         return b""
     # `python -m package` runs its __main__.py, which mostly calls into the package (mcp-server-time's imports
@@ -170,10 +175,10 @@ def _entry_text(command: Sequence[str], sites: list[Path]) -> bytes | None:
     return text
 
 
-def _module_file(module: str, sites: list[Path]) -> Path | None:
+def _module_file(module: str, sites: list[Path], cwd: Path) -> Path | None:
     """The file `python -m module` runs, found in the working folder or the environment (never imported)."""
     relative = Path(*module.split("."))
-    for root in (Path.cwd(), *sites):
+    for root in (cwd, *sites):
         for candidate in (root / relative / "__main__.py", root.joinpath(*relative.parts[:-1],
                                                                           relative.name + ".py")):
             if candidate.is_file():
@@ -203,8 +208,9 @@ _NODE_VALUE_OPTIONS = {"-r", "--require", "--import", "--loader", "--experimenta
                        "--conditions", "-C", "--input-type", "--stack-size", "--max-old-space-size", "--tsconfig"}
 
 
-def node_entries(command: Sequence[str]) -> list[Path]:
-    """The script files a Node command runs: the runner's first operand, a bin's target, npx's package's bins."""
+def node_entries(command: Sequence[str], cwd: Path | None = None) -> list[Path]:
+    """The script files a Node command runs (relative paths from `cwd`, else the working folder): the runner's
+    first operand, a bin's target, npx's package's bins."""
     name = Path(command[0]).name
     if name in _NODE_RUNNERS:
         words = list(command[1:])
@@ -212,7 +218,7 @@ def node_entries(command: Sequence[str]) -> list[Path]:
             option = words.pop(0)
             if option in _NODE_VALUE_OPTIONS and words:
                 words.pop(0)
-        return [Path(words[0]).resolve()] if words else []
+        return [((cwd or Path.cwd()) / words[0]).resolve()] if words else []
     if name in ("npx", "pnpx", "bunx"):
         package = next((word for word in command[1:] if not word.startswith("-")), None)
         if package is None:

@@ -38,9 +38,10 @@ _SOURCE_SUFFIXES = ("", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", "/index.js
 
 def node_stack(entry: Path) -> SdkInfo | None:
     """The known MCP package (and what it is built on) that a Node entry script runs, or None."""
-    entry = _existing(entry)
-    if entry is None:
+    script = _existing(entry)
+    if script is None:
         return None
+    entry = script
     imported = imported_packages(entry)
     found = _known_of(imported)
     if found is None:  # a bundle: its package's runtime dependencies say what it carries

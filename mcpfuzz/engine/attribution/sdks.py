@@ -69,6 +69,7 @@ class SdkInfo:
     version: str
     source: str
     base: SdkInfo | None = None  # FastMCP's `mcp`: its transports and their known behaviours come along
+    runtime: str = ""  # the running process that showed it (empty: read from the command's files only)
 
     def describe(self) -> str:
         """`the TypeScript SDK 1.32.2`; `FastMCP 4.2.3 (on the Python SDK (mcp) 2.3.0)`."""
@@ -81,8 +82,12 @@ class SdkInfo:
 
     def to_json(self) -> dict:
         """The JSON report's `stack`: name, version, the evidence it was read from, and what it is built on."""
-        return {"name": self.sdk.stack_name, "version": self.version, "evidence": self.source,
+        return {"name": self.sdk.stack_name, "version": self.version, "evidence": self.evidence(),
                 "built_on": None if self.base is None else self.base.to_json()}
+
+    def evidence(self) -> str:
+        """What told: the file, and the running process that loads it when one was seen."""
+        return self.source if not self.runtime else f"{self.source} ({self.runtime})"
 
     def layers(self) -> tuple[SdkInfo, ...]:
         """This SDK, then the ones under it (a known behaviour of any of them shows in the server)."""

@@ -25,6 +25,7 @@ from mcpfuzz.engine.phases.target_kinds import TOOLS
 from mcpfuzz.engine.phases.targets import Selection, skip_reason, target_types
 from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.plan.finishing import verify
+from mcpfuzz.engine.plan.stack import settle_stack
 from mcpfuzz.engine.replay import load_replayables, unusable_replay
 from mcpfuzz.engine.session.modes import speaking, thorough
 from mcpfuzz.engine.session.session import HarnessError, Session
@@ -71,6 +72,7 @@ class ProbePhase:
         with thorough(session):
             result = await probe(session, context.config.protocol_version)
         context.probe = result
+        await settle_stack(context, session)
         context.budget.note_start(session.startup.median or time.monotonic() - started)
         context.emit(ProbeDone(result.era.value, result.version, result.server_info, result.capabilities,
                                tuple(t.get("name", "?") for t in result.tools), startup=session.startup.first))
