@@ -335,7 +335,7 @@ def test_the_typescript_sdks_unknown_tool_answer_is_its_own_and_a_servers_catch_
 
 
 def test_a_servers_own_internal_error_on_invalid_arguments_is_never_the_typescript_sdks() -> None:
-    zod = '{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"[\\n  {\\n    \\"expected\\": \\"string\\""}}'
+    zod = _zod_internal_error(["params", "name"])  # the SDK's own: the request's schema failed
     own = '{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"MCP error -32603: bad arguments"}}'
     known = explain(TS, "stdio", _finding("invalid-params", "code:-32603", "params/call-without-name", zod))
     assert known is not None and known.id == "typescript-invalid-params-internal-error"
@@ -388,3 +388,128 @@ def test_a_row_of_an_oracle_folded_into_the_frames_judge_explains_the_finding() 
     assert known is not None and known.id == "go-fractional-id-answered-as-integer"
     elsewhere = _finding("invalid-request", "some-other-key", "tool/run_task", answer)  # not a frame the row names
     assert explain(go, "stdio", elsewhere, folded=(("id-preserved", "number->integer"),)) is None
+
+
+# ---------------------------------------------------------------- Node: what the entry imports, resolved as Node does
+
+
+def _package(modules: Path, name: str, version: str, **manifest: object) -> Path:
+    """An installed package's folder: its package.json (the only file detection reads of it)."""
+    folder = modules / name
+    folder.mkdir(parents=True)
+    (folder / "package.json").write_text(json.dumps({"name": name, "version": version, **manifest}))
+    return folder
+
+
+def _app(root: Path, source: str, **manifest: object) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "package.json").write_text(json.dumps({"name": "app", **manifest}))
+    entry = root / "dist" / "index.js"
+    entry.parent.mkdir(exist_ok=True)
+    entry.write_text(source)
+    return entry
+
+
+@pytest.mark.parametrize(("package", "version", "sdk", "base"), [
+    ("fastmcp", "3.1.0", Sdk.FASTMCP_TS, "1.17.0"),
+    ("mcp-framework", "0.2.15", Sdk.MCP_FRAMEWORK, "1.17.0"),
+    ("@mastra/mcp", "0.10.4", Sdk.MASTRA, "1.17.0"),
+    ("tmcp", "1.20.0", Sdk.TMCP, None),
+])
+def test_a_framework_the_entry_imports_is_named_over_the_sdk_beside_it(tmp_path: Path, package: str, version: str,
+                                                                       sdk: Sdk, base: str | None) -> None:
+    modules = tmp_path / "node_modules"
+    framework = _package(modules, package, version,
+                         dependencies={} if base is None else {"@modelcontextprotocol/sdk": "^1.17.0"})
+    if base is not None:
+        _package(framework / "node_modules", "@modelcontextprotocol/sdk", base)  # the framework's own copy
+    _package(modules, "@modelcontextprotocol/sdk", "1.32.2")  # the app's, for types
+    entry = _app(tmp_path, f'import {{ Server }} from "{package}";\nimport "@modelcontextprotocol/sdk/types.js";\n')
+    found = detect_sdk(["node", str(entry)])
+    assert found is not None and (found.sdk, found.version) == (sdk, version)
+    assert (found.base.version if found.base is not None else None) == base  # the SDK the framework resolves
+
+
+def test_tmcps_transport_packages_are_tmcp(tmp_path: Path) -> None:
+    _package(tmp_path / "node_modules", "tmcp", "1.20.0")
+    entry = _app(tmp_path, 'const { StdioTransport } = require("@tmcp/transport-stdio");\nrequire("tmcp");\n')
+    found = detect_sdk(["node", str(entry)])
+    assert found is not None and found.sdk is Sdk.TMCP
+
+
+def test_the_entrys_local_imports_are_followed_and_typescript_sources_too(tmp_path: Path) -> None:
+    """`tsx src/index.ts` imports `./server.js`, which is server.ts on disk, which imports the 2.x SDK."""
+    modules = tmp_path / "node_modules" / "@modelcontextprotocol"
+    _package(modules.parent, "@modelcontextprotocol/server", "2.4.0")
+    _package(modules.parent, "@modelcontextprotocol/sdk", "1.32.2")
+    (tmp_path / "package.json").write_text("{}")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "index.ts").write_text('import { start } from "./server.js";\nstart();\n')
+    (tmp_path / "src" / "server.ts").write_text('import { McpServer } from "@modelcontextprotocol/server";\n')
+    found = detect_sdk(["tsx", "--tsconfig", "tsconfig.json", str(tmp_path / "src" / "index.ts")])
+    assert found is not None and found.version == "2.4.0"
+
+
+def test_a_bundle_is_read_from_its_runtime_dependencies_never_its_dev_dependencies(tmp_path: Path) -> None:
+    modules = tmp_path / "node_modules"
+    _package(modules, "@modelcontextprotocol/sdk", "1.32.2")
+    entry = _app(tmp_path, "(()=>{/* bundled */})();\n", devDependencies={"@modelcontextprotocol/sdk": "1.32.2"})
+    assert detect_sdk(["node", str(entry)]) is None  # a stack that may not be running is not named
+    _app(tmp_path, "(()=>{/* bundled */})();\n", dependencies={"@modelcontextprotocol/sdk": "1.32.2"})
+    found = detect_sdk(["node", str(entry)])
+    assert found is not None and found.version == "1.32.2"
+
+
+def test_a_package_is_resolved_from_the_importing_files_folder_upward(tmp_path: Path) -> None:
+    """The nearest node_modules wins, as in Node: the app's 2.x, not the workspace root's 1.x."""
+    _package(tmp_path / "node_modules", "@modelcontextprotocol/sdk", "1.0.0")
+    app = tmp_path / "packages" / "app"
+    _package(app / "node_modules", "@modelcontextprotocol/sdk", "1.32.2")
+    entry = _app(app, 'import "@modelcontextprotocol/sdk/server/stdio.js";\n')
+    found = detect_sdk(["node", str(entry)])
+    assert found is not None and found.version == "1.32.2"
+
+
+def _zod_internal_error(path: list[str]) -> str:
+    """The TypeScript SDK 1.x's answer to a thrown ZodError: -32603 with the issues as indented JSON text."""
+    issues = json.dumps([{"expected": "string", "code": "invalid_type", "path": path,
+                          "message": "Invalid input: expected string, received undefined"}], indent=2)
+    return json.dumps({"jsonrpc": "2.0", "id": 3, "error": {"code": -32603, "message": issues}})
+
+
+def test_a_typescript_handlers_own_zod_error_is_the_servers() -> None:
+    """The SDK's ZodError names the request's members (`params`, `name`); a handler that parses its own arguments
+    with zod answers the same code and shape, but its issues name its arguments."""
+    sdks, handlers = (_zod_internal_error(["params", "name"]), _zod_internal_error(["query"]))
+    known = explain(TS, "stdio", _finding("invalid-params", "code:-32603", "params/call-without-name", sdks))
+    assert known is not None and known.id == "typescript-invalid-params-internal-error"
+    assert explain(TS, "stdio", _finding("invalid-params", "code:-32603", "tool/search", handlers)) is None
+
+
+def test_the_csharp_sdks_catch_all_is_its_own_only_on_frames_it_decodes() -> None:
+    """-32603 "An error occurred." answers any exception: params the SDK cannot deserialize (its own), or a
+    handler's exception (the server's, on the handler's own target)."""
+    csharp = SdkInfo(Sdk.CSHARP, "1.0.0", "azmcp")
+    answer = '{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"An error occurred."}}'
+    known = explain(csharp, "stdio", _finding("invalid-params", "code:-32603", "params/string", answer))
+    assert known is not None and known.id == "csharp-malformed-params-internal-error"
+    assert explain(csharp, "stdio", _finding("invalid-params", "code:-32603", "resource/read", answer)) is None
+    own = '{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"subscription failed"}}'
+    assert explain(csharp, "stdio", _finding("invalid-params", "code:-32603", "params/string", own)) is None
+
+
+def test_a_go_sdk_http_refusal_is_its_own_only_with_its_own_words() -> None:
+    go = SdkInfo(Sdk.GO, "v1.4.1", "mcp-cron")
+    sdks = ("<HTTP 400, text/plain, 59-byte body>", '<body: JSON RPC not handled: "x/y" unsupported>', "<no reply>")
+    own = ("<HTTP 400, text/plain, 11-byte body>", "<body: bad request>", "<no reply>")
+    known = explain(go, "http", _finding("method-not-found", "silent-low", "method/unknown", *sdks))
+    assert known is not None and known.id == "go-http-unknown-method-plain-400"
+    assert explain(go, "http", _finding("method-not-found", "silent-low", "method/unknown", *own)) is None
+    assert explain(go, "stdio", _finding("method-not-found", "silent-low", "method/unknown", *sdks)) is None
+    # The empty method decodes as a request from v1.7.0 on: only the versions before it accept it with 202.
+    accepted = ("<HTTP 202, empty body>", "<no reply>")
+    assert explain(go, "http", _finding("invalid-request", "silent-medium", "envelope/method-empty", *accepted))
+    newer = SdkInfo(Sdk.GO, "v1.7.0", "x")
+    assert explain(newer, "http", _finding("invalid-request", "silent-medium", "envelope/method-empty",
+                                           *accepted)) is None
+    assert explain(newer, "http", _finding("invalid-request", "silent-medium", "envelope/method-missing", *accepted))
