@@ -12,8 +12,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
+import sys
 import threading
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -96,8 +98,9 @@ def _shown(finished: RunFinished) -> dict[str, list[str]]:
     return shown
 
 
-def _rows(sdk: Sdk) -> set[str]:
-    return {row.id for row in known_behaviours() if row.sdk is sdk}
+def _rows(sdk: Sdk, transport: str = "stdio") -> set[str]:
+    """The rows of an SDK that hold over `transport` (a run over stdio shows no HTTP row, and the other way round)."""
+    return {row.id for row in known_behaviours() if row.sdk is sdk and row.transport in ("any", transport)}
 
 
 def test_the_go_sdk_is_read_from_the_binary_behind_unshare(go_sdk_server: list[str]) -> None:
@@ -105,7 +108,14 @@ def test_the_go_sdk_is_read_from_the_binary_behind_unshare(go_sdk_server: list[s
     assert found is not None and (found.sdk, found.version) == (Sdk.GO, "v1.4.1")
 
 
+def _stack(finished: RunFinished) -> tuple[str, str]:
+    assert finished.stack is not None
+    assert "process " in finished.stack["evidence"]  # read from the running process, not only the command
+    return finished.stack["name"], finished.stack["version"]
+
+
 def test_every_go_sdk_row_shows_on_a_real_go_sdk_server(go_sdk_run: RunFinished) -> None:
+    assert _stack(go_sdk_run) == ("Go SDK", "v1.4.1")
     shown = _shown(go_sdk_run)
     assert set(shown) - MUTATION_ONLY == _rows(Sdk.GO) - MUTATION_ONLY
     assert {"parse/truncated", "envelope/number"} <= set(shown["go-stdio-ends-session-on-undecodable"])
@@ -149,6 +159,7 @@ HANDSHAKE = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
 
 def test_every_mcp_go_row_shows_on_a_real_mcp_go_server(mcp_go_run: RunFinished) -> None:
     assert detect_sdk(_offline(MCP_GO_SERVER)) is not None
+    assert _stack(mcp_go_run) == ("mcp-go", "v0.33.0")
     assert set(_shown(mcp_go_run)) == _rows(Sdk.MCP_GO) - MUTATION_ONLY
 
 
@@ -187,10 +198,43 @@ def test_mcp_gos_answer_to_params_of_the_wrong_type_is_its_own_row() -> None:
 def test_every_rmcp_row_shows_on_a_real_rmcp_server(rmcp_run: RunFinished) -> None:
     found = detect_sdk(_offline(RMCP_SERVER))
     assert found is not None and (found.sdk, found.version) == (Sdk.RUST, "1.1.1")
+    assert _stack(rmcp_run) == ("Rust SDK (rmcp)", "1.1.1")
     assert set(_shown(rmcp_run)) == _rows(Sdk.RUST)
 
 
 def test_every_csharp_row_shows_on_a_real_csharp_server(csharp_run: RunFinished) -> None:
     found = detect_sdk(_offline(CSHARP_SERVER, "server", "start"))
     assert found is not None and (found.sdk, found.version) == (Sdk.CSHARP, "1.0.0")
+    assert _stack(csharp_run) == ("C# SDK", "1.0.0")
     assert set(_shown(csharp_run)) == _rows(Sdk.CSHARP)
+
+
+SANDBOX = ("unshare", "--net", "--pid", "--fork", "--kill-child", "--mount-proc")
+
+
+def test_every_go_sdk_http_row_shows_on_a_real_go_sdk_server_over_http(tmp_path: Path) -> None:
+    """mcp-cron over streamable HTTP: mcpfuzz and the server run together in a namespace whose only network is
+    loopback, mcpfuzz launching it on a port of its own; the JSON report names the stack and marks its rows."""
+    if not GO_SDK_SERVER.is_file():
+        pytest.skip(f"{GO_SDK_SERVER.name} is not installed (see this module's docstring)")
+    if shutil.which("unshare") is None or subprocess.run([*SANDBOX, "sh", "-c", "ip link set lo up"],
+                                                         capture_output=True).returncode != 0:
+        pytest.skip("no network namespace with a loopback here (unshare and ip, as root)")
+    launch = shlex.join([str(GO_SDK_SERVER), "-transport", "http", "-address", "127.0.0.1", "-port", "{port}",
+                         "-db-path", str(tmp_path / "results.db"), "-mcp-config-path", str(tmp_path / "mcp.json"),
+                         "-log-file", str(tmp_path / "cron.log")])
+    report = tmp_path / "report.json"
+    run = [*SANDBOX, "sh", "-c", 'ip link set lo up && exec "$@"', "sh", sys.executable, "-m", "mcpfuzz", "run",
+           "http://127.0.0.1:{port}/mcp", "--launch", launch, "--phases", "catalogue,lifecycle", "--budget", "180",
+           "--timeout", "2", "--seed", "1", "--json", str(report), "--corpus", str(tmp_path / "corpus")]
+    done = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert report.is_file(), done.stdout[-2000:] + done.stderr[-2000:]
+    data = json.loads(report.read_text())
+    assert (data["stack"]["name"], data["stack"]["version"]) == ("Go SDK", "v1.4.1")
+    by_upstream = {(row.link, row.behaviour): row.id for row in known_behaviours()}
+    shown = {by_upstream[(f["upstream"]["link"], f["upstream"]["behaviour"])] for f in data["findings"]
+             if f["upstream"]}
+    # A request with an empty method is answered like one without any (202): one finding, led by the first.
+    http_rows = {row.id for row in known_behaviours() if row.sdk is Sdk.GO and row.transport == "http"}
+    assert http_rows - {"go-http-empty-method-accepted"} <= shown, data["findings"]
+    assert "go-unknown-log-level-accepted" in shown
