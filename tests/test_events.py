@@ -27,6 +27,7 @@ from mcpfuzz.engine.events import (
     RunStarted,
     ServerRestarted,
     SliceDone,
+    StackFound,
     Stats,
     StopReason,
     TargetsPlanned,
@@ -64,6 +65,8 @@ def every_event() -> list[Event]:
         ResourcesSampled(4242, 120, 50 * 1024 * 1024, 9, 3, 2),
         SliceDone(f"tool/echo-{SECRET}", 8.0, 400, 12, 1),
         Notice(f"the server printed {SECRET}"),
+        StackFound({"name": "Python SDK", "version": "1.30.0", "evidence": "mcp-1.30.0.dist-info", "built_on": None},
+                   "Python SDK 1.30.0 (mcp-1.30.0.dist-info)"),
         CheckpointSaved("corpus/soak-checkpoint.json", finished),
         finished,
     ]
