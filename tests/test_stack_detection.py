@@ -18,8 +18,9 @@ import pytest
 from mcpfuzz.engine.attribution.detect import Sdk, detect_sdk
 from mcpfuzz.engine.attribution.running import running_stack
 from mcpfuzz.engine.events import Event, StackFound
+from mcpfuzz.transport.http_target import HttpTarget
 from tests.engine_runs import fixture_command, run_engine
-from tests.http_servers import mcp1_python
+from tests.http_servers import mcp1_python, run_http_server
 
 pytestmark = pytest.mark.process
 
@@ -138,3 +139,12 @@ def test_a_server_on_no_known_stack_is_said_to_be_unknown() -> None:
     assert finished.stack is None
     said = [event for event in events if isinstance(event, StackFound)]
     assert len(said) == 1 and said[0].stack is None and said[0].summary.startswith("unknown")
+
+
+def test_a_server_mcpfuzz_did_not_start_has_an_unknown_stack_and_the_header_says_why() -> None:
+    events: list[Event] = []
+    with run_http_server() as server:
+        finished = run_engine([], http=HttpTarget(server.url), phases=(), events=events)
+    assert finished.stack is None
+    said = [event for event in events if isinstance(event, StackFound)]
+    assert len(said) == 1 and said[0].summary.startswith("unknown: mcpfuzz did not start the server")

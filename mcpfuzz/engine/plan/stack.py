@@ -12,6 +12,8 @@ from mcpfuzz.engine.session.session import Session
 
 UNKNOWN = ("unknown: no known MCP SDK or framework in the server's processes or its command's files; "
            "no finding is marked as a known SDK behaviour")
+NOT_OURS = ("unknown: mcpfuzz did not start the server, so no process of it could be read (give --launch to have "
+            "it started); no finding is marked as a known SDK behaviour")
 
 
 async def settle_stack(context: RunContext, session: Session) -> None:
@@ -25,7 +27,7 @@ async def settle_stack(context: RunContext, session: Session) -> None:
         return
     sdk = context.sdk
     if sdk is None:
-        context.emit(StackFound(None, UNKNOWN))
+        context.emit(StackFound(None, UNKNOWN if pid is not None else NOT_OURS))
         return
     summary = sdk.name() if sdk.base is None else f"{sdk.name()} on {sdk.base.name()}"
     context.emit(StackFound(sdk.to_json(), f"{summary} ({sdk.evidence()}): findings that are its known behaviours "
