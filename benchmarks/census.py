@@ -101,6 +101,7 @@ class CensusSpec(ServerSpec):
 
     family: Family = Family.TS_SDK1
     downloads: str = ""  # "N/month" (npm) or "rank N" (PyPI), from the lists the rule reads
+    bundled: str = ""  # where a server bundles its SDK into its own build (no package to read a version from)
 
     @property
     def key(self) -> str:
@@ -142,14 +143,16 @@ def bin_of(package: str, binary: str) -> str:
 
 # ---------------------------------------------------------------- the census (chosen by the rule above)
 
-CONTEXT7 = npm("context7-mcp", "@upstash/context7-mcp", "4.1.1", Family.TS_SDK1, 1425541, (f"{NPM}/context7-mcp",))
+CONTEXT7 = npm("context7-mcp", "@upstash/context7-mcp", "4.1.1", Family.TS_SDK2, 1425541, (f"{NPM}/context7-mcp",))
 NOTION = npm("notion-mcp-server", "@notionhq/notion-mcp-server", "2.5.2", Family.TS_SDK1, 239565,
              (f"{NPM}/notion-mcp-server",))
 CHART = npm("mcp-server-chart", "@antv/mcp-server-chart", "0.9.10", Family.TS_SDK1, 67547,
             (f"{NPM}/mcp-server-chart",))
 PLAYWRIGHT = npm("playwright-mcp", "@playwright/mcp", "0.0.83", Family.TS_SDK1, 6293363,
                  (f"{NPM}/playwright-mcp", "--headless", "--isolated", "--output-dir", "$scratch"),
-                 exclude_tools=("browser_install", "browser_evaluate", "browser_run_code", "browser_file_upload"))
+                 exclude_tools=("browser_install", "browser_evaluate", "browser_run_code_unsafe",
+                                "browser_file_upload"),
+                 bundled="bundled in playwright-core")
 PDF = npm("server-pdf", "@modelcontextprotocol/server-pdf", "2.0.4", Family.TS_SDK2, 2211,
           (f"{NPM}/mcp-pdf-server", "--stdio"))
 SYSMON = npm("server-system-monitor", "@modelcontextprotocol/server-system-monitor", "2.0.3", Family.TS_SDK2, 1167,
@@ -157,6 +160,8 @@ SYSMON = npm("server-system-monitor", "@modelcontextprotocol/server-system-monit
 MAP = npm("server-map", "@modelcontextprotocol/server-map", "2.0.3", Family.TS_SDK2, 1359,
           (f"{NPM}/mcp-map-server", "--stdio"))
 
+MONGODB = npm("mongodb-mcp-server", "mongodb-mcp-server", "3.0.4", Family.TS_SDK1, 162003,
+              (f"{NPM}/mongodb-mcp-server", "--readOnly", "--telemetry", "disabled"))
 MCP1 = "mcp==1.30.0"  # the last 1.x of the Python SDK, for the servers the rule installs beside it
 
 
@@ -186,25 +191,29 @@ SERVERS: tuple[CensusSpec, ...] = (
     # TypeScript SDK 1.x
     PLAYWRIGHT,
     http(PLAYWRIGHT, (f"{NPM}/playwright-mcp", "--headless", "--isolated", "--output-dir", "$scratch",
-                      "--host", "127.0.0.1", "--port", "{port}")),
+                      "--host", "127.0.0.1", "--port", "{port}", "--allowed-hosts", "127.0.0.1:{port}")),
     npm("chrome-devtools-mcp", "chrome-devtools-mcp", "1.11.0", Family.TS_SDK1, 1848520,
         (f"{NPM}/chrome-devtools-mcp", "--headless", "--isolated"),
-        exclude_tools=("evaluate_script", "upload_file")),
-    CONTEXT7,
-    http(CONTEXT7, (f"{NPM}/context7-mcp", "--transport", "http", "--port", "{port}")),
+        exclude_tools=("evaluate_script", "upload_file"), bundled="bundled in its build/src/third_party"),
     NOTION,
     http(NOTION, (f"{NPM}/notion-mcp-server", "--transport", "http", "--port", "{port}", "--unsafe-disable-auth")),
+    MONGODB,
+    http(MONGODB, (f"{NPM}/mongodb-mcp-server", "--readOnly", "--telemetry", "disabled", "--transport", "http",
+                   "--httpHost", "127.0.0.1", "--httpPort", "{port}")),
     npm("server-github", "@modelcontextprotocol/server-github", "2025.4.8", Family.TS_SDK1, 280864,
         (f"{NPM}/mcp-server-github",)),
     npm("server-postgres", "@modelcontextprotocol/server-postgres", "0.6.2", Family.TS_SDK1, 251900,
         (f"{NPM}/mcp-server-postgres", "postgresql://127.0.0.1:1/census")),
-    npm("nx-mcp", "nx-mcp", "0.25.0", Family.TS_SDK1, 198174, (f"{NPM}/nx-mcp", "$scratch", "--disableTelemetry")),
+    npm("nx-mcp", "nx-mcp", "0.25.0", Family.TS_SDK1, 198174, (f"{NPM}/nx-mcp", "$scratch", "--disableTelemetry"),
+        bundled="bundled in its single main.js"),
     npm("next-devtools-mcp", "next-devtools-mcp", "0.4.0", Family.TS_SDK1, 181159, (f"{NPM}/next-devtools-mcp",)),
     npm("mcp-hello-world", "mcp-hello-world", "1.1.2", Family.TS_SDK1, 93352, (f"{NPM}/mcp-hello-world",)),
     npm("eslint-mcp", "@eslint/mcp", "0.3.13", Family.TS_SDK1, 77255, (f"{NPM}/mcp",)),
     CHART,
     http(CHART, (f"{NPM}/mcp-server-chart", "--transport", "streamable", "--host", "127.0.0.1", "--port", "{port}")),
     # TypeScript SDK 2.x (the MCP Apps example servers: HTTP on $PORT by default, --stdio for stdio)
+    CONTEXT7,
+    http(CONTEXT7, (f"{NPM}/context7-mcp", "--transport", "http", "--port", "{port}")),
     PDF,
     http(PDF, ("env", "PORT={port}", f"{NPM}/mcp-pdf-server")),
     MAP,
@@ -234,7 +243,7 @@ SERVERS: tuple[CensusSpec, ...] = (
     # fastmcp (Python, standalone)
     MOTHERDUCK,
     http(MOTHERDUCK, (f"{PY}/mcp-server-motherduck", "--db-path", ":memory:", "--transport", "http",
-                      "--host", "127.0.0.1", "--port", "{port}")),
+                      "--host", "127.0.0.1", "--port", "{port}", "--allowed-hosts", "127.0.0.1:{port}")),
     pypi("mcp-clickhouse", "mcp-clickhouse", "0.7.0", Family.FASTMCP_PY, 9353, (f"{PY}/mcp-clickhouse",),
          env=(("CLICKHOUSE_HOST", "127.0.0.1"), ("CLICKHOUSE_PORT", "9"), ("CLICKHOUSE_SECURE", "false"))),
     pypi("jcodemunch-mcp", "jcodemunch-mcp", "1.108.399", Family.FASTMCP_PY, 10216, (f"{PY}/jcodemunch-mcp",)),
@@ -296,7 +305,7 @@ def installed_stack(spec: CensusSpec, prefix: Path, argv: Sequence[str]) -> str:
     if spec.family in NPM_PACKAGE:
         versions = [f"{package} {version}" for package in (NPM_PACKAGE[spec.family], "@modelcontextprotocol/sdk")
                     if (version := npm_version(prefix, package)) is not None]
-        return f"{spec.family.value}: " + (", ".join(dict.fromkeys(versions)) or "?")
+        return f"{spec.family.value}: " + (", ".join(dict.fromkeys(versions)) or spec.bundled or "?")
     if spec.registry is Registry.PYPI and spec.family in (Family.PY_SDK, Family.FASTMCP_PY):
         versions = [f"{name} {version}" for name in ("fastmcp", "mcp") if (version := dist_version(prefix, name))]
         return f"{spec.family.value}: " + (", ".join(versions) or "?")
@@ -455,7 +464,7 @@ def sdk_client_probe(spec: CensusSpec, setting: bench.Setting, folder: Path, pyt
         return "the probe printed nothing"
     if answer.get("ok"):
         return f"ok: {answer['tools']} tools ({answer['protocol']})"
-    return str(answer.get("error", "?"))
+    return " ".join(str(answer.get("error", "?")).split())
 
 
 def run_row(spec: CensusSpec, options: Options) -> Row:
@@ -602,6 +611,9 @@ def parse_args(argv: Sequence[str]) -> Options:
     parser.add_argument("--section", default="latest", help="the section's name in --markdown (e.g. before)")
     parser.add_argument("--option", action="append", default=[], metavar="OPT",
                         help="pass this option to every mcpfuzz run (repeatable)")
+    parser.add_argument("--retable", type=Path, nargs="+", metavar="JSON",
+                        help="run nothing: the table of saved --json files (a later file's row replaces an earlier "
+                             "one of the same server and transport), the by-hand stack read again from the cache")
     parser.add_argument("--list", action="store_true", help="list the servers and exit")
     parser.add_argument("--install-only", action="store_true", help="install the selected servers and exit")
     args = parser.parse_args(argv)
@@ -620,11 +632,51 @@ def parse_args(argv: Sequence[str]) -> Options:
         raise SystemExit(0)
     if not args.mcpfuzz.exists():
         parser.error(f"--mcpfuzz {args.mcpfuzz}: no such file")
+    if args.retable:
+        raise SystemExit(retable(args.retable, args.cache, args.markdown, args.section, args.json))
     sdk_python = args.sdk_python if str(args.sdk_python) and args.sdk_python.exists() else None
     runs = args.cache / "runs" / time.strftime("%Y%m%dT%H%M%S")
     base = bench.Options(args.cache, args.seconds, args.seed, args.mcpfuzz, tuple(args.only), runs, args.json,
                          tuple(args.option))
     return Options(base, max(1, args.jobs), sdk_python, args.markdown, args.section)
+
+
+def merged_rows(paths: Sequence[Path]) -> tuple[dict[str, Any], list[Row]]:
+    """Rows of saved runs, in the order of the census's list; a later file's row replaces an earlier one's."""
+    first: dict[str, Any] = {}
+    rows: dict[tuple[str, str], Row] = {}
+    for path in paths:
+        data = json.loads(path.read_text())
+        first = first or data
+        for saved in data["rows"]:
+            row = Row(**saved)
+            rows[(row.server, row.transport)] = row
+    order = {(spec.label, spec.transport.value): index for index, spec in enumerate(SERVERS)}
+    return first, sorted(rows.values(), key=lambda row: order.get((row.server, row.transport), len(order)))
+
+
+def retable(paths: Sequence[Path], cache: Path, markdown: Path | None, section: str, json_out: Path | None) -> int:
+    """Print (and write) the table of saved runs, with the by-hand stack read again from the current specs."""
+    first, rows = merged_rows(paths)
+    specs = {(spec.label, spec.transport.value): spec for spec in SERVERS}
+    for row in rows:
+        spec = specs.get((row.server, row.transport))
+        if spec is not None and bench.install_dir(spec, cache).exists():
+            prefix = bench.install_dir(spec, cache)
+            argv = bench.resolve(spec, prefix, prefix).argv
+            row.stack_truth = installed_stack(spec, prefix, argv)
+    summary = totals(rows)
+    text = (f"mcpfuzz at {first.get('revision')}; {first.get('seconds')} s budget per server, seed {first.get('seed')}"
+            f", {first.get('jobs')} at once; {str(first.get('date'))[:10]}; load before: "
+            f"{str(first.get('load_before')).split('load average:')[-1]}\n\n{table(rows)}\n\n"
+            + "\n".join(summary.lines()))
+    print(text)
+    if markdown is not None:
+        write_section(markdown, section, text)
+    if json_out is not None:
+        json_out.write_text(json.dumps({**first, "totals": asdict(summary), "rows": [asdict(row) for row in rows]},
+                                       indent=1) + "\n")
+    return 0
 
 
 def main(argv: Sequence[str]) -> int:
