@@ -175,15 +175,12 @@ def make_kubeconfig(scratch: Path) -> None:
 
 
 EXCEL = pypi("excel-mcp-server", "excel-mcp-server", "2.2.2", Family.PY_SDK, 4613, (f"{PY}/excel-mcp-server", "stdio"),
-             env=(("EXCEL_FILES_PATH", "$scratch"),), pins=(MCP1,))
+             env=(("EXCEL_FILES_PATH", "$scratch"),))
 MOTHERDUCK = pypi("mcp-server-motherduck", "mcp-server-motherduck", "1.1.0", Family.FASTMCP_PY, 13669,
-                  (f"{PY}/mcp-server-motherduck", "--db-path", ":memory:"))
+                  (f"{PY}/mcp-server-motherduck", "--db-path", ":memory:", "--read-write"))
 KUBERNETES = npm("kubernetes-mcp-server", "kubernetes-mcp-server-linux-amd64", "0.0.67", Family.GO_SDK, 11458,
                  (bin_of("kubernetes-mcp-server-linux-amd64", "bin/kubernetes-mcp-server-linux-amd64"), "--read-only",
                   "--kubeconfig", "$scratch/kubeconfig"), prepare=make_kubeconfig)
-NOMAD = npm("mcp-nomad", "@kocierik/mcp-nomad-linux-x64", "0.3.1", Family.GO_MCP_GO, 579,
-            (bin_of("@kocierik/mcp-nomad-linux-x64", "bin/mcp-nomad"),), env=(("NOMAD_ADDR", "http://127.0.0.1:9"),),
-            exclude_tools=("stop_job", "run_job", "scale_job", "restart_allocation", "deregister_job"))
 GRAFANA = pypi("mcp-grafana", "mcp-grafana", "2.1.1", Family.GO_SDK, 9345, (f"{PY}/mcp-grafana",),
                env=(("GRAFANA_URL", "http://127.0.0.1:9"),))
 
@@ -236,25 +233,25 @@ SERVERS: tuple[CensusSpec, ...] = (
     pypi("mcp-server-duckdb", "mcp-server-duckdb", "1.1.0", Family.PY_SDK, 6490,
          (f"{PY}/mcp-server-duckdb", "--db-path", "$scratch/census.duckdb"), pins=(MCP1,)),
     pypi("duckduckgo-mcp-server", "duckduckgo-mcp-server", "0.7.0", Family.PY_SDK, 12310,
-         (f"{PY}/duckduckgo-mcp-server",), pins=(MCP1,)),
+         (f"{PY}/duckduckgo-mcp-server",)),
+    pypi("jcodemunch-mcp", "jcodemunch-mcp", "1.108.399", Family.PY_SDK, 10216, (f"{PY}/jcodemunch-mcp",)),
+    pypi("arxiv-mcp-server", "arxiv-mcp-server", "0.8.2", Family.PY_SDK, 11091,
+         (f"{PY}/arxiv-mcp-server", "--storage-path", "$scratch/papers")),
     EXCEL,
-    http(EXCEL, (f"{PY}/excel-mcp-server", "streamable-http"),
-         env=(("EXCEL_FILES_PATH", "$scratch"), ("FASTMCP_HOST", "127.0.0.1"), ("FASTMCP_PORT", "{port}"))),
+    http(EXCEL, ("env", "FASTMCP_HOST=127.0.0.1", "FASTMCP_PORT={port}", f"{PY}/excel-mcp-server", "streamable-http")),
     # fastmcp (Python, standalone)
     MOTHERDUCK,
-    http(MOTHERDUCK, (f"{PY}/mcp-server-motherduck", "--db-path", ":memory:", "--transport", "http",
+    http(MOTHERDUCK, (f"{PY}/mcp-server-motherduck", "--db-path", ":memory:", "--read-write", "--transport", "http",
                       "--host", "127.0.0.1", "--port", "{port}", "--allowed-hosts", "127.0.0.1:{port}")),
     pypi("mcp-clickhouse", "mcp-clickhouse", "0.7.0", Family.FASTMCP_PY, 9353, (f"{PY}/mcp-clickhouse",),
          env=(("CLICKHOUSE_HOST", "127.0.0.1"), ("CLICKHOUSE_PORT", "9"), ("CLICKHOUSE_SECURE", "false"))),
-    pypi("jcodemunch-mcp", "jcodemunch-mcp", "1.108.399", Family.FASTMCP_PY, 10216, (f"{PY}/jcodemunch-mcp",)),
+    pypi("office-word-mcp-server", "office-word-mcp-server", "1.1.11", Family.FASTMCP_PY, 4359,
+         (f"{PY}/word_mcp_server",)),
     # Go: modelcontextprotocol/go-sdk (three versions) and mark3labs/mcp-go, binaries on npm and PyPI
     KUBERNETES,
     http(KUBERNETES, (bin_of("kubernetes-mcp-server-linux-amd64", "bin/kubernetes-mcp-server-linux-amd64"),
                       "--read-only", "--kubeconfig", "$scratch/kubeconfig", "--port", "{port}",
                       "--bind-address", "127.0.0.1")),
-    NOMAD,
-    http(NOMAD, (bin_of("@kocierik/mcp-nomad-linux-x64", "bin/mcp-nomad"), "-transport", "streamable-http",
-                 "-port", "{port}")),
     npm("mcp-prometheus", "mcp-prometheus-linux-amd64", "2.1.1", Family.GO_SDK, 1582,
         (bin_of("mcp-prometheus-linux-amd64", "bin/mcp-prometheus-linux-amd64"), "--url", "http://127.0.0.1:9")),
     GRAFANA,
@@ -364,7 +361,15 @@ def read_leftovers(path: Path) -> list[str] | None:
     """The `pid command` lines the sandbox wrote after mcpfuzz exited, or None when it wrote none."""
     if not path.exists():
         return None
-    return [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    return processes(path.read_text(errors="replace").splitlines())
+
+
+PROCESS_LINE = re.compile(r"^\d+ ")
+
+
+def processes(lines: Sequence[str]) -> list[str]:
+    """The `pid command` lines of a listing (a command line cut at a newline of its own continues a line)."""
+    return [line for line in lines if PROCESS_LINE.match(line)]
 
 
 def internal_errors(console: str, exit_status: int | None) -> list[str]:
@@ -423,7 +428,7 @@ def fill_row(row: Row, events: list[dict[str, Any]], report: dict[str, Any], con
 
 def started(row: Row) -> str:
     """Whether the server started and answered anyone: mcpfuzz's handshake or the SDK client's."""
-    if row.handshake != "no" or row.sdk_client.startswith("ok"):
+    if row.handshake not in ("", "no") or row.sdk_client.startswith("ok"):
         return "yes"
     return "no"
 
@@ -546,7 +551,7 @@ class Totals:
 
     def lines(self) -> list[str]:
         """The totals as the lines under the table."""
-        return [f"- servers: {self.servers}; started: {self.started}; the SDK client talks to {self.sdk_client_ok}",
+        return [f"- rows: {self.servers}; started: {self.started}; the SDK client talks to {self.sdk_client_ok}",
                 f"- tested by mcpfuzz (handshake, nothing untested): {self.tested}; the SDK client talks to it but "
                 f"mcpfuzz did not test it: {self.sdk_ok_untested} (target: 0)",
                 f"- internal errors: {self.internal_errors} (target: 0)",
@@ -559,7 +564,7 @@ class Totals:
 
 def totals(rows: Sequence[Row]) -> Totals:
     """Sum the rows up."""
-    tested = [row for row in rows if row.handshake != "no" and not row.untested]
+    tested = [row for row in rows if row.handshake not in ("", "no") and not row.untested]
     return Totals(
         servers=len(rows), started=sum(row.started == "yes" for row in rows),
         sdk_client_ok=sum(row.sdk_client.startswith("ok") for row in rows), tested=len(tested),
@@ -650,6 +655,7 @@ def merged_rows(paths: Sequence[Path]) -> tuple[dict[str, Any], list[Row]]:
         first = first or data
         for saved in data["rows"]:
             row = Row(**saved)
+            row.leftovers = None if row.leftovers is None else processes(row.leftovers)
             rows[(row.server, row.transport)] = row
     order = {(spec.label, spec.transport.value): index for index, spec in enumerate(SERVERS)}
     return first, sorted(rows.values(), key=lambda row: order.get((row.server, row.transport), len(order)))

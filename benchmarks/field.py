@@ -224,7 +224,7 @@ class Confinement:
         if self.leftovers is None:
             return " && ".join([*steps, '"$@"'])
         listing = ('for d in /proc/[0-9]*; do p=${d#/proc/}; [ "$p" = $$ ] && continue; '
-                   '[ -r "$d/cmdline" ] && echo "$p $(tr \'\\000\' \' \' < "$d/cmdline" | cut -c1-300)"; done')
+                   '[ -r "$d/cmdline" ] && echo "$p $(tr \'\\000\\n\' \'  \' < "$d/cmdline" | cut -c1-300)"; done')
         return (" && ".join(steps) + ' && { "$@"; status=$?; sleep 1; '
                 f"{{ {listing}; }} > {shlex.quote(str(self.leftovers))}; exit $status; }}")
 
