@@ -238,11 +238,12 @@ SERVERS: tuple[CensusSpec, ...] = (
     pypi("arxiv-mcp-server", "arxiv-mcp-server", "0.8.2", Family.PY_SDK, 11091,
          (f"{PY}/arxiv-mcp-server", "--storage-path", "$scratch/papers")),
     EXCEL,
-    http(EXCEL, ("env", "FASTMCP_HOST=127.0.0.1", "FASTMCP_PORT={port}", f"{PY}/excel-mcp-server", "streamable-http")),
+    # It listens on 8017 whatever FASTMCP_PORT says (on mcp 2.x): a fixed port, alone in its sandbox's network.
+    http(EXCEL, (f"{PY}/excel-mcp-server", "streamable-http"), url="http://127.0.0.1:8017/mcp"),
     # fastmcp (Python, standalone)
     MOTHERDUCK,
     http(MOTHERDUCK, (f"{PY}/mcp-server-motherduck", "--db-path", ":memory:", "--read-write", "--transport", "http",
-                      "--host", "127.0.0.1", "--port", "{port}", "--allowed-hosts", "127.0.0.1:{port}")),
+                      "--host", "127.0.0.1", "--port", "{port}")),
     pypi("mcp-clickhouse", "mcp-clickhouse", "0.7.0", Family.FASTMCP_PY, 9353, (f"{PY}/mcp-clickhouse",),
          env=(("CLICKHOUSE_HOST", "127.0.0.1"), ("CLICKHOUSE_PORT", "9"), ("CLICKHOUSE_SECURE", "false"))),
     pypi("office-word-mcp-server", "office-word-mcp-server", "1.1.11", Family.FASTMCP_PY, 4359,
@@ -392,12 +393,15 @@ def untested_reason(report: dict[str, Any], events: list[dict[str, Any]], consol
     return ""
 
 
+SOURCE = re.compile(r" \((?:/|<redacted>)[^()]*\)$")  # the notice's "(where it was read)", redacted or not
+
+
 def detected_stack(events: list[dict[str, Any]]) -> str:
     """The stack mcpfuzz said the server is built on (its `built on ...` notice), or nothing."""
     for notice in bench.of_type(events, "Notice"):
         message = str(notice.get("message", ""))
         if message.startswith("built on "):
-            return message.removeprefix("built on ").split(": findings", 1)[0].split(" (/", 1)[0]
+            return SOURCE.sub("", message.removeprefix("built on ").split(": findings", 1)[0])
     return ""
 
 
@@ -546,7 +550,7 @@ class Totals:
     internal_errors: int
     over_budget: int  # runs past the budget + OVER_BUDGET_SLACK
     left_behind: int  # processes alive after mcpfuzz exited, over all rows
-    every_target_called: int  # rows whose callable targets were all called
+    every_target_called: int  # tested rows whose callable targets were all called (none callable: all called)
     findings: int
 
     def lines(self) -> list[str]:
@@ -572,7 +576,7 @@ def totals(rows: Sequence[Row]) -> Totals:
         internal_errors=sum(len(row.internal_errors) for row in rows),
         over_budget=sum(row.over_budget_s is not None and row.over_budget_s > OVER_BUDGET_SLACK for row in rows),
         left_behind=sum(len(row.leftovers or ()) for row in rows),
-        every_target_called=sum(row.callable > 0 and row.called == row.callable for row in rows),
+        every_target_called=sum(row.called == row.callable for row in tested),
         findings=sum(row.findings for row in rows))
 
 
@@ -658,7 +662,8 @@ def merged_rows(paths: Sequence[Path]) -> tuple[dict[str, Any], list[Row]]:
             row.leftovers = None if row.leftovers is None else processes(row.leftovers)
             rows[(row.server, row.transport)] = row
     order = {(spec.label, spec.transport.value): index for index, spec in enumerate(SERVERS)}
-    return first, sorted(rows.values(), key=lambda row: order.get((row.server, row.transport), len(order)))
+    listed = [row for key, row in rows.items() if key in order]  # a server the rule has since dropped goes
+    return first, sorted(listed, key=lambda row: order[(row.server, row.transport)])
 
 
 def retable(paths: Sequence[Path], cache: Path, markdown: Path | None, section: str, json_out: Path | None) -> int:
@@ -667,6 +672,7 @@ def retable(paths: Sequence[Path], cache: Path, markdown: Path | None, section: 
     specs = {(spec.label, spec.transport.value): spec for spec in SERVERS}
     for row in rows:
         spec = specs.get((row.server, row.transport))
+        row.stack_detected = SOURCE.sub("", row.stack_detected)
         if spec is not None and bench.install_dir(spec, cache).exists():
             prefix = bench.install_dir(spec, cache)
             argv = bench.resolve(spec, prefix, prefix).argv
@@ -680,8 +686,10 @@ def retable(paths: Sequence[Path], cache: Path, markdown: Path | None, section: 
     if markdown is not None:
         write_section(markdown, section, text)
     if json_out is not None:
-        json_out.write_text(json.dumps({**first, "totals": asdict(summary), "rows": [asdict(row) for row in rows]},
-                                       indent=1) + "\n")
+        text = json.dumps({**first, "totals": asdict(summary), "rows": [asdict(row) for row in rows]}, indent=1)
+        for folder, name in ((cache, "$CACHE"), (ROOT, "$CHECKOUT"), (Path.home(), "~")):
+            text = text.replace(str(folder.resolve()), name)
+        json_out.write_text(text + "\n")
     return 0
 
 

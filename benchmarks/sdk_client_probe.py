@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,8 @@ async def probe(request: dict[str, Any]) -> dict[str, Any]:
     env = {**os.environ, **dict(request["env"])}
     if not request["url"]:
         return await talk_stdio(list(request["argv"]), env, request["cwd"])
-    port = field.free_port()
+    fixed = urllib.parse.urlsplit(request["url"]).port if "{port}" not in request["url"] else None
+    port = fixed or field.free_port()  # a server that listens on a port of its own choosing is asked there
     launch = [part.replace("{port}", str(port)) for part in request["argv"]]
     server = field.start(launch, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=request["cwd"])
     try:
