@@ -198,9 +198,40 @@ def on_signal(signum: int, _frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
-def sandboxed(argv: Sequence[str]) -> list[str]:
-    """argv run in new network, PID and mount namespaces with only loopback up."""
-    return [*SANDBOX, "sh", "-c", 'ip link set lo up && "$@"', "sh", *argv]
+@dataclass(frozen=True)
+class Confinement:
+    """What a sandbox adds to its namespaces: a read-only file system but for some folders, a list of leftovers.
+
+    With `writable`, the root file system is remounted read-only inside the mount namespace, /tmp is a fresh
+    tmpfs, the named folders (none under /tmp) stay writable, HOME is the first of them and the command runs
+    there: a fuzzed tool that writes at a path it was handed can touch nothing else. With `leftovers`, once
+    the command exits the processes of the PID namespace still alive (after a second's grace) are written
+    there, one `pid command line` a line, before the namespace's end kills them.
+    """
+
+    writable: tuple[Path, ...] = ()
+    leftovers: Path | None = None
+
+    def script(self) -> str:
+        """The shell script that sets the namespaces up and runs "$@"."""
+        steps = ["ip link set lo up"]
+        if self.writable:
+            steps.append("mount -t tmpfs tmpfs /tmp")
+            steps += [f"mount --bind {shlex.quote(str(folder))} {shlex.quote(str(folder))}" for folder in self.writable]
+            steps.append("mount -o remount,bind,ro /")
+            home = shlex.quote(str(self.writable[0]))
+            steps.append(f"export HOME={home} && cd {home}")
+        if self.leftovers is None:
+            return " && ".join([*steps, '"$@"'])
+        listing = ('for d in /proc/[0-9]*; do p=${d#/proc/}; [ "$p" = $$ ] && continue; '
+                   '[ -r "$d/cmdline" ] && echo "$p $(tr \'\\000\\n\' \'  \' < "$d/cmdline" | cut -c1-300)"; done')
+        return (" && ".join(steps) + ' && { "$@"; status=$?; sleep 1; '
+                f"{{ {listing}; }} > {shlex.quote(str(self.leftovers))}; exit $status; }}")
+
+
+def sandboxed(argv: Sequence[str], confinement: Confinement = Confinement()) -> list[str]:
+    """argv run in new network, PID and mount namespaces with only loopback up (and the confinement asked)."""
+    return [*SANDBOX, "sh", "-c", confinement.script(), "sh", *argv]
 
 
 # ---------------------------------------------------------------- installing
@@ -210,7 +241,8 @@ def install_dir(spec: ServerSpec, cache: Path) -> Path:
     if spec.registry is Registry.REPO:
         return ROOT
     safe = spec.package.replace("/", "+")
-    return cache / spec.registry.value / f"{safe}@{spec.version}"
+    pinned = "".join(f"+{pin}" for pin in spec.pins)  # the same package beside other pins is another install
+    return cache / spec.registry.value / f"{safe}@{spec.version}{pinned}"
 
 
 def install(spec: ServerSpec, cache: Path) -> Path:
@@ -427,11 +459,13 @@ def mcpfuzz_argv(mcpfuzz: Path, spec: ServerSpec, setting: Setting, files: RunFi
     return [*argv, "--cwd", str(setting.scratch), "--", *setting.argv]
 
 
-def run_mcpfuzz(argv: Sequence[str], files: RunFiles, timeout: float) -> tuple[int | None, float]:
+def run_mcpfuzz(argv: Sequence[str], files: RunFiles, timeout: float,
+                confinement: Confinement = Confinement()) -> tuple[int | None, float]:
     """Run mcpfuzz in the sandbox with a hard timeout: (exit status or None when killed, seconds)."""
     began = time.monotonic()
     with files.console.open("wb") as console:
-        process = start(sandboxed(argv), stdout=console, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        process = start(sandboxed(argv, confinement), stdout=console, stderr=subprocess.STDOUT,
+                        stdin=subprocess.DEVNULL)
         try:
             status: int | None = process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
