@@ -57,6 +57,13 @@ def finding_json(finding: Finding, command: ServerTarget, corpus_path: str | Non
         "reproducer": {"frames": [frame_to_json(f) for f in finding.frames], "shell": reproduce, "notes": notes},
         "corpus_path": corpus_path,
         "rule": finding.rule,
+        # Where the fix goes: `*` the whole server, `tool/*` every target of a kind, else the finding's target.
+        "scope": finding.where,
+        # The cause's distinct evidence (a noise line's shape, each target it showed on): up to 5, each counted,
+        # with one example and the frames that showed it; `sample_count` how many distinct ones there were.
+        "samples": [{"evidence": s.evidence, "count": s.count, "target": s.target, "detail": s.detail,
+                     "frames": [frame_to_json(f) for f in s.frames]} for s in finding.samples],
+        "sample_count": max(finding.sample_count, len(finding.samples)),
     }
 
 
