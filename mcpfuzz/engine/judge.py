@@ -8,7 +8,7 @@ line's template, a rule or code), never the text of its message.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, replace
 
 from mcpfuzz.corpus.redact import Redactor
@@ -345,15 +345,28 @@ def group_by_upstream(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
 
 def group_under_tools(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
     """A tool's failure seen again through a mutated frame (`frames/envelope` calling the same tool) is the tool's
-    cause: findings of one oracle and key on one tool become one, led by the tool's own target.
+    cause: findings of one oracle and key on one tool become one, led by the tool's own target. A finding filed
+    for every tool (`tool/*`) takes in the frames calling any of its tools.
 
     SDK-marked findings are left to `group_by_upstream`; a finding whose frame names no tool stays as it is.
     """
+    every_tool: dict[tuple[str, str, str], Hashable] = {}
+    for finding in findings:
+        if finding.scope == "tool/*" and finding.upstream is None:
+            for target in (finding.target, *finding.also_on):
+                if target.startswith("tool/"):
+                    every_tool[finding.oracle, finding.key, target.removeprefix("tool/")] = \
+                        (finding.oracle, finding.key, finding.scope)
+
     def cause(finding: Finding) -> Hashable | None:
         if finding.upstream is not None or finding.rule or finding.server_wide or finding.observed:
             return None
+        if finding.scope == "tool/*":
+            return finding.oracle, finding.key, finding.scope
         tool = finding_tool(finding)
-        return None if tool is None else (finding.oracle, finding.key, tool)
+        if tool is None:
+            return None
+        return every_tool.get((finding.oracle, finding.key, tool), (finding.oracle, finding.key, tool))
 
     return _group_by(findings, cause)
 
@@ -418,3 +431,18 @@ class _Cause:
     """A place in the findings' order held for a cause's group."""
 
     cause: Hashable
+
+
+def name_the_share(findings: tuple[Finding, ...], called: Iterable[str]) -> tuple[Finding, ...]:
+    """A finding filed for every target of a kind says how many of the kind's targets it showed on: `3 of 16 tools:
+    invalid arguments were accepted ...` (`called`: the labels of the targets the run called)."""
+    labels = set(called)
+    named = []
+    for finding in findings:
+        kind = finding.scope.removesuffix("/*") if finding.scope.endswith("/*") else ""
+        if kind:
+            on = {t for t in (finding.target, *finding.also_on) if t.startswith(kind + "/")}
+            total = max(len(on), sum(1 for label in labels if label.startswith(kind + "/")))
+            finding = replace(finding, message=f"{len(on)} of {total} {kind}s: {finding.message}")
+        named.append(finding)
+    return tuple(named)
