@@ -341,6 +341,7 @@ def test_a_server_with_three_causes_on_many_frames_gives_three_findings(tmp_path
     assert any(line.startswith("one finding per root cause: 3 causes seen ") for line in lines), result.stdout
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert page.index("Root causes (3)") < page.index("Findings by root cause (3)")
+    assert page.count("<th>samples (") == 1 and " like requestedPath " in page  # the writer's card, its shapes
 
 
 def test_a_baseline_that_accepted_a_grouped_finding_still_accepts_its_cause_and_does_not_call_it_stale() -> None:
