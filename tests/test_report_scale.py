@@ -17,7 +17,7 @@ from mcpfuzz.corpus.store import CorpusStore
 from mcpfuzz.engine.baseline import Baseline, BaselineEntry
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import Finding, RunFinished, Stats, fingerprint_of
-from mcpfuzz.engine.judge import FindingSet, finding_key
+from mcpfuzz.engine.judge import FindingSet, finding_key, name_the_share
 from mcpfuzz.engine.plan.budget import Budget
 from mcpfuzz.engine.plan.corpus_writer import CorpusWriter
 from mcpfuzz.engine.plan.finishing import apply_baseline
@@ -130,6 +130,9 @@ def test_a_kind_wide_finding_keeps_its_identity_through_a_checkpoint_and_another
             merged.merge(one)
     (together,) = merged.all()
     assert {s.target for s in together.samples} == {"tool/a", "tool/b", "tool/c"}
+    assert {together.target, *together.also_on} == {"tool/a", "tool/b", "tool/c"}  # each worker's targets named
+    (named,) = name_the_share(name_the_share((together,), ()), ["tool/a", "tool/b", "tool/c", "tool/d"])
+    assert named.message.startswith("3 of 4 tools: invalid arguments were accepted"), named.message
 
 
 def test_a_baseline_written_when_each_tool_was_a_finding_accepts_the_kind_wide_one() -> None:

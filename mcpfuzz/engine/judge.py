@@ -8,6 +8,7 @@ line's template, a rule or code), never the text of its message.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, replace
 
@@ -254,8 +255,11 @@ class FindingSet:
         if known is None:
             self._by_key[key] = finding
             return finding
-        if not finding.observed and _size(finding.frames) < _size(known.frames):
-            self._by_key[key] = finding
+        lead = finding if not finding.observed and _size(finding.frames) < _size(known.frames) else known
+        self._by_key[key] = lead
+        # Each worker saw the cause on targets of its own: the merged finding names them all.
+        seen = (known.target, *known.also_on, *self._also.get(key, ()), finding.target, *finding.also_on)
+        self._also[key] = [target for target in dict.fromkeys(seen) if target != lead.target]
         return None
 
     def entries(self) -> list[tuple[FindingKey, Finding]]:
@@ -443,6 +447,10 @@ def name_the_share(findings: tuple[Finding, ...], called: Iterable[str]) -> tupl
         if kind:
             on = {t for t in (finding.target, *finding.also_on) if t.startswith(kind + "/")}
             total = max(len(on), sum(1 for label in labels if label.startswith(kind + "/")))
-            finding = replace(finding, message=f"{len(on)} of {total} {kind}s: {finding.message}")
+            message = _SHARE.sub("", finding.message, count=1)  # a worker's count, said again for the whole run
+            finding = replace(finding, message=f"{len(on)} of {total} {kind}s: {message}")
         named.append(finding)
     return tuple(named)
+
+
+_SHARE = re.compile(r"^\d+ of \d+ [\w-]+s: ")
