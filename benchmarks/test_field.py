@@ -120,7 +120,7 @@ def test_a_run_ended_before_planning_has_its_probed_tools_uncalled() -> None:
     assert row.uncalled["tool/b"] == "--exclude-tool"
 
 
-def test_root_causes_group_by_fingerprint_and_stdout_lines_by_their_template() -> None:
+def test_root_causes_group_by_fingerprint_and_stdout_lines_by_their_writer() -> None:
     findings: list[dict[str, Any]] = [
         {"oracle": "no-crash", "fingerprint": "f1"},
         {"oracle": "no-crash", "fingerprint": "f1"},
@@ -129,4 +129,4 @@ def test_root_causes_group_by_fingerprint_and_stdout_lines_by_their_template() -
         {"oracle": "stdout-clean", "fingerprint": "b", "received": ["loaded 3 items from /home/u/z.json"]},
         {"oracle": "stdout-clean", "fingerprint": "c", "received": ["ready"]},
     ]
-    assert len({field.root_cause(finding) for finding in findings}) == 4
+    assert len({field.root_cause(finding) for finding in findings}) == 3

@@ -17,7 +17,7 @@ import anyio
 from rich.console import Console
 
 from mcpfuzz.engine.baseline import Baseline, BaselineEntry
-from mcpfuzz.engine.events import Finding, Occurrence, Upstream
+from mcpfuzz.engine.events import Finding, Occurrence, Upstream, fingerprint_of
 from mcpfuzz.engine.judge import MAX_OCCURRENCES, FindingSet, group_by_upstream, group_under_tools
 from mcpfuzz.engine.plan.finishing import apply_baseline
 from mcpfuzz.engine.session.session import Session, SessionOptions
@@ -37,6 +37,7 @@ from tests.engine_runs import SERVERS, run_engine
 from tests.test_oracles_pure import exchange, result
 
 NOISY_SITES = [sys.executable, str(SERVERS / "noisy_sites_server.py")]
+ONE_CAUSE = [sys.executable, str(SERVERS / "one_cause_server.py")]
 DEAF_AFTER_MALFORMED = [sys.executable, str(SERVERS / "deaf_after_malformed.py")]
 EVERY = tuple(all_oracles())
 
@@ -92,17 +93,26 @@ def noisy(target: str, *lines: bytes) -> Exchange:
     return at(target, exchange(ex.any_answer(1, "ping"), *lines, result(1)))
 
 
-def test_stdout_noise_is_one_finding_per_statement_listing_every_line() -> None:
+def test_stdout_noise_is_one_finding_per_writer_with_each_shape_sampled() -> None:
+    """Two print statements on forty frames: one writer to fix, so one finding; each statement is a sample,
+    counted, with its first line; every line is an occurrence."""
     built = [noisy(f"tool/t{n}", f"Validating path: /tmp/work/{n}/file-{n}.txt".encode(),
                    f"[debug] request {n} took {n * 7}ms".encode()) for n in range(40)]
     findings = judged(*built)
-    assert len(findings) == 2, [f.key for f in findings]
-    by_key = {f.key: f for f in findings}
-    path = by_key["noise:Validating path: #"]
-    assert path.occurrence_count == 40 and len(path.also_on) == 39
-    assert path.occurrences[1] == Occurrence("tool/t1", "Validating path: /tmp/work/1/file-1.txt")
-    lines = occurrence_lines(path, every=False)
-    assert len(lines) == 3 and lines[-1].startswith("and 38 more lines of this template on 38 targets"), lines
+    assert [f.key for f in findings] == ["noise"]
+    (noise,) = findings
+    assert noise.where == "*" and noise.occurrence_count == 80 and len(noise.also_on) == 39
+    assert noise.occurrences[2] == Occurrence("tool/t1", "Validating path: /tmp/work/1/file-1.txt")
+    assert [(s.evidence, s.count, s.target, s.detail) for s in noise.samples] == [
+        ("Validating", 40, "tool/t0", "Validating path: /tmp/work/0/file-0.txt"),
+        ("[debug]", 40, "tool/t0", "[debug] request 0 took 0ms")]
+    # A baseline written when each statement was a finding of its own still accepts the writer's finding.
+    legacy = {fingerprint_of("stdout-clean", "*", "noise:" + line_template(line))
+              for line in ("Validating path: /x", "[debug] request 1 took 2ms")}
+    assert legacy <= set(noise.grouped)
+    lines = occurrence_lines(noise, every=False)
+    assert lines[0] == "40 like 'Validating path: /tmp/work/0/file-0.txt' (first on tool/t0)", lines
+    assert lines[-1].startswith("80 lines in all on 40 targets"), lines
 
 
 def test_occurrences_are_kept_up_to_the_bound_and_counted_beyond_it() -> None:
@@ -230,24 +240,28 @@ def test_a_tools_failure_seen_again_through_a_mutated_frame_is_the_tools_one_fin
 # ---- real servers ----------------------------------------------------------------------------------------------
 
 
-def test_a_server_printing_from_two_sites_gives_two_findings_on_one_screen(tmp_path: Path) -> None:
-    """Lines that differ on every frame (ids, numbers, paths, hex) from two print statements: two causes."""
+def test_a_server_printing_from_two_sites_gives_one_finding_on_one_screen(tmp_path: Path) -> None:
+    """Lines that differ on every frame (ids, numbers, paths, hex) from two print statements: one writer, one
+    cause, the two statements its samples."""
     finished = run_engine(NOISY_SITES, phases=("probe", "catalogue", "coverage"))
     assert not finished.error, finished.error
     noise = [f for f in finished.findings if f.oracle == "stdout-clean"]
-    assert sorted(f.key for f in noise) == ["noise:Validating path: #", "noise:[debug] handled # request # ## in # (#)"]
-    assert all(f.occurrence_count > 1 for f in noise), [(f.key, f.occurrence_count) for f in noise]
+    assert [f.key for f in noise] == ["noise"]
+    assert sorted(s.evidence for s in noise[0].samples) == ["Validating", "[debug]"], noise[0].samples
+    assert all(s.count > 1 for s in noise[0].samples), noise[0].samples
     assert finished.findings == tuple(noise), [f"{f.oracle} {f.key}" for f in finished.findings]
-    # The console: one screen per cause, the lines summarised; the JSON report: every occurrence.
+    # The console: one screen per cause, the lines summarised; the JSON report: every occurrence, each shape.
     result = run_cli(["run", "--phases", "catalogue,coverage", "--json", "report.json", "--", *NOISY_SITES],
                      cwd=tmp_path, timeout=120)
     report = json.loads((tmp_path / "report.json").read_text())
-    assert len(report["findings"]) == 2, result.stdout
-    for entry in report["findings"]:
-        assert len(entry["occurrences"]) == entry["occurrence_count"] > 1
-        assert all(o["detail"] for o in entry["occurrences"])
-    assert "more lines of this template on" in result.stdout, result.stdout
-    assert len(result.stdout.splitlines()) < 80, result.stdout
+    (entry,) = report["findings"]
+    assert len(entry["occurrences"]) == entry["occurrence_count"] > 1, result.stdout
+    assert all(o["detail"] for o in entry["occurrences"])
+    assert entry["scope"] == "*" and entry["sample_count"] == 2
+    assert {s["evidence"] for s in entry["samples"]} == {"Validating", "[debug]"}
+    assert all(s["frames"] and s["detail"] for s in entry["samples"])
+    assert " lines in all on " in result.stdout, result.stdout
+    assert len(result.stdout.splitlines()) < 60, result.stdout
 
 
 def test_a_server_whose_transport_dies_on_the_first_malformed_line_is_one_cause() -> None:
@@ -284,8 +298,8 @@ def test_the_console_summarises_the_occurrences_of_a_cause() -> None:
     for number, found in enumerate(judged(*crash, *built), 1):
         printer.full(number, found, None)
     text = console.export_text()
-    assert "GET /items/1 200" in text and "GET /items/2 200" not in text, text  # two lines shown, the rest counted
-    assert "and 28 more lines of this template on 28 targets" in text, text
+    assert "GET /items/0 200" in text and "GET /items/1 200" not in text, text  # one line per shape, the rest counted
+    assert "30 like 'GET /items/0 200'" in text and "30 lines in all on 30 targets" in text, text
 
 
 # ---- triage: the report opens with one line per cause ----------------------------------------------------------
@@ -302,16 +316,32 @@ def test_each_cause_is_one_triage_line_saying_where_the_fix_belongs() -> None:
     assert second.fix == "SDK TypeScript SDK 1.17.0" and second.link == ZOD.link and second.targets == 3
 
 
-def test_the_console_and_the_html_report_open_with_the_causes(tmp_path: Path) -> None:
-    result = run_cli(["run", "--phases", "catalogue,coverage", "--html", "report.html", "--", *NOISY_SITES],
-                     cwd=tmp_path, timeout=120)
+def test_a_server_with_three_causes_on_many_frames_gives_three_findings(tmp_path: Path) -> None:
+    """Path tools logging their argument to stdout as a free tail, validating no arguments, and a dispatcher
+    answering unknown notifications: a real run finds exactly three causes, each naming where it showed; the
+    console and the HTML report open with them, and the footer counts them."""
+    result = run_cli(["run", "--phases", "catalogue,coverage", "--json", "report.json", "--html", "report.html",
+                      "--", *ONE_CAUSE], cwd=tmp_path, timeout=150)
+    report = json.loads((tmp_path / "report.json").read_text())
+    found = {entry["oracle"]: entry for entry in report["findings"]}
+    assert sorted(found) == ["invalid-params", "notification-silent", "stdout-clean"], result.stdout
+    assert len(report["findings"]) == 3, result.stdout
+    noise, unvalidated, replied = found["stdout-clean"], found["invalid-params"], found["notification-silent"]
+    assert noise["scope"] == "*" and noise["occurrence_count"] > 20
+    assert {"requestedPath", "parentDir", "allowedDirectories"} <= {s["evidence"] for s in noise["samples"]}
+    tools = {"tool/read_file", "tool/list_directory", "tool/file_info", "tool/search_files", "tool/tail_file"}
+    assert unvalidated["scope"] == "tool/*" and {unvalidated["target"], *unvalidated["also_on"]} == tools
+    assert unvalidated["message"].startswith("5 of 5 tools: "), unvalidated["message"]
+    assert {s["target"] for s in unvalidated["samples"]} == tools and all(s["frames"] for s in unvalidated["samples"])
+    assert replied["scope"] == "*" and replied["target"].startswith("method/") and replied["also_on"]
     lines = result.stdout.splitlines()
     opening = lines.index(next(line for line in lines if " causes " in line))
-    assert lines[opening + 1].startswith("1. HIGH stdout-clean · ") and "fix: server" in lines[opening + 1]
-    assert lines[opening + 2].startswith("2. HIGH stdout-clean · "), result.stdout
-    assert any(line.startswith("one finding per root cause: 2 causes seen ") for line in lines), result.stdout
+    assert [line.split(" · ")[0] for line in lines[opening + 1:opening + 4]] == [
+        "1. HIGH stdout-clean", "2. MEDIUM notification-silent", "3. MEDIUM invalid-params"], result.stdout
+    assert any(line.startswith("one finding per root cause: 3 causes seen ") for line in lines), result.stdout
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
-    assert page.index("Root causes (2)") < page.index("Findings by root cause (2)")
+    assert page.index("Root causes (3)") < page.index("Findings by root cause (3)")
+    assert page.count("<th>samples (") == 1 and " like requestedPath " in page  # the writer's card, its shapes
 
 
 def test_a_baseline_that_accepted_a_grouped_finding_still_accepts_its_cause_and_does_not_call_it_stale() -> None:

@@ -88,8 +88,10 @@ def _fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
-def write_json_atomic(path: Path, data: dict) -> None:
-    """Write `data` so that a kill at any moment leaves the old file or the new one, never a partial one."""
+def write_json_atomic(path: Path, data: dict, *, sync_folder: bool = True) -> None:
+    """Write `data` so that a kill at any moment leaves the old file or the new one, never a partial one.
+
+    `sync_folder` False leaves making the rename durable to the caller (one folder sync after many writes)."""
     payload = _json_bytes(data)  # serialise first: a bad value must not leave a temp file behind
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX)
     try:
@@ -102,7 +104,8 @@ def write_json_atomic(path: Path, data: dict) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
-    _fsync_directory(path.parent)
+    if sync_folder:
+        _fsync_directory(path.parent)
 
 
 def _problem(data: Any) -> str | None:
@@ -150,36 +153,60 @@ class CorpusStore:
     def save(self, transcript: dict, *, count: bool = True) -> tuple[Path, bool]:
         """Write a transcript under its name; a repeat keeps `created` and counts `seen` (unless `count` is
         False: the same run writing its finding again). Returns (path, is_new)."""
-        missing = [key for key in REQUIRED_KEYS if not isinstance(transcript.get(key), str)]
-        if missing:
-            raise ValueError(f"a transcript needs text values for {', '.join(missing)}")
+        (saved,) = self.save_many([(transcript, count)])
+        return saved
+
+    def save_many(self, transcripts: list[tuple[dict, bool]]) -> list[tuple[Path, bool]]:
+        """`save` for each (transcript, count), the folder listed once and the manifest written once: a run's
+        thousand findings cost a thousand file writes, not a thousand listings of the folder."""
+        for transcript, _ in transcripts:
+            missing = [key for key in REQUIRED_KEYS if not isinstance(transcript.get(key), str)]
+            if missing:
+                raise ValueError(f"a transcript needs text values for {', '.join(missing)}")
+        if not transcripts:
+            return []
         self._ensure_folder()
         self._sweep_stale_temps()
-        path = self.root / transcript_name(transcript["target"], transcript["oracle"], transcript["fingerprint"])
-        previous, _ = _read(path)
-        for other in self._same_fingerprint(transcript["fingerprint"], path):
-            # One root cause, one transcript: it moved to a smaller or worse reproducer on another target.
-            previous = previous or _read(other)[0]
-            other.unlink(missing_ok=True)
-        is_new = not path.exists()
+        by_fingerprint = self._by_fingerprint()
         now = _utc_now()
-        data = dict(transcript)
-        data.update(format=FORMAT_VERSION, mcpfuzz_version=__version__, updated=now)
-        if previous is not None:
-            seen = previous.get("seen")
-            data["created"] = previous.get("created") or now
-            data["seen"] = (seen if isinstance(seen, int) and not isinstance(seen, bool) else 1) + int(count)
-        else:
-            # A broken old file is replaced as if it were not there: its counts cannot be trusted.
-            data["created"] = now
-            data["seen"] = 1
-        write_json_atomic(path, data)
-        self._write_manifest(now)
-        return path, is_new
+        saved = []
+        for transcript, count in transcripts:
+            fingerprint = transcript["fingerprint"]
+            path = self.root / transcript_name(transcript["target"], transcript["oracle"], fingerprint)
+            previous, _ = _read(path)
+            for other in by_fingerprint.get(_safe(fingerprint)[:64], ()):
+                if other == path or not other.is_file():
+                    continue
+                # One root cause, one transcript: it moved to a smaller or worse reproducer on another target.
+                previous = previous or _read(other)[0]
+                other.unlink(missing_ok=True)
+            by_fingerprint[_safe(fingerprint)[:64]] = [path]
+            is_new = not path.exists()
+            data = dict(transcript)
+            data.update(format=FORMAT_VERSION, mcpfuzz_version=__version__, updated=now)
+            if previous is not None:
+                seen = previous.get("seen")
+                data["created"] = previous.get("created") or now
+                data["seen"] = (seen if isinstance(seen, int) and not isinstance(seen, bool) else 1) + int(count)
+            else:
+                # A broken old file is replaced as if it were not there: its counts cannot be trusted.
+                data["created"] = now
+                data["seen"] = 1
+            write_json_atomic(path, data, sync_folder=False)
+            saved.append((path, is_new))
+        self._write_manifest(now)  # syncs the folder: every rename above is durable with it
+        return saved
 
-    def _same_fingerprint(self, fingerprint: str, keep: Path) -> list[Path]:
-        """Other transcripts of this fingerprint (named after another target)."""
-        return [path for path in self.root.glob(f"*_{fingerprint}.json") if path != keep and path.is_file()]
+    def _by_fingerprint(self) -> dict[str, list[Path]]:
+        """The transcripts in the folder by the fingerprint their name ends with (one listing)."""
+        found: dict[str, list[Path]] = {}
+        with os.scandir(self.root) as entries:
+            for entry in entries:
+                name = entry.name
+                if not name.endswith(".json") or name == MANIFEST or name.startswith(TEMP_PREFIX):
+                    continue
+                found.setdefault(name[:-len(".json")].rsplit("_", 1)[-1], []).append(self.root / name)
+        return found
 
     def load_all(self) -> tuple[list[tuple[Path, dict]], list[tuple[Path, str]]]:
         """Every transcript sorted by name, and the files that could not be read with the reason."""

@@ -89,6 +89,18 @@ class Occurrence:
 
 
 @dataclass(frozen=True)
+class Sample:
+    """One distinct piece of evidence of a cause (a noise line's shape, a target the cause showed on): how often it
+    showed, where first, what it showed there, and the frames that showed it."""
+
+    evidence: str
+    count: int
+    target: str
+    detail: str = ""
+    frames: tuple[bytes, ...] = ()
+
+
+@dataclass(frozen=True)
 class Finding:
     """One distinct failure: the oracle, the case that tripped it, and the frames that reproduce it."""
 
@@ -129,11 +141,22 @@ class Finding:
     grouped: tuple[str, ...] = field(default=(), compare=False)
     # The (oracle, key) of each failure folded into this one on its frame: an SDK row may explain the cause by those.
     folded: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    # Where the fix goes when it is neither the finding's own target nor the whole server: `tool/*`, every target of
+    # one kind (a framework that validates no tool's arguments). Empty: the target, or `*` when server-wide.
+    scope: str = ""
+    # The cause's distinct evidence (bounded, first seen first, each counted) and how many distinct ones there were.
+    samples: tuple[Sample, ...] = field(default=(), compare=False)
+    sample_count: int = field(default=0, compare=False)
+
+    @property
+    def where(self) -> str:
+        """The place its identity names: `*` (the server), `tool/*` (every target of a kind), or its target."""
+        return self.scope or ("*" if self.server_wide else self.target)
 
     @property
     def fingerprint(self) -> str:
         """A short stable hash of what makes this failure distinct (a server-wide one: whichever frame showed it)."""
-        return fingerprint_of(self.oracle, "*" if self.server_wide else self.target, self.key)
+        return fingerprint_of(self.oracle, self.where, self.key)
 
 
 def fingerprint_of(oracle: str, scope: str, key: str) -> str:

@@ -1,18 +1,20 @@
 """Turn oracle failures on an exchange into findings, one per root cause, each listing where the cause showed.
 
-A finding's identity is (oracle, scope, cause): the oracle, the target unless the cause is server-wide, and the
-failure's key, which names the cause (a crash signature, a noise line's template, a stderr line's template, a
-rule or code), never the text of its message.
+A finding's identity is (oracle, scope, cause): the oracle, where the fix goes (the target, every target of a kind,
+or the whole server: engine/causes.py), and the failure's key, which names the cause (a crash signature, a stderr
+line's template, a rule or code), never the text of its message.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Hashable
+import re
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, replace
 
 from mcpfuzz.corpus.redact import Redactor
-from mcpfuzz.engine.events import Finding, Occurrence, fingerprint_of
+from mcpfuzz.engine.causes import SERVER, Cause, cause_of
+from mcpfuzz.engine.events import Finding, Occurrence, Sample, fingerprint_of
 from mcpfuzz.engine.redaction import redacted_exchange
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.http_reply import HttpReply
@@ -22,6 +24,8 @@ from mcpfuzz.oracles.base import Failure, Severity, run_checks
 MAX_LISTED_TARGETS = 6
 MAX_OCCURRENCES = 1000  # kept per finding (the JSON report lists them); more are counted, not kept
 MAX_COUNTED = 100_000  # distinct occurrences told apart per finding; past it every further one is counted
+MAX_SAMPLES = 5  # distinct pieces of evidence kept per finding (each with its count, one example, its frames)
+MAX_LEGACY = 100  # identities of earlier versions a finding answers for (a baseline written then still matches)
 # Oracles whose failure on a frame is a consequence of the frame's own rule being broken, not a cause of its own:
 # a fractional id answered as an integer (`1.5` as `1`) was served instead of refused (the frame's judge fails),
 # and the changed id is how that serving showed. Folded into the judge's finding, which names them.
@@ -76,17 +80,20 @@ def body_text(http: HttpReply) -> str:
     return " ".join(http.body.decode("utf-8", "replace").split())[:MAX_BODY_CHARS]
 
 
-def to_finding(failure: Failure, exchange: Exchange) -> Finding:
-    """A finding with its reproduction frames."""
+def to_finding(failure: Failure, exchange: Exchange, cause: Cause | None = None) -> Finding:
+    """A finding with its reproduction frames, filed under its cause."""
     case = exchange.case
+    cause = cause or cause_of(failure, case)
+    server_wide = failure.server_wide or cause.scope == SERVER
     return Finding(
         oracle=failure.oracle, severity=failure.severity, title=failure.title, message=failure.message,
         target=case.target, case_title=case.title, expected=case.expect.describe(),
-        frames=tuple(exchange.frames), received=received_lines(exchange), key=failure.key, tool=case.expect.tool,
+        frames=tuple(exchange.frames), received=received_lines(exchange), key=cause.key, tool=case.expect.tool,
         stderr_tail=exchange.crash.stderr_tail if exchange.crash else "", case=case, era=exchange.era.value,
-        protocol_version=exchange.protocol_version, server_wide=failure.server_wide,
+        protocol_version=exchange.protocol_version, server_wide=server_wide,
         also_judged=failure.also_judged, grouped=tuple(fingerprint_of(*key) for key in failure.folded),
-        folded=tuple((oracle, key) for oracle, _scope, key in failure.folded))
+        folded=tuple((oracle, key) for oracle, _scope, key in failure.folded),
+        scope="" if cause.scope in (SERVER, case.target) else cause.scope)
 
 
 def fold_consequences(exchange: Exchange, failures: list[Failure]) -> list[Failure]:
@@ -117,7 +124,20 @@ def observed_finding(failure: Failure, received: tuple[str, ...], era: str, vers
 
 def finding_key(finding: Finding) -> FindingKey:
     """The key `FindingSet` files a finding under (what makes two findings the same bug)."""
-    return finding.oracle, "*" if finding.server_wide else finding.target, finding.key
+    return finding.oracle, finding.where, finding.key
+
+
+@dataclass
+class _Evidence:
+    """One sample as it is gathered: how often it showed, where first, what it showed, its smallest frames."""
+
+    count: int
+    target: str
+    detail: str
+    frames: tuple[bytes, ...]
+
+    def sample(self, evidence: str) -> Sample:
+        return Sample(evidence, self.count, self.target, self.detail, self.frames)
 
 
 class FindingSet:
@@ -135,37 +155,85 @@ class FindingSet:
         self._occurrences: dict[FindingKey, dict[Occurrence, None]] = {}
         self._seen: dict[FindingKey, set[Occurrence]] = {}  # for counting distinct occurrences (bounded)
         self._counts: dict[FindingKey, int] = {}
+        self._samples: dict[FindingKey, dict[str, _Evidence]] = {}
+        self._evidence_seen: dict[FindingKey, set[str]] = {}  # distinct evidence, counted up to MAX_COUNTED
+        self._legacy: dict[FindingKey, dict[str, None]] = {}
         self._redactor = redactor
 
     @staticmethod
     def key_of(failure: Failure, exchange: Exchange) -> FindingKey:
-        """What makes two failures the same bug: oracle, target (unless server-wide) and the failure's key."""
-        return failure.oracle, "*" if failure.server_wide else exchange.case.target, failure.key
+        """What makes two failures the same bug: oracle, where the fix goes, and what failed (engine/causes.py)."""
+        cause = cause_of(failure, exchange.case)
+        return failure.oracle, cause.scope, cause.key
 
     def add(self, failure: Failure, exchange: Exchange) -> Finding | None:
         """Record a failure; return the finding when it is new (a smaller repeat becomes the reproducer)."""
         target = exchange.case.target
-        key = self.key_of(failure, exchange)
+        cause = cause_of(failure, exchange.case)
+        key = failure.oracle, cause.scope, cause.key
         self._occurred(key, Occurrence(target, failure.detail))
+        self._sampled(key, cause, failure, exchange)
         known = self._by_key.get(key)
         if known is not None:
             if failure.severity > known.severity:
                 # One root cause seen at its worst here (a valid request, not only malformed ones): this
                 # exchange becomes the reproducer and carries the severity; the earlier target is listed.
-                self._by_key[key] = to_finding(failure, exchange)
+                self._by_key[key] = to_finding(failure, exchange, cause)
                 also = self._also.setdefault(key, [])
                 if known.target != target and known.target not in also:
                     also.append(known.target)
             elif target == known.target and _size(exchange.frames) < _size(known.frames):
-                self._by_key[key] = to_finding(failure, exchange)
+                self._by_key[key] = to_finding(failure, exchange, cause)
             elif target != known.target:
                 also = self._also.setdefault(key, [])
                 if target not in also:
                     also.append(target)
             return None
-        finding = to_finding(failure, exchange)
+        finding = to_finding(failure, exchange, cause)
         self._by_key[key] = finding
         return finding
+
+    def _sampled(self, key: FindingKey, cause: Cause, failure: Failure, exchange: Exchange) -> None:
+        """Count the failure's evidence; keep the first MAX_SAMPLES kinds, each with its smallest frames; remember
+        the identity older versions gave it."""
+        legacy = fingerprint_of(failure.oracle, *cause.legacy)
+        if cause.legacy != key[1:]:
+            known = self._legacy.setdefault(key, {})
+            if len(known) < MAX_LEGACY:
+                known[legacy] = None
+        kept = self._samples.setdefault(key, {})
+        evidence = kept.get(cause.evidence)
+        if evidence is not None:
+            evidence.count += 1
+            if _size(exchange.frames) < _size(evidence.frames):
+                evidence.frames = tuple(exchange.frames)
+            return
+        seen = self._evidence_seen.setdefault(key, set())
+        if len(seen) < MAX_COUNTED:
+            seen.add(cause.evidence)
+        if len(kept) < MAX_SAMPLES:
+            detail = failure.detail or (failure.message.splitlines() or [""])[0][:200]
+            kept[cause.evidence] = _Evidence(1, exchange.case.target, detail, tuple(exchange.frames))
+
+    def _absorb(self, key: FindingKey, finding: Finding) -> None:
+        """Take in what another record of the cause gathered (another worker's, an earlier session's): its
+        occurrences, its samples and the identities it answers for."""
+        for occurrence in finding.occurrences:
+            self._occurred(key, occurrence)
+        kept = self._samples.setdefault(key, {})
+        for sample in finding.samples:
+            evidence = kept.get(sample.evidence)
+            if evidence is not None:
+                evidence.count += sample.count
+            elif len(kept) < MAX_SAMPLES:
+                kept[sample.evidence] = _Evidence(sample.count, sample.target, sample.detail, sample.frames)
+        if finding.samples:
+            seen = self._evidence_seen.setdefault(key, set())
+            seen.update(sample.evidence for sample in finding.samples)
+        legacy = self._legacy.setdefault(key, {})
+        for fingerprint in finding.grouped:
+            if len(legacy) < MAX_LEGACY:
+                legacy[fingerprint] = None
 
     def _occurred(self, key: FindingKey, occurrence: Occurrence) -> None:
         """Count an occurrence of a cause (once per distinct place) and keep the first MAX_OCCURRENCES."""
@@ -190,21 +258,22 @@ class FindingSet:
     def restore(self, key: FindingKey, finding: Finding) -> None:
         """Put back a finding of an earlier session (a resumed soak): its repeats are not new."""
         if key not in self._by_key:
-            for occurrence in finding.occurrences:
-                self._occurred(key, occurrence)
+            self._absorb(key, finding)
         self._by_key.setdefault(key, finding)
 
     def merge(self, finding: Finding) -> Finding | None:
         """Add another worker's finding; the smaller reproducer of two wins. Returns it when it is new."""
         key = finding_key(finding)
-        for occurrence in finding.occurrences:
-            self._occurred(key, occurrence)
+        self._absorb(key, finding)
         known = self._by_key.get(key)
         if known is None:
             self._by_key[key] = finding
             return finding
-        if not finding.observed and _size(finding.frames) < _size(known.frames):
-            self._by_key[key] = finding
+        lead = finding if not finding.observed and _size(finding.frames) < _size(known.frames) else known
+        self._by_key[key] = lead
+        # Each worker saw the cause on targets of its own: the merged finding names them all.
+        seen = (known.target, *known.also_on, *self._also.get(key, ()), finding.target, *finding.also_on)
+        self._also[key] = [target for target in dict.fromkeys(seen) if target != lead.target]
         return None
 
     def entries(self) -> list[tuple[FindingKey, Finding]]:
@@ -251,6 +320,14 @@ class FindingSet:
             kept = self._occurrences.get(key)
             if kept:
                 finding = replace(finding, occurrences=tuple(kept), occurrence_count=self._counts.get(key, len(kept)))
+            samples = self._samples.get(key)
+            if samples:
+                finding = replace(finding, samples=tuple(e.sample(name) for name, e in samples.items()),
+                                  sample_count=max(len(self._evidence_seen.get(key, ())), len(samples)))
+            legacy = self._legacy.get(key)
+            if legacy:
+                finding = replace(finding, grouped=tuple(dict.fromkeys(
+                    (*finding.grouped, *(f for f in legacy if f != finding.fingerprint)))))
             also = self._also.get(key)
             if also:
                 finding = with_also_on(finding, tuple(also))
@@ -286,15 +363,28 @@ def group_by_upstream(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
 
 def group_under_tools(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
     """A tool's failure seen again through a mutated frame (`frames/envelope` calling the same tool) is the tool's
-    cause: findings of one oracle and key on one tool become one, led by the tool's own target.
+    cause: findings of one oracle and key on one tool become one, led by the tool's own target. A finding filed
+    for every tool (`tool/*`) takes in the frames calling any of its tools.
 
     SDK-marked findings are left to `group_by_upstream`; a finding whose frame names no tool stays as it is.
     """
+    every_tool: dict[tuple[str, str, str], Hashable] = {}
+    for finding in findings:
+        if finding.scope == "tool/*" and finding.upstream is None:
+            for target in (finding.target, *finding.also_on):
+                if target.startswith("tool/"):
+                    every_tool[finding.oracle, finding.key, target.removeprefix("tool/")] = \
+                        (finding.oracle, finding.key, finding.scope)
+
     def cause(finding: Finding) -> Hashable | None:
         if finding.upstream is not None or finding.rule or finding.server_wide or finding.observed:
             return None
+        if finding.scope == "tool/*":
+            return finding.oracle, finding.key, finding.scope
         tool = finding_tool(finding)
-        return None if tool is None else (finding.oracle, finding.key, tool)
+        if tool is None:
+            return None
+        return every_tool.get((finding.oracle, finding.key, tool), (finding.oracle, finding.key, tool))
 
     return _group_by(findings, cause)
 
@@ -359,3 +449,22 @@ class _Cause:
     """A place in the findings' order held for a cause's group."""
 
     cause: Hashable
+
+
+def name_the_share(findings: tuple[Finding, ...], called: Iterable[str]) -> tuple[Finding, ...]:
+    """A finding filed for every target of a kind says how many of the kind's targets it showed on: `3 of 16 tools:
+    invalid arguments were accepted ...` (`called`: the labels of the targets the run called)."""
+    labels = set(called)
+    named = []
+    for finding in findings:
+        kind = finding.scope.removesuffix("/*") if finding.scope.endswith("/*") else ""
+        if kind:
+            on = {t for t in (finding.target, *finding.also_on) if t.startswith(kind + "/")}
+            total = max(len(on), sum(1 for label in labels if label.startswith(kind + "/")))
+            message = _SHARE.sub("", finding.message, count=1)  # a worker's count, said again for the whole run
+            finding = replace(finding, message=f"{len(on)} of {total} {kind}s: {message}")
+        named.append(finding)
+    return tuple(named)
+
+
+_SHARE = re.compile(r"^\d+ of \d+ [\w-]+s: ")

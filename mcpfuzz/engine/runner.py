@@ -111,7 +111,7 @@ class Run:
             raise
         except Exception as error:  # a bug of mcpfuzz's own: what was found is still reported
             context.internal_error(error)
-        await verify(context, session, context.budget.verify_until)
+        await verify(context, session, context.budget.verify_until_for(len(context.findings.entries())))
 
 
 def session_options(config: RunConfig, extra_env: dict[str, str] | None = None) -> SessionOptions:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,22 +73,35 @@ def to_transcript(finding: Finding, *, command: TargetDescription, seed: int, re
 
 def save_findings(store: CorpusStore, findings: list[Finding], *, command: TargetDescription, seed: int,
                   redactor: Redactor, counted: set[str] | None = None,
-                  security: CanaryLayout | None = None) -> dict[str, str]:
+                  security: CanaryLayout | None = None, written: dict[str, tuple[str, str]] | None = None
+                  ) -> dict[str, str]:
     """Write one transcript per finding (the same failure updates its file); fingerprint -> path.
 
     `counted` holds the fingerprints this run has already written: writing one again (a smaller
-    reproducer, the verdict of its re-run) does not count as another run that saw it.
+    reproducer, the verdict of its re-run) does not count as another run that saw it. `written` holds what this
+    run last wrote for each fingerprint (its text and path): a transcript that has not changed since is not
+    written again.
     """
-    paths = {}
+    paths: dict[str, str] = {}
+    pending: list[tuple[str, str, dict]] = []
     for finding in findings:
         if finding.case is None:
             continue
-        first = counted is None or finding.fingerprint not in counted
-        path, _ = store.save(to_transcript(finding, command=command, seed=seed, redactor=redactor,
-                                                security=security), count=first)
+        transcript = to_transcript(finding, command=command, seed=seed, redactor=redactor, security=security)
+        text = json.dumps(transcript, sort_keys=True, default=str)
+        last = written.get(finding.fingerprint) if written is not None else None
+        if last is not None and last[0] == text and Path(last[1]).is_file():
+            paths[finding.fingerprint] = last[1]
+            continue
+        pending.append((finding.fingerprint, text, transcript))
+    saved = store.save_many([(transcript, counted is None or fingerprint not in counted)
+                             for fingerprint, _, transcript in pending])
+    for (fingerprint, text, _), (path, _) in zip(pending, saved, strict=True):
         if counted is not None:
-            counted.add(finding.fingerprint)
-        paths[finding.fingerprint] = str(path)
+            counted.add(fingerprint)
+        if written is not None:
+            written[fingerprint] = (text, str(path))
+        paths[fingerprint] = str(path)
     return paths
 
 

@@ -34,6 +34,9 @@ from mcpfuzz.report.triage import causes
 
 MAX_SKIPPED_LINES = 20  # a server may list thousands of tools: the header stays readable
 MAX_TARGET_ROWS = 12  # targets in the summary's table (all of them with -v)
+# Findings printed in full at the default verbosity; the rest are their lines under "causes" (all of them with -v,
+# and in every report file): a run that found a thousand things still ends with a readable screen, at once.
+MAX_FULL_FINDINGS = 25
 
 
 SECURITY_OFF = "security oracles off (sandbox-escape, command-injection; --security turns them on)"
@@ -208,13 +211,19 @@ class ConsoleReporter:
         notes = [f for f in event.findings if is_note(f)]
         self._print_causes([*own, *inherited, *notes])
         number = 0
+        shown = len(event.findings) if self.verbosity is not Verbosity.NORMAL else MAX_FULL_FINDINGS
         for title, group in (("findings", own), ("from the SDK the server is built on", inherited),
                              ("notes: did not fail again on a fresh server", notes)):
+            group = group[:max(0, shown - number)]
             if group:
                 self.console.rule(title)
             for finding in group:
                 number += 1
                 self.findings.full(number, finding, event.corpus_paths.get(finding.fingerprint))
+        if number < len(event.findings):
+            self.console.print(f"\n{counted(len(event.findings) - number, 'more finding')}, each a line under "
+                               "\"causes\" above: -v prints every one in full, as every report file holds it",
+                               style="dim")
         self._print_summary(event)
 
     def _print_causes(self, findings: list[Finding]) -> None:
@@ -222,9 +231,11 @@ class ConsoleReporter:
         if len(findings) < 2 or self.verbosity is Verbosity.QUIET:
             return
         self.console.rule("causes")
+        lines = []
         for cause in causes(findings):
             style = "dim" if cause.severity == "note" else SEVERITY_STYLE[Severity.parse(cause.severity)]
-            self.console.print(f"{cause.number}. [{style}]{escape(cause.describe())}[/]", soft_wrap=True)
+            lines.append(f"{cause.number}. [{style}]{escape(cause.describe())}[/]")
+        self.console.print("\n".join(lines), soft_wrap=True)  # one print: a thousand causes print at once
 
     def _print_summary(self, event: RunFinished) -> None:
         counts = Counter(f.severity for f in event.findings if not is_note(f))

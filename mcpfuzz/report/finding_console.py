@@ -127,20 +127,31 @@ def also_on_line(finding: Finding, every: bool) -> str:
 
 
 def occurrence_lines(finding: Finding, every: bool) -> list[str]:
-    """What a cause showed where it showed different things (the lines of one log statement): the first few, then
-    a summary ("and 209 more lines of this template on 57 targets"); every kept one with -v."""
+    """What a cause showed where it showed different things: the lines of one writer by shape (each shape's count
+    and first line), then how many lines on how many targets; every kept line with -v."""
+    shapes = [s for s in finding.samples if s.detail and s.evidence != s.target]
     shown = [o for o in finding.occurrences if o.detail]
-    if not shown:
+    if not shown and not shapes:
         return []
     count = max(finding.occurrence_count, len(finding.occurrences))
-    first = shown if every else shown[:OCCURRENCES_SHOWN]
-    lines = [f"seen: {o.detail[:160]!r} on {o.target}" for o in first]
+    lines = [f"{s.count} like {s.detail[:160]!r} (first on {s.target})" for s in shapes]
+    first = shown if every or not shapes else []
+    if not shapes and not every:
+        first = shown[:OCCURRENCES_SHOWN]
+    lines += [f"seen: {o.detail[:160]!r} on {o.target}" for o in first]
+    left = finding.sample_count - len(shapes)
+    if shapes and (left > 0 or count > len(first)):
+        targets = {o.target for o in finding.occurrences}
+        other = f", {left} more {'shape' if left == 1 else 'shapes'}" if left > 0 else ""
+        lines.append(f"{counted(count, 'line')} in all{other} on {counted(len(targets), 'target')}"
+                     + ("" if every else " (all in the JSON report; -v lists them)"))
+        return lines
     rest = [o for o in finding.occurrences if o not in first]
     if rest or count > len(finding.occurrences):
         more = count - len(first)
         targets = {o.target for o in rest}
         on = f" on {counted(len(targets), 'target')}" if targets else ""
-        lines.append(f"and {more} more {'line' if more == 1 else 'lines'} of this template{on}"
+        lines.append(f"and {more} more {'line' if more == 1 else 'lines'}{on}"
                      + ("" if every else " (all in the JSON report; -v lists them)"))
     return lines
 

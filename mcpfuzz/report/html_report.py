@@ -338,6 +338,13 @@ def _finding(number: int, finding: dict) -> str:
         rows.append(("also on", ", ".join(f"<code>{visible(t)}</code>" for t in finding["also_on"])))
     if finding.get("also_judged"):
         rows.append(("also judged by", ", ".join(f"<code>{visible(o)}</code>" for o in finding["also_judged"])))
+    shapes = [sample for sample in finding.get("samples") or () if sample.get("evidence") != sample.get("target")]
+    if shapes:  # a cause showing different things (a writer's lines): each kind once, counted
+        left = max(int(finding.get("sample_count") or 0) - len(shapes), 0)
+        rows.append((f"samples ({len(shapes) + left:,})", "".join(
+            f"<pre>{int(sample.get('count') or 0):,} like {visible(str(sample.get('detail', '')))} "
+            f"(first on {visible(str(sample.get('target', '')))})</pre>" for sample in shapes)
+            + (f"<p>and {left:,} more kinds (in the JSON report's occurrences)</p>" if left else "")))
     shown = [o for o in finding.get("occurrences") or () if o.get("detail")][:MAX_OCCURRENCES_SHOWN]
     if shown:
         count = max(int(finding.get("occurrence_count") or 0), len(finding["occurrences"]))

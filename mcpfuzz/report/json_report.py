@@ -57,6 +57,13 @@ def finding_json(finding: Finding, command: ServerTarget, corpus_path: str | Non
         "reproducer": {"frames": [frame_to_json(f) for f in finding.frames], "shell": reproduce, "notes": notes},
         "corpus_path": corpus_path,
         "rule": finding.rule,
+        # Where the fix goes: `*` the whole server, `tool/*` every target of a kind, else the finding's target.
+        "scope": finding.where,
+        # The cause's distinct evidence (a noise line's shape, each target it showed on): up to 5, each counted,
+        # with one example and the frames that showed it; `sample_count` how many distinct ones there were.
+        "samples": [{"evidence": s.evidence, "count": s.count, "target": s.target, "detail": s.detail,
+                     "frames": [frame_to_json(f) for f in s.frames]} for s in finding.samples],
+        "sample_count": max(finding.sample_count, len(finding.samples)),
     }
 
 
@@ -128,4 +135,26 @@ def write_atomic(path: Path, text: str) -> None:
 
 def write_report_data(path: Path, report: dict) -> None:
     """Write a report already built by `report_json` atomically."""
-    write_atomic(path, json.dumps(report, indent=2) + "\n")
+    write_atomic(path, report_text(report))
+
+
+def report_text(report: dict) -> str:
+    """The report as JSON text: its outline indented, each finding on a line of its own."""
+    return indented_json(report, 2) + "\n"
+
+
+def indented_json(value: object, levels: int, depth: int = 0) -> str:
+    """JSON text indented for `levels` levels of objects and arrays, each value below on one line.
+
+    Python's fast JSON encoder writes no indentation; the indenting one takes seconds for a thousand findings, so
+    only the outline a reader scans (the report's parts, its list of findings) is indented.
+    """
+    if levels <= 0 or not isinstance(value, dict | list) or not value:
+        return json.dumps(value)
+    inner, outer = "  " * (depth + 1), "  " * depth
+    if isinstance(value, dict):
+        parts = [f"{inner}{json.dumps(str(name))}: {indented_json(item, levels - 1, depth + 1)}"
+                 for name, item in value.items()]
+        return "{\n" + ",\n".join(parts) + f"\n{outer}}}"
+    parts = [inner + indented_json(item, levels - 1, depth + 1) for item in value]
+    return "[\n" + ",\n".join(parts) + f"\n{outer}]"

@@ -58,13 +58,16 @@ WORKSPACE_NOTE = (f"{WORKSPACE_PLACEHOLDER} was the run's temporary workspace, n
 ALIVE_NOTE = f"the last request (id \"{ALIVE_ID}\") checks the server is still alive: its answer is the last line"
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def is_printable(frame: bytes) -> bool:
     """True when the frame is UTF-8 text without control characters."""
     try:
         text = frame.decode("utf-8")
     except UnicodeDecodeError:
         return False
-    return not any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text)
+    return _CONTROL.search(text) is None
 
 
 def printf_escape(frame: bytes) -> str:

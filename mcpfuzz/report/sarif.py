@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 from collections.abc import Sequence
@@ -10,7 +9,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from mcpfuzz.oracles.base import Severity, all_oracles
-from mcpfuzz.report.json_report import write_atomic
+from mcpfuzz.report.json_report import indented_json, write_atomic
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -176,4 +175,4 @@ def sarif_log(report: dict, oracles: Sequence[str], root: Path | None = None) ->
 
 def write_sarif(path: Path, report: dict, oracles: Sequence[str], root: Path | None = None) -> None:
     """Write the SARIF log atomically."""
-    write_atomic(path, json.dumps(sarif_log(report, oracles, root), indent=2) + "\n")
+    write_atomic(path, indented_json(sarif_log(report, oracles, root), 4) + "\n")  # a result a line

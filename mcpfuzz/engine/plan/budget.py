@@ -2,8 +2,8 @@
 
 The policy, in one place:
 
-- The run ends at `--budget`. A margin at the very end is kept for writing the reports, and before it a reserve
-  for re-running findings on a fresh server (verification).
+- The run ends at `--budget`. A margin at the very end is kept for writing the reports (growing with the number of
+  findings to write), and before it a reserve for re-running findings on a fresh server (verification).
 - After the probe, when there are targets to call, the phases that call them (coverage, fuzz, stateful) are
   guaranteed `CALL_SHARE` of the time left. The phases about the protocol (lint, the corpus replay, the
   catalogue, lifecycle, verification of what they found) share the rest, in that order; what does not fit is
@@ -28,6 +28,9 @@ from dataclasses import dataclass, field
 
 VERIFY_RESERVE = 5.0  # seconds at most kept at the end to re-run findings on a fresh server
 REPORT_MARGIN = 2.0  # seconds at most kept at the very end for the reports
+# What each finding adds to the end of a run (its transcript rewritten, its part of every report file and of the
+# console), generously: a run that found a thousand things still ends on time.
+REPORT_SECONDS_PER_FINDING = 0.003
 CALL_SHARE = 0.7  # of the time left after the probe, at least, for the phases that call targets
 COVERAGE_SHARE = 0.3  # of the call phases' time, at most, for the deterministic coverage calls
 FUZZ_SHARE = 0.6  # of what coverage leaves, for the fuzz phase (the rest: call sequences)
@@ -58,6 +61,11 @@ class Budget:
     def verify_until(self) -> float:
         """The end of verification: the margin for the reports is kept after it."""
         return self.hard_end - min(REPORT_MARGIN, self.total * 0.05)
+
+    def verify_until_for(self, findings: int) -> float:
+        """The end of verification for a run that has `findings` to report: their reports' time is kept after it
+        too (up to another 5% of the run)."""
+        return self.verify_until - min(findings * REPORT_SECONDS_PER_FINDING, self.total * 0.05)
 
     @property
     def deadline(self) -> float:

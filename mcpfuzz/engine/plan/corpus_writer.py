@@ -27,6 +27,9 @@ class CorpusWriter:
     saved: set[str] = field(default_factory=set)  # fingerprints this run has written
     written: set[Path] = field(default_factory=set)  # the transcripts this run wrote (not a regression to replay)
     problem: str = ""
+    # What this run last wrote for each fingerprint (the transcript's text, its path): unchanged ones are not
+    # written again at the end.
+    last_written: dict[str, tuple[str, str]] = field(default_factory=dict)
     # --security: the folders the frames name; `target` then keeps `{workspace}` unexpanded, so a replay can put
     # a workspace of its own there.
     security: CanaryLayout | None = None
@@ -49,7 +52,7 @@ class CorpusWriter:
         try:
             paths = save_findings(self.store, list(findings), command=self.target, seed=self.seed,
                                   redactor=self.redactor, counted=self.saved,
-                                  security=self.security)
+                                  security=self.security, written=self.last_written)
             self.written.update(Path(path).resolve() for path in paths.values())
             return paths
         except (OSError, CorpusError) as error:

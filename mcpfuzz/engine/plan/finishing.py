@@ -8,7 +8,7 @@ from dataclasses import replace
 from mcpfuzz.engine.alone_answers import run_case
 from mcpfuzz.engine.attribution.known import explain
 from mcpfuzz.engine.events import Finding, Notice, RunFinished, Upstream
-from mcpfuzz.engine.judge import FindingSet, group_by_upstream, group_under_tools
+from mcpfuzz.engine.judge import FindingSet, group_by_upstream, group_under_tools, name_the_share
 from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.plan.verdict import untested_reason
 from mcpfuzz.engine.session.modes import patient_until, speaking, thorough
@@ -127,8 +127,8 @@ def finish(context: RunContext, started: float) -> RunFinished:
     context.count_session()
     context.stats.duration = time.monotonic() - started
     context.stats.plan = plan_summary(context)
-    findings = apply_baseline(context, group_by_upstream(group_under_tools(
-        attribute(context, tuple(context.findings.all())))))
+    findings = apply_baseline(context, name_the_share(group_by_upstream(group_under_tools(
+        attribute(context, tuple(context.findings.all())))), context.stats.targets))
     finished = outcome(context, findings, context.save(findings))
     if context.shared is not None:
         for notice in context.shared.close(context.shared_status()):

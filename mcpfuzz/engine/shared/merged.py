@@ -15,7 +15,7 @@ from mcpfuzz.engine.shared.link import SharedLink
 from mcpfuzz.transport.connect import ServerTarget, target_from_json
 
 # Fields of a finding record that only the merge needs: not part of a corpus transcript.
-MERGE_FIELDS = ("finding_key", "known", "observed", "server_wide", "machine")
+MERGE_FIELDS = ("finding_key", "known", "observed", "server_wide", "scope", "grouped", "machine")
 
 
 @dataclass(frozen=True)

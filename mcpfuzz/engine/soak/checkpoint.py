@@ -49,7 +49,7 @@ def finding_to_json(key: FindingKey, finding: Finding, server: TargetDescription
     """A finding as its transcript (secrets redacted) plus what the soak needs to merge it again."""
     data = to_transcript(finding, command=server, seed=seed, redactor=redactor)
     data.update(finding_key=list(key), known=finding.known, observed=finding.observed, server_wide=finding.server_wide,
-                stderr_tail=redactor.text(finding.stderr_tail))
+                stderr_tail=redactor.text(finding.stderr_tail), scope=finding.scope, grouped=list(finding.grouped))
     return data
 
 
@@ -68,7 +68,8 @@ def finding_from_json(data: dict[str, Any]) -> tuple[FindingKey, Finding]:
         key=str(data.get("key", "")), tool=data.get("tool"), stderr_tail=str(data.get("stderr_tail", "")), case=case,
         era=str(protocol.get("era", "")), protocol_version=str(protocol.get("version", "")),
         reproducible=data.get("reproducible"), known=bool(data.get("known")), observed=bool(data.get("observed")),
-        server_wide=bool(data.get("server_wide")))
+        server_wide=bool(data.get("server_wide")), scope=str(data.get("scope") or ""),
+        grouped=tuple(str(g) for g in data.get("grouped") or ()))
     return (key[0], key[1], key[2]), finding
 
 
