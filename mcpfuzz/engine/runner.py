@@ -36,7 +36,8 @@ class Run:
         workspace = SecurityWorkspace.create() if config.security else None
         self.context = RunContext.create(secured(config, workspace) if workspace is not None else config, emit)
         if workspace is not None:
-            self.context.security, self.context.canaries = workspace, CanaryWatch(workspace.layout.hits)
+            self.context.security, self.context.canaries = workspace, CanaryWatch(workspace.layout.hits, workspace.folder)
+            self.context.target_as_given = config.target
             # Transcripts outlive the workspace: they keep `{workspace}` and say which folders their frames name.
             self.context.corpus.target, self.context.corpus.security = config.target, workspace.layout
         self.plan = plan if plan is not None else plan_for(self.context.config)
