@@ -498,3 +498,68 @@ def test_a_run_reports_a_leak_of_100_kb_per_call_within_60_seconds() -> None:
     assert leaks[0].observed and leaks[0].case is None and leaks[0].severity is Severity.HIGH
     assert time.monotonic() - started < 60
     assert finished.stats.resources is not None and finished.stats.resources["samples"] >= 16
+
+
+# -- a real Node.js server under the engine's monitor, driven by request counts ----------------------
+
+NODE_MEMORY_SERVER = SERVERS_DIR / "node_memory_server.js"
+NODE_CALLS = 3000
+NODE_SAMPLE_EVERY = 10  # calls between two samples: the cache below fills over the first 60 samples
+
+
+def monitored_node_run(*args: str) -> tuple[list[Any], list[Sample]]:
+    """NODE_CALLS calls of node_memory_server.js under a Monitor sampled every NODE_SAMPLE_EVERY calls, then the
+    end of the run: the failures the monitor reported, and every sample it took."""
+    import anyio
+
+    from mcpfuzz.engine.monitor.monitor import Monitor, MonitorOptions
+    from mcpfuzz.engine.session.session import Session, SessionOptions
+    from mcpfuzz.transport.stdio_target import StdioTarget
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no node on this machine")
+    failures: list[Any] = []
+    samples: list[Sample] = []
+
+    async def drive() -> None:
+        target = StdioTarget((node, str(NODE_MEMORY_SERVER), *args))
+        async with Session(target, SessionOptions(timeout=30.0, startup_timeout=60.0)) as session:
+            # No clock: sampled only when told to, so the series is by request count whatever the machine's speed.
+            monitor = Monitor(session, MonitorOptions(sample_every=float("inf")),
+                              lambda failure, observed: failures.append(failure),
+                              lambda pid, sample: samples.append(sample))
+            await session.ensure_ready()
+            for n in range(NODE_CALLS):
+                if n % NODE_SAMPLE_EVERY == 0:
+                    monitor.sample()
+                await session.call("tools/call", {"name": "remember", "arguments": {"n": n}})
+            monitor.sample()
+            monitor.finish()
+
+    anyio.run(drive)
+    assert len(samples) == NODE_CALLS // NODE_SAMPLE_EVERY + 1 and all(sample.v8 for sample in samples)
+    return failures, samples
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no node on this machine")
+def test_a_node_cache_that_fills_up_and_stops_growing_is_not_a_leak() -> None:
+    """256 KB kept per call for the first 600 calls (150 MB, past the V8 floor), then nothing more: judged on the
+    whole series the plateau shows, so no finding; judged while it filled, the same server looked like a leak."""
+    failures, samples = monitored_node_run("--kb", "256", "--cap", "600")
+    assert failures == []
+    filling = measure_growth(samples[:60])  # the first 600 calls: what a judgement mid-fill saw
+    assert filling is not None and filling.leaking(), filling
+    whole = measure_growth(samples)
+    assert whole is not None and not whole.leaking() and whole.levelling_off()
+    assert samples[-1].rss - samples[60].rss < 32 * MIB  # it did stop growing
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no node on this machine")
+def test_a_node_server_leaking_per_call_is_found() -> None:
+    """64 KB kept by every call, never freed: the monitor's one finding at the end of the run, slope measured."""
+    failures, samples = monitored_node_run("--kb", "64")
+    assert [failure.oracle for failure in failures] == ["memory-growth"]
+    growth = failures[0].growth
+    assert growth.v8 and growth.slope == pytest.approx(64 * KIB, rel=0.25)
+    assert not growth.levelling_off()

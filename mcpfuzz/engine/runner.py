@@ -113,6 +113,8 @@ class Run:
             raise
         except Exception as error:  # a bug of mcpfuzz's own: what was found is still reported
             context.internal_error(error)
+        finally:
+            context.monitor.finish()  # memory judged on each process' whole series, a stopped run's too
         await verify(context, session, context.budget.verify_until)
 
 
