@@ -8,6 +8,7 @@ its read_file; its listing of the workspace quotes any name created there, canar
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -43,6 +44,11 @@ def call(rid: int, tool: str, arguments: dict[str, Any]) -> Case:
                        "params": {"name": tool, "arguments": arguments}}).encode()
     return Case(f"{tool}-{rid}", "test", tool, data, Expectation(
         judge=OracleId.SANDBOX_ESCAPE, id=rid, result_ok=True, error_ok=True, well_formed=True, method="tools/call"))
+
+
+def report_text(finding: dict) -> str:
+    """A finding of the JSON report as text (what it received included)."""
+    return json.dumps(finding)
 
 
 def answer_text(exchange: Exchange) -> str:
@@ -113,12 +119,16 @@ def test_a_re_check_plants_a_fresh_workspace_and_sends_the_case_alone(tmp_path: 
 def test_a_security_run_reports_the_real_escape_only_and_re_checks_it_afresh(tmp_path: Path) -> None:
     """The buggy files server under --security: the one escape is read_file's, reproducible; listings of whatever
     the run created are never findings; each re-check started a server in a workspace of its own."""
-    roots = tmp_path / "roots.log"
+    roots, frames = tmp_path / "roots.log", tmp_path / "frames.log"
     status, out, report = report_of(tmp_path, "--security", "--phases", "coverage,stateful", "--budget", "90",
+                                    "--log-frames", str(frames),
                                     "--", *FILES, "--roots-log", str(roots), "--bug", "startswith")
     escapes = [f for f in report["findings"] if f["oracle"] == "sandbox-escape"]
     assert status == 1, out
     assert [(f["target"], f["reproducible"]) for f in escapes] == [("tool/read_file", True)], out
+    # The escape's answer held the sibling's token; no frame of the run ever sent a token back.
+    assert "mcpfuzz-canary-" in report_text(escapes[0])
+    assert re.search(rb"mcpfuzz-canary-(sibling|parent|workspace)-", frames.read_bytes()) is None
     started = roots.read_text().split()
     assert len(set(started)) >= 2  # the run's workspace, then the re-check's
     assert not any(Path(root).exists() for root in started)

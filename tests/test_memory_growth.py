@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import math
 import os
 import queue
 import random
@@ -168,6 +169,43 @@ def test_a_warm_up_ramp_then_a_plateau_is_not_a_leak(ramp_end: float) -> None:
         assert growth is not None and not growth.leaking(), (seed, growth)
     if ramp_end >= 0.5:  # the ramp reaches past the warm-up, so the window as a whole does rise
         assert growth.slope > DEFAULT_LIMITS.min_slope and growth.tail_z < DEFAULT_LIMITS.z_critical
+
+
+def test_a_v8_heap_that_plateaus_is_judged_with_its_plateau_in_view() -> None:
+    """The shape seen on a real Node.js server over HTTP: the heap climbs to ~298 MB over its first 9,000 requests,
+    then gains 7 MB over the next 27,000. Judged at 9,000 requests it looks like a leak; judged on the whole
+    series (as the monitor does, once the process' series has ended) it is no leak."""
+    from dataclasses import replace
+
+    def heap(requests: float) -> float:
+        return 60 * MIB + min(requests, 9_000) / 9_000 * 238 * MIB + max(requests - 9_000, 0) / 27_000 * 7 * MIB
+
+    rng = random.Random(5)
+    points = [replace(Sample(t=i, requests=i * 100, rss=int(heap(i * 100) + rng.gauss(0, MIB)) // 4096 * 4096,
+                             fds=10), v8=True) for i in range(361)]
+    climbing = judge_growth(points[:91])  # the first 9,000 requests
+    assert climbing is not None and climbing.v8
+    assert judge_growth(points) is None
+
+
+def test_a_heap_saturating_slowly_is_levelling_off_not_leaking() -> None:
+    """1.2 GB approached exponentially (5,000 requests a step of e) over 12,000 requests: its last third still
+    rises past the slope floor, significantly, but its late half rises at under half its early half's slope: the
+    plateau model fits, so it is no leak; a linear leak of the same early slope keeps it and is one."""
+    from dataclasses import replace
+
+    for seed in SEEDS:
+        rng = random.Random(seed)
+        saturating = [replace(Sample(t=i, requests=i * 100, rss=int(
+            60 * MIB + 1200 * MIB * (1 - math.exp(-i * 100 / 5000)) + rng.gauss(0, MIB)) // 4096 * 4096, fds=10),
+            v8=True) for i in range(121)]
+        growth = measure_growth(saturating)
+        assert growth is not None, seed
+        assert growth.tail_slope >= DEFAULT_LIMITS.min_slope and growth.tail_z >= DEFAULT_LIMITS.z_critical, growth
+        assert growth.late_slope < DEFAULT_LIMITS.plateau_ratio * growth.early_slope, growth
+        assert growth.levelling_off() and not growth.leaking(), growth
+    linear = judge_growth(series(leak(96 * KIB, per=100, samples=121), per=100, samples=121))
+    assert linear is not None and not linear.levelling_off()
 
 
 @pytest.mark.parametrize("teeth", [1.5, 2, 5, 12])
