@@ -118,9 +118,13 @@ def test_a_re_check_plants_a_fresh_workspace_and_sends_the_case_alone(tmp_path: 
 
 def test_a_security_run_reports_the_real_escape_only_and_re_checks_it_afresh(tmp_path: Path) -> None:
     """The buggy files server under --security: the one escape is read_file's, reproducible; listings of whatever
-    the run created are never findings; each re-check started a server in a workspace of its own."""
+    the run created are never findings; each re-check started a server in a workspace of its own.
+
+    Before values holding a canary were kept out of the dictionary and the stateful pool, this run (seed 3) sent the
+    sibling's token back as a folder name, a path and a file's content, and reported a reproducible escape on
+    list_directory too."""
     roots, frames = tmp_path / "roots.log", tmp_path / "frames.log"
-    status, out, report = report_of(tmp_path, "--security", "--phases", "coverage,stateful", "--budget", "90",
+    status, out, report = report_of(tmp_path, "--security", "--phases", "coverage,fuzz,stateful", "--budget", "90",
                                     "--log-frames", str(frames),
                                     "--", *FILES, "--roots-log", str(roots), "--bug", "startswith")
     escapes = [f for f in report["findings"] if f["oracle"] == "sandbox-escape"]
@@ -132,3 +136,20 @@ def test_a_security_run_reports_the_real_escape_only_and_re_checks_it_afresh(tmp
     started = roots.read_text().split()
     assert len(set(started)) >= 2  # the run's workspace, then the re-check's
     assert not any(Path(root).exists() for root in started)
+
+
+def test_a_workspace_nested_deeper_than_the_recursion_limit_is_removed(tmp_path: Path) -> None:
+    """A server may nest folders a thousand deep in its workspace (create_directory of `a`, then `a/a`, ...): the
+    workspace is still removed whole, and a link out of it is removed without touching what it points to."""
+    outside = tmp_path / "kept.txt"
+    outside.write_text("kept")
+    workspace = SecurityWorkspace.create()
+    folder = Path(workspace.folder)
+    for _ in range(sys.getrecursionlimit() + 200):
+        folder = folder / "a"
+        folder.mkdir()
+    (folder / "deep.txt").write_text("x")
+    (Path(workspace.folder) / "link").symlink_to(tmp_path)
+    workspace.remove()
+    assert not Path(workspace.layout.root).exists() and not Path(workspace.layout.hits).exists()
+    assert outside.read_text() == "kept"
