@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from mcpfuzz.engine.events import CaseDone
 from mcpfuzz.transport.base import TransportKind
 from mcpfuzz.transport.http_target import HttpTarget
 from tests.conftest import run_cli
@@ -141,3 +142,23 @@ def test_compare_lists_frames_whose_outcome_differs_between_stdio_and_http(tmp_p
         same = run_cli(["run", url, "--compare", url, "--timeout", "2"], cwd=tmp_path, timeout=120)
     assert same.returncode == 0, same.stdout + same.stderr
     assert "same outcome for every frame" in same.stdout
+
+
+@pytest.mark.parametrize("version", [None, LEGACY])
+def test_refusals_with_plain_text_and_html_bodies_are_judged_by_status_only(version: str | None) -> None:
+    """A server that refuses as a proxy does (403 and 404 in plain text, 413 as an HTML page, no JSON-RPC error):
+    the body of such a refusal is free, so none of them is a finding, and a 413 says it refused the request as too
+    large (never that a client waits)."""
+    events: list = []
+    with start_http_server("--plain-refusals", "--max-body", str(256 * 1024)) as url:
+        finished = run_engine([], http=HttpTarget(url), protocol_version=version,
+                              phases=("probe", "catalogue", "lifecycle"), budget=60, events=events)
+    assert not finished.error, finished.error
+    replies = {event.exchange.http.status: event.exchange.http for event in events
+               if isinstance(event, CaseDone) and event.exchange.http is not None}
+    assert replies[403].content_type.startswith("text/plain") and replies[403].messages == 0
+    assert replies[413].content_type.startswith("text/html") and replies[413].messages == 0
+    assert replies[413].describe().startswith("HTTP 413 (refused as too large), text/html")
+    if version == LEGACY:
+        assert replies[404].content_type.startswith("text/plain")
+    assert list(finished.findings) == [], _show(list(finished.findings))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import math
 import os
 import queue
 import random
@@ -168,6 +169,43 @@ def test_a_warm_up_ramp_then_a_plateau_is_not_a_leak(ramp_end: float) -> None:
         assert growth is not None and not growth.leaking(), (seed, growth)
     if ramp_end >= 0.5:  # the ramp reaches past the warm-up, so the window as a whole does rise
         assert growth.slope > DEFAULT_LIMITS.min_slope and growth.tail_z < DEFAULT_LIMITS.z_critical
+
+
+def test_a_v8_heap_that_plateaus_is_judged_with_its_plateau_in_view() -> None:
+    """The shape seen on a real Node.js server over HTTP: the heap climbs to ~298 MB over its first 9,000 requests,
+    then gains 7 MB over the next 27,000. Judged at 9,000 requests it looks like a leak; judged on the whole
+    series (as the monitor does, once the process' series has ended) it is no leak."""
+    from dataclasses import replace
+
+    def heap(requests: float) -> float:
+        return 60 * MIB + min(requests, 9_000) / 9_000 * 238 * MIB + max(requests - 9_000, 0) / 27_000 * 7 * MIB
+
+    rng = random.Random(5)
+    points = [replace(Sample(t=i, requests=i * 100, rss=int(heap(i * 100) + rng.gauss(0, MIB)) // 4096 * 4096,
+                             fds=10), v8=True) for i in range(361)]
+    climbing = judge_growth(points[:91])  # the first 9,000 requests
+    assert climbing is not None and climbing.v8
+    assert judge_growth(points) is None
+
+
+def test_a_heap_saturating_slowly_is_levelling_off_not_leaking() -> None:
+    """1.2 GB approached exponentially (5,000 requests a step of e) over 12,000 requests: its last third still
+    rises past the slope floor, significantly, but its late half rises at under half its early half's slope: the
+    plateau model fits, so it is no leak; a linear leak of the same early slope keeps it and is one."""
+    from dataclasses import replace
+
+    for seed in SEEDS:
+        rng = random.Random(seed)
+        saturating = [replace(Sample(t=i, requests=i * 100, rss=int(
+            60 * MIB + 1200 * MIB * (1 - math.exp(-i * 100 / 5000)) + rng.gauss(0, MIB)) // 4096 * 4096, fds=10),
+            v8=True) for i in range(121)]
+        growth = measure_growth(saturating)
+        assert growth is not None, seed
+        assert growth.tail_slope >= DEFAULT_LIMITS.min_slope and growth.tail_z >= DEFAULT_LIMITS.z_critical, growth
+        assert growth.late_slope < DEFAULT_LIMITS.plateau_ratio * growth.early_slope, growth
+        assert growth.levelling_off() and not growth.leaking(), growth
+    linear = judge_growth(series(leak(96 * KIB, per=100, samples=121), per=100, samples=121))
+    assert linear is not None and not linear.levelling_off()
 
 
 @pytest.mark.parametrize("teeth", [1.5, 2, 5, 12])
@@ -498,3 +536,68 @@ def test_a_run_reports_a_leak_of_100_kb_per_call_within_60_seconds() -> None:
     assert leaks[0].observed and leaks[0].case is None and leaks[0].severity is Severity.HIGH
     assert time.monotonic() - started < 60
     assert finished.stats.resources is not None and finished.stats.resources["samples"] >= 16
+
+
+# -- a real Node.js server under the engine's monitor, driven by request counts ----------------------
+
+NODE_MEMORY_SERVER = SERVERS_DIR / "node_memory_server.js"
+NODE_CALLS = 3000
+NODE_SAMPLE_EVERY = 10  # calls between two samples: the cache below fills over the first 60 samples
+
+
+def monitored_node_run(*args: str) -> tuple[list[Any], list[Sample]]:
+    """NODE_CALLS calls of node_memory_server.js under a Monitor sampled every NODE_SAMPLE_EVERY calls, then the
+    end of the run: the failures the monitor reported, and every sample it took."""
+    import anyio
+
+    from mcpfuzz.engine.monitor.monitor import Monitor, MonitorOptions
+    from mcpfuzz.engine.session.session import Session, SessionOptions
+    from mcpfuzz.transport.stdio_target import StdioTarget
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no node on this machine")
+    failures: list[Any] = []
+    samples: list[Sample] = []
+
+    async def drive() -> None:
+        target = StdioTarget((node, str(NODE_MEMORY_SERVER), *args))
+        async with Session(target, SessionOptions(timeout=30.0, startup_timeout=60.0)) as session:
+            # No clock: sampled only when told to, so the series is by request count whatever the machine's speed.
+            monitor = Monitor(session, MonitorOptions(sample_every=float("inf")),
+                              lambda failure, observed: failures.append(failure),
+                              lambda pid, sample: samples.append(sample))
+            await session.ensure_ready()
+            for n in range(NODE_CALLS):
+                if n % NODE_SAMPLE_EVERY == 0:
+                    monitor.sample()
+                await session.call("tools/call", {"name": "remember", "arguments": {"n": n}})
+            monitor.sample()
+            monitor.finish()
+
+    anyio.run(drive)
+    assert len(samples) == NODE_CALLS // NODE_SAMPLE_EVERY + 1 and all(sample.v8 for sample in samples)
+    return failures, samples
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no node on this machine")
+def test_a_node_cache_that_fills_up_and_stops_growing_is_not_a_leak() -> None:
+    """256 KB kept per call for the first 600 calls (150 MB, past the V8 floor), then nothing more: judged on the
+    whole series the plateau shows, so no finding; judged while it filled, the same server looked like a leak."""
+    failures, samples = monitored_node_run("--kb", "256", "--cap", "600")
+    assert failures == []
+    filling = measure_growth(samples[:60])  # the first 600 calls: what a judgement mid-fill saw
+    assert filling is not None and filling.leaking(), filling
+    whole = measure_growth(samples)
+    assert whole is not None and not whole.leaking() and whole.levelling_off()
+    assert samples[-1].rss - samples[60].rss < 32 * MIB  # it did stop growing
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no node on this machine")
+def test_a_node_server_leaking_per_call_is_found() -> None:
+    """64 KB kept by every call, never freed: the monitor's one finding at the end of the run, slope measured."""
+    failures, samples = monitored_node_run("--kb", "64")
+    assert [failure.oracle for failure in failures] == ["memory-growth"]
+    growth = failures[0].growth
+    assert growth.v8 and growth.slope == pytest.approx(64 * KIB, rel=0.25)
+    assert not growth.levelling_off()

@@ -266,6 +266,19 @@ RULES: dict[str, Rule] = {
     # A refusal came at once (the response ended): no client waits; only the error for its id is lost (low).
     "invalid-request HTTP refusal without the error": Rule(P.INVALID_REQUEST, exchange(
         ex.invalid_request(3), http=http(400)), (LOW,)),
+    # 401, 403, 404, 413, 429: judged by status alone, the body is free (plain text, a page, JSON of any shape).
+    "invalid-request a 403 with a plain-text body": Rule(P.INVALID_REQUEST, exchange(
+        ex.invalid_request(3), http=HttpReply(status=403, content_type="text/plain", body=b"Forbidden\n",
+                                              body_size=10, done=True)), ()),
+    "invalid-request a 413 with an HTML page": Rule(P.INVALID_REQUEST, exchange(
+        ex.invalid_request(3), http=HttpReply(status=413, content_type="text/html", body=b"<html>too large</html>",
+                                              body_size=22, done=True)), ()),
+    "response-schema a 403 whose JSON body is not JSON-RPC": Rule(P.RESPONSE_SCHEMA, exchange(
+        ex.result(1, "ping"), {"error": "forbidden", "id": 1}, http=http(403)), ()),
+    "response-schema a 400 whose JSON body is not JSON-RPC": Rule(P.RESPONSE_SCHEMA, exchange(
+        ex.result(1, "ping"), {"error": "bad request", "id": 1}, http=http(400)), (MEDIUM,)),
+    "id-preserved a 404 refusal's body with id null": Rule(P.ID_PRESERVED, exchange(Expectation(
+        judge=P.HTTP_STATUS, reply=False, id=2, http=HttpRule((404,))), error(None, -32600), http=http(404)), ()),
     # method-not-found: -32601.
     "method-not-found answered right": Rule(P.METHOD_NOT_FOUND, exchange(ex.method_not_found(4), error(4, -32601)),
                                             ()),
@@ -388,6 +401,9 @@ RULES: dict[str, Rule] = {
     "no-hang stuck after an invalid frame": Rule(P.NO_HANG, exchange(ex.parse_error(), barrier=False), (CRITICAL,)),
     "no-hang write failed": Rule(P.NO_HANG, exchange(ex.result(1, "ping"), write_error="broken pipe"), (CRITICAL,)),
     "no-hang HTTP refusal is an answer": Rule(P.NO_HANG, exchange(ex.result(1, "ping"), http=http(400)), ()),
+    "no-hang a 413 for a frame past a size limit is an answer": Rule(P.NO_HANG, exchange(
+        replace(ex.any_answer(1), past_limit=ReaderLimit.SIZE), http=HttpReply(
+            status=413, content_type="text/html", body=b"<html>too large</html>", body_size=22, done=True)), ()),
     # stdout-clean: only JSON-RPC on stdout.
     "stdout-clean clean": Rule(P.STDOUT_CLEAN, exchange(ex.result(1, "ping"), result(1)), ()),
     "stdout-clean a log line": Rule(P.STDOUT_CLEAN, exchange(ex.result(1, "ping"), b"INFO started 12", result(1)),
@@ -530,6 +546,12 @@ RULES: dict[str, Rule] = {
         "mcpfuzz-canary-sibling-0123456789abcdef\n"))), (HIGH,)),
     "sandbox-escape the workspace's own canary": Rule(P.SANDBOX_ESCAPE, exchange(tool_call(5), result(5, text(
         "mcpfuzz-canary-workspace-0123456789abcdef\n"))), ()),
+    "sandbox-escape a token the run created inside the workspace": Rule(P.SANDBOX_ESCAPE, replace(exchange(
+        tool_call(5), result(5, text("[DIR] mcpfuzz-canary-sibling-0123456789abcdef"))),
+        canaries_echoed=("mcpfuzz-canary-sibling-0123456789abcdef",)), ()),
+    "sandbox-escape another token than the one echoed": Rule(P.SANDBOX_ESCAPE, replace(exchange(
+        tool_call(5), result(5, text("mcpfuzz-canary-parent-0123456789abcdef\n"))),
+        canaries_echoed=("mcpfuzz-canary-sibling-0123456789abcdef",)), (HIGH,)),
     "sandbox-escape a token the call sent itself": Rule(P.SANDBOX_ESCAPE, exchange(tool_call(5), result(5, text(
         "mcpfuzz-canary-parent-0123456789abcdef")), frame=b'{"q":"mcpfuzz-canary-parent-0123456789abcdef"}'), ()),
     "command-injection the call's own hit file": Rule(P.COMMAND_INJECTION, replace(exchange(

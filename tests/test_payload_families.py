@@ -70,3 +70,30 @@ def test_payload_calls_respect_the_schema() -> None:
     assert all(schema.is_valid(call.arguments) and len(call.arguments["path"]) <= 40 for call in calls)
     assert any(call.arguments["path"] == "../workspace-private/secret.txt" for call in calls)
     assert all(call.description.startswith(("path payload", "command payload")) for call in calls)
+
+
+def test_values_read_back_holding_a_canary_are_never_reused() -> None:
+    """A --security answer quoting a canary (a file read, a listing, a link): its token, and any path or name holding
+    it or a hit file's name, never enters the stateful pool, the dictionary or the links a run sends again."""
+    from mcpfuzz.strategies.arguments.dictionary import Dictionary
+    from mcpfuzz.strategies.arguments.harvest import harvest, linked_uris
+    from mcpfuzz.strategies.payloads.canaries import Place, canary_token, carries_canary
+
+    from tests.test_oracles_pure import exchange, result, tool_call
+
+    token = canary_token(Place.SIBLING, LAYOUT.nonce)
+    hit = f"{LAYOUT.hits}/hit-0123456789abcdef"
+    values = {"id": "item-7", "path": f"{LAYOUT.workspace}/{token}", "hit": hit, "read": token, "name": "notes.txt"}
+    answer = {"content": [{"type": "text", "text": f"{token}\n"},
+                          {"type": "resource_link", "uri": f"file://{LAYOUT.sibling}/{token}", "name": "x"},
+                          {"type": "resource_link", "uri": "file:///srv/ok.txt", "name": "ok"}],
+              "structuredContent": values}
+    read = exchange(tool_call(5), result(5, answer))
+    pool = harvest(read, [])
+    assert set(pool) == {"item-7", "notes.txt"}
+    assert linked_uris(read, []) == ["file:///srv/ok.txt"]
+    words = Dictionary()
+    words.add_result(read)
+    words.add([token, f"../workspace-private/{token}", "plain"])
+    assert set(words.words) == {"item-7", "notes.txt", "plain"}
+    assert carries_canary(hit) and carries_canary(f"x {token} y") and not carries_canary("mcpfuzz-canary-x")

@@ -92,7 +92,7 @@ async def replay_one(replayable: Replayable, server: ServerTarget | None, option
     try:
         case = workspace.relocate(replayable.case, replayable.security)
         outcome = await _replay_in(replayable, case, workspace.place(server), options, oracles,
-                                   CanaryWatch(workspace.layout.hits))
+                                   CanaryWatch(workspace.layout.hits, workspace.folder))
         # The workspace is gone once this returns: the outcome shows the server with `{workspace}` as saved.
         return replace(outcome, server=server)
     finally:

@@ -36,7 +36,9 @@ class Run:
         workspace = SecurityWorkspace.create() if config.security else None
         self.context = RunContext.create(secured(config, workspace) if workspace is not None else config, emit)
         if workspace is not None:
-            self.context.security, self.context.canaries = workspace, CanaryWatch(workspace.layout.hits)
+            self.context.security = workspace
+            self.context.canaries = CanaryWatch(workspace.layout.hits, workspace.folder)
+            self.context.target_as_given = config.target  # each re-check of a finding plants a workspace of its own
             # Transcripts outlive the workspace: they keep `{workspace}` and say which folders their frames name.
             self.context.corpus.target, self.context.corpus.security = config.target, workspace.layout
         self.plan = plan if plan is not None else plan_for(self.context.config)
@@ -111,6 +113,8 @@ class Run:
             raise
         except Exception as error:  # a bug of mcpfuzz's own: what was found is still reported
             context.internal_error(error)
+        finally:
+            context.monitor.finish()  # memory judged on each process' whole series, a stopped run's too
         await verify(context, session, context.budget.verify_until_for(len(context.findings.entries())))
 
 

@@ -81,6 +81,9 @@ class Exchange:
     posts: list[HttpReply] = field(default_factory=list)  # a frame POSTed line by line: each POST's reply, in order
     # --security: the hit files found in the watched canary folder when the case was judged (file names only).
     canary_files: tuple[str, ...] = ()
+    # --security: canary tokens no answer can be evidence of: sent by mcpfuzz earlier in the run, or naming a file
+    # or folder inside the workspace (something the fuzzer created there), so the server may only be echoing them.
+    canaries_echoed: tuple[str, ...] = ()
 
     def progress_count(self) -> int:
         """How many progress notifications arrived while the case was open (a long call saying it is working)."""

@@ -7,6 +7,10 @@ from dataclasses import dataclass
 from mcpfuzz.jsonrpc.transport_kind import TransportKind
 
 BODY_SNIPPET = 2048
+# Refusals judged by their status and headers alone: what their body holds (plain text, an HTML page, JSON of any
+# shape, nothing) is the server's to choose unless a case's own rule names it. Each with what it says of the request.
+FREE_BODY_REFUSALS = {401: "refused as unauthenticated", 403: "refused as forbidden", 404: "refused: not found",
+                      413: "refused as too large", 429: "refused as too many requests"}
 
 
 @dataclass
@@ -31,13 +35,19 @@ class HttpReply:
         """A 4xx or 5xx status."""
         return self.status is not None and self.status >= 400
 
+    @property
+    def body_free(self) -> bool:
+        """A refusal judged by its status and headers only (FREE_BODY_REFUSALS): its body is no evidence of anything."""
+        return self.status in FREE_BODY_REFUSALS
+
     def describe(self) -> str:
         """One line for reports: status, content type and what the body held."""
         if self.error:
             return f"HTTP {self.method}: {self.error}"
         if self.status is None:
             return f"HTTP {self.method}: no response"
-        parts = [f"HTTP {self.status}"]
+        meaning = FREE_BODY_REFUSALS.get(self.status)
+        parts = [f"HTTP {self.status}" + (f" ({meaning})" if meaning else "")]
         if self.content_type:
             parts.append(self.content_type.split(";")[0])
         if self.messages:

@@ -64,7 +64,10 @@ def judge_answers(exchange: Exchange, failure: type[Failure], silence: Any) -> l
         silence = (Severity.MEDIUM, f"no reply although the request id {show_id(expect.id)} was readable: a "
                    "client waits for it forever")
     http = exchange.http
-    if silence is not None and http is not None and http.refused:
+    if http is not None and http.body_free:
+        # 401, 403, 404, 413, 429: the status is the whole answer, whatever the body holds (an id, no id, no JSON).
+        silence = None
+    elif silence is not None and http is not None and http.refused:
         # Over HTTP a refusal is an answer: the response ended, so no client waits for anything. Streamable HTTP
         # lets its body be an error without an id (or none); only the JSON-RPC error for the readable id is lost,
         # which is unhelpful, never a wait (low at most).

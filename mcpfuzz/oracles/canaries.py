@@ -2,9 +2,11 @@
 
 Both are silent unless the run planted canaries, so neither can fire on what a server says by itself:
 - `sandbox-escape`: an answer quotes the token of a canary file outside the workspace the server was given (the
-  sibling folder that shares the workspace's name as a prefix, or the parent folder). mcpfuzz never sends a token,
-  so the server read the file. A server meant to read any file on the machine has no sandbox to escape: this
-  oracle is for servers that confine file access to their root.
+  sibling folder that shares the workspace's name as a prefix, or the parent folder). mcpfuzz never sends a token
+  (values read back from answers are never reused when they hold one), so the server read the file. A token the run
+  did send, or one naming a file or folder inside the workspace (something created it there; a listing quotes it),
+  proves nothing and is passed over (`Exchange.canaries_echoed`). A server meant to read any file on the machine has
+  no sandbox to escape: this oracle is for servers that confine file access to their root.
 - `command-injection`: a file named by the token of one payload appeared in the watched canary folder; only a
   shell (or an evaluator) running that payload creates it, and the payload went out in this call's frame. A
   shell that runs after the answer is sent (in the background) may create the file too late to be tied to its call.
@@ -29,12 +31,13 @@ _OUTSIDE = {place.value for place in OUTSIDE}
 def sandbox_escape(exchange: Exchange) -> Iterator[Failure]:
     """An answer quotes a canary planted outside the workspace mcpfuzz gave the server (--security only)."""
     sent = b"".join(exchange.frames) or exchange.case.data
+    echoed = set(exchange.canaries_echoed)
     seen: set[str] = set()
     for arrival in exchange.arrivals:
         text = arrival.incoming.raw.decode("utf-8", "replace")
         for match in CANARY_TOKEN.finditer(text):
-            place = match.group("place")
-            if place in _OUTSIDE and place not in seen and match.group(0).encode() not in sent:
+            place, token = match.group("place"), match.group(0)
+            if place in _OUTSIDE and place not in seen and token not in echoed and token.encode() not in sent:
                 seen.add(place)
                 where = "the sibling folder sharing the workspace's name as a prefix" \
                     if place == Place.SIBLING.value else "the workspace's parent folder"

@@ -55,10 +55,12 @@ def _beyond_exact_integers(request_id: object) -> bool:
 def _http_refusal_ids(exchange: Exchange) -> Iterator[Failure]:
     """An HTTP-level refusal of a request with a readable id must not answer it with id null.
 
-    The Origin check is exempt: the spec lets its 403 body carry an error without an id.
+    The Origin check is exempt (the spec lets its 403 body carry an error without an id), and so is any refusal whose
+    body is free (401, 403, 404, 413, 429): its status says it all.
     """
     expect, http = exchange.case.expect, exchange.http
-    if http is None or not http.refused or expect.http is None or expect.judge == OracleId.ORIGIN_CHECK:
+    if http is None or not http.refused or expect.http is None or expect.judge == OracleId.ORIGIN_CHECK \
+            or http.body_free:
         return
     if expect.id is ABSENT or expect.id is None:
         return

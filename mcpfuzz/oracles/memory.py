@@ -1,20 +1,26 @@
 """`memory-growth`: server memory that keeps growing with the number of requests (a leak).
 
 Judged on a series of samples of the server's process tree (RSS against requests sent), not on one
-exchange. Method: drop a warm-up, then require all of
+exchange, and on the whole life of a process: the engine judges a series once it has ended (the run is
+over, or the process was replaced), so a heap that climbs for a while and then levels off is judged with
+its plateau in view. Method: drop a warm-up, then require all of
 - a robust slope (Theil-Sen: the median of all pairwise slopes, which GC spikes, one-off steps and
   page-granular noise cannot drag) of at least `min_slope` bytes per request;
 - a total growth over the window (that slope times the requests in it) of at least `min_growth`;
 - a monotonic trend that is statistically significant (Mann-Kendall, the rank test that goes with
   Theil-Sen) over the window, so that a sawtooth or a random walk is not a leak;
 - the same slope floor and a significant trend over the last third, so that memory which rose
-  and then levelled off (caches filled, a heap sized up) is not a leak.
+  and then levelled off (caches filled, a heap sized up) is not a leak;
+- the plateau model rejected: memory that warms up and levels off rises ever more slowly, so the slope
+  of the window's late half falls well below its early half's (under `plateau_ratio` of it: a
+  saturating curve whose remaining growth is bounded), where a leak keeps the same slope; the late
+  half must also keep the slope floor.
 A V8 process (Node.js, Deno) sizes its heap up lazily: its RSS climbs by tens of MB over its first
 thousands of requests before the first full collection, then levels off (measured on the reference
 TypeScript servers: +51 MB over 9,000 calls, +58 MB over 1,200 refused requests, flat after). Growth
 within that says nothing, so for a tree that runs V8 the total growth must pass `v8_heap_warmup` too.
 Until the series holds enough samples the oracle says nothing (a false positive costs more). Memory
-that rises for most of a run (past ~80% of it) and only then levels off looks like a leak, and is
+that rises steadily to the very end of a run and only levels off later looks like a leak, and is
 reported as one: only a longer run tells them apart. Sizes are binary: KB = 1024 bytes, MB = 1024 KB.
 """
 
@@ -58,6 +64,7 @@ class GrowthLimits:
     tail_fraction: float = 1 / 3
     z_critical: float = 2.33  # one-sided Mann-Kendall test at about 1%
     v8_heap_warmup: int = 96 * MIB  # growth a V8 heap may take before its first full collection
+    plateau_ratio: float = 0.5  # a late half rising slower than this share of the early half is levelling off
 
 
 DEFAULT_LIMITS = GrowthLimits()
@@ -78,6 +85,8 @@ class Growth:
     tail_z: float
     samples: int
     v8: bool = False  # the tree runs V8: its heap's warm-up is not a leak
+    early_slope: float = 0.0  # bytes per request over the window's first half (Theil-Sen)
+    late_slope: float = 0.0  # the same over its second half: the plateau model's test
 
     @property
     def requests(self) -> int:
@@ -90,11 +99,16 @@ class Growth:
         return self.slope * self.requests
 
     def leaking(self, limits: GrowthLimits = DEFAULT_LIMITS) -> bool:
-        """Fast enough, large enough, steady, and still rising at the end."""
+        """Fast enough, large enough, steady, still rising at the end, and not levelling off."""
         floor = max(limits.min_growth, limits.v8_heap_warmup) if self.v8 else limits.min_growth
         return (self.slope >= limits.min_slope and self.growth >= floor
                 and self.trend_z >= limits.z_critical
-                and self.tail_slope >= limits.min_slope and self.tail_z >= limits.z_critical)
+                and self.tail_slope >= limits.min_slope and self.tail_z >= limits.z_critical
+                and not self.levelling_off(limits))
+
+    def levelling_off(self, limits: GrowthLimits = DEFAULT_LIMITS) -> bool:
+        """The plateau model fits: the late half rises under the slope floor, or far slower than the early half."""
+        return self.late_slope < limits.min_slope or self.late_slope < limits.plateau_ratio * self.early_slope
 
     def message(self) -> str:
         """E.g. `RSS grew 38.2 MB over 400 requests (about 98 KB per request) and was still growing`."""
@@ -124,6 +138,7 @@ def measure_growth(samples: Sequence[RssPoint], limits: GrowthLimits = DEFAULT_L
     start = ordered[-1].requests * limits.warmup_fraction
     window = _thin([s for s in ordered if s.requests >= start])
     tail = window[len(window) - math.ceil(len(window) * limits.tail_fraction):]
+    early, late = window[:len(window) // 2 + 1], window[len(window) // 2:]
     if (len(window) < limits.min_samples or len(tail) < limits.min_tail_samples
             or window[-1].requests == window[0].requests or tail[-1].requests == tail[0].requests):
         return None
@@ -133,6 +148,7 @@ def measure_growth(samples: Sequence[RssPoint], limits: GrowthLimits = DEFAULT_L
         slope=theil_sen(window), tail_slope=theil_sen(tail),
         trend_z=mann_kendall_z(window), tail_z=mann_kendall_z(tail), samples=len(window),
         v8=any(getattr(s, "v8", False) for s in window),
+        early_slope=theil_sen(early), late_slope=theil_sen(late),
     )
 
 

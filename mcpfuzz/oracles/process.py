@@ -42,6 +42,8 @@ def no_hang(exchange: Exchange) -> Iterator[Failure]:
         yield NoHangFailure(Severity.CRITICAL, f"writing the frame failed: {exchange.write_error}", "write")
         return
     limit = expect.past_limit
+    if limit is not None and exchange.http is not None and exchange.http.refused:
+        return  # refused at the HTTP level (413: as too large): the response ended, so no client waits for anything
     if limit is not None and expect.reply and expect.id_recoverable and not case_answers(exchange) \
             and exchange.barrier_answered:
         # A reader may refuse such a frame; losing its id silently is unhelpful, not a hang (low).

@@ -180,6 +180,8 @@ def _undeclared_error(exchange: Exchange, arrival: Arrival) -> str | None:
 def response_schema(exchange: Exchange) -> Iterator[Failure]:
     """Every response is a JSON-RPC envelope; results have their method's MCP shape in the era."""
     method = exchange.case.expect.method
+    if exchange.http is not None and exchange.http.body_free:
+        return  # a refusal's body is free: JSON of any shape, or none, is judged by its status alone
     for arrival in exchange.responses():
         if arrival.incoming.non_json_number:
             yield ResponseSchemaFailure(Severity.MEDIUM, f"the response holds {arrival.incoming.non_json_number}, "

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from mcpfuzz.strategies.arguments.harvest import MAX_VALUE_LENGTH, harvest
+from mcpfuzz.strategies.payloads.canaries import carries_canary
 
 from mcpfuzz.jsonrpc.exchange import Exchange
 
@@ -24,11 +25,11 @@ class Dictionary:
         self._words: dict[str, None] = {}
 
     def add(self, words: Iterable[str]) -> None:
-        """Keep each new non-empty string of `words` while there is room."""
+        """Keep each new non-empty string of `words` while there is room (never one holding a --security canary)."""
         for word in words:
             if len(self._words) >= self.limit:
                 return
-            if isinstance(word, str) and 0 < len(word) <= MAX_VALUE_LENGTH:
+            if isinstance(word, str) and 0 < len(word) <= MAX_VALUE_LENGTH and not carries_canary(word):
                 self._words.setdefault(word, None)
 
     def add_result(self, exchange: Exchange) -> None:

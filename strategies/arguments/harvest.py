@@ -8,6 +8,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 from mcpfuzz.strategies.arguments.sites import MISSING, get_at, set_at
+from mcpfuzz.strategies.payloads.canaries import carries_canary
 
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 
@@ -18,7 +19,7 @@ UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4
 
 def _strings(value: Any, found: list[str]) -> None:
     if isinstance(value, str):
-        if 0 < len(value) <= MAX_VALUE_LENGTH:
+        if 0 < len(value) <= MAX_VALUE_LENGTH and not carries_canary(value):
             found.append(value)
     elif isinstance(value, dict):
         for item in value.values():
@@ -30,7 +31,8 @@ def _strings(value: Any, found: list[str]) -> None:
 
 def harvest(exchange: Exchange, pool: list[Any]) -> list[Any]:
     """The pool with the strings of this exchange's result added (structuredContent, JSON text, UUIDs in text;
-    every string of a plain JSON-RPC result, which has no MCP shape)."""
+    every string of a plain JSON-RPC result, which has no MCP shape). A string holding a --security canary is never
+    kept: sent back (as a file name, say), the server would echo it, and a run must never plant its own evidence."""
     found: list[str] = []
     for arrival in exchange.responses():
         message = arrival.incoming.message
@@ -49,7 +51,7 @@ def harvest(exchange: Exchange, pool: list[Any]) -> list[Any]:
                 _strings(json.loads(text), found)
             except ValueError:
                 found += UUID.findall(text)
-                if len(text) <= 64 and " " not in text.strip():
+                if len(text) <= 64 and " " not in text.strip() and not carries_canary(text):
                     found.append(text.strip())
     # Newest first, so a value just returned (an id just created) is the likeliest pick.
     merged = list(dict.fromkeys([*reversed(found), *pool]))
@@ -110,6 +112,6 @@ def linked_uris(exchange: Exchange, links: list[str]) -> list[str]:
             resource = item.get("resource") if item.get("type") == "resource" else item
             uri = resource.get("uri") if isinstance(resource, dict) and item.get("type") in (
                 "resource_link", "resource") else None
-            if isinstance(uri, str) and 0 < len(uri) <= 2048:
+            if isinstance(uri, str) and 0 < len(uri) <= 2048 and not carries_canary(uri):
                 found.append(uri)
     return list(dict.fromkeys([*reversed(found), *links]))[:MAX_LINKS]

@@ -26,6 +26,7 @@ CANARY_TOKEN = re.compile(rf"mcpfuzz-canary-(?P<place>{'|'.join(p.value for p in
 HIT_PREFIX = "hit-"
 # The one file name a payload asks a shell to create; anything else in the canary folder is not a hit.
 HIT_FILE = re.compile(rf"{HIT_PREFIX}(?P<token>[0-9a-f]{{{TOKEN_HEX}}})")
+_HIT_NAME = re.compile(rf"{HIT_PREFIX}[0-9a-f]{{{TOKEN_HEX}}}")
 WORKSPACE_NAME = "workspace"
 SIBLING_NAME = "workspace-private"  # shares the workspace's name as a prefix: `startswith` without a separator
 WORKSPACE_FILE = "notes.txt"
@@ -36,6 +37,12 @@ PARENT_FILE = "outside.txt"
 def canary_token(place: Place, nonce: str) -> str:
     """The text planted in the canary file of `place` (`nonce`: the run's own random hex)."""
     return f"mcpfuzz-canary-{place.value}-{_digest(place.value, nonce)}"
+
+
+def carries_canary(text: str) -> bool:
+    """True when `text` holds a canary token or a hit file's name (a path holding one too): a value read back from
+    the server that a security run never sends again, since an answer echoing it would prove nothing."""
+    return CANARY_TOKEN.search(text) is not None or _HIT_NAME.search(text) is not None
 
 
 def hit_token(nonce: str, *parts: str) -> str:

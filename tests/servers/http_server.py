@@ -5,6 +5,7 @@ Usage::
     python tests/servers/http_server.py --port N [--mode streamable|sse] [--sse-responses]
         [--endpoint-json] [--stream-seconds S] [--verbose] [--gather N] [--busy] [--exit-on METHOD] [--delay-ms MS]
         [--max-version V [--plain-version-refusal]] [--mirror] [--host-check] [--serve KIND] [--serial]
+        [--plain-refusals] [--max-body BYTES]
         [--bug NAME]... [--server-bug NAME]...
 
 Binds 127.0.0.1 only (``--port 0`` picks a free port); prints ``ready http://127.0.0.1:N/mcp`` (or
@@ -35,6 +36,10 @@ does: an ``MCP-Protocol-Version`` header newer than V, and any modern-era reques
 ``data.supported`` listing the versions it serves, newest first; ``initialize`` asking for a newer version is
 answered with V. ``--plain-version-refusal`` refuses them with a plain-text 400 instead (the Go SDK's
 ``plaintextstatefulrejection`` setting, and its check of a legacy header it does not know).
+
+``--plain-refusals`` (not a bug) answers its 401, 403, 404, 413 and 429 refusals as a reverse proxy or a web
+framework does, before any MCP code runs: a plain-text body (413: an HTML page), no JSON-RPC error; the body of
+such a refusal is free. ``--max-body BYTES`` (not a bug) refuses a longer request body with 413 (default 16 MiB).
 """
 
 from __future__ import annotations
@@ -117,6 +122,7 @@ KEEPALIVE_SECONDS = 1.0
 HANG_SECONDS = 60.0  # an unanswered request (a --server-bug such as hang-method) holds its POST this long
 LEAK_BYTES = 64 * 1024  # what one piled-up session holds, so that RSS visibly grows
 LEAK_LIMIT = 2000  # even a leak stays bounded (128 MiB)
+PLAIN_REFUSALS = (401, 403, 404, 413, 429)  # --plain-refusals: the refusals whose body is free
 UNSUPPORTED_VERSION = -32022  # 2026-07-28 UnsupportedProtocolVersionError
 HEADER_MISMATCH = -32020  # 2026-07-28 streamable-http, "Server Validation" (SEP-2243 drafts said -32001)
 INVALID_REQUEST = -32600
@@ -287,6 +293,8 @@ class Options:
     max_version: str | None = None  # the newest legacy version served (None: every one, and the modern era)
     plain_version_refusal: bool = False  # refuse a version with a plain-text 400 instead of -32022
     serial: bool = False  # handle one POST at a time (a request waits while another is handled)
+    plain_refusals: bool = False  # 401, 403, 404, 413, 429 carry a text body (413: an HTML page), no JSON-RPC error
+    max_body: int = MAX_BODY  # a longer request body is refused with 413
 
 
 class McpHttpServer(ThreadingHTTPServer):
@@ -353,7 +361,7 @@ class Handler(BaseHTTPRequestHandler):
         if length < 0:
             self.close_connection = True
             raise Refused(400, "bad request: invalid Content-Length")
-        if length > MAX_BODY:
+        if length > self.options.max_body:
             self.close_connection = True
             raise Refused(413, "request body too large")
         return self.rfile.read(length)
@@ -372,7 +380,7 @@ class Handler(BaseHTTPRequestHandler):
                 while self.rfile.readline(1024).strip():
                     pass
                 return bytes(body)
-            if len(body) + size > MAX_BODY:
+            if len(body) + size > self.options.max_body:
                 self.close_connection = True
                 raise Refused(413, "request body too large")
             body += self.rfile.read(size)
@@ -398,6 +406,15 @@ class Handler(BaseHTTPRequestHandler):
         """An HTTP error with a JSON-RPC error body; session-pileup leaks a session on every one."""
         if "session-pileup" in self.options.bugs:
             self.sessions.leak()
+        if self.options.plain_refusals and refused.status in PLAIN_REFUSALS:
+            # As a reverse proxy or a web framework answers before any MCP code runs: a page, not JSON-RPC.
+            if refused.status == 413:
+                page = f"<html><body><h1>413 Payload Too Large</h1><p>{refused.message}</p></body></html>"
+                self.send(413, page.encode(), "text/html; charset=utf-8", refused.headers)
+            else:
+                self.send(refused.status, f"{refused.message}\n".encode(), "text/plain; charset=utf-8",
+                          refused.headers)
+            return
         rid = refused.rid
         if refused.status == 400 and "lost-id-400" in self.options.bugs:
             rid = None
@@ -909,6 +926,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="not a bug: wait MS milliseconds before handling each POST (latency)")
     parser.add_argument("--max-version", choices=LEGACY_VERSIONS, metavar="V",
                         help="not a bug: serve legacy versions up to V only; refuse newer ones with 400 and -32022")
+    parser.add_argument("--plain-refusals", action="store_true",
+                        help="not a bug: refuse with 401, 403, 404, 413 and 429 as a proxy does: a plain-text body "
+                             "(413: an HTML page), no JSON-RPC error")
+    parser.add_argument("--max-body", type=int, default=MAX_BODY, metavar="BYTES",
+                        help="not a bug: refuse a request body longer than BYTES with 413")
     parser.add_argument("--plain-version-refusal", action="store_true",
                         help="with --max-version: refuse a version with a plain-text 400 instead")
     args = parser.parse_args(argv)
@@ -924,7 +946,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.set_int_max_str_digits(100_000)  # as mcp_server.main: big ids allowed, with a cap
     options = Options(args.mode, args.sse_responses, args.endpoint_json, args.stream_seconds, args.verbose,
                       set(args.bug), args.gather, args.busy, args.exit_on, args.delay_ms / 1000,
-                      args.max_version, args.plain_version_refusal, args.serial)
+                      args.max_version, args.plain_version_refusal, args.serial, args.plain_refusals,
+                      args.max_body)
     sessions = SessionTable(set(args.server_bug), spaced_ids="session-id-space" in args.bug)
     httpd = McpHttpServer(args.port, options, sessions)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))

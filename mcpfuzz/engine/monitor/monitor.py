@@ -23,7 +23,6 @@ from mcpfuzz.oracles.process import NoHangFailure
 from mcpfuzz.transport.errors import TransportError
 
 MAX_SERIES = 4_000  # samples kept per process; older ones are thinned (the slope test thins to 240 anyway)
-JUDGE_EVERY = 4  # samples between two growth judgements (each costs a few ms)
 MIB = 1024 * 1024
 
 # (failure, lines describing what was observed) -> None: the run turns it into a finding.
@@ -74,7 +73,11 @@ class MonitorFigures:
 
 
 class Monitor:
-    """Called before each case (`Session.before_case`); samples on a clock, not per case."""
+    """Called before each case (`Session.before_case`); samples on a clock, not per case.
+
+    A process' series is judged by `memory-growth` once it has ended (the process was replaced, or the run is over:
+    `finish`), never while it grows: a heap that warms up and then levels off must be seen levelling off.
+    """
 
     def __init__(self, session: Session, options: MonitorOptions, on_failure: FailureSink,
                  on_sample: SampleSink | None = None) -> None:
@@ -113,6 +116,7 @@ class Monitor:
             return  # an HTTP server mcpfuzz did not start: its memory is not ours to read
         if pid != self._pid:
             # A fresh process starts small: mixing two lifetimes in one series would fake or hide growth.
+            self._judge()  # the series of the process before it has ended
             self._pid, self._sampler, self._series = pid, ResourceSampler(pid), []
             self._first_request = self.session.frames_sent
         assert self._sampler is not None
@@ -129,10 +133,16 @@ class Monitor:
         self._series.append(sample)
         if len(self._series) > MAX_SERIES:
             self._series = self._series[::2]
-        if not self.leak_reported and len(self._series) % JUDGE_EVERY == 0:
-            self._judge()
+
+    def finish(self) -> None:
+        """The run is over: the current process' series is judged, as it stands (once)."""
+        self._judge()
+        self._series = []
 
     def _judge(self) -> None:
+        """The series so far judged whole; a leak becomes the run's one memory-growth finding."""
+        if self.leak_reported or not self._series:
+            return
         growth = judge_growth(self._series)
         if growth is None:
             return

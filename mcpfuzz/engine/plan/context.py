@@ -40,6 +40,7 @@ from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Failure
+from mcpfuzz.transport.connect import ServerTarget
 
 # Told each judged exchange with its verdicts (a soak keeps its behaviour signatures this way).
 JudgedObserver = Callable[[PhaseName, Exchange, list[Verdict]], None]
@@ -93,6 +94,8 @@ class RunContext:
     slow: SlowNotes | None = None
     security: SecurityWorkspace | None = None  # --security: the workspace and canaries planted for the server
     canaries: CanaryWatch | None = None  # --security: the hits folder, looked at as each case is judged
+    # --security: the server as given, `{workspace}` unexpanded, so that each re-check plants a workspace of its own.
+    target_as_given: ServerTarget | None = None
     coverage: CoverageBook | None = None  # --coverage: the lines the traced server reported, once its tracer is in
 
     @classmethod

@@ -11,12 +11,16 @@ from mcpfuzz.engine.events import Finding, Notice, RunFinished, Upstream
 from mcpfuzz.engine.judge import FindingSet, group_by_upstream, group_under_tools, name_the_share
 from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.plan.verdict import untested_reason
+from mcpfuzz.engine.security.planted_run import plantable, run_planted
 from mcpfuzz.engine.session.modes import patient_until, speaking, thorough
 from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.jsonrpc.case_json import case_from_json, case_to_json
+from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import PLAIN_JSONRPC, Era
-from mcpfuzz.transport.errors import ServerStartError
+from mcpfuzz.transport.errors import ServerStartError, TransportError
+from mcpfuzz.transport.http_target import HttpTarget
 
 MAX_VERIFIED = 50  # findings re-run on a fresh server at most, the most severe first
 # What the report says of a plain JSON-RPC 2.0 server (`--jsonrpc`) in place of an MCP era and version.
@@ -24,9 +28,10 @@ PLAIN_ERA, PLAIN_VERSION = "jsonrpc", PLAIN_JSONRPC
 
 
 async def verify(context: RunContext, session: Session, until: float, *, final: bool = True) -> None:
-    """Re-run each finding's frames on a fresh server, as `mcpfuzz replay` will; mark the ones that pass.
+    """Re-run each finding's frames alone on a fresh server, as `mcpfuzz replay` will; mark the ones that fail again.
 
-    The most severe first, and of those the smallest; what the time leaves unchecked is said at the end (`final`).
+    A --security run's re-check plants a new workspace for each (its own canaries, none of the run's files). The
+    most severe first, and of those the smallest; what the time leaves unchecked is said at the end (`final`).
     """
     pending = [f for f in context.findings.all() if f.case is not None and f.reproducible is None]
     pending.sort(key=lambda f: (-f.severity, sum(map(len, f.frames))))
@@ -34,6 +39,11 @@ async def verify(context: RunContext, session: Session, until: float, *, final: 
         return
     restarts = session.restarts
     unchecked = len(pending) - len(pending[:MAX_VERIFIED])
+    planted = _planted(context)
+    if planted and isinstance(context.config.target, HttpTarget):
+        # A launched server listens on the run's port: the re-checks' servers need it (the run's starts again later).
+        await session.server.kill()
+        session.recycle()
     # A slow or wedged re-run waits no longer than verification's time: the run's budget holds.
     with thorough(session), patient_until(session, until):
         for done, finding in enumerate(pending[:MAX_VERIFIED]):
@@ -46,17 +56,14 @@ async def verify(context: RunContext, session: Session, until: float, *, final: 
                 continue
             case = case_from_json(case_to_json(finding.case), list(finding.frames))
             try:
-                with speaking(session, Era(finding.era) if finding.era else None, finding.protocol_version or None):
-                    exchange = await run_case(session, case)
-            except (HarnessError, ServerStartError):
+                exchange = await _rerun(context, session, finding, case, until)
+            except (HarnessError, ServerStartError, TransportError):
                 break
-            if exchange.cut_short:  # its wait was cut by verification's time: unchecked, not disproved
+            if exchange is None or exchange.cut_short:  # its wait was cut by verification's time: unchecked
                 unchecked += len(pending[:MAX_VERIFIED]) - done
                 break
-            if context.canaries is not None:
-                context.canaries.look(exchange)
             again = FindingSet().judge(exchange, (finding.oracle,))
-            if context.canaries is not None:
+            if context.canaries is not None and not planted:
                 context.canaries.settle(exchange)
             context.findings.mark(finding, bool(again))
             if not again:
@@ -66,6 +73,28 @@ async def verify(context: RunContext, session: Session, until: float, *, final: 
     if unchecked and final:
         context.emit(Notice(f"no time left to re-run {unchecked} of {len(pending)} findings; they are saved "
                             "unchecked (raise --budget to verify them all)"))
+
+
+def _planted(context: RunContext) -> bool:
+    """True when each re-check plants a workspace of its own: a --security run of a server mcpfuzz starts."""
+    return context.security is not None and context.target_as_given is not None \
+        and plantable(context.target_as_given)
+
+
+async def _rerun(context: RunContext, session: Session, finding: Finding, case: Case, until: float
+                 ) -> Exchange | None:
+    """The finding's case alone on a fresh server: in a --security run, in a newly planted workspace (nothing the run
+    left in its own counts), else a fresh process of the run's session. None when verification's time cut it."""
+    era = Era(finding.era) if finding.era else None
+    if _planted(context):
+        assert context.security is not None and context.target_as_given is not None
+        return await run_planted(context.target_as_given, session.options, case, context.security.layout,
+                                 era=era, version=finding.protocol_version or None, until=until)
+    with speaking(session, era, finding.protocol_version or None):
+        exchange = await run_case(session, case)
+    if context.canaries is not None:
+        context.canaries.look(exchange)
+    return exchange
 
 
 def _wedge_wait(session: Session, finding: Finding) -> float:

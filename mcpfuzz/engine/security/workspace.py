@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import secrets
-import shutil
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -55,9 +56,9 @@ class SecurityWorkspace:
         return [word.replace(WORKSPACE_PLACEHOLDER, self.folder) for word in words]
 
     def remove(self) -> None:
-        """Delete the run's own temporary folders (nothing else)."""
+        """Delete the run's own temporary folders (nothing else), however deep the server nested folders in them."""
         for folder in (self.layout.root, self.layout.hits):
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_tree(folder)
 
     def place(self, target: ServerTarget) -> ServerTarget:
         """A saved server put in this workspace: `{workspace}` replaced in its command (or launch command) and
@@ -81,6 +82,35 @@ class SecurityWorkspace:
 
         return replace(case, data=moved(case.data), setup=tuple(moved(frame) for frame in case.setup),
                        history=tuple(moved(frame) for frame in case.history))
+
+
+def remove_tree(root: str) -> None:
+    """Delete `root` and everything under it without following links; what cannot be deleted is left.
+
+    Iterative: a server given a workspace may nest folders a thousand deep (`a/a/a/...`), past the recursion
+    `shutil.rmtree` needs (one level of the stack per level of folders).
+    """
+    stack, failed = [root], set()
+    while stack:
+        folder = stack[-1]
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            failed.add(stack.pop())
+            continue
+        inner = [entry.path for entry in entries if entry.is_dir(follow_symlinks=False) and entry.path not in failed]
+        for entry in entries:
+            if not entry.is_dir(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+        if inner:
+            stack.extend(inner)  # the folder is looked at again once they are gone
+            continue
+        try:
+            os.rmdir(folder)
+        except OSError:
+            failed.add(folder)
+        stack.pop()
 
 
 def layout_to_json(layout: CanaryLayout) -> dict[str, str]:
