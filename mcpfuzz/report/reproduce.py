@@ -26,6 +26,9 @@ from mcpfuzz.transport.target import ServerKind
 MAX_INLINE_FRAME = 2000
 HANDSHAKE_METHODS = (b'"method":"initialize"', b'"method":"server/discover"')
 ALIVE_ID = "mcpfuzz-alive"  # the id of the liveness request that ends every reproduction
+# Seconds a pasted reproduction may run: a server that hangs (or ignores the end of its input) is stopped, so the
+# terminal is given back; a stdio pipeline gets its pauses on top.
+REPRODUCTION_SECONDS = 10
 SESSION_VARIABLE = "$SID"  # the shell variable the initialize POST saves the session id into
 # A case's own header changes (`Case.http_headers`): a value replaces the header, None leaves it out.
 HeaderChanges = tuple[tuple[str, str | None], ...]
@@ -94,6 +97,7 @@ def shell_reproduction(command: Sequence[str], frames: Sequence[bytes],
     The handshake gets its own write and a pause: the python SDK reads stdin in chunks, and bytes
     that arrive with `initialize` can kill it before it answers. `env_names`: the variables the run set for the
     server; the pipeline passes each on from the user's own shell (`env NAME="$NAME"`), as no value is written.
+    The server runs under `timeout`: the line ends even when the server hangs or never exits.
     """
     notes: list[str] = []
     if env_names:
@@ -111,7 +115,9 @@ def shell_reproduction(command: Sequence[str], frames: Sequence[bytes],
             steps.append("sleep 1")
     steps += ["sleep 2", printf_line(liveness_frame(frames)), "sleep 1"]
     notes.append(ALIVE_NOTE)
-    return "{ " + "; ".join(steps) + "; } | " + env_prefix(env_names) + shlex.join(command), notes
+    paused = sum(int(step.removeprefix("sleep ")) for step in steps if step.startswith("sleep "))
+    limit = f"timeout {REPRODUCTION_SECONDS + paused} "
+    return "{ " + "; ".join(steps) + "; } | " + limit + env_prefix(env_names) + shlex.join(command), notes
 
 
 def _env_note(env_names: Sequence[str], how: str) -> str:
@@ -239,8 +245,9 @@ def _header_argument(name: str, value: str) -> str:
 def _curl(url: str, frame: bytes, headers: dict[str, str], *, capture_session: bool = False,
           dump_headers: str | None = None) -> str:
     """One POST as a curl command with exactly `headers` (the initialize one saves the Mcp-Session-Id into $SID;
-    `dump_headers`: the file its response headers go to)."""
-    parts = ["curl", "-sS", "-X", "POST", shlex.quote(url)]
+    `dump_headers`: the file its response headers go to), given up after REPRODUCTION_SECONDS (a hang's answer,
+    or a response stream the server keeps open)."""
+    parts = ["curl", "-sS", "--max-time", str(REPRODUCTION_SECONDS), "-X", "POST", shlex.quote(url)]
     parts += [item for name, value in headers.items() for item in ("-H", _header_argument(name, value))]
     if dump_headers:
         parts += ["-D", dump_headers]
