@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from mcpfuzz.engine.events import Finding
 from mcpfuzz.engine.security.workspace import WORKSPACE_PLACEHOLDER
 from mcpfuzz.jsonrpc.frame import Posting
+from mcpfuzz.report.terminal_text import safe
 from mcpfuzz.transport.base import TransportKind
 from mcpfuzz.transport.connect import ServerTarget
 from mcpfuzz.transport.http_headers import (
@@ -62,12 +63,13 @@ ALIVE_NOTE = f"the last request (id \"{ALIVE_ID}\") checks the server is still a
 
 
 def is_printable(frame: bytes) -> bool:
-    """True when the frame is UTF-8 text without control characters."""
+    """True when the frame is UTF-8 text without control characters (nor anything else a terminal must not get
+    raw: a C1 control, a bidirectional override), so it can be pasted as it is."""
     try:
         text = frame.decode("utf-8")
     except UnicodeDecodeError:
         return False
-    return not any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text)
+    return not any(ord(ch) < 0x20 for ch in text) and safe(text)
 
 
 def printf_escape(frame: bytes) -> str:
