@@ -17,8 +17,7 @@ ConcurrencyFailure = failure_class(OracleId.CONCURRENCY, "Concurrent requests lo
 
 @register(ConcurrencyFailure, Severity.HIGH, quiet_on_plain=True)
 def concurrency(exchange: Exchange) -> Iterator[Failure]:
-    """Requests sent at once each get their own answer (not another's, nor, when all are read-only, what another
-    gets alone)."""
+    """Requests sent at once each get their own answer (not another's; if read-only, not what another gets alone)."""
     check = exchange.case.expect.concurrent
     if check is None or exchange.timed_out and not exchange.barrier_answered:
         return  # a stuck server is no-hang's
