@@ -16,6 +16,7 @@ from mcpfuzz.engine.events import Notice, PhaseName, PhaseStarted
 from mcpfuzz.engine.phases.latencies import LatencyBook
 from mcpfuzz.engine.phases.target_kinds import TOOLS
 from mcpfuzz.engine.phases.targets import target_types
+from mcpfuzz.engine.plan.budget import FLIGHT_SHARE
 from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.jsonrpc.frame import Case
@@ -38,14 +39,22 @@ def latency_book(context: RunContext) -> LatencyBook | None:
     return next((o for o in context.judged_observers if isinstance(o, LatencyBook)), None)
 
 
-def expects_work(context: RunContext) -> bool:
-    """Whether the flight phase will have calls to cancel or one tool to call at once (the call sequences keep
-    its share of the time only then)."""
-    book = latency_book(context)
-    if book is None:
-        return False
-    return bool(book.slowest(LONG_ENOUGH, 1)) or any(
-        target.method == TOOLS.method and len(target.params) > 1 for target in book.targets.values())
+def flight_share(context: RunContext) -> float:
+    """The part of the time left that the flight phase is expected to need, which the call sequences keep for it:
+    about twice its cases' measured work, at most FLIGHT_SHARE; 0 when it will have nothing to cancel or to call
+    at once."""
+    measured, left = latency_book(context), context.budget.left()
+    if measured is None or left <= 0:
+        return 0.0
+    book = _planned_only(measured, context)
+    # A cancelled call waits out its answer and a grace; a burst its calls one after another (on a server that
+    # works on one at a time), a read-only one's twice more alone.
+    seconds = sum(2 * max(target.seconds) + 1.0 for _, target in book.slowest(LONG_ENOUGH, MAX_CANCELLED))
+    for target in book.targets.values():
+        works = [work for work, _ in target.params.values()][:MAX_TOOL_CALLS]
+        if target.method == TOOLS.method and len(works) > 1:
+            seconds += sum(works) * (3 if target.read_only else 1) + 0.5
+    return min(FLIGHT_SHARE, 2 * seconds / left) if seconds else 0.0
 
 
 def _stdio_only(context: RunContext) -> str | None:
