@@ -32,6 +32,7 @@ LONG_ENOUGH = 0.2  # seconds: a target answering no faster can be cancelled whil
 PAUSE = 0.25  # of a target's shortest answer: when its cancel is written
 MAX_CANCELLED = 3  # slowest targets (and list methods) cancelled in flight
 LIST_SAMPLES = 3  # times each list method is timed (its shortest is its latency)
+CASE_OVERHEAD = 0.1  # seconds a case takes beyond its requests' work (writes, a barrier's round trip)
 
 
 def latency_book(context: RunContext) -> LatencyBook | None:
@@ -53,7 +54,7 @@ def flight_share(context: RunContext) -> float:
     for target in book.targets.values():
         works = [work for work, _ in target.params.values()][:MAX_TOOL_CALLS]
         if target.method == TOOLS.method and len(works) > 1:
-            seconds += sum(works) * (3 if target.read_only else 1) + 0.5
+            seconds += sum(works) * (3 if target.read_only else 1) + CASE_OVERHEAD
     return min(FLIGHT_SHARE, 2 * seconds / left) if seconds else 0.0
 
 
