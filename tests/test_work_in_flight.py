@@ -30,7 +30,7 @@ from mcpfuzz.oracles.base import all_oracles
 from mcpfuzz.oracles.cancellation import cancel_respected
 from mcpfuzz.transport.http_target import HttpTarget
 from tests.conftest import run_cli
-from tests.engine_runs import SERVERS
+from tests.engine_runs import SERVERS, run_engine
 from tests.http_servers import start_sdk_server
 
 FLIGHT_SERVER = SERVERS / "flight_server.py"
@@ -179,6 +179,18 @@ def test_tools_without_annotations_are_worked_on_in_flight_too(bug: str | None) 
     assert len(check.requests) > 1
     found = {(f.oracle, f.target.split("/")[0]) for f in finished.findings}
     assert found == ({("cancel-respected", "in-flight")} if bug == "cancel-code-0" else set())
+
+
+def test_the_clean_test_server_whose_tools_are_not_annotated_gives_no_finding_in_flight() -> None:
+    """tests/servers/mcp_server.py annotates nothing and answers at once: its tools are called at once with the
+    distinct arguments their calls were answered for (nothing is slow enough to cancel), and nothing is found."""
+    events: list[Event] = []
+    finished = run_engine([sys.executable, str(SERVERS / "mcp_server.py")], timeout=5.0, budget=30,
+                          phases=("probe", "coverage", "fuzz", "stateful"), events=events)
+    assert not finished.error, finished.error
+    bursts = [exchange.case.expect.concurrent for exchange in flight_cases(events)]
+    assert bursts and all(check is not None and check.changes_state and len(check.requests) > 1 for check in bursts)
+    assert [(f.oracle, f.target) for f in finished.findings] == []
 
 
 def _mcp1_python() -> str | None:
