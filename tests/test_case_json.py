@@ -118,3 +118,19 @@ def test_cases_of_several_requests_keep_how_they_are_posted_and_never_their_answ
     assert back.expect.concurrent == at_once.expect.concurrent  # requests kept, alone dropped
     assert [method for _, method, _ in at_once.expect.concurrent.requests] == ["tools/list", "resources/read",
                                                                               "tools/call"]
+
+
+def test_a_concurrency_case_that_may_change_state_says_so_in_its_transcript() -> None:
+    """A burst with a tool not annotated read-only is read back as one: a replay never compares its answers with
+    answers alone (and a transcript written before the flag existed reads as read-only, as it was)."""
+    builder = FrameBuilder(Era.MODERN, MODERN_VERSIONS[0])
+    changing = concurrent_case(builder, [], [], [("note", {"text": "a"}), ("note", {"text": "b"})],
+                               changes_state=True)
+    assert changing is not None and changing.expect.concurrent is not None
+    assert changing.expect.concurrent.changes_state and changing.id == "requests-at-once"
+    data = json.loads(json.dumps(case_to_json(changing)))
+    back = case_from_json(data, [changing.data])
+    assert back.expect.concurrent == changing.expect.concurrent
+    data["expect"]["extra"].pop("concurrent_changes_state")
+    old = case_from_json(data, [changing.data])
+    assert old.expect.concurrent is not None and not old.expect.concurrent.changes_state

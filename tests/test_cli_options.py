@@ -96,7 +96,9 @@ def test_exitfirst_stops_the_run_at_the_first_finding(tmp_path: Path) -> None:
     assert "1 finding at or above medium: stopping as --max-findings 1 asks" in result.stdout, describe(result)
     assert "SIGTERM" not in result.stdout + result.stderr
     data = load_json(report)
-    assert data["stopped"] == "interrupted" and data["findings"], data["stopped"]
+    # Its own reason, not a Ctrl-C's ("interrupted"), though the stop travels as a SIGTERM.
+    assert data["stopped"] == "max-findings" and data["findings"], data["stopped"]
+    assert "stopped early: max-findings" in result.stdout, describe(result)
     assert (tmp_path / "corpus").is_dir() and list((tmp_path / "corpus").glob("*.json"))
 
 

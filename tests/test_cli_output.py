@@ -142,3 +142,22 @@ def test_lint_of_a_clean_server_counts_in_words(tmp_path: Path) -> None:
     result = run_cli(["lint", "--", *CLEAN_COMMAND])
     assert result.returncode == 0, describe(result)
     assert "0 errors, 0 warnings" in result.stdout, describe(result)
+
+
+def test_control_bytes_a_server_writes_are_shown_escaped_never_sent_to_the_terminal(tmp_path: Path) -> None:
+    """A server whose name, stdout noise and stderr hold NUL, BEL, ESC sequences (clear screen, a window title),
+    a C1 control and a right-to-left override: the console shows each as an escape, in the probe line, the
+    `got:` lines and the stderr tail, and writes none of them raw."""
+    server = [sys.executable, str(MCP_SERVER.parent / "control_bytes_server.py")]
+    result = run_cli(["run", "--timeout", "1", "--budget", "30", "--phases", "catalogue", "--seed", "3", "-v",
+                      "--no-replay", "--corpus", str(tmp_path / "corpus"), "--", *server], cwd=tmp_path)
+    assert result.returncode == 1, describe(result)
+    output = result.stdout + result.stderr
+    raw = sorted({f"U+{ord(ch):04X}" for ch in output if ord(ch) < 0x20 and ch not in "\n\t"
+                  or 0x7F <= ord(ch) <= 0x9F or ch in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"})
+    assert raw == [], raw
+    lines = result.stdout.splitlines()
+    assert any(line.strip().startswith("got:") and "INFO\\x00\\x07\\x1b[2J\\x1b[31m\\x9b\\u202e listing" in line
+               for line in lines), result.stdout
+    assert any("fatal\\x00\\x07\\x1b[2J" in line for line in lines), result.stdout  # the stderr tail
+    assert "server bytes\\x1b]0;pwned\\x07" in result.stdout

@@ -92,6 +92,46 @@ def test_transcripts_carry_no_secret_from_env(tmp_path: Path) -> None:
         assert secret not in path.read_text(encoding="utf-8"), path.name
 
 
+def test_a_corpus_recorded_with_a_folder_in_env_replays(tmp_path: Path) -> None:
+    """`--env DATA_DIR=FOLDER`, the server's own folder: a path is no secret, so the transcripts keep the command
+    as it ran and replay it (the bug fixed: the folder cut out of the command, a replay of a server that never
+    started). A value under a credential's name is still hidden."""
+    server = private_copy(MCP_SERVER, tmp_path)
+    folder, secret = str(server.parent), "s3cr3t-value-4242"
+    corpus = tmp_path / "corpus"
+    recorded = run_cli([*PROTOCOL_RUN, "--corpus", str(corpus), "--env", f"DATA_DIR={folder}", "--env",
+                        f"API_TOKEN={secret}", "--", sys.executable, str(server), "--bug", "crash-batch", "--bug",
+                        "id-coerce"])
+    try:
+        assert recorded.returncode == 1, recorded.stdout + recorded.stderr
+        transcripts = _transcripts(corpus)
+        assert len(transcripts) >= 2
+        assert all(t["server"]["command"][1] == str(server) for t in transcripts), transcripts[0]["server"]
+        assert all(t["server"]["env"] == ["DATA_DIR", "API_TOKEN"] for t in transcripts)
+        assert not [p.name for p in corpus.glob("*.json") if secret in p.read_text(encoding="utf-8")]
+        assert f"{folder}/" in recorded.stdout and secret not in recorded.stdout  # the printed reproduction too
+        replayed = run_cli(["replay", str(corpus), "--timeout", "1"], env={"DATA_DIR": folder})
+        assert replayed.returncode == 1, replayed.stdout + replayed.stderr
+        assert f"0 fixed, {len(transcripts)} failed, 0 error" in replayed.stdout, replayed.stdout
+    finally:
+        kill_leftovers(str(server))
+
+
+def test_a_replay_whose_server_never_starts_is_an_error_never_fixed_nor_failed(tmp_path: Path) -> None:
+    """A command that starts no server (an interpreter given a script that is not there: it exits at once)
+    answers nothing: that says nothing about any transcript, the crash one included."""
+    corpus = tmp_path / "corpus"
+    recorded = run_cli([*PROTOCOL_RUN, "--corpus", str(corpus), "--", *BUGGY])
+    assert recorded.returncode == 1, recorded.stdout + recorded.stderr
+    count = len(_transcripts(corpus))
+    assert "no-crash" in {t["oracle"] for t in _transcripts(corpus)}
+    missing = tmp_path / "gone" / "server.py"
+    replayed = run_cli(["replay", str(corpus), "--timeout", "1", "--", sys.executable, str(missing)])
+    assert replayed.returncode == 2, replayed.stdout + replayed.stderr
+    assert f"0 fixed, 0 failed, {count} error" in replayed.stdout, replayed.stdout
+    assert replayed.stdout.count("the server never started") == count, replayed.stdout
+
+
 def test_same_seed_sends_identical_frames_and_another_seed_does_not(tmp_path: Path) -> None:
     """Every phase, counted by examples instead of time (the stateful phase needs a server whose results
     do not vary: the tool server's random item ids would flow into later frames)."""

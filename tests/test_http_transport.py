@@ -82,7 +82,8 @@ def test_cli_run_with_launch_saves_replayable_transcripts_and_prints_curl(tmp_pa
                       "--header", "Authorization: Bearer sk-test-abcdefghijklmnop1234", "--json", "report.json"],
                      cwd=tmp_path, timeout=90)
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "curl -sS -X POST" in result.stdout and "Origin: http://mcpfuzz-rebinding.example" in result.stdout
+    assert "curl -sS --max-time 10 -X POST" in result.stdout
+    assert "Origin: http://mcpfuzz-rebinding.example" in result.stdout
     report = json.loads((tmp_path / "report.json").read_text())
     assert [f["oracle"] for f in report["findings"]] == ["origin-check"]
     saved = list((tmp_path / "corpus").glob("http-origin-foreign_origin-check_*.json"))

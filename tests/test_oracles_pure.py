@@ -214,12 +214,14 @@ def at_once() -> Expectation:
                        well_formed=True, concurrent=ConcurrencyCheck(requests))
 
 
-def tools_at_once(alone_a: tuple[object, object], alone_b: tuple[object, object]) -> Expectation:
-    """Two read-only tool calls (1, 2) in one write, with what each got alone before and after the burst."""
+def tools_at_once(alone_a: tuple[object, object], alone_b: tuple[object, object], *,
+                  changes_state: bool = False) -> Expectation:
+    """Two tool calls (1, 2) in one write, read-only unless `changes_state`, with what each got alone before and
+    after the burst."""
     requests = ((1, "tools/call", "a"), (2, "tools/call", "b"))
+    alone = (AloneAnswers(1, *alone_a), AloneAnswers(2, *alone_b))
     return Expectation(judge=P.CONCURRENCY, id=1, batch_ids=(1, 2), result_ok=True, error_ok=True,
-                       well_formed=True, concurrent=ConcurrencyCheck(requests, (AloneAnswers(1, *alone_a),
-                                                                                AloneAnswers(2, *alone_b))))
+                       well_formed=True, concurrent=ConcurrencyCheck(requests, alone, changes_state=changes_state))
 
 
 def text(value: str, **meta: object) -> dict:
@@ -528,6 +530,11 @@ RULES: dict[str, Rule] = {
         ()),
     "concurrency no answer alone (an error then)": Rule(P.CONCURRENCY, exchange(
         tools_at_once((None, None), (text("B"), text("B"))), result(1, text("B")), result(2, text("B"))), ()),
+    "concurrency of calls that may change state: never compared with answers alone": Rule(P.CONCURRENCY, exchange(
+        tools_at_once((text("A"), text("A")), (text("B"), text("B")), changes_state=True), result(1, text("B")),
+        result(2, text("A"))), ()),
+    "concurrency of calls that may change state: one lost": Rule(P.CONCURRENCY, exchange(
+        tools_at_once((None, None), (None, None), changes_state=True), result(1, text("B"))), (HIGH,)),
     "slow-input past its limit": Rule(P.SLOW_INPUT, late(exchange(slow_call(1, 1.0), result(1, call_result())), 1.5),
                                       (LOW,)),
     "slow-input past 10 s is medium": Rule(P.SLOW_INPUT, late(exchange(slow_call(1, 1.0), result(1, call_result())),

@@ -72,6 +72,13 @@ def test_a_case_of_one_post_keeps_its_lines_in_one_body() -> None:
     assert len(curl_lines(command)) == 3 and "wait" not in command
 
 
+@pytest.mark.parametrize("posts", list(Posting))
+def test_every_curl_gives_up_in_time(posts: Posting) -> None:
+    """A hang's answer (or a response stream the server keeps open) must not hold the pasted line forever."""
+    curls = curl_lines(finding_reproduction(URL, finding_of(posts))[0])
+    assert curls and all(" --max-time 10 " in line for line in curls)
+
+
 # -- printed for a real run, and run against a fresh server ------------------------------------------------
 
 needs_curl = pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")

@@ -16,7 +16,7 @@ from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.report.reproduce import finding_reproduction
 from mcpfuzz.transport.http_target import HttpTarget
-from tests.conftest import private_copy, run_cli
+from tests.conftest import kill_leftovers, private_copy, run_cli
 from tests.engine_runs import SERVERS, run_engine
 from tests.http_servers import start_http_server
 
@@ -156,3 +156,26 @@ def test_the_rerun_command_passes_each_env_name_from_the_users_shell() -> None:
     assert rerun_command(stdio) == 'mcpfuzz run --env API_TOKEN="$API_TOKEN" -- python server.py'
     launched = HttpTarget("http://127.0.0.1:{port}/mcp", launch=("python", "srv.py"), env_names=("API_TOKEN",))
     assert rerun_command(launched).endswith(' --env API_TOKEN="$API_TOKEN"')
+
+
+# ---- a hang's reproduction ends by itself ------------------------------------------------------------------
+
+def test_the_printed_reproduction_of_a_hang_ends_by_itself(tmp_path: Path) -> None:
+    """A tool that blocks its server's one thread for five minutes is a hang under --call-timeout 2; the printed
+    line runs the server under `timeout`, so pasted it ends (status 124: timeout stopped the server) instead of
+    holding the terminal until the server reads the end of its input."""
+    server = private_copy(SERVERS / "slow_tool_server.py", tmp_path, imports=("mcp_server.py",))
+    try:
+        result = run_cli(["run", "--timeout", "1", "--call-timeout", "2", "--phases", "coverage", "--budget", "30",
+                          "--json", "r.json", "--", sys.executable, str(server), "--delay", "300"], cwd=tmp_path,
+                         timeout=180)
+        assert result.returncode == 1, result.stdout + result.stderr
+        report = json.loads((tmp_path / "r.json").read_text())
+        hang = next(f for f in report["findings"] if f["oracle"] == "no-hang")
+        shell = hang["reproducer"]["shell"]
+        assert " | timeout " in shell and shell in result.stdout
+        # Generous: the line stops the server after its own limit, far sooner than the server's five minutes.
+        done = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=200)
+        assert done.returncode == 124, done.stdout + done.stderr
+    finally:
+        kill_leftovers(str(server))

@@ -88,3 +88,25 @@ def test_the_public_config_hides_every_secret_value() -> None:
     assert SECRET not in shown and PASSWORD not in shown
     assert public.http is not None and public.http.headers == (("X-Key", REDACTED),)
     assert config.http is not None and config.http.url.startswith("http://user:")  # the real one is untouched
+
+
+def test_a_setting_is_secret_by_its_name_or_its_look_and_never_as_a_path(tmp_path: Path) -> None:
+    """--env and ${VAR} values: a credential's name or a random-looking value is hidden; a path is not (hiding it
+    would cut that folder out of the server's command), unless a credential's name holds a path to no file."""
+    from mcpfuzz.corpus.redact import is_secret_setting
+
+    secret = [("API_TOKEN", "plainword"), ("OPENAI_KEY", "abc1"), ("DB_PASSWORD", "hunter2"),
+              ("SOME_ID", "a3f9c2d18e7b6a5f4c3d2e1f0a9b8c7d"), ("X", "ghp_" + "a1" * 18),
+              ("DATABASE_URL", "postgres://app:pw-9f8e@127.0.0.1/db"),
+              ("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing.json"))]
+    credentials = tmp_path / "creds.json"
+    credentials.write_text("{}")
+    plain = [("DATA_DIR", str(tmp_path)), ("HOME", "/home/u"), ("PYTHONPATH", "/a/b:/c/d"), ("CACHE", "~/cache"),
+             ("GOOGLE_APPLICATION_CREDENTIALS", str(credentials)), ("REGION", "us-east-1"), ("LOG_LEVEL", "debug"),
+             ("SERVER_URL", "http://127.0.0.1:8000/mcp"), ("KEYBOARD", "us"), ("REQUEST_ID",
+                                                                              "550e8400-e29b-41d4-a716-446655440000")]
+    assert [pair for pair in secret if not is_secret_setting(*pair)] == []
+    assert [pair for pair in plain if is_secret_setting(*pair)] == []
+    config = RunConfig(command=["python", f"{tmp_path}/server.py"], env=dict([*plain[:2], ("API_TOKEN", SECRET)]))
+    assert config.secrets == [SECRET]
+    assert config.public().command == ["python", f"{tmp_path}/server.py"]

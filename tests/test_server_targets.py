@@ -81,7 +81,7 @@ def test_a_block_naming_no_server_loads_as_none() -> None:
 
 def test_reproduction_and_rerun_follow_the_kind() -> None:
     shell, _ = reproduction(COMMAND, [FRAME])
-    assert shell.endswith("| python server.py --name 'two words'")
+    assert shell.endswith("| timeout 13 python server.py --name 'two words'")  # the pauses and 10 s more
     curl, notes = reproduction(URL, [FRAME])
     assert curl.startswith("curl ") and any("Authorization" in note for note in notes)
     assert "s3cret" not in curl

@@ -29,7 +29,8 @@ from mcpfuzz.jsonrpc.versions import LATEST_MODERN, Era
 from mcpfuzz.oracles.base import all_oracles
 from mcpfuzz.oracles.cancellation import cancel_respected
 from mcpfuzz.transport.http_target import HttpTarget
-from tests.engine_runs import SERVERS
+from tests.conftest import run_cli
+from tests.engine_runs import SERVERS, run_engine
 from tests.http_servers import start_sdk_server
 
 FLIGHT_SERVER = SERVERS / "flight_server.py"
@@ -106,30 +107,35 @@ def test_without_a_measured_latency_only_an_answer_clearly_after_the_probe_count
     assert len(verdicts(seen(unknown, (0.01, answer(RUNNING)), (0.02, answer(PROBE)), (1.5, answer(REQUEST))))) == 1
 
 
-def test_latencies_are_read_from_read_only_valid_calls_answered_with_a_result() -> None:
+def test_latencies_are_read_from_valid_calls_answered_with_a_result() -> None:
+    """Every target's answered valid calls are timed, whether or not it is annotated read-only (which is kept)."""
     book = LatencyBook()
-    frame = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"lookup","arguments":{"key":"alpha"}}}'
 
-    def call(valid: bool = True, read_only: bool = True, at: float = 0.4, reply: dict | None = None) -> None:
+    def call(tool: str = "lookup", valid: bool = True, read_only: bool = True, at: float = 0.4,
+             reply: dict | None = None) -> None:
+        frame = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                            "params": {"name": tool, "arguments": {"key": "alpha"}}}).encode()
         expect = Expectation(judge=OracleId.INVALID_PARAMS, id=7, result_ok=True, error_ok=True,
-                             tool_call=ToolCallCheck("lookup", valid))
-        case = Case("lookup", "tool", "", frame, expect, patient=True, slow_ok=True, shared_ok=read_only)
+                             tool_call=ToolCallCheck(tool, valid))
+        case = Case(tool, "tool", "", frame, expect, patient=True, slow_ok=True, shared_ok=read_only)
         book(PhaseName.FUZZ, seen(case, (at, reply or answer(7))), [])
 
     call(at=0.5)
     call(at=0.3)
     call(valid=False, at=0.01)
-    call(read_only=False, at=0.01)
     call(at=0.01, reply=answer(7, code=-32602))
-    (label, target), = book.slowest(0.2, 3)
-    assert (label, target.method, target.shortest) == ("tool/lookup", "tools/call", 0.3)
-    assert list(target.params.values()) == [(0.5, {"name": "lookup", "arguments": {"key": "alpha"}})]
+    call("store", read_only=False, at=0.25)
+    assert [(label, t.method, t.shortest, t.read_only) for label, t in book.slowest(0.2, 3)] == [
+        ("tool/lookup", "tools/call", 0.3, True), ("tool/store", "tools/call", 0.25, False)]
+    assert list(book.targets["tool/lookup"].params.values()) == [(0.5, {"name": "lookup",
+                                                                         "arguments": {"key": "alpha"}})]
 
 
-def flight_run(*bugs: str) -> tuple[RunFinished, list[Event]]:
+def flight_run(*bugs: str, annotated: bool = True) -> tuple[RunFinished, list[Event]]:
     """A 60 s run of the flight server (the call phases: they measure the latencies) with every oracle."""
     events: list[Event] = []
-    command = [sys.executable, str(FLIGHT_SERVER), *(arg for bug in bugs for arg in ("--bug", bug))]
+    command = [sys.executable, str(FLIGHT_SERVER), *(arg for bug in bugs for arg in ("--bug", bug)),
+               *([] if annotated else ["--unannotated"])]
     config = RunConfig(command=command, seed=1, timeout=5.0, budget=60.0, oracles=tuple(all_oracles()),
                        phases=("probe", "coverage", "fuzz", "stateful"))
     return anyio.run(run, config, events.append), events
@@ -155,6 +161,36 @@ def test_each_bug_of_work_in_flight_is_found_by_its_oracle_and_the_clean_twin_by
     assert found == ({(oracle, family)} if bug else set())
     if bug == "cancel-code-0":
         assert all("error code 0" in f.message for f in finished.findings)
+
+
+@pytest.mark.parametrize("bug", ["cancel-code-0", "shared-argument", None],
+                         ids=["cancel-code-0", "shared-argument", "clean"])
+def test_tools_without_annotations_are_worked_on_in_flight_too(bug: str | None) -> None:
+    """The same tools listed without annotations (most servers annotate nothing): the slow one is still cancelled
+    in flight, and a cancelled call answered with error code 0 still found; lookup is still called at once, but,
+    as it may change state, its answers are not compared with answers alone: the shared-argument bug, which only
+    that comparison shows, is then no finding, and nothing else is either."""
+    finished, events = flight_run(*([bug] if bug else []), annotated=False)
+    assert not finished.error, finished.error
+    cases = {exchange.case.target: exchange for exchange in flight_cases(events)}
+    assert {"in-flight/report", "concurrency/lookup-at-once"} <= set(cases)
+    check = cases["concurrency/lookup-at-once"].case.expect.concurrent
+    assert check is not None and check.changes_state and check.alone == ()
+    assert len(check.requests) > 1
+    found = {(f.oracle, f.target.split("/")[0]) for f in finished.findings}
+    assert found == ({("cancel-respected", "in-flight")} if bug == "cancel-code-0" else set())
+
+
+def test_the_clean_test_server_whose_tools_are_not_annotated_gives_no_finding_in_flight() -> None:
+    """tests/servers/mcp_server.py annotates nothing and answers at once: its tools are called at once with the
+    distinct arguments their calls were answered for (nothing is slow enough to cancel), and nothing is found."""
+    events: list[Event] = []
+    finished = run_engine([sys.executable, str(SERVERS / "mcp_server.py")], timeout=5.0, budget=30,
+                          phases=("probe", "coverage", "fuzz", "stateful"), events=events)
+    assert not finished.error, finished.error
+    bursts = [exchange.case.expect.concurrent for exchange in flight_cases(events)]
+    assert bursts and all(check is not None and check.changes_state and len(check.requests) > 1 for check in bursts)
+    assert [(f.oracle, f.target) for f in finished.findings] == []
 
 
 def _mcp1_python() -> str | None:
@@ -204,3 +240,25 @@ def test_a_real_python_sdk_cancelled_in_flight_over_streamable_http(major: int) 
                            oracles=tuple(all_oracles()), phases=("probe", "coverage", "fuzz", "stateful"))
         finished = anyio.run(run, config, events.append)
     _assert_the_sdks_cancel_verdict(major, finished, events)
+
+
+@pytest.mark.sdk
+def test_a_real_python_sdk_whose_tools_carry_no_annotations_is_worked_on_in_flight(tmp_path: Path) -> None:
+    """A plain `mcpfuzz run` of a FastMCP server on mcp 1.30.0 whose tools are not annotated (as most servers'):
+    the flight phase runs cases, the slow tool cancelled while it runs is answered with error code 0
+    (python-sdk#2480) and found; the tools called at once with distinct arguments (one of them keeps state) give
+    no finding."""
+    python = _mcp1_python()
+    if python is None:
+        pytest.skip("no mcp 1.x environment: .ci/run creates .venv-mcp1 (or set MCPFUZZ_MCP1_PYTHON)")
+    report_path = tmp_path / "report.json"
+    result = run_cli(["run", "--seed", "1", "--timeout", "5", "--budget", "40", "--json", str(report_path), "--",
+                      python, str(SDK_SERVERS / "sdk1_plain_slow_server.py")], timeout=300, cwd=tmp_path)
+    assert report_path.exists(), result.stdout + result.stderr
+    report = json.loads(report_path.read_text())
+    assert report["stats"]["phases"].get("flight", 0) > 0, report["stats"]
+    cancels = [f for f in report["findings"] if f["oracle"] == "cancel-respected"]
+    assert cancels and "error code 0" in cancels[0]["message"], report["findings"]
+    assert "in-flight/report" in {cancels[0]["target"], *cancels[0].get("also_on", [])}
+    assert [f for f in report["findings"] if f["oracle"] == "concurrency"] == []
+    assert result.returncode == 1, result.stdout + result.stderr

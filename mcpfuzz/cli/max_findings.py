@@ -1,15 +1,16 @@
 """`run -x` / `--max-findings N`: an event sink in front of the reporters that stops the run at the N-th finding.
 
 The run is stopped the way a SIGTERM stops it (the single-process runner and the lead of `--workers` both watch
-for one): what was found is kept and reported, the corpus written, the exit status that of the findings.
+for one): what was found is kept and reported, the corpus written, the exit status that of the findings. The
+reports say it stopped for `max-findings`, not `interrupted`: the engine saw a signal, this sink knows it sent it.
 """
 
 from __future__ import annotations
 
 import signal
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from mcpfuzz.engine.events import Event, EventSink, FindingFound, Notice
+from mcpfuzz.engine.events import Event, EventSink, FindingFound, Notice, RunFinished, StopReason
 from mcpfuzz.oracles.base import Severity
 from mcpfuzz.report.plural import counted
 
@@ -29,6 +30,8 @@ class StopAtFindings:
     def __call__(self, event: Event) -> None:
         if self.stopping and isinstance(event, Notice) and f"{STOP_SIGNAL.name} received" in event.message:
             return  # the runner's (or a worker's) "SIGTERM received": this stop was asked for here, and said so
+        if self.stopping and isinstance(event, RunFinished) and event.stopped == StopReason.INTERRUPTED:
+            event = replace(event, stopped=StopReason.MAX_FINDINGS)  # the signal was this sink's own
         self.sink(event)
         if isinstance(event, FindingFound) and event.finding.severity >= self.fail_on:
             self.found += 1

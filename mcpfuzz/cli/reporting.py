@@ -73,7 +73,7 @@ class Reporting:
         if path and not self.files.problem:
             from pathlib import Path
 
-            from rich.markup import escape
+            from mcpfuzz.report.terminal_text import escape
 
             if not Path(path).is_file():
                 return  # the run ended before its report (an error of mcpfuzz's own was shown)

@@ -1,4 +1,5 @@
-"""`${VAR}` expansion in config and servers files; every expanded value is remembered as a secret."""
+"""`${VAR}` expansion in config and servers files; every expanded value is remembered as a secret except a path (unless
+its variable's name says credential and no such file exists)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from mcpfuzz.corpus.redact import is_secret_setting, looks_like_path
 
 # ${NAME}, ${NAME:-default}, VS Code's ${env:NAME}; `$$` is a literal `$`. A name is what a shell accepts,
 # plus the `prefix:` of VS Code's variables (`${workspaceFolder}`, `${input:id}`) so they are recognised.
@@ -58,8 +61,10 @@ class Expander:
             return self.extra[name]
         found = self.environ.get(name)
         if found is not None:
-            # A value that came from the environment may be a credential: reports must never show it.
-            self.values.append(found)
+            # A value that came from the environment may be a credential: reports must never show it. A path
+            # (${HOME}, a data folder) is none, and hiding it would cut that folder out of the server's command.
+            if not looks_like_path(found) or is_secret_setting(name, found):
+                self.values.append(found)
             return found
         if default is None:
             raise UnknownVariable(written, f"{written}: the environment variable {name} is not set; "

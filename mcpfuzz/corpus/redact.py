@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -61,6 +62,46 @@ def is_secret_name(name: str) -> bool:
     """True when a key, variable or flag name looks like it holds a credential."""
     folded = re.sub(r"[-_.]", "", name.lower())
     return folded not in _NOT_SECRET_NAMES and _SECRET_WORD.search(name) is not None
+
+
+# Words that make a setting's name (an environment variable, a ${VAR}) hold a credential beyond a key's or a header's:
+# KEY as a word of its own (OPENAI_KEY, PRIVATE_KEY; not KEYBOARD), PASS (DB_PASS), credentials, cookies.
+_SECRET_SETTING_WORD = re.compile(r"(?:^|[_.-])(?:keys?|pass)(?:$|[_.-])|credential|cookie|private", re.IGNORECASE)
+# A file-system path: absolute, home- or dot-relative, or a Windows drive's; no whitespace (a list of them, PATH
+# style, is split on ":" or ";" first).
+_PATH = re.compile(r"(?:~|\.{1,2})?/[^\s]*|[A-Za-z]:[\\/][^\s]*|(?:~|\.{1,2})")
+_PATH_LIST = re.compile(r"[:;](?![\\/])")
+# A run of letters and digits long enough to be a key, a hash or base64 rather than words.
+_RANDOM_RUN = re.compile(r"[A-Za-z0-9+]{16,}")
+
+
+def looks_like_path(value: str) -> bool:
+    """True for a file-system path (or a PATH-style list of them): `/srv/data`, `~/notes`, `./db`, `C:\\data`."""
+    parts = [part for part in _PATH_LIST.split(value) if part]
+    return bool(parts) and all(_PATH.fullmatch(part) for part in parts)
+
+
+def looks_random(value: str) -> bool:
+    """True for a value holding a long run of mixed letters and digits (an API key, a hash, base64), or a known
+    credential shape; false for words, numbers, versions, URLs without a password, and paths."""
+    if any(shape.search(value) for shape in _TOKEN_SHAPES) or _URL_USERINFO.search(value):
+        return True
+    return any(_mixed(run) for run in _RANDOM_RUN.findall(value))
+
+
+def _mixed(run: str) -> bool:
+    """Letters and digits both."""
+    return any(c.isdigit() for c in run) and any(c.isalpha() for c in run)
+
+
+def is_secret_setting(name: str, value: str) -> bool:
+    """Whether a named setting's value (an `--env` variable, a `${VAR}` a config file expanded) is a secret to hide
+    wherever it appears: a credential-looking name, or a value that looks random, under any name. A path is not:
+    hiding it would cut that folder out of the server's command and every file name under it, and the file it
+    names (a credentials file) is not in the text; under a credential-looking name, only a path that exists is."""
+    if is_secret_name(name) or _SECRET_SETTING_WORD.search(name):
+        return not (looks_like_path(value) and Path(value).expanduser().exists())
+    return not looks_like_path(value) and looks_random(value)
 
 
 def looks_like_credential(word: str, min_length: int = 8) -> bool:

@@ -17,24 +17,26 @@ from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.transport.errors import TransportError
 
 
-async def run_case(session: Session, case: Case) -> Exchange:
-    """`Session.run_case`; a concurrent case (`expect.concurrent`) also gets each of its requests' answers
-    alone, one request at a time, before and after the burst, recorded on the exchange's expectation.
+async def run_case(session: Session, case: Case, *, timeout: float | None = None) -> Exchange:
+    """`Session.run_case`; a concurrent case of read-only requests (`expect.concurrent`, not `changes_state`) also
+    gets each of its requests' answers alone, one request at a time, before and after the burst, recorded on the
+    exchange's expectation.
 
     Every way a saved case is run again (verification, replay, the corpus, a baseline) goes through here, so
     the answers alone are always fresh: they are what the server answers now, never what it answered once.
+    `timeout` replaces --timeout for the case itself (work in flight waits as long as its requests take).
     """
     if case.expect.state is not None:  # a semantic oracle's call: observed around, afresh each time too
         return await run_observed(session, case)
     if case.expect.identity is not None:
         return await _identity_case(session, case)
     check = case.expect.concurrent
-    if check is None:
-        return await session.run_case(case)
+    if check is None or check.changes_state:  # a request that changes state is not sent more times to compare
+        return await session.run_case(case, timeout=timeout)
     await session.ensure_ready()
     lines = case.data.split(b"\n")
     before = await _alone(session, lines)
-    exchange = await session.run_case(case)
+    exchange = await session.run_case(case, timeout=timeout)
     after = await _alone(session, lines) if exchange.crash is None and session.alive else [None] * len(lines)
     alone = tuple(AloneAnswers(rid, first, second)
                   for (rid, _, _), first, second in zip(check.requests, before, after, strict=False))

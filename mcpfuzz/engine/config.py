@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from mcpfuzz.corpus.redact import REDACTED, Redactor
+from mcpfuzz.corpus.redact import REDACTED, Redactor, is_secret_setting
 from mcpfuzz.engine.baseline import Baseline
 from mcpfuzz.engine.client.capabilities import ALL_CAPABILITIES, ClientCapability
 from mcpfuzz.engine.events import PhaseName
@@ -98,9 +98,11 @@ class RunConfig:
 
     @property
     def secrets(self) -> list[str]:
-        """Values never to reach a report or the corpus: --env values, the target's (--header values), ${VAR}
-        values, the --shared URL's password."""
-        return [*self.env.values(), *self.target.secrets, *self.known_secrets,
+        """Values never to reach a report or the corpus: --env values that look like secrets (by their name or
+        their value; a path never does), the target's (--header values), ${VAR} values, the --shared URL's
+        password."""
+        env = [value for name, value in self.env.items() if is_secret_setting(name, value)]
+        return [*env, *self.target.secrets, *self.known_secrets,
                 *(self.shared.secrets if self.shared else ())]
 
     def public(self) -> RunConfig:

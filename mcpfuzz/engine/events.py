@@ -48,7 +48,7 @@ class StopReason(_Name):
     BUDGET = "budget"
     INTERRUPTED = "interrupted"  # SIGINT or SIGTERM
     SERVER_UNRECOVERABLE = "server-unrecoverable"
-    MAX_FINDINGS = "max-findings"  # soak --max-findings
+    MAX_FINDINGS = "max-findings"  # run -x / --max-findings, soak --max-findings
 
     @classmethod
     def parse(cls, text: str) -> StopReason:

@@ -109,6 +109,14 @@ async def _replay_in(replayable: Replayable, case: Case, server: ServerTarget, o
     except (ServerStartError, HarnessError, TransportError) as error:
         return ReplayOutcome(replayable.path, ERROR, f"the server could not be run: {error}", replayable,
                              server=server)
+    if exchange.crash is not None and not exchange.arrivals:
+        # It ended without a word: a crash on the frame, or a command that never ran a server (a path that is not
+        # there). Only a server that can be started says anything about the transcript.
+        refusal = await start_refusal(replayable, server, options)
+        if refusal:
+            tail = exchange.crash.stderr_tail.strip().splitlines()[-1:] or [refusal]
+            return ReplayOutcome(replayable.path, ERROR, f"the server never started: it {exchange.crash.describe()} "
+                                 f"before answering anything: {tail[0][:200]}", replayable, server=server)
     unusable = unusable_replay(replayable, exchange)
     if unusable:
         return ReplayOutcome(replayable.path, ERROR, unusable, replayable, server=server)
@@ -116,6 +124,18 @@ async def _replay_in(replayable: Replayable, case: Case, server: ServerTarget, o
         canaries.look(exchange)
     status, findings = judge_replay(replayable, exchange, oracles)
     return ReplayOutcome(replayable.path, status, "", replayable, findings, server)
+
+
+async def start_refusal(replayable: Replayable, server: ServerTarget, options: SessionOptions) -> str:
+    """Why a fresh `server` does not answer its handshake and a liveness request ('' when it does: it starts)."""
+    try:
+        async with Session(server, options) as session:
+            with speaking(session, replayable.era, replayable.version or None):
+                await session.ensure_ready()
+                await session.call(*session.liveness_request())
+    except (ServerStartError, HarnessError, TransportError) as error:
+        return str(error) or type(error).__name__
+    return ""
 
 
 def unusable_replay(replayable: Replayable, exchange: Exchange) -> str:

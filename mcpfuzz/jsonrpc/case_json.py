@@ -122,6 +122,8 @@ def _extra_to_json(expect: Expectation) -> dict[str, Any]:
                                    latency=expect.cancel.latency)
     if expect.concurrent is not None:
         extra["concurrent"] = [list(request) for request in expect.concurrent.requests]
+        if expect.concurrent.changes_state:
+            extra["concurrent_changes_state"] = True
     if expect.client is not None:
         client = expect.client
         extra["client"] = {"mode": client.mode.value, "declared": list(client.declared)}
@@ -239,7 +241,8 @@ def _concurrent(extra: dict) -> ConcurrencyCheck | None:
     part = extra.get("concurrent")
     if not isinstance(part, list):
         return None
-    return ConcurrencyCheck(tuple((int(rid), str(method), str(uri)) for rid, method, uri in part))
+    return ConcurrencyCheck(tuple((int(rid), str(method), str(uri)) for rid, method, uri in part),
+                            changes_state=extra.get("concurrent_changes_state") is True)
 
 
 def _state(extra: dict) -> StateCheck | None:

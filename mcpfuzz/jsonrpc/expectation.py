@@ -143,13 +143,16 @@ class AloneAnswers:
 
 @dataclass(frozen=True)
 class ConcurrencyCheck:
-    """Read-only requests in flight at once (read by concurrency): each `(id, method, subject)` is answered
-    once, with its own answer (the shape of its own method, a read's contents for its own URI, and not the
-    answer another of them got alone). `subject` is a read's URI, a tool call's tool name, or "" for a list.
-    `alone`: what each request got when sent alone, filled in by the engine around the burst."""
+    """Requests in flight at once (read by concurrency): each `(id, method, subject)` is answered once, with its
+    own answer (the shape of its own method, a read's contents for its own URI, and, when every request is
+    read-only, not the answer another of them got alone). `subject` is a read's URI, a tool call's tool name, or
+    "" for a list. `alone`: what each request got when sent alone, filled in by the engine around the burst.
+    `changes_state`: a request may change what the others (or itself, sent again) answer, a tool not annotated
+    read-only: no request is sent alone and no answer is compared with another's."""
 
     requests: tuple[tuple[int, str, str], ...]
     alone: tuple[AloneAnswers, ...] = ()
+    changes_state: bool = False
 
 
 # One more sending of a judged call: the state observed just before it and just after it.

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
 
 from mcpfuzz.engine.compare import Comparison
+from mcpfuzz.report.terminal_text import escape
 
 _console = Console(highlight=False, soft_wrap=True)
 

@@ -6,7 +6,6 @@ import shlex
 from collections import Counter
 
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from mcpfuzz.engine.config import RunConfig
@@ -29,6 +28,7 @@ from mcpfuzz.oracles.base import Severity
 from mcpfuzz.report.coverage_summary import coverage_line
 from mcpfuzz.report.finding_console import SEVERITY_STYLE, FindingPrinter, Verbosity, message_head
 from mcpfuzz.report.plural import counted
+from mcpfuzz.report.terminal_text import escape
 from mcpfuzz.report.time_split import never_called, time_split
 from mcpfuzz.report.triage import causes
 

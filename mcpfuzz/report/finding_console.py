@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 from rich.console import Console
-from rich.markup import escape
 
 from mcpfuzz.engine.events import Finding
 from mcpfuzz.engine.judge import is_note
@@ -16,6 +15,7 @@ from mcpfuzz.oracles.base import Severity
 from mcpfuzz.report.json_report import rerun_command
 from mcpfuzz.report.plural import counted
 from mcpfuzz.report.reproduce import finding_reproduction
+from mcpfuzz.report.terminal_text import escape
 from mcpfuzz.transport.connect import ServerTarget
 
 SEVERITY_STYLE = {Severity.CRITICAL: "bold red", Severity.HIGH: "red", Severity.MEDIUM: "yellow",

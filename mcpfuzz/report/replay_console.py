@@ -5,10 +5,10 @@ from __future__ import annotations
 import shlex
 
 from rich.console import Console
-from rich.markup import escape
 
 from mcpfuzz.engine.replay import FAILED, FIXED, ReplayOutcome
 from mcpfuzz.report.reproduce import finding_reproduction
+from mcpfuzz.report.terminal_text import escape
 
 STYLES = {FIXED: "bold green", FAILED: "bold red"}
 _console = Console(highlight=False, soft_wrap=True)

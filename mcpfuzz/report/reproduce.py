@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from mcpfuzz.engine.events import Finding
 from mcpfuzz.engine.security.workspace import WORKSPACE_PLACEHOLDER
 from mcpfuzz.jsonrpc.frame import Posting
+from mcpfuzz.report.terminal_text import safe
 from mcpfuzz.transport.base import TransportKind
 from mcpfuzz.transport.connect import ServerTarget
 from mcpfuzz.transport.http_headers import (
@@ -26,6 +27,9 @@ from mcpfuzz.transport.target import ServerKind
 MAX_INLINE_FRAME = 2000
 HANDSHAKE_METHODS = (b'"method":"initialize"', b'"method":"server/discover"')
 ALIVE_ID = "mcpfuzz-alive"  # the id of the liveness request that ends every reproduction
+# Seconds a pasted reproduction may run: a server that hangs (or ignores the end of its input) is stopped, so the
+# terminal is given back; a stdio pipeline gets its pauses on top.
+REPRODUCTION_SECONDS = 10
 SESSION_VARIABLE = "$SID"  # the shell variable the initialize POST saves the session id into
 # A case's own header changes (`Case.http_headers`): a value replaces the header, None leaves it out.
 HeaderChanges = tuple[tuple[str, str | None], ...]
@@ -62,12 +66,13 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def is_printable(frame: bytes) -> bool:
-    """True when the frame is UTF-8 text without control characters."""
+    """True when the frame is UTF-8 text without control characters (nor anything else a terminal must not get
+    raw: a C1 control, a bidirectional override), so it can be pasted as it is."""
     try:
         text = frame.decode("utf-8")
     except UnicodeDecodeError:
         return False
-    return _CONTROL.search(text) is None
+    return _CONTROL.search(text) is None and safe(text)
 
 
 def printf_escape(frame: bytes) -> str:
@@ -97,6 +102,7 @@ def shell_reproduction(command: Sequence[str], frames: Sequence[bytes],
     The handshake gets its own write and a pause: the python SDK reads stdin in chunks, and bytes
     that arrive with `initialize` can kill it before it answers. `env_names`: the variables the run set for the
     server; the pipeline passes each on from the user's own shell (`env NAME="$NAME"`), as no value is written.
+    The server runs under `timeout`: the line ends even when the server hangs or never exits.
     """
     notes: list[str] = []
     if env_names:
@@ -114,7 +120,9 @@ def shell_reproduction(command: Sequence[str], frames: Sequence[bytes],
             steps.append("sleep 1")
     steps += ["sleep 2", printf_line(liveness_frame(frames)), "sleep 1"]
     notes.append(ALIVE_NOTE)
-    return "{ " + "; ".join(steps) + "; } | " + env_prefix(env_names) + shlex.join(command), notes
+    paused = sum(int(step.removeprefix("sleep ")) for step in steps if step.startswith("sleep "))
+    limit = f"timeout {REPRODUCTION_SECONDS + paused} "
+    return "{ " + "; ".join(steps) + "; } | " + limit + env_prefix(env_names) + shlex.join(command), notes
 
 
 def _env_note(env_names: Sequence[str], how: str) -> str:
@@ -242,8 +250,9 @@ def _header_argument(name: str, value: str) -> str:
 def _curl(url: str, frame: bytes, headers: dict[str, str], *, capture_session: bool = False,
           dump_headers: str | None = None) -> str:
     """One POST as a curl command with exactly `headers` (the initialize one saves the Mcp-Session-Id into $SID;
-    `dump_headers`: the file its response headers go to)."""
-    parts = ["curl", "-sS", "-X", "POST", shlex.quote(url)]
+    `dump_headers`: the file its response headers go to), given up after REPRODUCTION_SECONDS (a hang's answer,
+    or a response stream the server keeps open)."""
+    parts = ["curl", "-sS", "--max-time", str(REPRODUCTION_SECONDS), "-X", "POST", shlex.quote(url)]
     parts += [item for name, value in headers.items() for item in ("-H", _header_argument(name, value))]
     if dump_headers:
         parts += ["-D", dump_headers]

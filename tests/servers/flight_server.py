@@ -1,12 +1,13 @@
 """MCP server whose read-only tools take a while, worked on in threads while pings are answered: work in flight.
 
-Usage: ``python tests/servers/flight_server.py [--bug NAME]...``
+Usage: ``python tests/servers/flight_server.py [--bug NAME]... [--unannotated]``
 
 ``report`` (no arguments) answers after ``--delay`` seconds (1 s); ``lookup`` (``key``, one of four) answers
 ``value of KEY`` after a third of a second. A ``notifications/cancelled`` for either stops its work: no answer.
 Bugs: ``cancel-code-0`` answers a cancelled call at once with error code 0, as the Python SDK 1.x does;
 ``shared-argument`` keeps ``lookup``'s key in one shared variable while it works, so calls in flight at once
-answer with the last one's value. Without a bug it gives no finding.
+answer with the last one's value. Without a bug it gives no finding. ``--unannotated`` lists both tools
+without annotations, as most servers do (their calls may then change state, as far as a client can tell).
 """
 
 from __future__ import annotations
@@ -51,8 +52,10 @@ class FlightServer(Server):
     BUGS = {"cancel-code-0": "a cancelled call is answered at once with error code 0 (the Python SDK 1.x)",
             "shared-argument": "lookup keeps its key in shared state while it works"}
 
-    def __init__(self, bugs: set[str], delay: float) -> None:
+    def __init__(self, bugs: set[str], delay: float, *, annotated: bool = True) -> None:
         super().__init__(bugs)
+        if not annotated:
+            self.TOOLS = [{key: value for key, value in tool.items() if key != "annotations"} for tool in TOOLS]
         self.delay = delay
         self.running: dict[Any, threading.Event] = {}  # request id -> set when cancelled
         self.lock = threading.Lock()
@@ -121,8 +124,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bug", action="append", default=[], choices=sorted(FlightServer.BUGS))
     parser.add_argument("--delay", type=float, default=1.0)
+    parser.add_argument("--unannotated", action="store_true", help="list the tools without annotations")
     args = parser.parse_args()
-    server = FlightServer(set(args.bug), args.delay)
+    server = FlightServer(set(args.bug), args.delay, annotated=not args.unannotated)
     log(f"ready, bugs={sorted(server.bugs) or 'none'}")
     try:
         for raw in iter(sys.stdin.buffer.readline, b""):

@@ -4,8 +4,9 @@ Usage: ``python tests/servers/slow_async_server.py [--delay SECONDS]``
 
 As an SDK server on an event loop does: each ``tools/call`` is handled on a thread of its own, so the liveness
 request mcpfuzz sends after a frame is answered at once while the call is still working. The tool, ``lookup``,
-takes one string; valid or not (a lone surrogate included), every call is answered after the delay. Nothing
-here is a bug: a correct run gives zero findings; everything else comes from ``mcp_server.Server``.
+takes one string; valid or not (a lone surrogate included), every call is answered after the delay, unless a
+``notifications/cancelled`` named it meanwhile (then it gets no answer, as the spec asks). Nothing here is a
+bug: a correct run gives zero findings; everything else comes from ``mcp_server.Server``.
 """
 
 from __future__ import annotations
@@ -35,6 +36,19 @@ class SlowAsyncServer(Server):
                         "additionalProperties": False},
     }]
 
+    def __init__(self, bugs: set[str]) -> None:
+        super().__init__(bugs)
+        self.cancelled: set[Any] = set()  # request ids a notifications/cancelled named: their answers are dropped
+
+    def handle_message(self, msg: Any, *, first: bool) -> list[dict[str, Any]]:
+        """A cancel marks its request, whose answer is then never written; the rest as the base server."""
+        if isinstance(msg, dict) and msg.get("method") == "notifications/cancelled" and "id" not in msg:
+            params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+            if isinstance(params.get("requestId"), int | str):
+                self.cancelled.add(params["requestId"])
+            return []
+        return super().handle_message(msg, first=first)
+
     def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """Invalid arguments are an isError result, valid ones a text result; both after the delay."""
         time.sleep(DELAY)
@@ -53,9 +67,10 @@ def is_tool_call(raw: bytes) -> bool:
     return isinstance(value, dict) and value.get("method") == "tools/call" and "id" in value
 
 
-def answer(server: Server, raw: bytes) -> None:
-    """Handle one line and write its answers, one writer at a time."""
-    replies = server.handle_line(raw)
+def answer(server: SlowAsyncServer, raw: bytes) -> None:
+    """Handle one line and write its answers (but to a request cancelled meanwhile), one writer at a time."""
+    replies = [reply for reply in server.handle_line(raw) if not (
+        isinstance(reply, dict) and isinstance(reply.get("id"), int | str) and reply["id"] in server.cancelled)]
     with WRITE_LOCK:
         write(replies)
 

@@ -51,6 +51,16 @@ class SlowServer(Server):
     def __init__(self, delay: float, progress: bool, drop: bool) -> None:
         super().__init__(set())
         self.delay, self.progress, self.drop = delay, progress, drop
+        self.cancelled: set[Any] = set()  # request ids a notifications/cancelled named: their work is dropped
+
+    def handle_message(self, msg: Any, *, first: bool) -> list[dict[str, Any]]:
+        """A cancel stops the named request's work (no answer, as the spec asks); the rest as the base server."""
+        if isinstance(msg, dict) and msg.get("method") == "notifications/cancelled" and "id" not in msg:
+            params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+            if isinstance(params.get("requestId"), int | str):
+                self.cancelled.add(params["requestId"])
+            return []
+        return super().handle_message(msg, first=first)
 
     def handle_request(self, rid: Any, method: str, params: dict[str, Any], *, first: bool) -> list[Any]:
         """tools/call of `report` goes to a worker; everything else as the base server does."""
@@ -69,10 +79,14 @@ class SlowServer(Server):
         step = 0
         while time.monotonic() - started < self.delay:
             time.sleep(min(0.5, self.delay))
+            if rid in self.cancelled:
+                return
             step += 1
             if self.progress:
                 write([{"jsonrpc": "2.0", "method": "notifications/progress",
                         "params": {"progressToken": token, "progress": step}}])
+        if rid in self.cancelled:
+            return
         result: dict[str, Any] = {"content": [text_item("the report")], "isError": False}
         if modern:
             result["resultType"] = "complete"

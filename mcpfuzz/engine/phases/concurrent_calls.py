@@ -17,8 +17,10 @@ def read_only_tool_calls(targets: list[CallTarget]) -> list[tuple[str, dict[str,
     the simplest valid arguments and, when different, fully populated ones, each checked against the inputSchema
     (prepares those targets if they are not yet: CPU work, run it off the event loop).
 
-    Only an explicit readOnlyHint counts: naming a tool with an include option lets it be called, not called
-    many times at once, since a tool that changes state can change what the other requests answer.
+    Only an explicit readOnlyHint counts: this burst mixes the tools with lists and reads, whose answers are
+    compared with their answers alone, which a tool that changes state would change; and it runs before any
+    latency is known, so a tool that blocks its server a while would pass for a hang. Every other tool is called
+    at once in the flight phase (engine/plan/flight_phases.py), as long as its calls were measured to take.
     """
     calls: list[tuple[str, dict[str, Any]]] = []
     chosen = [target for target in targets if target.kind is TargetKind.TOOL and target.safety is Safety.READ_ONLY]

@@ -1,4 +1,4 @@
-"""How long each read-only target takes to answer a valid call, measured as the run's calls are judged."""
+"""How long each called target takes to answer a valid call, measured as the run's calls are judged."""
 
 from __future__ import annotations
 
@@ -17,9 +17,11 @@ MAX_PARAMS = 8  # distinct params kept per target (the concurrency case sends a 
 
 @dataclass
 class TargetLatency:
-    """One target's measured answers: seconds each took, and the distinct params of its answered valid calls."""
+    """One target's measured answers: seconds each took, and the distinct params of its answered valid calls.
+    `read_only`: its calls change nothing (`Case.shared_ok`), so answers to them may be compared."""
 
     method: str
+    read_only: bool = False
     seconds: list[float] = field(default_factory=list)
     params: dict[str, tuple[float, dict[str, Any]]] = field(default_factory=dict)  # canonical -> (seconds, params)
 
@@ -36,21 +38,22 @@ class TargetLatency:
 
 @dataclass
 class LatencyBook:
-    """A judged observer: each answered valid call of a read-only target, its time and its params, by target."""
+    """A judged observer: each answered valid call of a target (a call phase's, `Case.slow_ok`), its time and its
+    params, by target."""
 
     targets: dict[str, TargetLatency] = field(default_factory=dict)
 
     def __call__(self, phase: PhaseName, exchange: Exchange, judged: object) -> None:
-        """Note `exchange` when it is a read-only target's valid call answered with a result."""
+        """Note `exchange` when it is a target's valid call answered with a result."""
         case = exchange.case
-        if not case.shared_ok or not case.slow_ok or exchange.crash is not None or not _valid(case):
+        if not case.slow_ok or exchange.crash is not None or not _valid(case):
             return
         answer = next((a for a in exchange.responses() if a.id_tag == ID_CURRENT), None)
         request = _request(case.data)
         if answer is None or not answer.incoming.is_result or request is None:
             return
         method, params = request
-        book = self.targets.setdefault(case.target, TargetLatency(method))
+        book = self.targets.setdefault(case.target, TargetLatency(method, case.shared_ok))
         if len(book.seconds) < MAX_SAMPLES:
             book.seconds.append(answer.at)
         key = json.dumps(params, sort_keys=True)

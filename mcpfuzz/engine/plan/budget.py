@@ -10,9 +10,9 @@ The policy, in one place:
   left out and said. A case that needs a fresh process is charged the server's measured start-up time before it
   starts, so a server that takes seconds to start does not spend the run restarting.
 - Within the call phases: coverage up to `COVERAGE_SHARE` of their time, then the fuzz phase `FUZZ_SHARE` of
-  the rest (random frames first, a quarter of it), then call sequences the remainder but `FLIGHT_SHARE` of it,
-  kept for work in flight (requests cancelled inside their measured latency, one target called at once) when
-  the calls so far measured a target slow enough to cancel or a tool answered for distinct arguments, and
+  the rest (random frames first, a quarter of it), then call sequences the remainder but up to `FLIGHT_SHARE` of
+  it, kept for work in flight (requests cancelled inside their measured latency, one target called at once):
+  about twice the answer times the calls so far measured for what it will send (flight_phases.flight_share), and
   `CLIENT_SHARE` for the client phase when a tool asked for input (a server request, `input_required`, -32021),
   and `TASKS_SHARE` for the tasks phase when the server declares tasks. Without call sequences (`--phases`), the
   fuzz phase leaves the same parts of its remainder to those phases.
@@ -35,7 +35,7 @@ CALL_SHARE = 0.7  # of the time left after the probe, at least, for the phases t
 COVERAGE_SHARE = 0.3  # of the call phases' time, at most, for the deterministic coverage calls
 FUZZ_SHARE = 0.6  # of what coverage leaves, for the fuzz phase (the rest: call sequences)
 FRAME_SHARE = 0.25  # of the fuzz phase, for random frames before the targets' searches
-FLIGHT_SHARE = 0.25  # of what the fuzz phase leaves, kept from call sequences for work in flight (when it has any)
+FLIGHT_SHARE = 0.25  # of what the fuzz phase leaves, at most, kept from call sequences for work in flight
 CLIENT_SHARE = 0.2  # of what the fuzz phase leaves, kept from call sequences for the client phase (when a tool asked)
 TASKS_SHARE = 0.15  # of what the fuzz phase leaves, kept from call sequences for the tasks phase (when declared)
 

@@ -1,10 +1,13 @@
-"""Work in flight: each read-only target's latency measured as the calls are judged; after the call phases,
-requests cancelled a moment inside their measured latency, and one read-only tool called at once with distinct
-arguments. Stdio only: the cancel is written while the request runs, which one POST per line cannot pace."""
+"""Work in flight: each called target's latency measured as the calls are judged; after the call phases, requests
+cancelled a moment inside their measured latency, and one tool called at once with distinct arguments. Every
+target the call phases called qualifies, annotated or not: the plan has already left out what must not be called,
+and a tool not annotated read-only has its answers judged without comparing them with answers alone. Stdio and
+streamable HTTP: the cancel is written while the request runs."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from mcpfuzz.engine.alone_answers import run_case
@@ -13,6 +16,7 @@ from mcpfuzz.engine.events import Notice, PhaseName, PhaseStarted
 from mcpfuzz.engine.phases.latencies import LatencyBook
 from mcpfuzz.engine.phases.target_kinds import TOOLS
 from mcpfuzz.engine.phases.targets import target_types
+from mcpfuzz.engine.plan.budget import FLIGHT_SHARE
 from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.jsonrpc.frame import Case
@@ -28,6 +32,7 @@ LONG_ENOUGH = 0.2  # seconds: a target answering no faster can be cancelled whil
 PAUSE = 0.25  # of a target's shortest answer: when its cancel is written
 MAX_CANCELLED = 3  # slowest targets (and list methods) cancelled in flight
 LIST_SAMPLES = 3  # times each list method is timed (its shortest is its latency)
+CASE_OVERHEAD = 0.1  # seconds a case takes beyond its requests' work (writes, a barrier's round trip)
 
 
 def latency_book(context: RunContext) -> LatencyBook | None:
@@ -35,14 +40,22 @@ def latency_book(context: RunContext) -> LatencyBook | None:
     return next((o for o in context.judged_observers if isinstance(o, LatencyBook)), None)
 
 
-def expects_work(context: RunContext) -> bool:
-    """Whether the flight phase will have calls to cancel or one tool to call at once (the call sequences keep
-    its share of the time only then)."""
-    book = latency_book(context)
-    if book is None:
-        return False
-    return bool(book.slowest(LONG_ENOUGH, 1)) or any(
-        target.method == TOOLS.method and len(target.params) > 1 for target in book.targets.values())
+def flight_share(context: RunContext) -> float:
+    """The part of the time left that the flight phase is expected to need, which the call sequences keep for it:
+    about twice its cases' measured work, at most FLIGHT_SHARE; 0 when it will have nothing to cancel or to call
+    at once."""
+    measured, left = latency_book(context), context.budget.left()
+    if measured is None or left <= 0:
+        return 0.0
+    book = _planned_only(measured, context)
+    # A cancelled call waits out its answer and a grace; a burst its calls one after another (on a server that
+    # works on one at a time), a read-only one's twice more alone.
+    seconds = sum(2 * max(target.seconds) + 1.0 for _, target in book.slowest(LONG_ENOUGH, MAX_CANCELLED))
+    for target in book.targets.values():
+        works = [work for work, _ in target.params.values()][:MAX_TOOL_CALLS]
+        if target.method == TOOLS.method and len(works) > 1:
+            seconds += sum(works) * (3 if target.read_only else 1) + CASE_OVERHEAD
+    return min(FLIGHT_SHARE, 2 * seconds / left) if seconds else 0.0
 
 
 def _stdio_only(context: RunContext) -> str | None:
@@ -61,7 +74,7 @@ def _stdio_only(context: RunContext) -> str | None:
 
 @dataclass(frozen=True)
 class WatchLatenciesPhase:
-    """Start measuring: every read-only target's answered valid calls, timed as they are judged."""
+    """Start measuring: every target's answered valid calls, timed as they are judged."""
 
     name: str = "latencies"
 
@@ -75,8 +88,8 @@ class WatchLatenciesPhase:
 
 @dataclass(frozen=True)
 class FlightPhase:
-    """The slowest read-only targets (and slow list methods) cancelled while in flight; a read-only tool called
-    several times at once with distinct arguments, each answer compared with the same call alone."""
+    """The slowest targets (and slow list methods) cancelled while in flight; a tool called several times at once
+    with distinct arguments, each answer its own, and for a read-only tool equal to the same call's alone."""
 
     name: str = PhaseName.FLIGHT.value
 
@@ -87,61 +100,89 @@ class FlightPhase:
         return reason
 
     async def run(self, context: RunContext, session: Session) -> None:
-        book, probe = latency_book(context), context.probe
-        assert book is not None and probe is not None
+        measured, probe = latency_book(context), context.probe
+        assert measured is not None and probe is not None
+        book = _planned_only(measured, context)
         until = context.budget.deadline
         builder = FrameBuilder(probe.era, probe.version, next_id=FLIGHT_FIRST_ID)
-        cancels: list[Case] = []
+        cancels: list[FlightCase] = []
         at_once = _same_tool_cases(builder, book) if OracleId.CONCURRENCY in context.config.oracles else []
         if OracleId.CANCEL_RESPECTED in context.config.oracles:
             for label, target in book.slowest(LONG_ENOUGH, MAX_CANCELLED):
                 # The first params answered (the same seed sends the same frames; every answer took long enough).
-                _, params = next(iter(target.params.values()))
+                work, params = next(iter(target.params.values()))
                 subject = label.split("/", 1)[-1]
-                cancels.append(in_flight_cancel_case(builder, target.method, params, pause=PAUSE * target.shortest,
-                                                     latency=target.shortest, subject=subject))
+                cancels.append(FlightCase(in_flight_cancel_case(
+                    builder, target.method, params, pause=PAUSE * target.shortest, latency=target.shortest,
+                    subject=subject), work, label))
             cancels += await _list_cancel_cases(context, session, builder, until)
         # Each family's first case always runs (a phase never does nothing), the rest while there is time.
         firsts = [*cancels[:1], *at_once[:1]]
         cases = [*firsts, *cancels[1:], *at_once[1:]]
         context.emit(PhaseStarted(PhaseName.FLIGHT, len(cases)))
-        for done, case in enumerate(cases):
+        for done, flight in enumerate(cases):
             if done >= len(firsts) and time.monotonic() >= until:
                 context.emit(Notice(f"{PhaseName.FLIGHT}: {len(cases) - done} of {len(cases)} cases left out to "
                                     "keep the run's time; raise --budget to run them all"))
                 return
             try:
-                exchange = await run_case(session, case)
+                exchange = await run_case(session, flight.case,
+                                          timeout=flight.patience(session, context.config.target_timeouts))
             except (HarnessError, ServerStartError) as error:
                 context.server_lost(error, PhaseName.FLIGHT)
                 return
             context.judge(PhaseName.FLIGHT, exchange)
 
 
-def _same_tool_cases(builder: FrameBuilder, book: LatencyBook) -> list[Case]:
-    """Each read-only tool whose valid calls had distinct arguments, called with them at once."""
-    cases: list[Case] = []
-    for target in book.targets.values():
+@dataclass(frozen=True)
+class FlightCase:
+    """A case of work in flight, and the seconds its requests were measured to take one after another (a server
+    whose one thread works on them answers nothing else meanwhile, the liveness requests included)."""
+
+    case: Case
+    work: float
+    label: str = ""  # the target whose calls these are ("" for a list method)
+
+    def patience(self, session: Session, timeouts: Mapping[str, float]) -> float:
+        """How long the case's answers are waited for: the target's timeout (its own, else --timeout) after twice
+        that work, the work counted up to the longest a call is ever waited for (twice --call-timeout)."""
+        timeout = timeouts.get(self.label, session.options.timeout)
+        return timeout + min(2 * self.work, 2 * max(session.options.call_timeout, timeout))
+
+
+def _planned_only(book: LatencyBook, context: RunContext) -> LatencyBook:
+    """The measured targets the run's plan calls (a saved call replayed by an earlier phase may be of a target
+    this run leaves out)."""
+    planned = {target.label for target in context.preparation.plan.targets} if context.preparation else set()
+    return LatencyBook({label: target for label, target in book.targets.items() if label in planned})
+
+
+def _same_tool_cases(builder: FrameBuilder, book: LatencyBook) -> list[FlightCase]:
+    """Each tool whose valid calls had distinct arguments, called with them at once (a tool that may change state:
+    each answered once, with its own id; a read-only one: each answer also compared with its answer alone)."""
+    cases: list[FlightCase] = []
+    for label, target in book.targets.items():
         if target.method != TOOLS.method:
             continue
-        calls = [params for _, params in target.params.values()
+        calls = [(seconds, params) for seconds, params in target.params.values()
                  if isinstance(params.get("name"), str) and isinstance(params.get("arguments", {}), dict)]
         if len(calls) < 2:
             continue
-        case = same_target_case(builder, calls[0]["name"],
-                                [params.get("arguments", {}) for params in calls[:MAX_TOOL_CALLS]])
+        chosen = calls[:MAX_TOOL_CALLS]
+        case = same_target_case(builder, chosen[0][1]["name"], [params.get("arguments", {}) for _, params in chosen],
+                                changes_state=not target.read_only)
         if case is not None:
-            cases.append(case)
+            cases.append(FlightCase(case, sum(seconds for seconds, _ in chosen), label))
     return cases
 
 
 async def _list_cancel_cases(context: RunContext, session: Session, builder: FrameBuilder, until: float
-                             ) -> list[Case]:
+                             ) -> list[FlightCase]:
     """A list method whose every answer takes LONG_ENOUGH, cancelled in flight (most servers list in a moment)."""
     assert context.probe is not None
     capabilities = context.probe.capabilities
     methods = [t.list_method for t in target_types().values() if t.capability in capabilities and t.list_method]
-    cases: list[Case] = []
+    cases: list[FlightCase] = []
     for method in dict.fromkeys(methods):
         seconds: list[float] = []
         for _ in range(LIST_SAMPLES):
@@ -156,6 +197,6 @@ async def _list_cancel_cases(context: RunContext, session: Session, builder: Fra
                 break
             seconds.append(time.monotonic() - started)
         if len(seconds) == LIST_SAMPLES and min(seconds) >= LONG_ENOUGH and len(cases) < MAX_CANCELLED:
-            cases.append(in_flight_cancel_case(builder, method, {}, pause=PAUSE * min(seconds),
-                                               latency=min(seconds)))
+            cases.append(FlightCase(in_flight_cancel_case(builder, method, {}, pause=PAUSE * min(seconds),
+                                                          latency=min(seconds)), max(seconds)))
     return cases

@@ -16,14 +16,13 @@ from mcpfuzz.engine.phases.targets import TargetPlan, plan_targets
 from mcpfuzz.engine.plan.budget import (
     CLIENT_SHARE,
     COVERAGE_SHARE,
-    FLIGHT_SHARE,
     FRAME_SHARE,
     FUZZ_SHARE,
     TASKS_SHARE,
 )
 from mcpfuzz.engine.plan.client_phases import asks_for_input
 from mcpfuzz.engine.plan.context import RunContext, Searches
-from mcpfuzz.engine.plan.flight_phases import expects_work
+from mcpfuzz.engine.plan.flight_phases import flight_share
 from mcpfuzz.engine.plan.task_phases import expects_tasks
 from mcpfuzz.engine.session.session import Session
 
@@ -211,7 +210,7 @@ class StatefulPhase(_CallPhase):
 def _kept(context: RunContext) -> float:
     """The part of what the fuzz phase leaves that is kept for work in flight, the client and the tasks phases (as
     far as the calls so far show each will have work)."""
-    kept = FLIGHT_SHARE if expects_work(context) else 0.0
+    kept = flight_share(context)
     if asks_for_input(context):
         kept += CLIENT_SHARE
     if expects_tasks(context):
