@@ -3,7 +3,7 @@
 Usage: ``python tests/servers/strict_handshake_server.py``. Behaves like a server built on an SDK whose
 handshake reads exactly `initialize`, answers it, then reads exactly `notifications/initialized`:
 
-- the first message must be an `initialize` request, else it exits 1 ("expected initialize request");
+- the first message must be an `initialize` request with params, else it exits 1 ("expected initialize request");
 - the message after its initialize answer must be `notifications/initialized`, else it exits 1 (a `ping`
   sent before it ends the process, as a client that pings too early finds);
 - once initialized, any line it cannot take as a JSON-RPC message (not JSON, `{}`, a truncated object, params
@@ -98,6 +98,8 @@ def main() -> int:
     first = next_message(lines, "initialize request")
     if first.get("method") != "initialize" or "id" not in first:
         die(1, "Error: expected initialize request")
+    if not isinstance(first.get("params"), dict):
+        die(1, "Error: initialize request without params")
     requested = (first.get("params") or {}).get("protocolVersion")
     write({"jsonrpc": "2.0", "id": first["id"], "result": {
         "protocolVersion": requested if requested in VERSIONS else VERSIONS[-1],

@@ -58,7 +58,11 @@ class Comebacks:
         if self.failed >= self.policy.max_failed:
             self.lost_after = restarts
 
+    def as_dict(self) -> dict[str, object]:
+        """The report's record of a lost server (`stats.lost`)."""
+        return {"failed_in_a_row": self.failed, "restarts": self.lost_after, "last_failure": self.last_failure}
+
     def verdict(self) -> str:
         """The words for a lost server: how many restarts, and what the last one ran into."""
-        return (f"server lost after {self.lost_after} restarts: it did not come back {self.failed} times in a row "
-                f"(last: {self.last_failure})")
+        return (f"server lost after {self.failed} restarts in a row that did not come back, {self.lost_after} "
+                f"restarts in all (last: {self.last_failure})")
