@@ -15,8 +15,8 @@ import anyio.abc
 
 from mcpfuzz.engine.client.capabilities import ALL_CAPABILITIES, ClientCapability, declared_capabilities
 from mcpfuzz.engine.client.responder import ClientResponder
-from mcpfuzz.engine.session.comebacks import Comebacks
 from mcpfuzz.engine.session.collector import Collector, IdBooks, Pending, Window, WindowSet
+from mcpfuzz.engine.session.comebacks import Comebacks
 from mcpfuzz.engine.session.server_requests import ServerRequests
 from mcpfuzz.engine.session.standby import StandbyKeeper
 from mcpfuzz.engine.session.startup import StartupTimes
