@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from mcpfuzz.engine.session.comebacks import RestartPolicy
 from tests.conftest import SERVERS_DIR, run_cli
 
 pytestmark = pytest.mark.process
@@ -100,3 +101,15 @@ def test_a_server_that_never_comes_back_is_given_up_on_after_a_few_restarts(tmp_
     assert result.returncode == 1, output  # a critical finding, and not fully tested
     skipped = {p["name"]: p.get("skipped", "") for p in data["stats"]["plan"]["phases"]}
     assert any("the server was lost" in why for why in skipped.values()), skipped
+
+
+def test_a_server_that_crashes_on_every_call_but_always_comes_back_is_never_given_up_on(tmp_path: Path) -> None:
+    """The limit is on failed comebacks in a row, not on restarts: a crash on every call, each followed by a start
+    that completes the handshake, is restarted as often as it takes."""
+    result = run_cli(["run", "--budget", "20", "--phases", "coverage,fuzz", "--json", "report.json", "--",
+                      sys.executable, str(SERVERS_DIR / "token_crash_server.py")], cwd=tmp_path, timeout=180,
+                     env={"API_TOKEN": "not-a-secret"})
+    data = report(tmp_path)
+    assert data["stats"]["restarts"] > RestartPolicy().max_failed, result.stdout + result.stderr
+    assert "lost" not in data["stats"] and data["stopped"] != "server-unrecoverable"
+    assert data["stats"]["targets"].get("tool/connect", 0) > RestartPolicy().max_failed
