@@ -113,3 +113,16 @@ def test_a_server_that_crashes_on_every_call_but_always_comes_back_is_never_give
     assert data["stats"]["restarts"] > RestartPolicy().max_failed, result.stdout + result.stderr
     assert "lost" not in data["stats"] and data["stopped"] != "server-unrecoverable"
     assert data["stats"]["targets"].get("tool/connect", 0) > RestartPolicy().max_failed
+
+
+def test_a_server_that_exits_on_initialized_is_untested_and_the_error_names_the_step(tmp_path: Path) -> None:
+    """No client can complete a handshake with it: exit 2, and the error says it answered initialize, the frames it
+    was sent after, its exit status, its last line on stdout and its stderr; never "during initialize"."""
+    result = run_cli(["run", "--budget", "30", "--json", "report.json", "--", sys.executable, str(STRICT),
+                      "--die-when-initialized"], cwd=tmp_path, timeout=180)
+    output = result.stdout + result.stderr
+    assert result.returncode == 2, output
+    error = report(tmp_path)["error"]
+    assert "the server exited with status 2 after answering initialize" in error, error
+    assert "`notifications/initialized`" in error and "its last line on stdout" in error and '"result"' in error
+    assert "failed to start the tool router" in error and "during initialize" not in output

@@ -1,6 +1,6 @@
 """A stdio MCP server as strict about the handshake as some SDK releases are, and as fragile on malformed input.
 
-Usage: ``python tests/servers/strict_handshake_server.py``. Behaves like a server built on an SDK whose
+Usage: ``python tests/servers/strict_handshake_server.py [--die-when-initialized]``. Behaves like a server built on an SDK whose
 handshake reads exactly `initialize`, answers it, then reads exactly `notifications/initialized`:
 
 - the first message must be an `initialize` request with params, else it exits 1 ("expected initialize request");
@@ -9,6 +9,9 @@ handshake reads exactly `initialize`, answers it, then reads exactly `notificati
 - once initialized, any line it cannot take as a JSON-RPC message (not JSON, `{}`, a truncated object, params
   that are not an object) ends the process with a panic on stderr, exit 101;
 - otherwise it is a correct server with two tools, `echo` (a string) and `add` (two integers).
+
+With ``--die-when-initialized`` it exits 2 on `notifications/initialized` itself, after answering initialize: no
+client can complete a handshake with it.
 """
 
 from __future__ import annotations
@@ -107,6 +110,8 @@ def main() -> int:
     second = next_message(lines, "initialized notification")
     if second.get("method") != "notifications/initialized" or "id" in second:
         die(1, "Error: expected initialized notification")
+    if "--die-when-initialized" in sys.argv[1:]:
+        die(2, "Error: failed to start the tool router")
     for line in lines:
         if line.strip():
             answer(parse(line))

@@ -9,7 +9,7 @@ from typing import Any
 from mcpfuzz.engine.errors import UnusableServer
 from mcpfuzz.engine.phases.targets import TargetType, target_types
 from mcpfuzz.engine.phases.version_fallback import version_refusal
-from mcpfuzz.engine.session.session import HarnessError, Session
+from mcpfuzz.engine.session.session import HarnessError, ServerLost, Session
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange, ProcessEnd
 from mcpfuzz.jsonrpc.expectation import Expectation, ListingCheck
 from mcpfuzz.jsonrpc.frame import Case
@@ -82,7 +82,9 @@ def _frame_words(frame: bytes) -> str:
 def _death(session: Session, end: ProcessEnd, step: str) -> str:
     """How the server ended at a step of the handshake: its exit status, the frame it died on, its last stdout line
     (its stderr follows in the error)."""
-    last_frame = f"; the last frame it was sent: {_frame_words(session.log[-1])}" if session.log else ""
+    frames = [_frame_words(frame) for frame in list(session.log)[-2:]]
+    last_frame = f"; the last frames it was sent: {', then '.join(frames)}" if len(frames) == 2 else \
+        f"; the last frame it was sent: {frames[0]}" if frames else ""
     stdout = session.last_line.decode("utf-8", "replace")
     last_line = f"; its last line on stdout: {stdout[:160]!r}" if stdout else "; it wrote nothing on stdout"
     return f"the server {end.describe()} {step}{last_frame}{last_line}"
@@ -90,13 +92,18 @@ def _death(session: Session, end: ProcessEnd, step: str) -> str:
 
 async def _sdk_handshake(session: Session) -> None:
     """The era's handshake exactly as the SDK clients send it, on a fresh process (after the probe's own one ended
-    the process): UnusableServer, saying what the server did, when even that fails."""
+    the process), then the era's liveness request, as a client's first request: UnusableServer, saying what the
+    server did, when the server exits during either (a server that only leaves the request unanswered goes on)."""
     try:
         await session.ensure_ready()
+        await session.call(*session.liveness_request())
     except HarnessError as error:
+        if session.alive and not isinstance(error, ServerLost):
+            return
         end = session.server.end or ProcessEnd(None, session.server.stderr.text())
-        raise _unusable(session, f"the handshake the SDK clients send failed ({error}): "
-                        + _death(session, end, "during it"), _exit_tip(end)) from None
+        raise _unusable(session, f"the handshake as the SDK clients send it failed ({error}): "
+                        + _death(session, end, "after answering initialize" if session.era is Era.LEGACY
+                                 else "after its handshake"), _exit_tip(end)) from None
 
 
 async def probe(session: Session, forced_version: str | None) -> ProbeResult:
