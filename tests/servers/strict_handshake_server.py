@@ -1,7 +1,7 @@
 """A stdio MCP server as strict about the handshake as some SDK releases are, and as fragile on malformed input.
 
-Usage: ``python tests/servers/strict_handshake_server.py [--die-when-initialized]``. Behaves like a server built on an SDK whose
-handshake reads exactly `initialize`, answers it, then reads exactly `notifications/initialized`:
+Usage: ``python tests/servers/strict_handshake_server.py [--die-when-initialized]``. Behaves like a server built
+on an SDK whose handshake reads exactly `initialize`, answers it, then reads exactly `notifications/initialized`:
 
 - the first message must be an `initialize` request with params, else it exits 1 ("expected initialize request");
 - the message after its initialize answer must be `notifications/initialized`, else it exits 1 (a `ping`
