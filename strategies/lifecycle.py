@@ -46,13 +46,19 @@ def lifecycle(era: Era) -> list[Case]:
                       b.frame("initialize", initialize_params(), second), ex.any_answer(second),
                       setup=(b.frame("initialize", initialize_params(), first), b.frame("notifications/initialized")),
                       fresh=True, era=Era.LEGACY))
+    first, rid = b.fresh_id(), b.fresh_id()
+    # A ping once initialize is answered and before notifications/initialized: MCP allows it, no SDK client sends it,
+    # and a server whose handshake reads exactly initialize then initialized ends on it.
+    cases.append(Case("ping-before-initialized", "lifecycle", "ping after the initialize answer, before initialized",
+                      b.frame("ping", id=rid), ex.any_answer(rid, "ping"),
+                      setup=(b.frame("initialize", initialize_params(), first),), fresh=True, era=Era.LEGACY))
     rid = b.fresh_id()
     cases.append(Case("initialize-unknown-version", "lifecycle", f"initialize asking for {UNKNOWN_VERSION}",
                       b.frame("initialize", initialize_params(UNKNOWN_VERSION), rid),
                       Expectation(judge=OracleId.VERSION_NEGOTIATION, id=rid, result_ok=True, error_ok=True,
                                   well_formed=True, method="initialize",
                                   versions=VersionCheck(initialize=UNKNOWN_VERSION, refusal_ok=era is Era.MODERN)),
-                      fresh=True, era=Era.LEGACY))
+                      fresh=True, patient=True, era=Era.LEGACY))
     rid = b.fresh_id()
     no_params = dumps({"jsonrpc": "2.0", "id": rid, "method": "initialize"})
     if era is Era.LEGACY:

@@ -136,7 +136,8 @@ def test_a_server_that_detaches_into_a_new_session_and_exits_ends_the_run_cleanl
     result = run_cli([*HOSTILE_RUN, "--", sys.executable, str(hostile), "setsid-exit"], timeout=40)
     assert result.returncode == 2, describe(result)
     errors = [line for line in output_lines(result) if line.startswith("error:")]
-    assert errors == ["error: the server exited with status 0 during initialize"], describe(result)
+    assert errors == ["error: the server exited with status 0 during initialize, before answering it; the last frame "
+                      "it was sent: `initialize`; it wrote nothing on stdout"], describe(result)
     assert "run the server itself in the foreground" in result.stdout + result.stderr, describe(result)
     assert "detached-pid=" in result.stdout + result.stderr  # the child was there, holding the pipes
     assert "Exception ignored" not in result.stderr and "Traceback" not in result.stdout + result.stderr, \

@@ -41,8 +41,8 @@ def test_clean_server_gives_zero_findings(version: str | None) -> None:
     finished = run_engine(fixture_command(), protocol_version=version)
     assert not finished.error
     assert [(f.oracle, f.target, f.message) for f in finished.findings] == []
-    # Five lifecycle cases; in 2026-07-28 also tools/list on three fresh connections (list-identity).
-    lifecycle = 5 + (3 if finished.era == "modern" else 0)
+    # Six lifecycle cases; in 2026-07-28 also tools/list on three fresh connections (list-identity).
+    lifecycle = 6 + (3 if finished.era == "modern" else 0)
     assert finished.stats.phases["catalogue"] >= 50 and finished.stats.phases["lifecycle"] == lifecycle
 
 
@@ -71,7 +71,7 @@ def test_one_crash_reached_from_several_frames_is_one_finding_with_also_on() -> 
     assert finding.target == "envelope/empty-array" and finding.frames[-1] == b"[]"
     assert "envelope/batch" in finding.also_on and "also on envelope/batch" in finding.message
     assert "exited with status 1" in finding.message and "RuntimeError" in finding.message
-    assert finished.stats.phases["lifecycle"] == 5 + (3 if finished.era == "modern" else 0)  # restarted, carried on
+    assert finished.stats.phases["lifecycle"] == 6 + (3 if finished.era == "modern" else 0)  # restarted, carried on
 
 
 def test_coerced_id_is_reported_with_both_types() -> None:
@@ -112,8 +112,8 @@ def test_hang_is_told_apart_from_a_stuck_server() -> None:
     finished = run_engine(fixture_command("hang-method"))
     (finding,) = finished.findings
     assert finding.target == "method/resources-list" and "dropped" in finding.message
-    # Only the fresh processes of the lifecycle phase: its five cases and (2026-07-28) list-identity's three.
-    assert finished.stats.restarts == 5 + (3 if finished.era == "modern" else 0)
+    # Only the fresh processes of the lifecycle phase: its six cases and (2026-07-28) list-identity's three.
+    assert finished.stats.restarts == 6 + (3 if finished.era == "modern" else 0)
 
 
 def test_pre_initialize_crash_is_a_lifecycle_finding() -> None:

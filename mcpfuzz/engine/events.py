@@ -290,6 +290,8 @@ class Stats:
     warm_restarts: int = 0  # starts that took a standby instead of starting a process and waiting for it
     startup: dict[str, Any] | None = None  # seconds from spawn to first answer: first, last, median, count
     coverage: dict[str, Any] | None = None  # --coverage: lines the server's code reached, in all and per target
+    # A server given up on (RestartPolicy): restarts in a row that did not come back, restarts in all, the last failure.
+    lost: dict[str, Any] | None = None
 
     COUNTERS = ("cases", "tool_calls", "frame_cases", "frames_sent", "restarts", "standbys", "warm_restarts")
 
@@ -313,6 +315,8 @@ class Stats:
             data["plan"] = self.plan
         if self.coverage is not None:
             data["coverage"] = self.coverage
+        if self.lost is not None:
+            data["lost"] = self.lost
         return data
 
     def add(self, other: dict[str, Any]) -> None:

@@ -66,6 +66,14 @@ class Case:
         return post_isolation_reason(self) is None
 
     @cached_property
+    def answered_then(self) -> tuple[bytes, ...]:
+        """Frames a client sends once this case's request got a result, before any other request: after `initialize`,
+        `notifications/initialized` (the SDK clients' order; no barrier goes between them)."""
+        from mcpfuzz.jsonrpc.handshake_order import answered_then
+
+        return answered_then(self.data)
+
+    @cached_property
     def progress_token(self) -> Any:
         """The `progressToken` the frame's request carries (its progress notifications are its own), or None."""
         from mcpfuzz.jsonrpc.pipelining import progress_token

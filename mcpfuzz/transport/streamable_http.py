@@ -52,6 +52,7 @@ class StreamableHttpServer(HttpConnection):
         self._started = False
         self._dead = False
         self._generation = 0
+        self._listening = -1  # the generation whose GET stream was opened (one per session)
         # Each tool's mirrored arguments, learnt from the tools/list results that pass by; kept across sessions
         # and restarts (a tool's schema does not change with the connection), so every tools/call carries them.
         self.param_headers: dict[str, tuple[ParamHeader, ...]] = {}
@@ -111,6 +112,12 @@ class StreamableHttpServer(HttpConnection):
         # Waiting for the status keeps the server's processing order the order of our frames.
         with anyio.move_on_after(self.timeout):
             await headers_in.wait()
+        if self.session_id is not None and self._listening != self._generation and _is_initialized(message) \
+                and reply.status is not None and reply.status < 300:
+            # As the SDK clients do: the session's GET stream opens once notifications/initialized is accepted, never
+            # between the initialize answer and it.
+            self._listening = self._generation
+            self._group.start_soon(self._listen, self._generation)
         return reply
 
     # -- internals -------------------------------------------------------------------------------
@@ -152,7 +159,6 @@ class StreamableHttpServer(HttpConnection):
         reply.session_id = header(response, SESSION_HEADER_KEY)
         if is_initialize and reply.session_id and self.session_id is None and generation == self._generation:
             self.session_id = reply.session_id
-            self._group.start_soon(self._listen, generation)  # type: ignore[union-attr]
 
     async def _read_body(self, response: httpcore.Response, reply: HttpReply, is_initialize: bool,
                          generation: int) -> None:
@@ -279,3 +285,8 @@ def _describe(error: Exception) -> str:
     if isinstance(error, (httpx.TimeoutException, httpcore.TimeoutException)):
         return "timed out"
     return f"{type(error).__name__}: {error}"[:200]
+
+
+def _is_initialized(message: object) -> bool:
+    """True for the notifications/initialized message (after which a client opens the session's GET stream)."""
+    return isinstance(message, dict) and message.get("method") == "notifications/initialized" and "id" not in message

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from mcpfuzz.engine.errors import UnusableServer
 from mcpfuzz.engine.phases.targets import TargetType, target_types
 from mcpfuzz.engine.phases.version_fallback import version_refusal
-from mcpfuzz.engine.session.session import Session
+from mcpfuzz.engine.session.session import HarnessError, ServerLost, Session
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange, ProcessEnd
 from mcpfuzz.jsonrpc.expectation import Expectation, ListingCheck
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.handshake_order import INITIALIZED
 from mcpfuzz.jsonrpc.ids import show_id
 from mcpfuzz.jsonrpc.incoming import Incoming
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
@@ -67,6 +69,43 @@ def _unusable(session: Session, what: str, tip: str, *, silent: bool = False) ->
                           (session.server.end.stderr_tail if session.server.end else ""), tip=tip, silent=silent)
 
 
+def _frame_words(frame: bytes) -> str:
+    """A frame by its method (`notifications/initialized`), or its first bytes when it names none."""
+    try:
+        message = json.loads(frame)
+    except ValueError:
+        message = None
+    method = message.get("method") if isinstance(message, dict) else None
+    return f"`{method}`" if isinstance(method, str) else repr(frame[:80].decode("utf-8", "replace"))
+
+
+def _death(session: Session, end: ProcessEnd, step: str) -> str:
+    """How the server ended at a step of the handshake: its exit status, the frame it died on, its last stdout line
+    (its stderr follows in the error)."""
+    frames = [_frame_words(frame) for frame in list(session.log)[-2:]]
+    last_frame = f"; the last frames it was sent: {', then '.join(frames)}" if len(frames) == 2 else \
+        f"; the last frame it was sent: {frames[0]}" if frames else ""
+    stdout = session.last_line.decode("utf-8", "replace")
+    last_line = f"; its last line on stdout: {stdout[:160]!r}" if stdout else "; it wrote nothing on stdout"
+    return f"the server {end.describe()} {step}{last_frame}{last_line}"
+
+
+async def _sdk_handshake(session: Session) -> None:
+    """The era's handshake exactly as the SDK clients send it, on a fresh process (after the probe's own one ended
+    the process), then the era's liveness request, as a client's first request: UnusableServer, saying what the
+    server did, when the server exits during either (a server that only leaves the request unanswered goes on)."""
+    try:
+        await session.ensure_ready()
+        await session.call(*session.liveness_request())
+    except HarnessError as error:
+        if session.alive and not isinstance(error, ServerLost):
+            return
+        end = session.server.end or ProcessEnd(None, session.server.stderr.text())
+        raise _unusable(session, f"the handshake as the SDK clients send it failed ({error}): "
+                        + _death(session, end, "after answering initialize" if session.era is Era.LEGACY
+                                 else "after its handshake"), _exit_tip(end)) from None
+
+
 async def probe(session: Session, forced_version: str | None) -> ProbeResult:
     """Negotiate as the SDKs do: server/discover first; a result means modern, any error legacy."""
     result = ProbeResult(Era.LEGACY, LATEST_LEGACY)
@@ -102,13 +141,17 @@ async def probe(session: Session, forced_version: str | None) -> ProbeResult:
         result.server_info = (meta.get("io.modelcontextprotocol/serverInfo") or {}) if isinstance(meta, dict) else {}
         session.era, session.version, session.ready = Era.MODERN, result.version, session.alive
         if not session.alive:
-            await session.ensure_ready()
+            await _sdk_handshake(session)
     else:
         await _legacy_handshake(session, result, legacy_version, forced=forced_version is not None)
-    for target_type in target_types().values():
-        if target_type.capability and target_type.capability in result.capabilities \
-                and target_type.list_method is not None:
-            result.declared[target_type.kind] = await _list_declared(session, result, target_type)
+    try:
+        for target_type in target_types().values():
+            if target_type.capability and target_type.capability in result.capabilities \
+                    and target_type.list_method is not None:
+                result.declared[target_type.kind] = await _list_declared(session, result, target_type)
+    except HarnessError as error:  # only a server lost for good gets here: every other failure is retried
+        raise _unusable(session, f"the server could not be brought back to list what it declares: {error}",
+                        "run the server by hand to see why it no longer starts") from None
     for target_type in target_types().values():
         if target_type.capability in result.capabilities and target_type.derive is not None:
             result.declared[target_type.kind] = target_type.derive(result.declared)
@@ -136,8 +179,9 @@ async def _legacy_handshake(session: Session, result: ProbeResult, version: str,
         version = retry
     result.exchanges.append(exchange)
     reply = _answer(exchange)
-    if exchange.crash is not None:
-        raise _unusable(session, f"the server {exchange.crash.describe()} during initialize",
+    answered = reply is not None and reply.is_result and isinstance(reply.message.get("result"), dict)
+    if exchange.crash is not None and not answered:
+        raise _unusable(session, _death(session, exchange.crash, "during initialize, before answering it"),
                         _exit_tip(exchange.crash))
     if reply is None:
         noise = [a.incoming.text(80) for a in exchange.arrivals if a.incoming.kind in ("noise", "oversized")]
@@ -161,13 +205,20 @@ async def _legacy_handshake(session: Session, result: ProbeResult, version: str,
         raise _unusable(session, f"initialize was refused: {reply.text(200)}",
                         "try --protocol-version with a version the server supports")
     answer = reply.message["result"]
-    answered = answer.get("protocolVersion")
-    result.version = answered if isinstance(answered, str) and era_of(answered) is Era.LEGACY else version
+    agreed = answer.get("protocolVersion")
+    result.version = agreed if isinstance(agreed, str) and era_of(agreed) is Era.LEGACY else version
     result.capabilities = answer.get("capabilities") if isinstance(answer.get("capabilities"), dict) else {}
     result.server_info = answer.get("serverInfo") if isinstance(answer.get("serverInfo"), dict) else {}
     session.version = result.version
-    await session.notify("notifications/initialized")
-    session.handshake_frames = [case.data, session.log[-1]]
+    if exchange.crash is not None:
+        # Answered, then gone: on notifications/initialized (sent by the session on the result) or on the barrier
+        # after it; a finding of the initialize case. The handshake as the SDK clients send it decides the run.
+        result.notes.append(_death(session, exchange.crash, "after answering initialize") +
+                            "; the handshake is tried again as the SDK clients send it")
+        await _sdk_handshake(session)
+        return
+    # The session sent notifications/initialized once initialize got its result (`Case.answered_then`).
+    session.handshake_frames = [case.data, INITIALIZED]
     session.ready = True
 
 
@@ -191,7 +242,8 @@ async def _list_declared(session: Session, result: ProbeResult, target_type: Tar
         result.exchanges.append(exchange)
         reply = _answer(exchange)
         if reply is None:
-            result.notes.append(f"{method} got no answer; fuzzing without {key}")
+            got = _death(session, exchange.crash, f"on {method}") if exchange.crash else f"{method} got no answer"
+            result.notes.append(f"{got}; fuzzing without {key}")
             break
         page = reply.message.get("result") if reply.is_result else None
         if not isinstance(page, dict):

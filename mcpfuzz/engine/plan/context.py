@@ -201,6 +201,7 @@ class RunContext:
             self.stats.frames_sent, self.stats.restarts = session.frames_sent, session.restarts
             self.stats.standbys, self.stats.warm_restarts = session.standbys, session.warm_restarts
             self.stats.startup = session.startup.as_dict()
+            self.stats.lost = session.comebacks.as_dict() if session.comebacks.lost else None
         if self.coverage is not None:
             self.stats.coverage = self.coverage.as_dict()
         if self.monitor is not None and self.monitor.figures.samples:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from mcpfuzz.engine.events import StopReason
 from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.session.session import Session
 
@@ -31,9 +32,12 @@ Plan = tuple[Phase, ...]
 
 
 async def execute_phases(plan: Plan, context: RunContext, session: Session) -> None:
-    """Each phase in order, timed into the budget's split; a skipped one is logged with its reason."""
+    """Each phase in order, timed into the budget's split; a skipped one is logged with its reason (every phase after
+    the server was lost is skipped: it would only find it lost again)."""
     for phase in plan:
         reason = phase.skip_reason(context)
+        if reason is None and context.stopped is StopReason.SERVER_UNRECOVERABLE:
+            reason = "the server was lost (it did not come back after a failure)"
         context.phase_log.append((phase.name, reason or RAN))
         if reason is not None:
             continue

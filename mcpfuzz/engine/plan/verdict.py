@@ -19,7 +19,9 @@ def untested_reason(context: RunContext) -> str:
     lost = context.stopped is StopReason.SERVER_UNRECOVERABLE
     if lost:
         missed = f"; {len(planned) - len(called)} of {len(planned)} targets were not called" if planned else ""
-        return ("the server was lost and could not be brought back" + missed +
+        session = context.session
+        lost_how = f" ({session.comebacks.verdict()})" if session is not None and session.comebacks.lost else ""
+        return ("the server was lost and could not be brought back" + lost_how + missed +
                 "\ntip: run the server by hand to see why it no longer starts; raise --startup-timeout if it starts "
                 "slowly")
     if planned and not called:

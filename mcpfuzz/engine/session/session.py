@@ -16,6 +16,7 @@ import anyio.abc
 from mcpfuzz.engine.client.capabilities import ALL_CAPABILITIES, ClientCapability, declared_capabilities
 from mcpfuzz.engine.client.responder import ClientResponder
 from mcpfuzz.engine.session.collector import Collector, IdBooks, Pending, Window, WindowSet
+from mcpfuzz.engine.session.comebacks import Comebacks
 from mcpfuzz.engine.session.server_requests import ServerRequests
 from mcpfuzz.engine.session.standby import StandbyKeeper
 from mcpfuzz.engine.session.startup import StartupTimes
@@ -24,6 +25,7 @@ from mcpfuzz.jsonrpc.client_check import AnswerMode
 from mcpfuzz.jsonrpc.encode import dumps, request, with_meta
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange, ProcessEnd
 from mcpfuzz.jsonrpc.frame import Case, Posting
+from mcpfuzz.jsonrpc.handshake_order import initialize_id, is_handshake_request
 from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.incoming import REQUEST, RESPONSE_BATCH, Incoming, classify, split_batch
@@ -36,7 +38,7 @@ from mcpfuzz.transport.base import (
     TransportKind,
 )
 from mcpfuzz.transport.connect import ServerTarget, open_connection, standby_holder, standby_refusal
-from mcpfuzz.transport.errors import ConnectionClosed, TransportError, WriteTimeout
+from mcpfuzz.transport.errors import ConnectionClosed, ServerStartError, TransportError, WriteTimeout
 
 HARNESS_FIRST_ID = 10_000
 LATE_BARRIER_WAIT = 1.0
@@ -91,6 +93,10 @@ class HarnessError(Exception):
     """A request of the harness itself got no usable answer."""
 
 
+class ServerLost(HarnessError):
+    """The server failed to come back too many times in a row (RestartPolicy): it is not started again."""
+
+
 class Session:
     """Owns a server connection (restarted as needed), the era, the handshake and the barrier; runs cases.
 
@@ -138,6 +144,8 @@ class Session:
         self._cold_spawn: float | None = None  # a cold start's spawn, until its first answer measures the start
         self._asked_at: float | None = None  # when the current process was asked for, until its first answer
         self._standby: StandbyKeeper
+        self.comebacks = Comebacks()  # failed comebacks in a row: back-off, and a server given up on
+        self.last_line = b""  # the current process' latest line on stdout (said when it fails the handshake)
 
     async def __aenter__(self) -> Session:
         if self.options.frame_log is not None:
@@ -204,6 +212,8 @@ class Session:
 
     async def restart(self) -> None:
         """A fresh process with no handshake (a standby when one is held); all per-process state is forgotten."""
+        if self.comebacks.lost:
+            raise ServerLost(self.comebacks.verdict())
         holder, asked = self._standby.holder, time.monotonic()
         warm = self.warm_restarts
         self._new_process()
@@ -227,6 +237,7 @@ class Session:
         self.process += 1
         self.ready = False
         self.handshake_frames = []
+        self.last_line = b""
 
     def _startup_until(self) -> float | None:
         """While the current process has answered nothing yet: the latest its first answer may come (its start may
@@ -265,11 +276,33 @@ class Session:
         self._recycling = True
 
     async def ensure_ready(self) -> None:
-        """Restart and redo the handshake of the known era when the server died or got stuck."""
+        """Restart and redo the handshake of the known era when the server died or got stuck; a server that does not
+        come back is started again after a back-off, until the RestartPolicy gives it up (ServerLost)."""
         if self.alive and self.ready:
             return
-        await self.restart()
-        await self.handshake()
+        while True:
+            await anyio.sleep(self.comebacks.wait())
+            try:
+                await self.restart()
+                await self.handshake()
+                if not self.alive:
+                    raise HarnessError("the server exited right after its handshake")
+            except ServerLost:
+                raise
+            except (HarnessError, ServerStartError) as error:
+                self.comebacks.failed_once(self._failed_comeback(error), self.restarts)
+                if self.comebacks.lost:
+                    raise ServerLost(self.comebacks.verdict()) from None
+                continue
+            self.comebacks.came_back()
+            return
+
+    def _failed_comeback(self, error: Exception) -> str:
+        """What a restart that did not come back ran into: the error, the exit status, the last stderr line."""
+        end = self.server.end if not self.alive else None
+        parts = [str(error)] + ([end.describe()] if end is not None else [])
+        stderr = self.server.stderr.text(1).strip()
+        return "; ".join(parts + ([f"stderr: {stderr[:200]}"] if stderr else []))
 
     async def handshake(self) -> None:
         """Era handshake, unjudged: initialize + initialized (legacy) or server/discover (modern); none for a plain
@@ -513,8 +546,11 @@ class Session:
                     # Still working at the limit (or the phase is over): not dropped. Tell the server to stop.
                     # A server that answered nothing, not even the liveness request, keeps its verdict: stuck.
                     await self._cancel(case.expect.id, "still working when mcpfuzz stopped waiting")
+            # A handshake request answered is followed by what the SDK clients send next and by nothing else:
+            # notifications/initialized after an initialize result, before any barrier (docs/handshake.md).
+            followed = patient_call and await self._send_answered_then(case, exchange)
             if self.thorough and lean and barrier is None and self.server.needs_barrier and self.alive \
-                    and not exchange.write_error:
+                    and not exchange.write_error and (followed or not is_handshake_request(case.data)):
                 # Answered: a request now (never in the handshake's own write, which some SDKs cannot take) keeps
                 # the window open for a second answer written right after the first. It only waits: a server may
                 # rightly ignore it (before initialize), so its silence is nobody's finding.
@@ -544,6 +580,19 @@ class Session:
         if self._asked_at is not None or self._standby.active:  # rarely: after a start, or to keep a standby
             await self._answered()
         return exchange
+
+    async def _send_answered_then(self, case: Case, exchange: Exchange) -> bool:
+        """The frames a client sends once the case's request got a result (`Case.answered_then`), in its window;
+        True when they went out."""
+        if not case.answered_then or not self.alive or not any(
+                a.id_tag == ID_CURRENT and a.incoming.is_result for a in exchange.arrivals):
+            return False
+        try:
+            for frame in case.answered_then:
+                await self.send_frame(frame)
+        except TransportError:
+            return False
+        return True
 
     async def _wait_longer(self, window: Window, barrier: Pending | None, case: Case, http: HttpReply | None,
                            limit: float, most: float, *, fair_wait: bool = False) -> None:
@@ -770,12 +819,19 @@ class Session:
             await self._send_unjudged(data)
 
     async def _send_unjudged(self, data: bytes) -> None:
-        """Setup frames of a case: sent, then a barrier, replies dropped."""
+        """Setup frames of a case: sent, then a barrier, replies dropped. An `initialize` is settled by its own
+        answer instead: the SDK clients send notifications/initialized next, never a request between them."""
+        rid = initialize_id(data)
+        own = self._collector.expect_reply(rid) if rid is not None else None
         try:
             http = await self.send_frame(data)
             if http is not None and self.server.replies_on_request:
                 await self._collector.wait_settled(http, self.options.timeout)
                 return
+            if own is not None:
+                await self._collector.wait_reply(own, self.options.timeout, startup_until=self._startup_until())
+                if own.reply is not None or not self.alive:
+                    return
             barrier = await self._send_barrier()
             if barrier is not None:
                 await self._collector.wait_reply(barrier, self.options.timeout, startup_until=self._startup_until())
@@ -788,6 +844,7 @@ class Session:
         self._collector.wake()
 
     def _on_line(self, line: bytes, size: int) -> None:
+        self.last_line = line
         incoming = classify(line, size)
         for part in split_batch(incoming) if incoming.kind == RESPONSE_BATCH else [incoming]:
             if part.kind == REQUEST:
