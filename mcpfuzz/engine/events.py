@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from mcpfuzz.engine.internal_errors import InternalError
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.oracles.base import Severity
@@ -259,14 +260,17 @@ class Stats:
     warm_restarts: int = 0  # starts that took a standby instead of starting a process and waiting for it
     startup: dict[str, Any] | None = None  # seconds from spawn to first answer: first, last, median, count
     coverage: dict[str, Any] | None = None  # --coverage: lines the server's code reached, in all and per target
+    internal_errors: int = 0  # cases ended by an error of mcpfuzz's own (RunFinished.internal_errors lists them)
 
-    COUNTERS = ("cases", "tool_calls", "frame_cases", "frames_sent", "restarts", "standbys", "warm_restarts")
+    COUNTERS = ("cases", "tool_calls", "frame_cases", "frames_sent", "restarts", "standbys", "warm_restarts",
+                "internal_errors")
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready counters."""
         data: dict[str, Any] = {"cases": self.cases, "tool_calls": self.tool_calls, "frame_cases": self.frame_cases,
                                 "frames_sent": self.frames_sent, "restarts": self.restarts, "standbys": self.standbys,
-                                "warm_restarts": self.warm_restarts, "duration_s": round(self.duration, 3),
+                                "warm_restarts": self.warm_restarts, "internal_errors": self.internal_errors,
+                                "duration_s": round(self.duration, 3),
                                 "phases": dict(self.phases)}
         if self.startup is not None:
             data["startup"] = self.startup
@@ -318,6 +322,8 @@ class RunFinished(Event):
     # What the run could not test although the server declares it (no target called, the server lost), with a
     # tip: such a run never passes.
     untested: str = ""
+    # mcpfuzz's own errors, each of which ended one case (the run went on): one entry per distinct error.
+    internal_errors: tuple[InternalError, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -118,7 +118,8 @@ def outcome(context: RunContext, findings: tuple[Finding, ...], corpus_paths: di
     probe = context.probe
     era = None if probe is None else PLAIN_ERA if context.plain else probe.era.value
     return RunFinished(stats, findings, probe.version if probe else None, era, context.stopped, context.error,
-                       corpus_paths, context.stale, untested=untested_reason(context))
+                       corpus_paths, context.stale, untested=untested_reason(context),
+                       internal_errors=context.internal.entries())
 
 
 def finish(context: RunContext, started: float) -> RunFinished:

@@ -1,0 +1,50 @@
+"""The values the JSON encoder takes, and `Absent`: a member left out, which is never one of them."""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+# What json.dumps can write. Read-only containers, so `dict[str, str]` and `list[int]` are values too.
+Json = None | bool | int | float | str | Sequence["Json"] | Mapping[str, "Json"]
+
+
+class Absent(enum.Enum):
+    """A member left out of a message (an id left out makes a notification), distinct from null.
+
+    A class of its own, so that the type checker sees it: case data that may lack a member says `X | Absent`,
+    and the encoder takes only `Json`, so an Absent can never reach the wire unnoticed.
+    """
+
+    ABSENT = "absent"
+
+    def __repr__(self) -> str:
+        return "<absent>"
+
+
+ABSENT: Final = Absent.ABSENT
+
+
+def present(value: Json | Absent) -> Json:
+    """The value of a member known to be there (None for an Absent one, never the sentinel itself)."""
+    return None if value is ABSENT else value
+
+
+def json_text(value: Json, *, sort_keys: bool = False) -> str:
+    """JSON text of any value a server sent, never raising: past Python's limits (an integer of more digits than
+    its int-to-str limit, nesting deeper than its recursion limit) the value is described instead."""
+    try:
+        return json.dumps(value, sort_keys=sort_keys)
+    except (ValueError, RecursionError):
+        return f"<{_describe(value)}>"
+
+
+def _describe(value: Json) -> str:
+    """A value too big to write, in a few words that still tell two such values apart when they differ in size."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        digits = value.bit_length() * 30103 // 100000 + 1  # about log10(2) per bit: no str() of the value
+        return f"{'-' if value < 0 else ''}integer of about {digits} digits"
+    kind = "array" if isinstance(value, Sequence) and not isinstance(value, str) else type(value).__name__
+    return f"{kind} too large or too deep to write"
