@@ -42,9 +42,9 @@ def json_text(value: Json, *, sort_keys: bool = False) -> str:
 
 
 def _describe(value: Json) -> str:
-    """A value too big to write, in a few words that still tell two such values apart when they differ in size."""
+    """A value too big to write, in a few words; two integers that differ are told apart by their hash."""
     if isinstance(value, int) and not isinstance(value, bool):
-        digits = value.bit_length() * 30103 // 100000 + 1  # about log10(2) per bit: no str() of the value
-        return f"{'-' if value < 0 else ''}integer of about {digits} digits"
+        digits = (abs(value).bit_length() - 1) * 30103 // 100000 + 1  # log10(2) per bit: no str() of the value
+        return f"{'-' if value < 0 else ''}integer of about {digits} digits #{hash(value) & 0xFFFFFFFF:08x}"
     kind = "array" if isinstance(value, Sequence) and not isinstance(value, str) else type(value).__name__
     return f"{kind} too large or too deep to write"

@@ -87,11 +87,12 @@ def to_raise(judged: Sequence[Verdict], pursued: set[FindingKey]) -> Failure | N
 
 async def search(strategy: st.SearchStrategy[T], body: Body[T], *, options: SearchOptions, name: str,
                  deadline: float, epoch: int = 0, database: Path | None = None,
-                 after_round: Callable[[], None] | None = None) -> None:
+                 after_round: Callable[[], None] | None = None, label: str = "") -> None:
     """Rounds of `strategy` through `body` until the deadline, the space is exhausted, or --max-examples.
 
     `name` and `epoch` (a soak's slice number, 0 outside a soak) pick each round's seed, so no two
     slices of one target repeat their inputs. `after_round` may raise to end the search (a lost server).
+    `label` names the search's cases in an internal error's note (`name` when empty).
     """
     limit = {"max_examples": options.max_examples} if options.max_examples else {}
     round_number = 0
@@ -108,7 +109,7 @@ async def search(strategy: st.SearchStrategy[T], body: Body[T], *, options: Sear
                 if options.on_internal_error is None:
                     raise
                 # Never raised to Hypothesis, which would shrink mcpfuzz's bug as if it were the server's.
-                options.on_internal_error(error, name)
+                options.on_internal_error(error, label or name)
                 return None
 
         seed = derive_seed(options.seed, name, round_number, *((epoch,) if epoch else ()),
