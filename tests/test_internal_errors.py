@@ -218,3 +218,54 @@ def test_each_distinct_error_is_kept_once_with_its_count() -> None:
     first, second = book.entries()
     assert (first.count, first.case, second.count, second.phase) == (3, "tool/a", 1, "stateful")
     assert book.total == 4 and first.where.startswith("test_internal_errors.py:")
+
+
+# -- what the adversarial server found ------------------------------------------------------------------------
+
+HUGE = 10**5000 - 1  # an id of 5,000 digits: past what Python writes as text by default (3.11+)
+
+
+def test_an_integer_of_any_length_is_written_exactly() -> None:
+    assert dumps({"id": HUGE}) == b'{"id":' + b"9" * 5000 + b"}"
+    assert dumps([1, "x"]) == b'[1,"x"]'
+
+
+class AskingServer(Server):
+    """Before each answer to ping, a request of its own whose id is an integer of 5,000 digits (valid JSON-RPC),
+    then a line that the test's injected reader error is keyed on; it keeps the answers it gets."""
+
+    def __init__(self) -> None:
+        super().__init__(tools=False)
+        self.answers: list[Any] = []
+
+    def __call__(self, frame: bytes) -> bytes | list[bytes] | None:
+        if b'"method"' not in frame and b'"id":9999' in frame:
+            self.answers.append(json.loads(frame, parse_int=str))  # ids as their digits
+            return None
+        answer = super().__call__(frame)
+        if answer is None or b'"method":"ping"' not in frame:
+            return answer
+        asking = b'{"jsonrpc":"2.0","id":' + b"9" * 5000 + b',"method":"ping"}'
+        poison = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"poison"}}'
+        return [asking, poison, answer]
+
+
+def test_a_request_of_the_server_with_a_huge_id_is_answered_with_that_id(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcpfuzz.engine.session import session as session_module
+
+    real = session_module.classify
+
+    def classify(line: bytes, size: int | None = None) -> Any:
+        if b"poison" in line:
+            raise OverflowError("injected: a line mcpfuzz cannot read")
+        return real(line, size)
+
+    monkeypatch.setattr(session_module, "classify", classify)
+    server = AskingServer()
+    _, finished, events = run_memory(server, phases=("probe", "fuzz"), budget=6.0)
+    assert server.answers and all(answer["id"] == "9" * 5000 and answer["result"] == {} for answer in server.answers)
+    # The reader's own error ended no more than its line: the frames went on.
+    (error,) = finished.internal_errors
+    assert error.what == "OverflowError: injected: a line mcpfuzz cannot read"
+    assert error.case.startswith("a line the server wrote: ") and error.count >= 2
+    assert len([t for t in judged_targets(events) if t.startswith("frames/")]) >= 5 and finished.error == ""

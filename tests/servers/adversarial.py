@@ -51,7 +51,9 @@ MISBEHAVIOURS = {
     "no-id": "the answer carries no id member",
     "duplicate": "the answer is written twice",
     "out-of-order": "the answer is held back and written after the next one",
-    "server-request": "a request of the server (ping, roots/list, sampling, elicitation) before the answer",
+    "server-request": "a request of the server (ping, roots/list, sampling, elicitation) before the answer, its id "
+                      "a string, an integer, one of 5,000 digits, an array, null, a fraction or NaN",
+    "nan-id": "the answer's id is NaN or Infinity",
     "notification": "a notification of the server before the answer",
     "answer-notification": "a notification is answered, as if it were a request",
     "batch": "the answer comes inside an array",
@@ -243,7 +245,11 @@ class Adversary:
             return None
         elif chosen == "server-request":
             method = self.random.choice(["ping", "roots/list", "sampling/createMessage", "elicitation/create"])
-            self.send({"jsonrpc": "2.0", "id": f"adv-{self.messages}", "method": method, "params": {}})
+            sid = self.random.choice([f"adv-{self.messages}", self.messages, HUGE, [self.messages], None, 0.5,
+                                      float("nan")])
+            self.send({"jsonrpc": "2.0", "id": sid, "method": method, "params": {}})
+        elif chosen == "nan-id":
+            answer["id"] = self.random.choice([float("nan"), float("inf")])
         elif chosen == "notification":
             self.send({"jsonrpc": "2.0", "method": "notifications/message",
                        "params": {"level": "info", "data": "adversary"}})
