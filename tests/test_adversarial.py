@@ -8,92 +8,15 @@ command line printed runs mcpfuzz on it the same way.
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import subprocess
-import sys
-import time
-from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from tests.servers.adversarial import HANDSHAKES, MISBEHAVIOURS
+from tests.adversarial_runs import EXAMPLES, SEED, command_of, plans, run_plan, verdict_problems
 
 pytestmark = pytest.mark.slow
-
-SERVERS = Path(__file__).parent / "servers"
-ADVERSARY = SERVERS / "adversarial.py"
-OPENRPC = SERVERS / "adversarial.openrpc.json"
-BUDGET = 7.0
-OVERRUN = 10.0  # a product promise: mcpfuzz never runs past its budget by more than this
-SEED = 20261207  # mcpfuzz's own seed in every run, so a failing plan replays the same way
-EXAMPLES = 12
-VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-
-plans = st.fixed_dictionaries(
-    {
-        "seed": st.integers(0, 2**16),
-        # Mostly a handshake that works, so the phases after it meet the misbehaviours.
-        "handshake": st.one_of(st.just("ok"), st.just("ok"), st.sampled_from(HANDSHAKES)),
-        "tools": st.booleans(),
-        "grace": st.integers(0, 12),
-        "misbehaviours": st.dictionaries(st.sampled_from(sorted(MISBEHAVIOURS)),
-                                         st.sampled_from((0.02, 0.1, 0.3, 1.0)), max_size=4),
-    },
-    optional={
-        "version": st.sampled_from(VERSIONS),
-        "exit_after": st.integers(2, 400),
-        "close_stdout_after": st.integers(2, 400),
-        "plain": st.just(True),  # `run --jsonrpc` with the OpenRPC document of its methods
-    },
-)
-
-
-def command_of(plan: dict[str, Any], report: Path, corpus: Path) -> list[str]:
-    """The `mcpfuzz run` command line for one plan (a fresh corpus: nothing replayed from an earlier plan)."""
-    server = [sys.executable, str(ADVERSARY), json.dumps(plan)]
-    plain = ["--jsonrpc", "--openrpc", str(OPENRPC)] if plan.get("plain") else []
-    return [sys.executable, "-m", "mcpfuzz", "run", "--budget", f"{BUDGET:g}", "--seed", str(SEED), "--no-replay",
-            "--corpus", str(corpus), "--json", str(report), *plain, "--", *server]
-
-
-def run_plan(plan: dict[str, Any], folder: Path) -> tuple[subprocess.CompletedProcess[str], float, Path]:
-    """Run mcpfuzz on the plan's server; the process, the seconds it took, and its report's path."""
-    plan = {**plan, "methods": bool(plan.get("plain"))}
-    report = folder / "report.json"
-    report.unlink(missing_ok=True)
-    command = command_of(plan, report, folder / "corpus")
-    started = time.monotonic()
-    # The subprocess' own limit is only a backstop far past the promise: the assertion below is what judges.
-    done = subprocess.run(command, capture_output=True, text=True, timeout=BUDGET + OVERRUN + 60,
-                          env={**os.environ, "PYTHONUNBUFFERED": "1"}, cwd=folder, check=False)
-    return done, time.monotonic() - started, report
-
-
-def verdict_problems(done: subprocess.CompletedProcess[str], seconds: float, report: Path) -> list[str]:
-    """Everything wrong with how the run ended (empty when it ended as mcpfuzz promises)."""
-    problems = []
-    if seconds > BUDGET + OVERRUN:
-        problems.append(f"ran {seconds:.1f}s, past the budget of {BUDGET:g}s by more than {OVERRUN:g}s")
-    if done.returncode not in (0, 1, 2):
-        problems.append(f"exit status {done.returncode}")
-    if "Traceback" in done.stderr:
-        problems.append("a Python traceback on stderr")
-    for text in ("mcpfuzz bug", "internal error"):
-        if text in done.stderr or text in done.stdout:
-            problems.append(f"{text!r} in the output")
-    if done.returncode in (0, 1) and not report.exists():
-        problems.append("no JSON report")
-    if done.returncode == 2 and "error" not in done.stderr.lower() and not report.exists():
-        problems.append("exit 2 without a message")
-    if report.exists():
-        data = json.loads(report.read_text())
-        if data["internal_errors"] or data["stats"]["internal_errors"]:
-            problems.append(f"internal errors: {data['internal_errors']}")
-    return problems
 
 
 @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,

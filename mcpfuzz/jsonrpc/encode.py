@@ -3,33 +3,20 @@
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
-from mcpfuzz.jsonrpc.json_value import ABSENT, Absent, Json
+from mcpfuzz.jsonrpc.json_value import ABSENT, Absent, Json, long_integers
 
 
 def dumps(value: Json) -> bytes:
-    """Compact JSON with ASCII escapes, so lone surrogates survive as `\\ud800` on the wire; an integer of any
-    length is written exactly (a server's id of 5,000 digits goes back as it came)."""
+    """Compact JSON with ASCII escapes, so lone surrogates survive as `\\ud800` on the wire; an integer a server
+    sent is written back exactly (its id of 5,000 digits goes back as it came: see long_integers)."""
     try:
         text = json.dumps(value, separators=(",", ":"), ensure_ascii=True)
-    except ValueError:
-        limit = _int_digit_limit()
-        if not limit:
-            raise  # not an integer's length (no limit applies): a real error
-        # Python refuses to write integers past its int-to-str digit limit; lifted for this one encoding.
-        sys.set_int_max_str_digits(0)
-        try:
+    except ValueError:  # an integer past Python's int-to-str limit (a circular value cannot be decoded JSON)
+        with long_integers():
             text = json.dumps(value, separators=(",", ":"), ensure_ascii=True)
-        finally:
-            sys.set_int_max_str_digits(limit)
     return text.encode("ascii")
-
-
-def _int_digit_limit() -> int:
-    """Python's limit on the digits of an integer written as text (0: none, as before 3.10.7)."""
-    return int(getattr(sys, "get_int_max_str_digits", lambda: 0)())
 
 
 def request(method: Json | Absent, params: Json | Absent = ABSENT, id: Json | Absent = ABSENT, *,

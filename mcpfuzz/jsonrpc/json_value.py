@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Mapping, Sequence
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Final
+
+# Integers a server sends are read exactly up to this many digits (incoming.read_integer), and may be written
+# back as text up to it (`long_integers`): past Python's 4,300-digit default, which guards against quadratic
+# conversions of far longer ones.
+EXACT_DIGITS = 20_000
 
 # What json.dumps can write. Read-only containers, so `dict[str, str]` and `list[int]` are values too.
 Json = None | bool | int | float | str | Sequence["Json"] | Mapping[str, "Json"]
@@ -48,3 +55,19 @@ def _describe(value: Json) -> str:
         return f"{'-' if value < 0 else ''}integer of about {digits} digits #{hash(value) & 0xFFFFFFFF:08x}"
     kind = "array" if isinstance(value, Sequence) and not isinstance(value, str) else type(value).__name__
     return f"{kind} too large or too deep to write"
+
+
+@contextmanager
+def long_integers() -> Iterator[None]:
+    """Within the block, integers of up to EXACT_DIGITS digits convert to text (str, repr, json.dumps): a server's
+    5,000-digit id or result is written back, judged and shown like any other; longer ones still raise."""
+    get = getattr(sys, "get_int_max_str_digits", None)
+    limit = get() if get is not None else 0
+    if limit == 0 or limit >= EXACT_DIGITS:  # no limit (before Python 3.10.7, or lifted), or a higher one
+        yield
+        return
+    sys.set_int_max_str_digits(EXACT_DIGITS)
+    try:
+        yield
+    finally:
+        sys.set_int_max_str_digits(limit)
