@@ -25,7 +25,7 @@ FOUND: dict[str, dict[str, Any]] = {
 
 
 # The fuzz phase alone where the earlier phases would spend the budget waiting on answers that never come.
-PHASES = {"answers-without-id": ("--phases", "fuzz")}
+PHASES = {"answers-without-id": ("--phases", "fuzz", "--timeout", "0.5")}
 
 
 @pytest.mark.parametrize("name", sorted(FOUND))

@@ -269,3 +269,24 @@ def test_a_request_of_the_server_with_a_huge_id_is_answered_with_that_id(monkeyp
     assert error.what == "OverflowError: injected: a line mcpfuzz cannot read"
     assert error.case.startswith("a line the server wrote: ") and error.count >= 2
     assert len([t for t in judged_targets(events) if t.startswith("frames/")]) >= 5 and finished.error == ""
+
+
+def test_hypothesis_own_errors_in_an_example_are_left_to_hypothesis(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A replayed example that draws differently (the server answered at another pace) is Hypothesis' business."""
+    from hypothesis.errors import FlakyStrategyDefinition
+
+    from mcpfuzz.engine.phases.frame_fuzz import FrameFuzz
+
+    real = FrameFuzz._example
+    calls = {"count": 0}
+
+    def example(self: FrameFuzz, *args: Any, **kwargs: Any) -> Any:
+        calls["count"] += 1
+        if calls["count"] % 3 == 0:
+            raise FlakyStrategyDefinition("Inconsistent data generation! (injected)")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(FrameFuzz, "_example", example)
+    _, finished, events = run_memory(Server(tools=False), budget=6.0)
+    assert calls["count"] >= 6 and finished.internal_errors == () and finished.error == ""
+    assert len({t for t in judged_targets(events) if t.startswith("frames/")}) >= 3

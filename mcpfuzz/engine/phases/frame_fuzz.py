@@ -15,6 +15,7 @@ from typing import Any, Protocol, TypeVar, cast
 import anyio.from_thread
 from hypothesis import reject
 from hypothesis import strategies as st
+from hypothesis.errors import HypothesisException
 
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.judge import FindingKey
@@ -163,6 +164,10 @@ class FrameFuzz:
             data = Drawn(value) if isinstance(value, FrameDraft) else value
             try:
                 outcome = self._example(data, family, drafts, drawn, pursued, deadline)
+            except HypothesisException:
+                # Hypothesis' own (a replay that drew differently, as a server answering at another pace makes
+                # an example stop drawing elsewhere): Hypothesis deals with it, it is no bug of ours.
+                raise
             except Exception as error:  # a bug of ours: Hypothesis must not shrink it as the server's
                 frames = " | ".join(draft.title() for draft in drawn)
                 note = self.options.on_internal_error
