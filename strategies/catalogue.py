@@ -39,7 +39,7 @@ class CatalogueContext:
         self.resource = resource  # a listed resource's URI
 
 
-def _quiet_invalid(id: object) -> Expectation:
+def _quiet_invalid(id: Json) -> Expectation:
     """An MCP-invalid id (null, fraction, boolean, object): -32600, echoed or null; silence is low."""
     return Expectation(judge=OracleId.INVALID_REQUEST, id=id, id_recoverable=True, null_id_ok=True,
                        codes=frozenset({ex.INVALID_REQUEST}), quiet_ok=True)
