@@ -290,3 +290,23 @@ def test_hypothesis_own_errors_in_an_example_are_left_to_hypothesis(monkeypatch:
     _, finished, events = run_memory(Server(tools=False), budget=6.0)
     assert calls["count"] >= 6 and finished.internal_errors == () and finished.error == ""
     assert len({t for t in judged_targets(events) if t.startswith("frames/")}) >= 3
+
+
+def test_an_error_in_a_protocol_case_on_a_fresh_process_ends_that_case_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcpfuzz.engine.plan import protocol_phases
+
+    real = protocol_phases.run_case
+    failed: list[str] = []
+
+    async def run_case(session: Any, case: Any, *args: Any, **kwargs: Any) -> Any:
+        if case.fresh and not failed:
+            failed.append(case.target)
+            raise IndexError("injected")
+        return await real(session, case, *args, **kwargs)
+
+    monkeypatch.setattr(protocol_phases, "run_case", run_case)
+    _, finished, events = run_memory(Server(), phases=("probe", "lifecycle"), budget=30.0)
+    (error,) = finished.internal_errors
+    assert failed and error.case.startswith(f"{failed[0]}: ") and error.phase == "lifecycle" and error.count == 1
+    fresh_after = [e for e in events if isinstance(e, CaseDone) and e.exchange.case.fresh]
+    assert fresh_after, "the lifecycle phase's other fresh-process cases still ran"
