@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -41,7 +42,8 @@ plans = st.fixed_dictionaries(
         "version": st.sampled_from(VERSIONS),
         "exit_after": st.integers(2, 400),
         "close_stdout_after": st.integers(2, 400),
-        "plain": st.just(True),  # `run --jsonrpc` with the OpenRPC document of its methods
+        "plain": st.just(True),  # `run --jsonrpc` with the OpenRPC document of its methods (over stdio)
+        "http": st.just(True),  # over streamable HTTP: each POST answered with what the plan writes for it
     },
 )
 
@@ -49,16 +51,24 @@ plans = st.fixed_dictionaries(
 def command_of(plan: dict[str, Any], report: Path, corpus: Path, extra: tuple[str, ...] = ()) -> list[str]:
     """The `mcpfuzz run` command line for one plan (a fresh corpus: nothing replayed from an earlier plan), with
     `extra` options."""
-    server = [sys.executable, str(ADVERSARY), json.dumps(plan)]
-    plain = ["--jsonrpc", "--openrpc", str(OPENRPC)] if plan.get("plain") else []
+    server = ["--", sys.executable, str(ADVERSARY), json.dumps(plan)]
+    if plan.get("http"):  # streamable HTTP on a free port, mcpfuzz starting (and restarting) the server
+        launch = shlex.join([sys.executable, str(ADVERSARY), "--port", "{port}", json.dumps(plan)])
+        server = ["--launch", launch, "http://127.0.0.1:{port}/mcp"]
+    plain = ["--jsonrpc", "--openrpc", str(OPENRPC)] if plan.get("plain") and not plan.get("http") else []
     return [sys.executable, "-m", "mcpfuzz", "run", "--budget", f"{BUDGET:g}", "--seed", str(SEED), "--no-replay",
-            "--corpus", str(corpus), "--json", str(report), *plain, *extra, "--", *server]
+            "--corpus", str(corpus), "--json", str(report), *plain, *extra, *server]
+
+
+def served(plan: dict[str, Any]) -> dict[str, Any]:
+    """The plan as the server reads it: plain methods answered where mcpfuzz runs with --jsonrpc."""
+    return {**plan, "methods": bool(plan.get("plain") and not plan.get("http"))}
 
 
 def run_plan(plan: dict[str, Any], folder: Path,
              extra: tuple[str, ...] = ()) -> tuple[subprocess.CompletedProcess[str], float, Path]:
     """Run mcpfuzz on the plan's server; the process, the seconds it took, and its report's path."""
-    plan = {**plan, "methods": bool(plan.get("plain"))}
+    plan = served(plan)
     report = folder / "report.json"
     report.unlink(missing_ok=True)
     command = command_of(plan, report, folder / "corpus", extra)

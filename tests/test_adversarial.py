@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from tests.adversarial_runs import EXAMPLES, SEED, command_of, plans, run_plan, verdict_problems
+from tests.adversarial_runs import EXAMPLES, SEED, command_of, plans, run_plan, served, verdict_problems
 
 pytestmark = pytest.mark.slow
 
@@ -29,5 +29,5 @@ def test_mcpfuzz_ends_every_run_on_an_adversarial_server_in_time_with_a_verdict(
     problems = verdict_problems(done, seconds, report)
     assert not problems, (
         f"{'; '.join(problems)}\nplan: {json.dumps(plan)}\nmcpfuzz seed: {SEED}\n"
-        f"command: {shlex.join(command_of({**plan, 'methods': bool(plan.get('plain'))}, report, folder / 'corpus'))}"
+        f"command: {shlex.join(command_of(served(plan), report, folder / 'corpus'))}"
         f"\nexit {done.returncode} after {seconds:.1f}s\nstderr (tail):\n{done.stderr[-3000:]}")

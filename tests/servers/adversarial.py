@@ -1,8 +1,10 @@
 """A stdio JSON-RPC server that misbehaves as a behaviour plan says: what mcpfuzz must survive without an error
 of its own (tests/test_adversarial.py draws the plans with Hypothesis).
 
-Usage: ``python tests/servers/adversarial.py PLAN`` (or the plan in the environment variable
-``ADVERSARIAL_PLAN``), PLAN being a JSON object:
+Usage: ``python tests/servers/adversarial.py [--port N] PLAN`` (or the plan in the environment variable
+``ADVERSARIAL_PLAN``; with ``--port``, the same plan over streamable HTTP on 127.0.0.1, each POST answered with
+what the server writes for it: one JSON body, several as server-sent events, nothing as 202; a closed stdout
+drops the connection), PLAN being a JSON object:
 
 - ``seed``: the server's own random choices (which message gets which misbehaviour) follow it.
 - ``handshake``: how ``initialize`` is answered: ``ok``; ``never`` (silence); ``garbage`` (a line that is not
@@ -271,6 +273,71 @@ class Adversary:
             self.write(data)
 
 
+class Captured(Adversary):
+    """The same plan over streamable HTTP: what one POST makes the server write is that POST's answer."""
+
+    def __init__(self, plan: dict[str, Any]) -> None:
+        super().__init__(plan)
+        self.lines: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        """Kept for the answer of the POST being served (the rest of a partial line stays half written)."""
+        self.lines.append(self.partial + data)
+        self.partial = b""
+
+    def close_stdout(self) -> None:
+        """Over HTTP: the connection is dropped without an answer."""
+        self.closed = True
+
+
+def serve_http(plan: dict[str, Any], port: int) -> int:
+    """Serve the plan on 127.0.0.1:`port`, one POST at a time: one JSON body, several as server-sent events."""
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    adversary = Captured(plan)
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (the http.server name)
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            adversary.lines, adversary.closed = [], False
+            adversary.messages += 1
+            try:
+                message: Any = json.loads(body)
+            except (ValueError, RecursionError):
+                message = None
+                adversary.send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
+            status = adversary.answer(message) if message is not None else None
+            if status is not None or adversary.messages == plan.get("exit_after"):
+                os._exit(status or 3)
+            if adversary.closed:
+                self.close_connection = True
+                return
+            lines = adversary.lines
+            if not lines:
+                self.send_response(202)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            events = len(lines) > 1
+            payload = b"".join(b"event: message\ndata: " + line + b"\n\n" for line in lines) if events else lines[0]
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream" if events else "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def do_GET(self) -> None:  # noqa: N802
+            self.send_response(405)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            """Quiet."""
+
+    HTTPServer(("127.0.0.1", port), Handler).serve_forever()
+    return 0
+
+
 def read_plan(argv: list[str]) -> dict[str, Any]:
     """The plan from the first argument, else from the environment; no plan is a correct server."""
     text = argv[0] if argv else os.environ.get(PLAN_VARIABLE, "{}")
@@ -284,7 +351,9 @@ def read_plan(argv: list[str]) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    """Serve until the input ends or the plan says to stop."""
+    """Serve until the input ends or the plan says to stop (`--port N` first: over streamable HTTP)."""
+    if argv[:1] == ["--port"]:
+        return serve_http(read_plan(argv[2:]), int(argv[1]))
     return Adversary(read_plan(argv)).serve()
 
 
