@@ -309,8 +309,9 @@ def serve_http(plan: dict[str, Any], port: int) -> int:
             status = adversary.answer(message) if message is not None else None
             if status is not None or adversary.messages == plan.get("exit_after"):
                 os._exit(status or 3)
-            if adversary.closed:
-                self.close_connection = True
+            after = plan.get("close_stdout_after")
+            if adversary.closed or (after is not None and adversary.messages >= after):
+                self.close_connection = True  # no answer from now on: each connection dropped
                 return
             lines = adversary.lines
             if not lines:
