@@ -15,6 +15,7 @@ from mcpfuzz.jsonrpc.encode import dumps
 from mcpfuzz.jsonrpc.expectation import Expectation, ReaderLimit, VersionCheck
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.ids import ABSENT
+from mcpfuzz.jsonrpc.json_value import Json
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import BATCH_VERSION, META_CAPABILITIES_KEY, META_VERSION_KEY, Era
 
@@ -38,7 +39,7 @@ class CatalogueContext:
         self.resource = resource  # a listed resource's URI
 
 
-def _quiet_invalid(id: object) -> Expectation:
+def _quiet_invalid(id: Json) -> Expectation:
     """An MCP-invalid id (null, fraction, boolean, object): -32600, echoed or null; silence is low."""
     return Expectation(judge=OracleId.INVALID_REQUEST, id=id, id_recoverable=True, null_id_ok=True,
                        codes=frozenset({ex.INVALID_REQUEST}), quiet_ok=True)
@@ -215,7 +216,7 @@ def modern_family(b: FrameBuilder, ctx: CatalogueContext) -> Iterator[Case]:
                dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/list", "params": {"_meta": "x"}}),
                Expectation(judge=OracleId.INVALID_PARAMS, id=rid))
     rid = b.fresh_id()
-    meta = {META_VERSION_KEY: UNSUPPORTED_VERSION, META_CAPABILITIES_KEY: {}}
+    meta: dict[str, Json] = {META_VERSION_KEY: UNSUPPORTED_VERSION, META_CAPABILITIES_KEY: {}}
     yield Case("unsupported-version", "modern", f"protocol version {UNSUPPORTED_VERSION} in _meta",
                dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/list", "params": {"_meta": meta}}),
                Expectation(judge=OracleId.VERSION_NEGOTIATION, id=rid, result_ok=True, well_formed=True,

@@ -11,6 +11,7 @@ from mcpfuzz.strategies.messages import FrameBuilder, initialize_params
 from mcpfuzz.jsonrpc.expectation import Expectation, HttpRule, SeverityName
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.ids import ABSENT
+from mcpfuzz.jsonrpc.json_value import Json
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.param_headers import ParamHeader, header_text, value_at
 from mcpfuzz.jsonrpc.versions import Era
@@ -39,7 +40,7 @@ class MirroredCall:
         return header_text(value_at(self.arguments, self.header.path)) or ""
 
 
-def _status(judge: OracleId, statuses: tuple[int, ...], severity: SeverityName, why: str, rid: object,
+def _status(judge: OracleId, statuses: tuple[int, ...], severity: SeverityName, why: str, rid: Json,
             codes: tuple[int, ...] = (), *, served_ok: bool = False) -> Expectation:
     """An HTTP-level expectation: the allowed statuses, how bad another one is, and the rule it rests on.
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from mcpfuzz.engine.internal_errors import InternalError
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.oracles.base import Severity
@@ -292,14 +293,17 @@ class Stats:
     coverage: dict[str, Any] | None = None  # --coverage: lines the server's code reached, in all and per target
     # A server given up on (RestartPolicy): restarts in a row that did not come back, restarts in all, the last failure.
     lost: dict[str, Any] | None = None
+    internal_errors: int = 0  # cases ended by an error of mcpfuzz's own (RunFinished.internal_errors lists them)
 
-    COUNTERS = ("cases", "tool_calls", "frame_cases", "frames_sent", "restarts", "standbys", "warm_restarts")
+    COUNTERS = ("cases", "tool_calls", "frame_cases", "frames_sent", "restarts", "standbys", "warm_restarts",
+                "internal_errors")
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready counters."""
         data: dict[str, Any] = {"cases": self.cases, "tool_calls": self.tool_calls, "frame_cases": self.frame_cases,
                                 "frames_sent": self.frames_sent, "restarts": self.restarts, "standbys": self.standbys,
-                                "warm_restarts": self.warm_restarts, "duration_s": round(self.duration, 3),
+                                "warm_restarts": self.warm_restarts, "internal_errors": self.internal_errors,
+                                "duration_s": round(self.duration, 3),
                                 "phases": dict(self.phases)}
         if self.startup is not None:
             data["startup"] = self.startup
@@ -354,6 +358,8 @@ class RunFinished(Event):
     # tip: such a run never passes.
     untested: str = ""
     stack: dict | None = None  # the MCP stack the server runs (StackFound.stack), None when unknown
+    # mcpfuzz's own errors, each of which ended one case (the run went on): one entry per distinct error.
+    internal_errors: tuple[InternalError, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from mcpfuzz.engine.events import Finding, Occurrence, Sample, fingerprint_of
 from mcpfuzz.engine.redaction import redacted_exchange
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.http_reply import HttpReply
+from mcpfuzz.jsonrpc.json_value import long_integers
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.oracles.base import Failure, Severity, run_checks
 
@@ -285,13 +286,15 @@ class FindingSet:
         return [finding for _, _, finding in self.judge_all(exchange, oracles) if finding is not None]
 
     def judge_all(self, exchange: Exchange, oracles: tuple[str, ...]) -> list[Verdict]:
-        """Every failure on an exchange with its key, and the finding when it is new."""
-        failures = list(run_checks(exchange, oracles))
-        if failures and self._redactor is not None:
-            exchange, failures = self._judged_redacted(exchange, failures)
-        if len(failures) > 1:
-            failures = fold_consequences(exchange, failures)
-        return [(failure, self.key_of(failure, exchange), self.add(failure, exchange)) for failure in failures]
+        """Every failure on an exchange with its key, and the finding when it is new (a server's integers of up to
+        EXACT_DIGITS digits may be shown in messages and keys)."""
+        with long_integers():
+            failures = list(run_checks(exchange, oracles))
+            if failures and self._redactor is not None:
+                exchange, failures = self._judged_redacted(exchange, failures)
+            if len(failures) > 1:
+                failures = fold_consequences(exchange, failures)
+            return [(failure, self.key_of(failure, exchange), self.add(failure, exchange)) for failure in failures]
 
     def _judged_redacted(self, exchange: Exchange, failures: list[Failure]) -> tuple[Exchange, list[Failure]]:
         """The failures again, judged on the redacted copy of the exchange (the rare failing exchanges pay for it).

@@ -107,6 +107,7 @@ class Run:
         session.before_case = context.monitor
         session.wedge_until = context.budget.deadline
         session.on_notice = lambda text: context.emit(Notice(text))
+        session.on_internal_error = context.note_internal
         try:
             await execute_phases(self.plan, context, session)
         except (ServerStartError, UnusableServer):

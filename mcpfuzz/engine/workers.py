@@ -288,7 +288,9 @@ class _Merger:
         untested = lead.untested if lead is not None and all(o.untested for o in self.latest.values()) else ""
         return RunFinished(stats, chosen, lead.protocol_version if lead else None, lead.era if lead else None,
                            stopped, "\n".join(errors) if len(errors) == len(self.latest) else "", paths,
-                           lead.stale_baseline if lead else (), untested, stack=lead.stack if lead else None)
+                           lead.stale_baseline if lead else (), untested,
+                           internal_errors=tuple(e for _, o in sorted(self.latest.items()) for e in o.internal_errors),
+                           stack=lead.stack if lead else None)
 
     def finish(self, processes: list, before: set[Path]) -> RunFinished:
         """The merged outcome; a worker that died without reporting counts with its last checkpoint, if any."""

@@ -5,17 +5,24 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcpfuzz.jsonrpc.ids import ABSENT
+from mcpfuzz.jsonrpc.json_value import ABSENT, Absent, Json, long_integers
 
 
-def dumps(value: Any) -> bytes:
-    """Compact JSON with ASCII escapes, so lone surrogates survive as `\\ud800` on the wire."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+def dumps(value: Json) -> bytes:
+    """Compact JSON with ASCII escapes, so lone surrogates survive as `\\ud800` on the wire; an integer a server
+    sent is written back exactly (its id of 5,000 digits goes back as it came: see long_integers)."""
+    try:
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=True)
+    except ValueError:  # an integer past Python's int-to-str limit (a circular value cannot be decoded JSON)
+        with long_integers():
+            text = json.dumps(value, separators=(",", ":"), ensure_ascii=True)
+    return text.encode("ascii")
 
 
-def request(method: Any, params: Any = ABSENT, id: Any = ABSENT, *, jsonrpc: Any = "2.0") -> dict:
+def request(method: Json | Absent, params: Json | Absent = ABSENT, id: Json | Absent = ABSENT, *,
+            jsonrpc: Json | Absent = "2.0") -> dict[str, Json]:
     """A request object; members given as ABSENT are left out (id left out makes a notification)."""
-    message: dict[str, Any] = {}
+    message: dict[str, Json] = {}
     if jsonrpc is not ABSENT:
         message["jsonrpc"] = jsonrpc
     if id is not ABSENT:
@@ -27,7 +34,7 @@ def request(method: Any, params: Any = ABSENT, id: Any = ABSENT, *, jsonrpc: Any
     return message
 
 
-def with_meta(params: Any, meta: dict | None) -> Any:
+def with_meta(params: Json | Absent, meta: dict | None) -> Json | Absent:
     """Add modern-era `_meta` to object params (other params are left as they are)."""
     if meta is None:
         return params

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from mcpfuzz.jsonrpc.client_check import ClientCheck
 from mcpfuzz.jsonrpc.ids import ABSENT
+from mcpfuzz.jsonrpc.json_value import Absent, Json
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.task_check import TaskCheck
 
@@ -233,7 +234,7 @@ class Expectation:
 
     judge: OracleId
     reply: bool = True
-    id: Any = ABSENT
+    id: Json | Absent = ABSENT
     id_recoverable: bool = True
     codes: frozenset[int] = frozenset()
     error_ok: bool = True

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-IdKey = tuple[str, Any]
+from mcpfuzz.jsonrpc.json_value import ABSENT, Absent, Json, json_text
 
-# A marker for "this message has no id member at all" (a notification), distinct from id null.
-ABSENT: Any = type("Absent", (), {"__repr__": lambda self: "<absent>"})()
+__all__ = ["ABSENT", "Absent", "IdKey", "id_key", "id_text", "is_valid_mcp_id", "json_type", "show_id"]
+
+IdKey = tuple[str, Any]
 
 
 def json_type(value: Any) -> str:
@@ -38,9 +39,7 @@ def id_key(value: Any) -> IdKey:
         return ("string", value)
     kind = json_type(value)
     if kind in ("array", "object"):
-        import json
-
-        return (kind, json.dumps(value, sort_keys=True))
+        return (kind, json_text(value, sort_keys=True))
     return (kind, value)
 
 
@@ -49,11 +48,14 @@ def is_valid_mcp_id(value: Any) -> bool:
     return json_type(value) in ("string", "integer")
 
 
-def show_id(value: Any) -> str:
-    """Render an id as it looks on the wire, shortened when huge."""
-    import json
+def id_text(value: Json) -> str:
+    """An id's JSON text, keys sorted (never raising, whatever a server sent: see json_text)."""
+    return json_text(value, sort_keys=True)
 
+
+def show_id(value: Json | Absent) -> str:
+    """Render an id as it looks on the wire, shortened when huge."""
     if value is ABSENT:
         return "<no id>"
-    text = json.dumps(value)
+    text = json_text(value)
     return text if len(text) <= 60 else f"{text[:40]}...({len(text)} chars)"

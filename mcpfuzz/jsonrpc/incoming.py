@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from mcpfuzz.jsonrpc.ids import ABSENT
+from mcpfuzz.jsonrpc.json_value import ABSENT, EXACT_DIGITS, Absent
 
 NOT_JSON: Any = type("NotJson", (), {"__repr__": lambda self: "<not json>"})()
 
@@ -33,8 +33,8 @@ class Incoming:
     non_json_number: str = ""
 
     @property
-    def id(self) -> Any:
-        """The message's id member, or ABSENT."""
+    def id(self) -> Any | Absent:
+        """The message's id member, or ABSENT (never to be written back as it is: narrow it first)."""
         return self.message.get("id", ABSENT) if isinstance(self.message, dict) else ABSENT
 
     @property
@@ -106,9 +106,6 @@ def _plain_decoding_exact() -> bool:
     within EXACT_DIGITS), so the plain decoder and read_integer agree on every integer the plain one accepts."""
     limit = _int_digit_limit()
     return 0 < limit <= EXACT_DIGITS
-
-
-EXACT_DIGITS = 20_000  # integers up to this many digits are read exactly (RFC 8259 sets no limit)
 
 
 def read_integer(text: str) -> int:

@@ -284,6 +284,7 @@ class ConsoleReporter:
         for entry in event.stale_baseline:
             self.console.print(f"[bold red]stale baseline entry[/]: {escape(entry)} no longer reproduces; remove it "
                                "from the baseline file (or write it again with `mcpfuzz baseline`)")
+        self._print_internal_errors(event)
         if event.error:
             self.errors.print("[bold red]ERROR[/]: the server could not be tested")
         elif failing or event.stale_baseline:
@@ -299,6 +300,15 @@ class ConsoleReporter:
                                "part that ran")
         else:
             self.console.print(f"[bold green]PASSED[/]: no findings at or above {self.config.fail_on}")
+
+    def _print_internal_errors(self, event: RunFinished) -> None:
+        """One line per distinct error of mcpfuzz's own (each ended one case; the run went on)."""
+        if not event.internal_errors:
+            return
+        self.errors.print(f"[bold yellow]{counted(event.stats.internal_errors, 'case')} ended on an internal error "
+                          "of mcpfuzz[/] (skipped, the run went on); please report it with the command line:")
+        for error in event.internal_errors:
+            self.errors.print(f"  internal-error: {escape(error.describe())}", soft_wrap=True)
 
     def _print_targets(self, event: RunFinished) -> None:
         """A line per call target: how often it was called and what was found on it (-q leaves it out)."""

@@ -115,6 +115,8 @@ def report_json(config: RunConfig, finished: RunFinished) -> dict:
         "staleBaseline": list(finished.stale_baseline),
         "findings": [finding_json(f, config.target, finished.corpus_paths.get(f.fingerprint))
                      for f in finished.findings],
+        # mcpfuzz's own errors: each ended one case (the run went on); one entry per distinct error, counted.
+        "internal_errors": [error.as_dict() for error in finished.internal_errors],
     }
 
 

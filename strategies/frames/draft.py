@@ -2,21 +2,34 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from mcpfuzz.strategies.frames.context import FrameContext
 from mcpfuzz.strategies.frames.expect import expect_frame
 
 from mcpfuzz.jsonrpc.encode import dumps
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.json_value import Json
 
 FRAMES_FAMILY = "frames"
-# A placeholder for an id handed out when the frame is sent: ids are unique per session (MCP
-# basic/index), and Hypothesis replays a draw many times while it shrinks.
-FRESH: Any = type("Fresh", (), {"__repr__": lambda self: "<fresh id>"})()
-Members = tuple[tuple[str, Any], ...]
+
+
+class Fresh(enum.Enum):
+    """A placeholder for an id handed out when the frame is sent: ids are unique per session (MCP
+    basic/index), and Hypothesis replays a draw many times while it shrinks."""
+
+    FRESH = "fresh"
+
+    def __repr__(self) -> str:
+        return "<fresh id>"
+
+
+FRESH: Final = Fresh.FRESH
+# A member's value is JSON, or the fresh id to come; a member left out is not among them (never Absent).
+Members = tuple[tuple[str, Json | Fresh], ...]
 
 
 @dataclass(frozen=True)
@@ -34,7 +47,7 @@ class Message:
         """The object's bytes, and the ids it carries (one fresh id, shared by every FRESH member)."""
         rid: list[int] = []
 
-        def value_of(value: Any) -> Any:
+        def value_of(value: Json | Fresh) -> Json:
             if value is not FRESH:
                 return value
             if not rid:
@@ -65,7 +78,7 @@ class FrameDraft:
     """One drawn frame: a message (or a batch of elements), what was done to it, and byte edits."""
 
     family: str
-    body: Message | tuple[Any, ...]  # a tuple is a batch: Messages and plain JSON values
+    body: Message | tuple[Message | Json, ...]  # a tuple is a batch: Messages and plain JSON values
     steps: tuple[str, ...] = ()
     edits: tuple[ByteEdit, ...] = ()
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from mcpfuzz.strategies.frames.draft import Message
 
 from mcpfuzz.jsonrpc.ids import ABSENT, show_id
+from mcpfuzz.jsonrpc.json_value import Absent, Json
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class Retype:
     """A member set to a value of another type or shape (added when it was missing)."""
 
     key: str
-    value: Any
+    value: Json
 
     def apply(self, message: Message) -> Message:
         """The message with the new value."""
@@ -83,7 +83,7 @@ class SetParam:
     """A member of object params set (or left out, for ABSENT): tools/call `name` and `arguments`."""
 
     key: str
-    value: Any
+    value: Json | Absent
 
     def apply(self, message: Message) -> Message:
         """The message with the new params."""
@@ -108,7 +108,7 @@ class Respond:
 
     def apply(self, message: Message) -> Message:
         """The response."""
-        outcome = ("error", {"code": -1, "message": "mcpfuzz"}) if self.error else ("result", {})
+        outcome: tuple[str, Json] = ("error", {"code": -1, "message": "mcpfuzz"}) if self.error else ("result", {})
         return Message((*(m for m in message.members if m[0] in ("jsonrpc", "id")), outcome))
 
     def describe(self) -> str:
@@ -128,7 +128,7 @@ class Nest:
         params = message.get("params", ABSENT)
         if params is not ABSENT and not isinstance(params, dict):
             return message
-        deep: Any = "bottom"
+        deep: Json = "bottom"
         for _ in range(self.levels):
             deep = [deep] if self.array else {"a": deep}
         return Retype("params", {**(params if isinstance(params, dict) else {}), "deep": deep}).apply(message)

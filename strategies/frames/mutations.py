@@ -17,33 +17,34 @@ from mcpfuzz.strategies.frames.edits import Drop, Duplicate, Nest, Reorder, Resp
 from mcpfuzz.strategies.messages import FrameBuilder
 
 from mcpfuzz.jsonrpc.ids import ABSENT
+from mcpfuzz.jsonrpc.json_value import Absent, Json
 
 KEYS = ("jsonrpc", "method", "params", "id")
 ORDER = ("jsonrpc", "id", "method", "params")
-JSONRPC_VALUES: tuple[Any, ...] = ("1.0", 2.0, None, "", "2", "2.0 ", 2, True, {}, [])
-METHOD_VALUES: tuple[Any, ...] = (5, None, "", True, [], {})
-PARAMS_VALUES: tuple[Any, ...] = ({}, "x", [], [1], None, 5, True)
-NAME_VALUES: tuple[Any, ...] = (ABSENT, 5, None, "", "mcpfuzz-no-such-tool", [])
-ARGUMENT_VALUES: tuple[Any, ...] = (ABSENT, "x", None, [], 5, True, {})
+JSONRPC_VALUES: tuple[Json, ...] = ("1.0", 2.0, None, "", "2", "2.0 ", 2, True, {}, [])
+METHOD_VALUES: tuple[Json, ...] = (5, None, "", True, [], {})
+PARAMS_VALUES: tuple[Json, ...] = ({}, "x", [], [1], None, 5, True)
+NAME_VALUES: tuple[Json | Absent, ...] = (ABSENT, 5, None, "", "mcpfuzz-no-such-tool", [])
+ARGUMENT_VALUES: tuple[Json | Absent, ...] = (ABSENT, "x", None, [], 5, True, {})
 # Ids stay clear of the catalogue's (100+), the harness's (10000+), the tool calls' (2**32+) and the
 # fresh ids of frames (2**40+).
 BIG_IDS = (2**53 + 1, -(2**53 + 1), 2**63 - 1, -(2**63), 2**63, 2**64)
-INVALID_IDS: tuple[Any, ...] = (None, 1.5, True, False, {}, [], -0.5, {"a": 1}, [1])
-SCALARS: tuple[Any, ...] = (1, "x", None, True, [], {})
+INVALID_IDS: tuple[Json, ...] = (None, 1.5, True, False, {}, [], -0.5, {"a": 1}, [1])
+SCALARS: tuple[Json, ...] = (1, "x", None, True, [], {})
 NEST_LIMIT = 256  # the catalogue's size/nested-256
 
 
 def base_message(ctx: FrameContext, method: str) -> Message:
     """A valid request of the era with a fresh id; `tools/call` calls the context's tool with its simplest arguments."""
     builder = FrameBuilder(ctx.era, ctx.version)
-    params: Any = ABSENT
+    params: Json | Absent = ABSENT
     if method == "tools/call":
         assert ctx.tool is not None
         params = {"name": ctx.tool["name"], "arguments": ctx.arguments}
     return Message(tuple(builder.message(method, params, FRESH).items()))
 
 
-def odd_ids() -> st.SearchStrategy[Any]:
+def odd_ids() -> st.SearchStrategy[Json]:
     """Ids of every kind: digit strings, small and huge integers, any text, long strings, invalid types.
 
     Digit strings stay below the harness's ids: a server that turns "10001" into 10001 would answer

@@ -19,6 +19,7 @@ from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.expectation import Expectation, HttpRule
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.ids import ABSENT
+from mcpfuzz.jsonrpc.json_value import Json
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.http import SessionPileupFailure
@@ -148,7 +149,7 @@ def _case(builder: FrameBuilder, refusal: Refusal) -> Case:
     """The era's cheapest request (a fresh id), or the refusal's own body, sent with the refusal's headers."""
     method = builder.barrier_method
     if refusal.body is None:
-        rid: object = builder.fresh_id()
+        rid: Json = builder.fresh_id()
         data = builder.frame(method, {} if builder.era is Era.MODERN else ABSENT, rid)
         title = f"{method} refused for {refusal.title}"
     else:

@@ -347,7 +347,8 @@ class CallPhases:
         with patient_until(self.session, deadline):  # a slow call is waited for until the target's share ends
             await search(st.lists(strategy, min_size=1, max_size=BATCH), body, options=self.options,
                          name=target.seed_name, deadline=deadline, epoch=epoch,
-                         database=target.database(self.options.database_root, self.options.server_label))
+                         database=target.database(self.options.database_root, self.options.server_label),
+                         label=target.label)
 
     async def _call_batch(self, target: CallTarget, calls: list[ArgumentCall], pursued: set[FindingKey],
                           deadline: float) -> Failure | None:

@@ -15,6 +15,7 @@ from typing import Any, Protocol, TypeVar, cast
 import anyio.from_thread
 from hypothesis import reject
 from hypothesis import strategies as st
+from hypothesis.errors import HypothesisException
 
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.judge import FindingKey
@@ -26,6 +27,8 @@ from mcpfuzz.engine.session.windows import Unsettled, run_in_order
 from mcpfuzz.jsonrpc.encode import dumps
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.ids import ABSENT, Absent, id_text
+from mcpfuzz.jsonrpc.json_value import Json
 from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Failure
@@ -102,10 +105,15 @@ def dispatchable(data: bytes) -> bool:
                and isinstance(m.get("id"), str | int) and not isinstance(m.get("id"), bool) for m in messages)
 
 
-def reuse_keys(value: Any) -> set[str]:
-    """An id in every form a lax server may answer it under: "007", "7" and 7 count as the same id."""
-    keys = {"json:" + json.dumps(value, sort_keys=True)}
-    number: Any = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+def reuse_keys(value: Json | Absent) -> set[str]:
+    """An id in every form a lax server may answer it under: "007", "7" and 7 count as the same id.
+
+    An answer without an id names none (nothing to remember), and an id of any size or depth a server sent
+    has keys (id_text never raises)."""
+    if value is ABSENT:
+        return set()
+    keys = {"json:" + id_text(value)}
+    number: int | float | None = value if isinstance(value, int | float) and not isinstance(value, bool) else None
     if isinstance(value, str):
         try:
             number = int(value)
@@ -113,7 +121,7 @@ def reuse_keys(value: Any) -> set[str]:
             with contextlib.suppress(ValueError):
                 number = float(value)
     if number is not None:
-        keys.add(f"number:{number!r}")
+        keys.add("number:" + id_text(number))
     return keys
 
 
@@ -156,8 +164,16 @@ class FrameFuzz:
             data = Drawn(value) if isinstance(value, FrameDraft) else value
             try:
                 outcome = self._example(data, family, drafts, drawn, pursued, deadline)
+            except HypothesisException:
+                # Hypothesis' own (a replay that drew differently, as a server answering at another pace makes
+                # an example stop drawing elsewhere): Hypothesis deals with it, it is no bug of ours.
+                raise
             except Exception as error:  # a bug of ours: Hypothesis must not shrink it as the server's
                 frames = " | ".join(draft.title() for draft in drawn)
+                note = self.options.on_internal_error
+                if note is not None:
+                    note(error, f"frames/{family}: {frames}")  # this example ends; the search goes on
+                    return None
                 self._internal = f"frames/{family}: {type(error).__name__}: {error} (frames: {frames})"
                 raise OutOfTime from None
             if self._stopped is not None:

@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from hypothesis import strategies as st
 from hypothesis.database import ExampleDatabase
+from hypothesis.errors import HypothesisException
 
 from mcpfuzz.engine.events import PhaseName
+from mcpfuzz.engine.internal_errors import NoteInternal
 from mcpfuzz.engine.judge import FindingKey, Verdict
 from mcpfuzz.engine.phases.hypothesis_bridge import run_given
 from mcpfuzz.oracles.base import Failure
@@ -51,6 +53,9 @@ class SearchOptions:
     # `run --workers N`: worker i > 0 searches the same targets with seeds of its own (worker 0 draws as a run
     # without workers does, so its frames and a corpus's seeds stay the same).
     worker: int = 0
+    # Where an example that ended on an error of mcpfuzz's own is reported (the search then goes on); without
+    # it the error ends the search.
+    on_internal_error: NoteInternal | None = None
 
 
 def derive_seed(seed: int, *parts: object) -> int:
@@ -82,11 +87,12 @@ def to_raise(judged: Sequence[Verdict], pursued: set[FindingKey]) -> Failure | N
 
 async def search(strategy: st.SearchStrategy[T], body: Body[T], *, options: SearchOptions, name: str,
                  deadline: float, epoch: int = 0, database: Path | None = None,
-                 after_round: Callable[[], None] | None = None) -> None:
+                 after_round: Callable[[], None] | None = None, label: str = "") -> None:
     """Rounds of `strategy` through `body` until the deadline, the space is exhausted, or --max-examples.
 
     `name` and `epoch` (a soak's slice number, 0 outside a soak) pick each round's seed, so no two
     slices of one target repeat their inputs. `after_round` may raise to end the search (a lost server).
+    `label` names the search's cases in an internal error's note (`name` when empty).
     """
     limit = {"max_examples": options.max_examples} if options.max_examples else {}
     round_number = 0
@@ -95,7 +101,16 @@ async def search(strategy: st.SearchStrategy[T], body: Body[T], *, options: Sear
         pursued: set[FindingKey] = set()
 
         def one(value: Any, pursued: set[FindingKey] = pursued) -> Failure | None:
-            return body(value, pursued)
+            try:
+                return body(value, pursued)
+            except (HypothesisException, PhaseStopped):
+                raise  # Hypothesis' own control flow (reject), or the server lost: not a case's error
+            except Exception as error:
+                if options.on_internal_error is None:
+                    raise
+                # Never raised to Hypothesis, which would shrink mcpfuzz's bug as if it were the server's.
+                options.on_internal_error(error, label or name)
+                return None
 
         seed = derive_seed(options.seed, name, round_number, *((epoch,) if epoch else ()),
                            *((f"worker {options.worker}",) if options.worker else ()))

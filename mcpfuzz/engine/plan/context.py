@@ -20,6 +20,7 @@ from mcpfuzz.engine.events import (
     Stats,
     StopReason,
 )
+from mcpfuzz.engine.internal_errors import InternalErrors
 from mcpfuzz.engine.judge import FindingSet, Verdict, observed_finding
 from mcpfuzz.engine.monitor.monitor import Monitor, MonitorOptions
 from mcpfuzz.engine.phases.call_phases import CallPhases
@@ -97,6 +98,8 @@ class RunContext:
     # --security: the server as given, `{workspace}` unexpanded, so that each re-check plants a workspace of its own.
     target_as_given: ServerTarget | None = None
     coverage: CoverageBook | None = None  # --coverage: the lines the traced server reported, once its tracer is in
+    internal: InternalErrors = field(default_factory=InternalErrors)  # mcpfuzz's own errors, each ending one case
+    phase: str = ""  # the phase running now (where an internal error happened)
 
     @classmethod
     def create(cls, config: RunConfig, emit: EventSink) -> RunContext:
@@ -140,7 +143,11 @@ class RunContext:
             self.stats.targets[target] = self.stats.targets.get(target, 0) + 1
         if self.canaries is not None:
             self.canaries.look(exchange)
-        judged = self.findings.judge_all(exchange, self.config.oracles)
+        try:
+            judged = self.findings.judge_all(exchange, self.config.oracles)
+        except Exception as error:  # a bug of mcpfuzz's own ends this case's judging only, and is reported
+            self.note_internal(error, f"{exchange.case.target}: {exchange.case.title} (judging it)")
+            return []
         if self.canaries is not None:
             self.canaries.settle(exchange)
         new = tuple(finding for _, _, finding in judged if finding is not None)
@@ -176,6 +183,12 @@ class RunContext:
         self.stopped = StopReason.SERVER_UNRECOVERABLE
         self.emit(Notice(f"the server could not be brought back after a failure ({error}); {what} stopped early",
                          level="error"))
+
+    def note_internal(self, error: Exception, case: str) -> None:
+        """mcpfuzz failed on one case (`case`: its target or frame family, and what it was): that case ends,
+        the run goes on, and the report lists the error."""
+        self.internal.note(error, self.phase or "run", case)
+        self.stats.internal_errors = self.internal.total
 
     def internal_error(self, error: Exception) -> None:
         """mcpfuzz itself failed: stop fuzzing, keep and verify the findings so far, say what broke."""

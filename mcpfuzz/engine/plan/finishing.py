@@ -148,7 +148,8 @@ def outcome(context: RunContext, findings: tuple[Finding, ...], corpus_paths: di
     era = None if probe is None else PLAIN_ERA if context.plain else probe.era.value
     return RunFinished(stats, findings, probe.version if probe else None, era, context.stopped, context.error,
                        corpus_paths, context.stale, untested=untested_reason(context),
-                       stack=None if context.sdk is None or context.plain else context.sdk.to_json())
+                       stack=None if context.sdk is None or context.plain else context.sdk.to_json(),
+                       internal_errors=context.internal.entries())
 
 
 def finish(context: RunContext, started: float) -> RunFinished:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from mcpfuzz.engine.errors import UnusableServer
 from mcpfuzz.engine.events import StopReason
 from mcpfuzz.engine.plan.context import RunContext
-from mcpfuzz.engine.session.session import Session
+from mcpfuzz.engine.session.session import ServerLost, Session
+from mcpfuzz.transport.errors import ServerStartError
 
 RAN = ""  # a phase's entry in the plan log when it ran
 
@@ -32,8 +34,11 @@ Plan = tuple[Phase, ...]
 
 
 async def execute_phases(plan: Plan, context: RunContext, session: Session) -> None:
-    """Each phase in order, timed into the budget's split; a skipped one is logged with its reason (every phase after
-    the server was lost is skipped: it would only find it lost again)."""
+    """Each phase in order, timed into the budget's split; a skipped one is logged with its reason (every phase
+    after the server was lost is skipped: it would only find it lost again).
+
+    An error of mcpfuzz's own that a phase did not contain to one case ends that phase only: it is reported,
+    and the next phase runs. A server that cannot be started or used ends the run (the runner says why)."""
     for phase in plan:
         reason = phase.skip_reason(context)
         if reason is None and context.stopped is StopReason.SERVER_UNRECOVERABLE:
@@ -41,5 +46,16 @@ async def execute_phases(plan: Plan, context: RunContext, session: Session) -> N
         context.phase_log.append((phase.name, reason or RAN))
         if reason is not None:
             continue
+        context.phase = phase.name
         with context.budget.timing(phase.name):
-            await phase.run(context, session)
+            try:
+                await phase.run(context, session)
+            except (ServerStartError, UnusableServer):
+                raise
+            except ServerLost:
+                continue  # the server's verdict, not mcpfuzz's error: the phases after this one are skipped
+            except Exception as error:
+                if context.probe is None:
+                    raise  # nothing after the probe can run without what it learns: the runner says what broke
+                context.note_internal(error, f"the rest of the {phase.name} phase")
+    context.phase = ""

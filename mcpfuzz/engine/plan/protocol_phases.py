@@ -255,6 +255,10 @@ async def run_cases(context: RunContext, session: Session, phase: PhaseName, cas
             except (HarnessError, ServerStartError) as error:
                 context.server_lost(error, phase)
                 return
+            except Exception as error:  # a bug of mcpfuzz's own ends this case only
+                context.note_internal(error, f"{case.target}: {case.title}")
+                done += 1
+                continue
             context.judge(phase, exchange)
             done += 1
     if done < len(cases):

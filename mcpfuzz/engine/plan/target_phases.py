@@ -68,7 +68,7 @@ class TargetsReadyPhase:
             context.emit(Notice(warning))
         options = SearchOptions(config.seed, config.database_root, config.server_label, config.max_examples,
                                 context.shared.example_database if context.shared is not None else None,
-                                worker=config.shard.index)
+                                worker=config.shard.index, on_internal_error=context.note_internal)
         frames = FrameFuzz(session, context.judge, options, simplest_tool(plan.targets),
                            tools_listed="tools" in context.probe.capabilities)
         calls = CallPhases(session, plan.targets, context.judge, options, strict_types=config.strict_types,

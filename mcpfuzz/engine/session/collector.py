@@ -22,7 +22,7 @@ from mcpfuzz.jsonrpc.exchange import (
 from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.http_reply import HttpReply
-from mcpfuzz.jsonrpc.ids import ABSENT, IdKey, id_key
+from mcpfuzz.jsonrpc.ids import ABSENT, IdKey, id_key, show_id
 from mcpfuzz.jsonrpc.incoming import NOTIFICATION, REQUEST, RESPONSE, Incoming
 from mcpfuzz.oracles.cancellation import CLEAR_GAP
 
@@ -283,7 +283,7 @@ class Collector:
             return
         window = shared.by_id.get(key) if pending is None else None
         if window is None:
-            shared.unsettle(f"an answer with id {incoming.id!r}, which is no case's of the window")
+            shared.unsettle(f"an answer with id {show_id(rid)}, which is no case's of the window")
             return
         if not window.exchange.arrivals:  # a case of a window has one id: its first answer
             shared.check_order(key)
@@ -313,7 +313,7 @@ class Collector:
             tag = _unkeyed_tag(rid)
             if not tag:
                 if id_key(rid) not in window.ids:
-                    shared.unsettle(f"an answer with id {rid!r} on the POST of a case it is not due to")
+                    shared.unsettle(f"an answer with id {show_id(rid)} on the POST of a case it is not due to")
                     return
                 tag, count = ID_CURRENT, self._count_answer(id_key(rid))
         window.exchange.arrivals.append(Arrival(incoming, at, tag, count))

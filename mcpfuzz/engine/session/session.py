@@ -118,6 +118,8 @@ class Session:
         # Awaited before each case on a ready server (the soak's liveness ping and resource samples).
         self.before_case: Callable[[], Awaitable[None]] | None = None
         self.on_notice: Callable[[str], None] | None = None  # what the user should hear of (said once each)
+        # An error of mcpfuzz's own while reading a line of the server: the line is dropped, the session goes on.
+        self.on_internal_error: Callable[[Exception, str], None] | None = None
         self._alone_until = 0.0  # monotonic: no window before then (the server refused a request for load)
         self._refusal_noted = False
         self._next_id = HARNESS_FIRST_ID
@@ -845,12 +847,18 @@ class Session:
 
     def _on_line(self, line: bytes, size: int) -> None:
         self.last_line = line
-        incoming = classify(line, size)
-        for part in split_batch(incoming) if incoming.kind == RESPONSE_BATCH else [incoming]:
-            if part.kind == REQUEST:
-                self._server_requests.answer(part)
-            self._collector.route(part, self.server.delivering)
-        self._server_requests.flush(self._group)
+        try:
+            incoming = classify(line, size)
+            for part in split_batch(incoming) if incoming.kind == RESPONSE_BATCH else [incoming]:
+                if part.kind == REQUEST:
+                    self._server_requests.answer(part)
+                self._collector.route(part, self.server.delivering)
+            self._server_requests.flush(self._group)
+        except Exception as error:
+            # Raised here it would end the reader, and with it the run: whatever the server wrote, one line is lost.
+            if self.on_internal_error is None:
+                raise
+            self.on_internal_error(error, f"a line the server wrote: {line[:80]!r}")
         self._collector.wake()
 
 
