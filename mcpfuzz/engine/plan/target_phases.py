@@ -64,7 +64,7 @@ class TargetsReadyPhase:
         assert context.probe is not None and context.preparation is not None
         plan = await context.preparation.finished()
         context.targets = plan
-        context.emit(TargetsPlanned(tuple(t.label for t in plan.targets), tuple(plan.skipped)))
+        context.emit(TargetsPlanned(tuple(t.label for t in plan.targets), tuple(plan.skipped), tuple(plan.risky)))
         for warning in plan.warnings:
             context.emit(Notice(warning))
         options = SearchOptions(config.seed, config.database_root, config.server_label, config.max_examples,
