@@ -11,7 +11,8 @@ replaces a note and returns its name; ``set_tag(tag)`` (idempotent) sets the one
 Bugs: ``readonly-counter`` (``lookup``, read-only, counts every call in ``stats``), ``idempotent-append``
 (``set_tag`` appends the tag instead of setting it), ``delete-noop`` (``delete_note`` answers success and
 keeps the note). ``--no-annotations`` lists the same tools without annotations (nothing says what to expect).
-``--all-risky`` annotates every tool ``openWorldHint: true``. ``--now`` adds a read-only ``now`` tool that returns the time of day to the second: state that changes by itself.
+``--all-risky`` annotates every tool ``openWorldHint: true``.
+``--now`` adds a read-only ``now`` tool that returns the time of day to the second: state that changes by itself.
 Everything else comes from ``mcp_server.Server``.
 """
 

@@ -1,7 +1,8 @@
 """A server that fails its handshake only once its parent has started another child (mcpfuzz's Unicode-table
 builder on a fresh Hypothesis home): the run then ends early while that child is still working.
 
-It writes the sibling's pid and command line to the file named by $SIBLING_PID_FILE and exits with status 1 without answering.
+It writes the sibling's pid and command line to the file named by $SIBLING_PID_FILE and exits with status 1
+without answering.
 """
 
 from __future__ import annotations
