@@ -23,7 +23,7 @@ def untested_reason(context: RunContext) -> str:
                 "\ntip: run the server by hand to see why it no longer starts; raise --startup-timeout if it starts "
                 "slowly")
     if wanted and plan is not None and not plan.targets and plan.risky:
-        return (f"no target was called: every one the server declares is annotated as risky, "
+        return (f"no target was called: each one not excluded by an option is annotated as risky, "
                 f"{left_out_words(plan.risky)}; mcpfuzz calls none of them unless told to"
                 f"\ntip: name them with --include-tool NAME (or --include-target KIND/NAME) to call them, in a "
                 f"sandbox (they may change data or reach the network), or leave them out with --exclude-tool NAME "
