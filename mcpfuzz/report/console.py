@@ -127,7 +127,7 @@ class ConsoleReporter:
                 self.console.print(f"  ... and {len(skipped) - MAX_SKIPPED_LINES} more skipped", style="yellow")
         self._risky = event.risky
         if event.risky:
-            nothing = "nothing will be called: the targets left are all annotated as risky; " if not event.fuzzed else ""
+            nothing = "" if event.fuzzed else "nothing will be called: the targets left are all annotated as risky; "
             self.console.print(f"{nothing}mcpfuzz leaves out targets annotated destructiveHint or openWorldHint "
                                "(--include-tool NAME calls one)", style="yellow")
 
