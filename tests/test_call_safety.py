@@ -51,3 +51,45 @@ def test_cwd_runs_the_server_there_and_keeps_relative_command_paths_valid(tmp_pa
     transcript = json.loads(Path(finding["corpus_path"]).read_text())
     assert transcript["server"]["cwd"] == str(scratch)
     assert transcript["server"]["command"][1] == str(MCP_SERVER)
+
+
+ANNOTATED = ROOT / "tests" / "servers" / "annotated_server.py"
+
+
+def _run_all_risky(tmp_path: Path, *options: str) -> tuple[subprocess.CompletedProcess[str], dict]:
+    report = tmp_path / "report.json"
+    result = subprocess.run([*CLI, *options, "--budget", "20", "--phases", "coverage", "--max-examples", "3",
+                             "--json", str(report), "--corpus", str(tmp_path / "corpus"), "--",
+                             sys.executable, str(ANNOTATED), "--all-risky"],
+                            capture_output=True, text=True, env=cli_env(), timeout=300, cwd=ROOT)
+    return result, json.loads(report.read_text())
+
+
+def test_a_run_that_calls_nothing_for_the_servers_risk_hints_is_untested(tmp_path: Path) -> None:
+    """Every tool annotated openWorldHint: said at the start and in the verdict, with the option that calls them,
+    and exit 2: the run could not test any target the server declares."""
+    result, report = _run_all_risky(tmp_path, "-q")
+    assert result.returncode == 2, result.stdout + result.stderr
+    start, _, summary = result.stdout.partition("summary")
+    assert "8 tools skipped for the server's risk hints: tool/list_notes (openWorldHint)" in start
+    assert "nothing will be called" in start and "--include-tool NAME" in start
+    assert "UNTESTED" in summary and "--include-tool NAME" in summary and "tool/delete_note" not in summary
+    assert "each one not excluded by an option is annotated as risky" in report["untested"]
+    assert report["stats"]["tool_calls"] == 0
+
+
+def test_naming_one_risky_tool_tests_it_and_says_what_stayed_out(tmp_path: Path) -> None:
+    result, report = _run_all_risky(tmp_path, "--include-tool", "get_tags")
+    assert result.returncode in (0, 1), result.stdout + result.stderr
+    assert report["untested"] is None and report["stats"]["tool_calls"] > 0
+    summary = result.stdout.partition("summary")[2]
+    assert "left out for their risk hints: tool/list_notes (openWorldHint)" in summary
+
+
+def test_excluding_every_tool_by_name_is_the_users_choice(tmp_path: Path) -> None:
+    """The user said which tools to leave out: the protocol-only run is what was asked for, not untested."""
+    excluded = [word for name in ("list_notes", "get_note", "get_tags", "lookup", "stats", "add_note", "set_tag",
+                                  "delete_note") for word in ("--exclude-tool", name)]
+    result, report = _run_all_risky(tmp_path, *excluded)
+    assert result.returncode in (0, 1), result.stdout + result.stderr
+    assert report["untested"] is None and "risk hints" not in result.stdout

@@ -53,6 +53,32 @@ def test_run_and_replay_each_start_the_server_on_a_port_of_their_own(tmp_path: P
     assert leftover_processes(str(server)) == []
 
 
+def test_the_placeholder_in_an_env_value_reaches_the_launched_server(tmp_path: Path) -> None:
+    """A server that reads its port from the environment: `{port}` in the URL and in --env only."""
+    server = launched_copy(tmp_path)
+    launch = f"sh -c 'exec {sys.executable} {server} --port \"$SERVER_PORT\"'"
+    try:
+        result = run_cli(["run", URL, "--launch", launch, "--env", "SERVER_PORT={port}", "--phases",
+                          "catalogue,coverage", "--budget", "30", "--json", "report.json"], cwd=tmp_path, timeout=90)
+        assert result.returncode == 0, result.stdout + result.stderr
+        report = json.loads((tmp_path / "report.json").read_text())
+        assert report["findings"] == [] and not report.get("untested"), report.get("untested")
+        assert report["stats"]["cases"] > 0
+    finally:
+        kill_leftovers(str(server))
+    assert leftover_processes(str(server)) == []
+
+
+def test_launch_env_fills_in_the_chosen_port() -> None:
+    target = HttpTarget(URL, launch=("server",))
+    assert target.launch_env({"PORT": "{port}"}) == {"PORT": "{port}"}  # no port chosen yet
+    bound = target.on_free_port()
+    assert bound.launch_env({"PORT": "{port}", "URL": "http://h:{port}/x", "K": "v"}) == {
+        "PORT": bound.port, "URL": f"http://h:{bound.port}/x", "K": "v"}
+    assert bound.url == f"http://127.0.0.1:{bound.port}/mcp"
+    assert bound.launch_env(None) is None
+
+
 def test_soak_workers_with_launch_each_start_their_own_server(tmp_path: Path) -> None:
     server = launched_copy(tmp_path)
     launch = f"{sys.executable} {server} --port {{port}}"
@@ -76,6 +102,8 @@ def test_soak_workers_with_launch_each_start_their_own_server(tmp_path: Path) ->
     ([URL, "--launch", "python server.py --port 8000"], "{port} is in the URL but not in --launch"),
     (["http://127.0.0.1:8000/mcp", "--launch", "python server.py --port {port}"],
      "{port} is in --launch but not in the URL"),
+    (["http://127.0.0.1:8000/mcp", "--launch", "python server.py", "--env", "PORT={port}"],
+     "{port} is in --env but not in the URL"),
 ])
 def test_a_placeholder_on_one_side_only_is_refused_with_a_tip(tmp_path: Path, args: list[str], expected: str) -> None:
     result = run_cli(["run", *args, "--budget", "5"], cwd=tmp_path)

@@ -73,7 +73,7 @@ def lint(server: tuple[str, ...], output_format: str, output_path: str | None, s
                                "--server NAME, or set `command` or `url` in mcpfuzz.toml\n"
                                "(`mcpfuzz lint --rules` lists the rules)")
     _check_version(protocol_version)
-    target: Any = http_target(list(server), header_lines, launch, transport)
+    target: Any = http_target(list(server), header_lines, launch, transport, parse_env(env_pairs))
     if target is None:
         from mcpfuzz.transport.stdio_target import StdioTarget
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -181,7 +181,8 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
         raise click.UsageError("no server given. Put the server command after `--`, e.g.\n"
                                "  mcpfuzz run -- python my_server.py\nor give the URL of an HTTP server:\n"
                                "  mcpfuzz run http://127.0.0.1:8000/mcp")
-    http = http_target(command, options["header_lines"], options["launch"], options["transport"])
+    env = parse_env(options["env_pairs"])
+    http = http_target(command, options["header_lines"], options["launch"], options["transport"], env)
     if http is not None:
         command = []
     include = target_labels(options["include_tools"], options["include_targets"], "--include-target")
@@ -195,7 +196,6 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
                                  param_hint="--include-tool/--exclude-tool")
     selected = select_oracles(options["oracles"], options["exclude_oracles"])
     phase_names = parse_phases(options["phases"])
-    env = parse_env(options["env_pairs"])
 
     import secrets
     from pathlib import Path
@@ -300,7 +300,7 @@ def exit_status(config: RunConfig, finished: RunFinished) -> int:
 
 
 def http_target(server: list[str], header_lines: tuple[str, ...], launch: str | None,
-                transport: str) -> HttpTarget | None:
+                transport: str, env: Mapping[str, str] | None = None) -> HttpTarget | None:
     """The HTTP target when SERVER is one URL; the HTTP-only options are refused for stdio servers."""
     import shlex
     from urllib.parse import urlsplit
@@ -324,22 +324,26 @@ def http_target(server: list[str], header_lines: tuple[str, ...], launch: str | 
     if not urlsplit(url).hostname:
         raise click.BadParameter(f"{url!r} has no host; e.g. http://127.0.0.1:8000/mcp", param_hint="URL")
     target = HttpTarget(url, parse_headers(header_lines), argv, transport_choice(transport))
-    check_port_placeholder(target)
+    check_port_placeholder(target, env or {})
     return target
 
 
-def check_port_placeholder(target: HttpTarget) -> None:
-    """`{port}` works only in both the URL and the launch command: mcpfuzz picks the port, the server binds it."""
+def check_port_placeholder(target: HttpTarget, env: Mapping[str, str] | None = None) -> None:
+    """`{port}` works only in both the URL and how the server is launched (its command or an --env value it
+    gets): mcpfuzz picks the port, the server binds it."""
     from mcpfuzz.transport.http_target import PORT_PLACEHOLDER
 
-    in_url, in_launch = target.picks_port, any(PORT_PLACEHOLDER in part for part in target.launch)
+    in_url = target.picks_port
+    in_launch = any(PORT_PLACEHOLDER in part for part in (*target.launch, *(env or {}).values()))
     if in_url and not target.launch:
         raise click.UsageError(f"{target.url} says {PORT_PLACEHOLDER}, but only a server mcpfuzz starts can be "
                                f"given a port; tip: add --launch 'python server.py --port {PORT_PLACEHOLDER}'")
     if in_url != in_launch:
-        where, other = ("the URL", "--launch") if in_url else ("--launch", "the URL")
+        in_command = any(PORT_PLACEHOLDER in part for part in target.launch)
+        where, other = ("the URL", "--launch") if in_url else ("--launch" if in_command else "--env", "the URL")
         raise click.UsageError(f"{PORT_PLACEHOLDER} is in {where} but not in {other}: the server would listen on "
-                               f"another port than mcpfuzz connects to; tip: write {PORT_PLACEHOLDER} in both")
+                               f"another port than mcpfuzz connects to; tip: write {PORT_PLACEHOLDER} in both (in "
+                               f"--launch, or in an --env value such as --env PORT={PORT_PLACEHOLDER})")
 
 
 def parse_headers(lines: tuple[str, ...]) -> tuple[tuple[str, str], ...]:

@@ -214,6 +214,7 @@ class TargetsPlanned(Event):
 
     fuzzed: tuple[str, ...]
     skipped: tuple[tuple[str, str], ...]
+    risky: tuple[tuple[str, str], ...] = ()  # of `skipped`, those left out only by their risk hint, with it
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from mcpfuzz.engine.events import (
     TargetsPlanned,
 )
 from mcpfuzz.engine.judge import counts_toward_fail_on, is_note
+from mcpfuzz.engine.plan.verdict import left_out_words
 from mcpfuzz.oracles.base import Severity
 from mcpfuzz.report.coverage_summary import coverage_line
 from mcpfuzz.report.finding_console import SEVERITY_STYLE, FindingPrinter, Verbosity, message_head
@@ -61,6 +62,7 @@ class ConsoleReporter:
         self._live = self.console.is_terminal and verbosity is not Verbosity.QUIET
         self._calls: Counter[str] = Counter()  # cases per call target (`tool/NAME`), for the summary's table
         self._call_targets: tuple[str, ...] = ()
+        self._risky: tuple[tuple[str, str], ...] = ()  # targets left out for their risk hints, with the hint
         self._found = 0
         self._phase_started = 0.0
         self._phase_seconds: float | None = None
@@ -110,15 +112,24 @@ class ConsoleReporter:
                                + (f": {escape(', '.join(names[:10]))}{more}" if names else ""))
             skipped = [(label.partition("/")[2], reason) for label, reason in event.skipped
                        if label.partition("/")[0] == kind]
+            risky = [(label, hint) for label, hint in event.risky if label.partition("/")[0] == kind]
             if self.verbosity is Verbosity.QUIET:
-                if skipped:
-                    self.console.print(f"  {counted(len(skipped), kind)} skipped (the default output says why)",
-                                       style="yellow")
+                if len(skipped) > len(risky):
+                    self.console.print(f"  {counted(len(skipped) - len(risky), kind)} skipped (the default output "
+                                       "says why)", style="yellow")
+                if risky:
+                    self.console.print(f"  {counted(len(risky), kind)} skipped for the server's risk hints: "
+                                       f"{escape(left_out_words(risky))}", style="yellow")
                 continue
             for name, reason in skipped[:MAX_SKIPPED_LINES]:
                 self.console.print(f"  skipped {escape(name)}: {escape(reason)}", style="yellow")
             if len(skipped) > MAX_SKIPPED_LINES:
                 self.console.print(f"  ... and {len(skipped) - MAX_SKIPPED_LINES} more skipped", style="yellow")
+        self._risky = event.risky
+        if event.risky:
+            nothing = "" if event.fuzzed else "nothing will be called: the targets left are all annotated as risky; "
+            self.console.print(f"{nothing}mcpfuzz leaves out targets annotated destructiveHint or openWorldHint "
+                               "(--include-tool NAME calls one)", style="yellow")
 
     def _on_PhaseStarted(self, event: PhaseStarted) -> None:
         self._stop_progress()
@@ -263,6 +274,9 @@ class ConsoleReporter:
         never = never_called(stats)
         if never and not event.untested:
             self.console.print(f"{escape(never)} (raise --budget to call them)", style="yellow")
+        if self._risky and not event.untested:
+            self.console.print(f"left out for their risk hints: {escape(left_out_words(self._risky))} "
+                               "(--include-tool NAME calls one)", style="yellow")
         if event.corpus_paths and self.config.corpus is not None:
             self.console.print(f"corpus: {counted(len(event.corpus_paths), 'transcript')} in {self.config.corpus} "
                                f"({escape(self.program)} replay {shlex.quote(str(self.config.corpus))})", style="dim")

@@ -40,7 +40,8 @@ class HttpConnection:
         self.call_timeout = max(options.call_timeout, options.timeout)
         self._max_line = options.max_line
         self._launched = (LaunchedServer(target.launch, self.url, on_exit=self._process_exit,
-                                         env=inherited_env(options.env), start_timeout=options.startup_timeout)
+                                         env=inherited_env(target.launch_env(options.env)),
+                                         start_timeout=options.startup_timeout)
                           if target.launch else None)
         self._client: httpx.AsyncClient | None = None
         self._poster: Poster | None = None

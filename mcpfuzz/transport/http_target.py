@@ -17,7 +17,8 @@ from mcpfuzz.transport.base import AUTO, TRANSPORT_CHOICES, transport_choice
 from mcpfuzz.transport.http_headers import ACCEPT_BOTH, META_VERSION_KEY
 from mcpfuzz.transport.target import Redaction, ServerKind
 
-# In the URL and the --launch command: a free port on 127.0.0.1, chosen for each server mcpfuzz starts.
+# In the URL and the --launch command (or an --env value of the launched server): a free port on 127.0.0.1,
+# chosen for each server mcpfuzz starts.
 PORT_PLACEHOLDER = "{port}"
 STREAMABLE, LEGACY_SSE = TransportKind.STREAMABLE_HTTP, TransportKind.LEGACY_SSE
 MODERN_ERROR_CODES = {-32601, -32020, -32021, -32022, -32004}
@@ -36,6 +37,7 @@ class HttpTarget:
     launch: tuple[str, ...] = ()
     transport: TransportKind | None = None  # None: detected from the URL's answers
     env_names: tuple[str, ...] = ()
+    port: str = ""  # the port `on_free_port` chose for `{port}`; "" before (or without a placeholder)
     kind: ClassVar[Literal[ServerKind.URL]] = ServerKind.URL
 
     @property
@@ -87,7 +89,13 @@ class HttpTarget:
             return self
         port = str(free_port())
         return replace(self, url=self.url.replace(PORT_PLACEHOLDER, port),
-                       launch=tuple(part.replace(PORT_PLACEHOLDER, port) for part in self.launch))
+                       launch=tuple(part.replace(PORT_PLACEHOLDER, port) for part in self.launch), port=port)
+
+    def launch_env(self, env: Mapping[str, str] | None) -> dict[str, str] | None:
+        """The --env variables of the launched server, `{port}` in their values replaced by the chosen port."""
+        if env is None or not self.port:
+            return dict(env) if env is not None else None
+        return {name: value.replace(PORT_PLACEHOLDER, self.port) for name, value in env.items()}
 
 
 def free_port() -> int:

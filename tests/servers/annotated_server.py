@@ -11,6 +11,7 @@ replaces a note and returns its name; ``set_tag(tag)`` (idempotent) sets the one
 Bugs: ``readonly-counter`` (``lookup``, read-only, counts every call in ``stats``), ``idempotent-append``
 (``set_tag`` appends the tag instead of setting it), ``delete-noop`` (``delete_note`` answers success and
 keeps the note). ``--no-annotations`` lists the same tools without annotations (nothing says what to expect).
+``--all-risky`` annotates every tool ``openWorldHint: true``.
 ``--now`` adds a read-only ``now`` tool that returns the time of day to the second: state that changes by itself.
 Everything else comes from ``mcp_server.Server``.
 """
@@ -123,6 +124,10 @@ if __name__ == "__main__":
     if "--no-annotations" in sys.argv:
         sys.argv.remove("--no-annotations")
         AnnotatedServer.TOOLS = [{k: v for k, v in tool.items() if k != "annotations"} for tool in TOOLS]
+    if "--all-risky" in sys.argv:  # every tool reaches the open world: mcpfuzz calls none unless told to
+        sys.argv.remove("--all-risky")
+        AnnotatedServer.TOOLS = [{**tool, "annotations": {**tool.get("annotations", {}), "openWorldHint": True}}
+                                 for tool in AnnotatedServer.TOOLS]
     if "--now" in sys.argv:
         sys.argv.remove("--now")
         AnnotatedServer.TOOLS = [*AnnotatedServer.TOOLS, NOW]

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 from itertools import zip_longest
 from typing import Any
@@ -61,6 +62,29 @@ MAX_SEQUENCE = 6
 BATCH = 12
 STATEFUL = "stateful"  # the name of the call-sequence search (its seeds, a soak's target list)
 GIVEN = "given in --args"  # the description of a call whose arguments the user gave
+SIMPLEST = "the simplest valid arguments"  # as coverage_calls describes its first call
+
+
+@dataclass(frozen=True)
+class CoverageLeft:
+    """What the coverage phase left out for lack of time: calls not made (of the targets whose calls were
+    computed), targets called once whose other calls were never computed, targets not called at all."""
+
+    calls: int = 0
+    after_first: int = 0
+    uncalled: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.calls or self.after_first or self.uncalled)
+
+    def words(self) -> str:
+        """`12 calls, the calls after the first of 3 targets` (what a notice says was left out)."""
+        parts = [f"{self.calls} calls"] if self.calls else []
+        if self.after_first:
+            parts.append(f"the calls after the first of {self.after_first} targets")
+        if self.uncalled:
+            parts.append(f"every call of {self.uncalled} targets")
+        return ", ".join(parts)
 
 
 class CallPhases:
@@ -102,6 +126,8 @@ class CallPhases:
         self._schema_covering: dict[int, tuple[PreparedTarget, list[ArgumentCall]]] = {}
         self._kind_planned: list[Case] | None = None
         self._unsettled: dict[str, Unsettled] = {}  # target label -> its windows sent back to be run alone
+        self._called: set[str] = set()  # the labels of the targets called so far
+        self._unanswered: set[str] = set()  # ... and of those among them a call of which got no answer
 
     async def call(self, phase: PhaseName, target: CallTarget, call: ArgumentCall, *,
                    history: tuple[bytes, ...] = (), state: StateCheck | None = None) -> tuple[Exchange, list[Verdict]]:
@@ -110,6 +136,7 @@ class CallPhases:
         again while the simplest call was quick (a loaded machine or a busy server is not a finding). `state`: the
         call is sent between observations of the server's state, for the semantic oracles."""
         exchange = await self._run_call(target, call, history, state)
+        self._called.add(target.label)
         if exchange.wedged:
             self.wedging.note(target.label, call.arguments)
         seconds = answer_seconds(exchange)
@@ -119,7 +146,9 @@ class CallPhases:
                 and await self._slow_again(phase, target, call, limit, history, judged):
             exchange = replace(exchange, case=replace(exchange.case, expect=replace(
                 exchange.case.expect, slow_after=limit)))
-        if seconds is not None:
+        if seconds is None:
+            self._unanswered.add(target.label)
+        else:
             self.slow.note(target.label, seconds)
             self._slowest = max(self._slowest, seconds)
             if latency_score(seconds) is not None:
@@ -186,13 +215,15 @@ class CallPhases:
 
     # -- coverage ------------------------------------------------------------------------------
 
-    async def coverage(self, deadline: float) -> int:
-        """Each kind's own cases, then every target's deterministic calls (a slow call waited for until the
-        deadline at most); returns how many were skipped for lack of time."""
+    async def coverage(self, deadline: float, *, first_calls_until: float | None = None) -> CoverageLeft:
+        """Each kind's own cases, then each target's first call (the user's arguments or the simplest valid ones)
+        until `first_calls_until` (later than `deadline`: every target called before any is called twice), then
+        every target's other deterministic calls, round by round until `deadline` (a slow call waited for until
+        `deadline` at most); returns what was left out for lack of time."""
         with patient_until(self.session, deadline):
-            return await self._coverage(deadline)
+            return await self._coverage(deadline, max(deadline, first_calls_until or deadline))
 
-    async def _coverage(self, deadline: float) -> int:
+    async def _coverage(self, deadline: float, first_calls_until: float) -> CoverageLeft:
         for case in self._kind_cases():
             if time.monotonic() >= deadline:
                 break
@@ -201,16 +232,59 @@ class CallPhases:
             except (HarnessError, ServerStartError) as error:
                 raise PhaseStopped(str(error)) from None
             self.judge(PhaseName.COVERAGE, exchange)
-        planned = await anyio.to_thread.run_sync(self._coverage_plan)
-        for index, (target, call) in enumerate(planned):
-            if time.monotonic() >= deadline:
-                return len(planned) - index
+        # The first calls are cheap to make (no coverage calls computed): they start at once.
+        firsts = await anyio.to_thread.run_sync(self._first_calls)
+        for index, (target, call) in enumerate(firsts):
+            if time.monotonic() >= first_calls_until:
+                return CoverageLeft(uncalled=len(firsts) - index)
             await self.call(PhaseName.COVERAGE, target, call)
-        return 0
+        # A target's other calls are computed when its second call is due (seconds for a large schema).
+        rest: dict[str, list[ArgumentCall]] = {}
+        made: Counter[str] = Counter()
+        waiting = [target for target, _ in firsts]
+        while waiting:
+            going_on = []
+            for target in waiting:
+                if time.monotonic() >= deadline:
+                    return CoverageLeft(sum(len(calls) - made[label] for label, calls in rest.items()),
+                                        len(firsts) - len(rest))
+                calls = rest.get(target.label)
+                if calls is None:
+                    calls = rest[target.label] = await anyio.to_thread.run_sync(self._after_first, target)
+                if made[target.label] < len(calls):
+                    await self.call(PhaseName.COVERAGE, target, calls[made[target.label]])
+                    made[target.label] += 1
+                    going_on.append(target)
+            waiting = going_on
+        return CoverageLeft()
+
+    def _first_calls(self) -> list[tuple[CallTarget, ArgumentCall]]:
+        """Each target's first coverage call (CPU work: off the event loop)."""
+        return [(target, call) for target in self.targets if (call := self._first_call(target)) is not None]
+
+    def _first_call(self, target: CallTarget) -> ArgumentCall | None:
+        """The user's first arguments, else the simplest valid ones (a target kind with calls of its own: its first;
+        None when it has none), made without computing the target's other coverage calls."""
+        if target.type.coverage_calls is not None:
+            own = self._coverage_of(target)
+            return own[0] if own else None
+        given = self._given(target)
+        return given[0] if given else ArgumentCall(POSITIVE, target.prepare().plain[0], SIMPLEST)
+
+    def _after_first(self, target: CallTarget) -> list[ArgumentCall]:
+        """A target's coverage calls but its first (CPU work: off the event loop)."""
+        first = self._first_call(target)
+        return [call for call in self._coverage_of(target)
+                if first is None or call.kind != first.kind or call.arguments != first.arguments]
+
+    async def checked_arguments(self) -> list[str]:
+        """Why some --args objects are left out (their target's schema refuses them), every target's checked
+        (off the event loop)."""
+        await anyio.to_thread.run_sync(lambda: [self._given(target) for target in self.targets])
+        return self.refused_arguments
 
     def coverage_size(self) -> int:
-        """How many coverage calls there are (for the progress bar; CPU work the first time, see
-        `planned_coverage_size`)."""
+        """How many coverage calls there are (CPU work the first time: every target's calls are computed)."""
         return len(self._coverage_plan()) + len(self._kind_cases())
 
     async def planned_coverage_size(self) -> int:
@@ -306,8 +380,12 @@ class CallPhases:
         return [target for target in self.targets if target.type.fuzzed]
 
     async def fuzz(self, deadline: float) -> None:
-        """One Hypothesis search per fuzzed target; the remaining time is shared equally among the targets left."""
-        targets = self.fuzzed
+        """One Hypothesis search per fuzzed target; the remaining time is shared equally among the targets left.
+
+        Targets never called yet go first and those that left a call unanswered last: a call that hangs takes
+        --timeout whatever its share, and would otherwise leave the targets after it uncalled."""
+        targets = sorted(self.fuzzed, key=lambda target: (target.label in self._called,
+                                                          target.label in self._unanswered))
         for index, target in enumerate(targets):
             now = time.monotonic()
             if now >= deadline:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import subprocess
 import sys
@@ -33,7 +34,15 @@ ROUND_EXAMPLES = 200
 # for), built once and cached in its home directory; building them peaks at about 240 MB. One test run
 # drawing a UTF-8 character builds both through the public API (the file names are checked by the tests).
 UNICODE_TABLES = ("charmap", "codec-v2-utf-8")
-BUILD_TABLES = ("from hypothesis import given, settings, strategies as st\n"
+# The child dies with mcpfuzz however mcpfuzz ends: mcpfuzz kills it at exit, and on Linux the kernel
+# kills it when mcpfuzz dies without running its exit handlers (SIGKILL, the OOM killer). Its argument is
+# mcpfuzz's pid: a parent that died before prctl took effect is seen by getppid.
+BUILD_TABLES = ("import os, sys\n"
+                "if sys.platform.startswith('linux'):\n"
+                "    import ctypes, signal\n"
+                "    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG\n"
+                "    if os.getppid() != int(sys.argv[1]): sys.exit(1)\n"
+                "from hypothesis import given, settings, strategies as st\n"
                 "given(st.characters(codec='utf-8'))(settings(database=None, max_examples=1)(lambda c: None))()\n")
 BUILD_TIMEOUT = 300.0
 
@@ -76,13 +85,51 @@ def build_unicode_tables(home: Path | None) -> bool:
     folder = home / "unicode_data" / unicodedata.unidata_version  # where Hypothesis caches them
     if all((folder / f"{name}.json.gz").exists() for name in UNICODE_TABLES):
         return True
+    with _builder_lock:
+        if _builder_stopped:  # the process is ending: start nothing that could outlive it
+            return False
+        try:
+            builder = subprocess.Popen([sys.executable, "-c", BUILD_TABLES, str(os.getpid())],
+                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                       env={**os.environ, "HYPOTHESIS_STORAGE_DIRECTORY": str(home)})
+        except OSError:
+            return False
+        _builders.add(builder)
     try:
-        subprocess.run([sys.executable, "-c", BUILD_TABLES], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, env={**os.environ, "HYPOTHESIS_STORAGE_DIRECTORY": str(home)},
-                       timeout=BUILD_TIMEOUT, check=True)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return all((folder / f"{name}.json.gz").exists() for name in UNICODE_TABLES)
+        status = builder.wait(timeout=BUILD_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        status = None
+    finally:
+        _end_builder(builder)
+    return status == 0 and all((folder / f"{name}.json.gz").exists() for name in UNICODE_TABLES)
+
+
+_builders: set[subprocess.Popen[bytes]] = set()
+_builder_lock = threading.Lock()
+_builder_stopped = False
+
+
+def _end_builder(builder: subprocess.Popen[bytes]) -> None:
+    """Kill and reap one table builder (nothing when it already ended)."""
+    if builder.poll() is None:
+        builder.kill()
+    builder.wait()
+    with _builder_lock:
+        _builders.discard(builder)
+
+
+def stop_table_builders() -> None:
+    """End every table builder this process started and start no more: called when the process exits, however
+    the run ended (a normal end, an early exit, Ctrl-C, an exception), so that no child of mcpfuzz outlives it."""
+    global _builder_stopped
+    with _builder_lock:
+        _builder_stopped = True
+        running = list(_builders)
+    for builder in running:
+        _end_builder(builder)
+
+
+atexit.register(stop_table_builders)
 
 
 # Before any strategy is imported: hypothesis-jsonschema touches Hypothesis' storage at import, which

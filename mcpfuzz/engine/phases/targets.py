@@ -191,6 +191,9 @@ class TargetPlan:
     targets: list[CallTarget] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # The skipped targets left out only by the server's own risk hints (no option named them), with the hint:
+    # mcpfuzz's choice, not the user's, so a run that calls nothing because of them says so (see verdict.py).
+    risky: list[tuple[str, str]] = field(default_factory=list)
 
     def of_kind(self, kind: TargetKind) -> list[CallTarget]:
         """The targets of one kind, in order."""
@@ -220,9 +223,20 @@ def skip_reason(target_type: TargetType, declaration: dict, selection: Selection
     if selection.read_only and safety is not Safety.READ_ONLY:
         return f"--read-only, and it is not annotated readOnlyHint: true (name it with {target_type.option} to call it)"
     if safety.risky:
-        hint = "destructiveHint" if safety is Safety.DESTRUCTIVE else "openWorldHint"
-        return f"annotated {hint}: true (name it with {target_type.option} to call it)"
+        return f"annotated {risk_hint(safety)}: true (name it with {target_type.option} to call it)"
     return None
+
+
+def risk_hint(safety: Safety) -> str:
+    """The annotation that makes a target risky."""
+    return "destructiveHint" if safety is Safety.DESTRUCTIVE else "openWorldHint"
+
+
+def skipped_for_its_hint(target_type: TargetType, declaration: dict, selection: Selection) -> bool:
+    """Whether `skip_reason` skips this target for its risk hint alone (no option of the user's decided)."""
+    label = target_type.kind.label(str(target_type.name_of(declaration)))
+    return (label not in selection.exclude and label not in selection.include and not selection.read_only
+            and target_type.safety(declaration).risky)
 
 
 def _held_with_its_tool(kind: TargetKind, name: str, held_back: dict[str, str], selection: Selection) -> str | None:
@@ -273,6 +287,8 @@ def _plan_kind(plan: TargetPlan, target_type: TargetType, declarations: list[dic
             reason = "listed twice; the first listing is fuzzed"
         if reason is not None:
             plan.skipped.append((prefix + name, reason))
+            if skipped_for_its_hint(target_type, declaration, selection):
+                plan.risky.append((prefix + name, risk_hint(target_type.safety(declaration))))
             continue
         seen.add(name)
         if not isinstance(target_type.schema(declaration), dict):
@@ -325,7 +341,7 @@ def prepare_targets(plan: TargetPlan, *, check_cancelled: Callable[[], None] = l
     There is no time limit: a target takes milliseconds. `check_cancelled` (Ctrl-C, SIGTERM, the end of
     --budget) is called before each target and stops preparing by raising.
     """
-    ready = TargetPlan(skipped=list(plan.skipped), warnings=list(plan.warnings))
+    ready = TargetPlan(skipped=list(plan.skipped), warnings=list(plan.warnings), risky=list(plan.risky))
     for target in plan.targets:
         check_cancelled()
         try:

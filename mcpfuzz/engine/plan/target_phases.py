@@ -63,7 +63,7 @@ class TargetsReadyPhase:
         assert context.probe is not None and context.preparation is not None
         plan = await context.preparation.finished()
         context.targets = plan
-        context.emit(TargetsPlanned(tuple(t.label for t in plan.targets), tuple(plan.skipped)))
+        context.emit(TargetsPlanned(tuple(t.label for t in plan.targets), tuple(plan.skipped), tuple(plan.risky)))
         for warning in plan.warnings:
             context.emit(Notice(warning))
         options = SearchOptions(config.seed, config.database_root, config.server_label, config.max_examples,
@@ -147,12 +147,16 @@ class CoveragePhase(_CallPhase):
         return _call_phase_skip(context, PhaseName.COVERAGE)
 
     async def calls(self, context: RunContext, searches: Searches, plan: TargetPlan) -> None:
-        context.emit(PhaseStarted(PhaseName.COVERAGE, await searches.calls.planned_coverage_size()))
-        for refused in searches.calls.refused_arguments:
+        context.emit(PhaseStarted(PhaseName.COVERAGE, None, f"the first call of {count_of(plan)}, then their "
+                                                                "boundaries and single-rule breaks"))
+        for refused in await searches.calls.checked_arguments():
             context.emit(Notice(refused))
-        left_out = await searches.calls.coverage(context.budget.share(COVERAGE_SHARE))
+        # Every target's first call may run past the phase's share, into the later call phases' time (never the
+        # time kept for the phases after them): a target never called is the largest gap a run can leave.
+        left_out = await searches.calls.coverage(context.budget.share(COVERAGE_SHARE),
+                                                 first_calls_until=context.budget.share(1.0 - _kept(context)))
         if left_out:
-            context.emit(Notice(f"coverage: {left_out} calls left out to keep time for fuzzing; raise --budget "
+            context.emit(Notice(f"coverage: {left_out.words()} left out to keep time for fuzzing; raise --budget "
                                 "to run them all"))
 
 

@@ -24,6 +24,12 @@ def untested_reason(context: RunContext) -> str:
         return ("the server was lost and could not be brought back" + lost_how + missed +
                 "\ntip: run the server by hand to see why it no longer starts; raise --startup-timeout if it starts "
                 "slowly")
+    if wanted and plan is not None and not plan.targets and plan.risky:
+        return (f"no target was called: each one not excluded by an option is annotated as risky, "
+                f"{left_out_words(plan.risky)}; mcpfuzz calls none of them unless told to"
+                f"\ntip: name them with --include-tool NAME (or --include-target KIND/NAME) to call them, in a "
+                f"sandbox (they may change data or reach the network), or leave them out with --exclude-tool NAME "
+                f"to test the protocol only")
     if planned and not called:
         startup = _startup_words(context)
         return (f"no target was called, although {len(planned)} can be ({_first(planned)})"
@@ -48,3 +54,9 @@ def _first(labels: list[str], count: int = 3) -> str:
     """A few labels and how many more."""
     shown = ", ".join(labels[:count])
     return shown + (f" and {len(labels) - count} more" if len(labels) > count else "")
+
+
+def left_out_words(risky: list[tuple[str, str]] | tuple[tuple[str, str], ...], count: int = 5) -> str:
+    """`tool/a (openWorldHint), tool/b (destructiveHint) and 3 more`."""
+    shown = ", ".join(f"{label} ({hint})" for label, hint in risky[:count])
+    return shown + (f" and {len(risky) - count} more" if len(risky) > count else "")
