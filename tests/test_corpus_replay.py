@@ -12,6 +12,7 @@ from pathlib import Path
 
 from mcpfuzz.corpus.store import CorpusStore
 from tests.conftest import CLI, cli_env, kill_leftovers, private_copy, run_cli
+from tests.diffs import assert_same_lines
 from tests.engine_runs import MCP_SERVER, SERVERS, run_engine
 
 BUGGY = [sys.executable, str(MCP_SERVER), "--bug", "crash-batch", "--bug", "id-coerce"]
@@ -103,7 +104,7 @@ def test_same_seed_sends_identical_frames_and_another_seed_does_not(tmp_path: Pa
                          timeout=120)
         assert result.returncode == 0, result.stdout + result.stderr
         logs.append(log.read_bytes())
-    assert logs[0] == logs[1]
+    assert_same_lines(logs[0], logs[1], what="frames")
     assert logs[0] != logs[2]
     assert logs[0].count(b"\n") > 200
 

@@ -20,6 +20,7 @@ from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, Era
 from mcpfuzz.transport.base import TransportKind
 from mcpfuzz.transport.http_target import HttpTarget
 from tests.conftest import run_cli
+from tests.diffs import assert_same_lines
 from tests.http_servers import HTTP_SERVER, run_http_server, start_http_server
 from tests.test_pipelined_windows import CASES, FIRST_ID, cases, findings, own_answers
 
@@ -140,7 +141,7 @@ def test_the_same_seed_sends_the_same_frames_over_http(tmp_path: Path) -> None:
                               "--log-frames", str(log)], timeout=150)
             assert result.returncode == 0, result.stdout + result.stderr
             logs.append(log.read_bytes())
-    assert logs[0] == logs[1]
+    assert_same_lines(logs[0], logs[1], what="frames")
     assert logs[0].count(b'"tools/call"') > 20
 
 

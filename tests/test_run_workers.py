@@ -83,20 +83,6 @@ def test_two_workers_find_the_same_bugs_and_save_each_once(tmp_path: Path) -> No
     assert len(transcripts) == 2, transcripts
 
 
-def test_the_same_seed_sends_each_worker_the_same_frames(tmp_path: Path) -> None:
-    logs = []
-    for attempt in ("a", "b"):
-        folder = tmp_path / attempt
-        folder.mkdir()
-        output, status, _ = run_in(folder, ["--workers", "2", "--seed", "5", "--max-examples", "15", "--budget",
-                                            "120", "--phases", "fuzz,stateful", "--log-frames", "frames.log"],
-                                   [sys.executable, str(CLEAN)])
-        assert status == 0, output
-        logs.append(((folder / "frames.log").read_bytes(), (folder / "frames.worker1.log").read_bytes()))
-    assert logs[0] == logs[1]
-    assert logs[0][0] != logs[0][1]
-
-
 def test_workers_with_a_url_and_no_launch_are_refused_with_the_way_out(tmp_path: Path) -> None:
     result = run_cli(["run", "--workers", "2", "http://127.0.0.1:9/mcp"], cwd=tmp_path)
     assert result.returncode == 2
