@@ -214,7 +214,7 @@ def test_get_stream_starts_with_a_comment_and_ends_with_its_session(client: http
         assert client.delete(base, headers=session).status_code in (200, 204)
         while lines.get(timeout=20) is not None:
             pass
-        assert time.monotonic() - started < 10  # the stream would otherwise stay open for 60 s
+        assert time.monotonic() - started < 45  # the stream would otherwise stay open for 60 s
 
 
 def test_delete_and_get_need_a_session(url: str, client: httpx.Client) -> None:

@@ -66,7 +66,7 @@ def test_a_slow_call_is_waited_for_only_until_its_phase_ends() -> None:
     started = time.monotonic()
     finished = run_engine([sys.executable, str(SLOW_SERVER), "--drop"], timeout=1, call_timeout=60, budget=20,
                           phases=PHASES)
-    assert time.monotonic() - started < 20 + 15
+    assert time.monotonic() - started < 60 - 5  # not the --call-timeout 60 wait
     assert _findings(finished) == []
 
 
@@ -100,7 +100,7 @@ def test_a_blocking_tool_cut_short_by_its_phase_is_not_called_stuck() -> None:
     started = time.monotonic()
     finished = run_engine([sys.executable, str(BLOCKING_SERVER), "--delay", "600"], timeout=1, call_timeout=60,
                           budget=20, phases=PHASES, events=events)
-    assert time.monotonic() - started < 20 + 15
+    assert time.monotonic() - started < 60 - 5  # not the --call-timeout 60 wait
     assert [f for f in _findings(finished) if f[0] == "no-hang"] == []
     notes = [e.message for e in events if isinstance(e, Notice) and "not judged" in e.message]
     assert notes and notes[0].startswith("tool/wait was still unanswered")
