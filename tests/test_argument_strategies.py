@@ -18,6 +18,8 @@ from mcpfuzz.strategies.arguments.negative import negative_arguments, negative_c
 from mcpfuzz.strategies.arguments.schema_prep import SchemaProblem
 from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema, draw_examples, hypothesis_jsonschema_strategy
 
+pytestmark = pytest.mark.unit
+
 SEARCH = {
     "type": "object",
     "properties": {

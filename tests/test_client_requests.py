@@ -30,6 +30,8 @@ from tests.client_runs import (
 )
 from tests.diffs import assert_same_lines
 
+pytestmark = pytest.mark.slow
+
 ROOTS = ("file:///tmp/r1",)
 SCHEMA = {"type": "object", "required": ["name", "age"], "properties": {
     "name": {"type": "string", "minLength": 12}, "age": {"type": "integer", "minimum": 18},

@@ -10,10 +10,14 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from mcpfuzz.corpus.store import CorpusStore
 from tests.conftest import CLI, cli_env, kill_leftovers, private_copy, run_cli
 from tests.diffs import assert_same_lines
 from tests.engine_runs import MCP_SERVER, SERVERS, run_engine
+
+pytestmark = pytest.mark.process
 
 BUGGY = [sys.executable, str(MCP_SERVER), "--bug", "crash-batch", "--bug", "id-coerce"]
 CLEAN = [sys.executable, str(MCP_SERVER)]

@@ -28,6 +28,8 @@ from tests.conftest import (
     run_cli,
 )
 
+pytestmark = pytest.mark.process
+
 # A short --startup-timeout too: a server that never answers is unusable once its start has had that long.
 HOSTILE_RUN = ["run", "--timeout", "1", "--startup-timeout", "3", "--budget", "20"]
 # A budget no test waits for: a run that ends by itself long before it ended for its own reason.

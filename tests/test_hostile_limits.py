@@ -23,6 +23,8 @@ import pytest
 
 from tests.conftest import CLI, HOSTILE, cli_env, kill_leftovers, leftover_processes, run_cli
 
+pytestmark = pytest.mark.slow
+
 BUDGET = 15
 # The run's own promise is its budget; the margin only catches a run that goes on regardless of it (generous: a
 # loaded machine may take seconds to start Python, prepare 10,000 schemas or shut a server down).

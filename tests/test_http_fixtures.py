@@ -18,6 +18,8 @@ import pytest
 
 from tests.http_servers import RunningServer, run_http_server, run_sdk_server, start_http_server, start_sdk_server
 
+pytestmark = pytest.mark.slow
+
 BOTH = "application/json, text/event-stream"
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"

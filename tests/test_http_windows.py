@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
+import pytest
 from mcpfuzz.strategies.catalogue import CatalogueContext, envelope_family, id_family, parse_family
 from mcpfuzz.strategies.messages import FrameBuilder
 
@@ -23,6 +24,8 @@ from tests.conftest import run_cli
 from tests.diffs import assert_same_lines
 from tests.http_servers import HTTP_SERVER, run_http_server, start_http_server
 from tests.test_pipelined_windows import CASES, FIRST_ID, cases, findings, own_answers
+
+pytestmark = pytest.mark.process
 
 OPTIONS = SessionOptions(timeout=10.0, grace=0.05)  # generous: a test waits this long only when something is broken
 RIDS = list(range(FIRST_ID, FIRST_ID + CASES))

@@ -42,6 +42,8 @@ from mcpfuzz.oracles.memory import (
 )
 from tests.conftest import REPO_ROOT, SERVERS_DIR
 
+pytestmark = pytest.mark.slow
+
 LEAKY_SERVER = SERVERS_DIR / "leaky_server.py"
 TOOL_SERVER = SERVERS_DIR / "tool_server.py"
 SDK2_SERVER = REPO_ROOT / "tests" / "sdk_servers" / "sdk2_server.py"

@@ -43,6 +43,8 @@ from mcpfuzz.oracles.base import Scope, Severity, all_oracles, plain_answer, run
 from mcpfuzz.oracles.http import SessionPileupFailure
 from mcpfuzz.oracles.memory import KIB, MIB, MemoryGrowthFailure, judge_growth
 
+pytestmark = pytest.mark.unit
+
 LOW, MEDIUM, HIGH, CRITICAL = Severity.LOW, Severity.MEDIUM, Severity.HIGH, Severity.CRITICAL
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 

@@ -29,6 +29,8 @@ from tests.conftest import run_cli
 from tests.diffs import assert_same_lines
 from tests.engine_runs import TOOL_SERVER
 
+pytestmark = pytest.mark.process
+
 OPTIONS = SessionOptions(timeout=10.0, grace=0.01)  # generous: a test waits this long only when something is broken
 FIRST_ID = 101
 CASES = 6

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import (
     CLI,
     SERVERS_DIR,
@@ -20,6 +22,8 @@ from tests.conftest import (
     processes_matching,
     run_cli,
 )
+
+pytestmark = pytest.mark.slow
 
 CLEAN = SERVERS_DIR / "mcp_server.py"
 TOOLS = SERVERS_DIR / "tool_server.py"

@@ -52,7 +52,7 @@ def _grouped_under(finished: RunFinished, oracle: str, target: str) -> tuple[str
     return next(f.also_on for f in finished.findings if (f.oracle, f.target) == (oracle, target))
 
 
-pytestmark = pytest.mark.sdk
+pytestmark = [pytest.mark.slow, pytest.mark.sdk]
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,13 @@ from __future__ import annotations
 import sys
 import time
 
+import pytest
+
 from mcpfuzz.engine.events import CaseDone, Event, Notice
 from mcpfuzz.oracles.base import Severity
 from tests.engine_runs import SERVERS, run_engine
+
+pytestmark = pytest.mark.process
 
 SLOW_SERVER = SERVERS / "slow_server.py"
 BLOCKING_SERVER = SERVERS / "slow_tool_server.py"  # its one thread sleeps in the tool: no ping answered meanwhile

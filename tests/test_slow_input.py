@@ -8,12 +8,15 @@ import sys
 from pathlib import Path
 
 import anyio
+import pytest
 
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import RunFinished
 from mcpfuzz.engine.phases.slow_calls import SLOW_FLOOR, SlowWatch, latency_score, slow_beside
 from mcpfuzz.engine.runner import run
 from mcpfuzz.oracles.base import all_oracles
+
+pytestmark = pytest.mark.process
 
 SLOW_SERVER = Path(__file__).parent / "servers" / "slow_input_server.py"
 

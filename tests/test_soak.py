@@ -23,6 +23,8 @@ from mcpfuzz.oracles.memory import GrowthLimits
 from mcpfuzz.transport.stdio_target import StdioTarget
 from tests.conftest import CLI, SERVERS_DIR, cli_env, kill_leftovers, leftover_processes, private_copy, run_cli
 
+pytestmark = pytest.mark.slow
+
 LEAKY = SERVERS_DIR / "leaky_server.py"
 TOOLS = SERVERS_DIR / "tool_server.py"
 TWO_BUGS = ["--bug", "crash-at-maximum", "--bug", "crash-enum-pair"]

@@ -32,6 +32,8 @@ from mcpfuzz.transport.http_target import HttpTarget
 from tests.engine_runs import SERVERS
 from tests.http_servers import start_sdk_server
 
+pytestmark = pytest.mark.slow
+
 FLIGHT_SERVER = SERVERS / "flight_server.py"
 SDK_SERVERS = SERVERS.parent / "sdk_servers"
 ROOT = SERVERS.parent.parent
