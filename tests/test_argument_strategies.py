@@ -275,14 +275,6 @@ def test_a_schema_drawn_exactly_needs_one_example_and_the_others_are_judged_on_t
     assert not filtered.exact and filtered.rejections["unevaluatedProperties"] > 0
 
 
-def test_fully_populated_values_that_never_validate_leave_the_plain_ones() -> None:
-    """oneOf of exclusive members: every member present breaks it, so the simplest plain value stands for both."""
-    schema = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-              "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}
-    plain, populated = ArgumentSchema(schema).preflight(1)
-    assert plain == populated and ArgumentSchema(schema).is_valid(plain[0])
-
-
 def test_coverage_draws_populated_samples_only_for_array_bounds_and_as_before() -> None:
     """The coverage boundaries reuse array items of a few fully populated values, drawn from the seed as the
     preflight drew them earlier; a schema without array bounds draws none."""

@@ -12,7 +12,7 @@ import pytest
 from mcpfuzz.cli.durations import DurationError, parse_duration
 from tests.conftest import MCP_SERVER, run_cli
 
-pytestmark = pytest.mark.process
+pytestmark = pytest.mark.slow
 
 CLEAN_COMMAND = [sys.executable, str(MCP_SERVER)]
 

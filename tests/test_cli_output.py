@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import CLI, MCP_SERVER, cli_env, run_cli
 
-pytestmark = pytest.mark.process
+pytestmark = pytest.mark.slow
 
 CLEAN_COMMAND = [sys.executable, str(MCP_SERVER)]
 ONE_BUG_COMMAND = [sys.executable, str(MCP_SERVER), "--bug", "id-coerce"]

@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import SERVERS_DIR, run_cli
 
-pytestmark = pytest.mark.process
+pytestmark = pytest.mark.slow
 
 ELICIT = SERVERS_DIR / "elicit_server.py"
 LEGACY = ["--protocol-version", "2025-11-25"]

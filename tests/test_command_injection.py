@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import SERVERS_DIR
 from tests.test_sandbox_escape import SECURITY_ORACLES, report_of, workspace_of
 
-pytestmark = pytest.mark.process
+pytestmark = pytest.mark.slow
 
 SHELL = [sys.executable, str(SERVERS_DIR / "shell_server.py")]
 

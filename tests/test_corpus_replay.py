@@ -17,7 +17,7 @@ from tests.conftest import CLI, cli_env, kill_leftovers, private_copy, run_cli
 from tests.diffs import assert_same_lines
 from tests.engine_runs import MCP_SERVER, SERVERS, run_engine
 
-pytestmark = pytest.mark.process
+pytestmark = pytest.mark.slow
 
 BUGGY = [sys.executable, str(MCP_SERVER), "--bug", "crash-batch", "--bug", "id-coerce"]
 CLEAN = [sys.executable, str(MCP_SERVER)]

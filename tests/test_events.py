@@ -42,7 +42,7 @@ from mcpfuzz.report.handlers import FanOut
 from tests.conftest import SERVERS_DIR, run_cli
 from tests.engine_runs import MCP_SERVER
 
-pytestmark = pytest.mark.process
+pytestmark = pytest.mark.slow
 
 SECRET = "s3cr3t-value-4242"
 CONFIG = RunConfig(command=["python", "server.py"], seed=7, oracles=("no-crash",), env={"TOKEN": SECRET})

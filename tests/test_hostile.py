@@ -28,7 +28,7 @@ from tests.conftest import (
     run_cli,
 )
 
-pytestmark = pytest.mark.process
+pytestmark = pytest.mark.slow
 
 # A short --startup-timeout too: a server that never answers is unusable once its start has had that long.
 HOSTILE_RUN = ["run", "--timeout", "1", "--startup-timeout", "3", "--budget", "20"]

@@ -21,7 +21,7 @@ from mcpfuzz.engine.runner import run
 from mcpfuzz.oracles.base import all_oracles
 from tests.conftest import SERVERS_DIR
 
-pytestmark = pytest.mark.process
+pytestmark = pytest.mark.slow
 
 
 def given_once(strategy: st.SearchStrategy[Any], body: Any = lambda value: None, **limit: int) -> GivenOutcome:

@@ -21,7 +21,7 @@ from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import all_oracles
 from tests.conftest import REPO_ROOT, run_cli
 
-pytestmark = pytest.mark.process
+pytestmark = pytest.mark.slow
 
 SERVER = REPO_ROOT / "tests" / "servers" / "jsonrpc_server.py"
 DOCUMENT = SERVER.with_suffix(".openrpc.json")

@@ -7,7 +7,7 @@ import pytest
 from mcpfuzz.oracles.base import Severity
 from tests.engine_runs import fixture_command, run_engine
 
-pytestmark = pytest.mark.process
+pytestmark = pytest.mark.slow
 
 # bug switch of tests/servers/mcp_server.py -> the only oracles that may fire
 EXPECTED = {

@@ -25,7 +25,7 @@ from tests.engine_runs import run_engine
 from tests.http_servers import sdk_python, start_http_server
 from tests.servers.lint_server import MODES
 
-pytestmark = pytest.mark.process
+pytestmark = pytest.mark.slow
 
 LINT_SERVER = REPO_ROOT / "tests" / "servers" / "lint_server.py"
 SDK_SERVERS = REPO_ROOT / "tests" / "sdk_servers"

@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import MCP_SERVER
 
-pytestmark = pytest.mark.process
+pytestmark = pytest.mark.slow
 
 pytest_plugins = ("pytester",)
 

@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import SERVERS_DIR, run_cli
 
-pytestmark = pytest.mark.process
+pytestmark = pytest.mark.slow
 
 SANDBOX = [sys.executable, str(SERVERS_DIR / "sandbox_server.py"), "--root", "{workspace}"]
 SECURITY_ORACLES = {"sandbox-escape", "command-injection"}

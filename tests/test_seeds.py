@@ -20,7 +20,7 @@ from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.runner import run
 from mcpfuzz.oracles.base import all_oracles
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.slow
 
 SEEDED_SERVER = Path(__file__).parent / "servers" / "seeded_server.py"
 SCHEMA = {"type": "object", "required": ["sku"], "additionalProperties": False, "properties": {

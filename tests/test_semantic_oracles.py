@@ -21,7 +21,7 @@ from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.oracles.base import all_oracles
 from tests.conftest import run_cli
 
-pytestmark = pytest.mark.process
+pytestmark = pytest.mark.slow
 
 SERVER = Path(__file__).parent / "servers" / "annotated_server.py"
 BUGS = ("--bug", "readonly-counter", "--bug", "idempotent-append", "--bug", "delete-noop")

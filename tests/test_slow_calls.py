@@ -11,7 +11,7 @@ from mcpfuzz.engine.events import CaseDone, Event, Notice
 from mcpfuzz.oracles.base import Severity
 from tests.engine_runs import SERVERS, run_engine
 
-pytestmark = pytest.mark.process
+pytestmark = pytest.mark.slow
 
 SLOW_SERVER = SERVERS / "slow_server.py"
 BLOCKING_SERVER = SERVERS / "slow_tool_server.py"  # its one thread sleeps in the tool: no ping answered meanwhile

@@ -16,7 +16,7 @@ from mcpfuzz.engine.phases.slow_calls import SLOW_FLOOR, SlowWatch, latency_scor
 from mcpfuzz.engine.runner import run
 from mcpfuzz.oracles.base import all_oracles
 
-pytestmark = pytest.mark.process
+pytestmark = pytest.mark.slow
 
 SLOW_SERVER = Path(__file__).parent / "servers" / "slow_input_server.py"
 

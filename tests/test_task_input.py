@@ -18,7 +18,7 @@ from mcpfuzz.jsonrpc.versions import LATEST_MODERN, Era
 from tests.test_tasks import LEGACY, found, tasks_run
 from tests.test_tasks_http import tasks_over_http
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.process
 
 
 def updates(exchanges: list[Exchange]) -> list[dict]:

@@ -7,7 +7,7 @@ import pytest
 
 from tests.engine_runs import TOOL_SERVER, fixture_command, run_engine
 
-pytestmark = pytest.mark.process
+pytestmark = pytest.mark.slow
 
 # bug -> (phases that must find it, the only oracles that may fire, a text of the reproducing call)
 EXPECTED: dict[str, tuple[tuple[str, ...], set[str], str]] = {

@@ -23,7 +23,7 @@ from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.oracles.base import all_oracles
 from tests.conftest import REPO_ROOT
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.slow
 
 SERVER = REPO_ROOT / "tests" / "servers" / "negative_refs_server.py"
 TEMPLATE_TARGET = "template/mem://by-title/{title}"
