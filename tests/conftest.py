@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import psutil
+import pytest
 
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 
@@ -27,6 +28,35 @@ ORACLE_IDS = tuple(oracle_id.value for oracle_id in OracleId)
 SEVERITIES = ("low", "medium", "high", "critical")
 # Variables that would switch rich's colour or terminal detection on or off behind a test's back.
 TERMINAL_VARIABLES = ("FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLUMNS", "TERM")
+
+
+# The suite's tiers: each test module says which one it is in with `pytestmark = pytest.mark.<tier>`.
+TIERS = {
+    "unit": "no process: milliseconds",
+    "process": "real server processes: seconds",
+    "slow": "minutes: real SDK servers, soaks, launchers, adversarial and long runs",
+}
+
+
+def tiers_of(item: pytest.Item) -> set[str]:
+    """The tier markers a collected test carries (from its module, class or itself)."""
+    return {mark.name for mark in item.iter_markers() if mark.name in TIERS}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects: every collected test is checked
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test is in exactly one tier; a module without one (or a test with two) fails the collection."""
+    wrong = []
+    for item in items:
+        tiers = tiers_of(item)
+        if len(tiers) != 1:
+            said = ", ".join(sorted(tiers)) if tiers else "none"
+            wrong.append(f"{item.nodeid}: tiers {said}")
+    if wrong:
+        shown = "\n  ".join(wrong[:20]) + (f"\n  ... and {len(wrong) - 20} more" if len(wrong) > 20 else "")
+        raise pytest.UsageError(
+            f"every test needs exactly one tier marker ({', '.join(TIERS)}): put `pytestmark = pytest.mark.<tier>` "
+            f"at the top of its module\n  {shown}")
 
 
 def cli_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:

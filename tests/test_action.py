@@ -23,6 +23,8 @@ from tests.action_expressions import Scope, UnsupportedExpression, condition, re
 from tests.action_runner import ActionRun, FakeActions, Job, Outcome, parse_command_file, run_action
 from tests.conftest import MCP_SERVER, REPO_ROOT
 
+pytestmark = pytest.mark.slow
+
 QUICK = "--phases catalogue --timeout 1"
 DEPENDENCY = "mcpfuzz_action_user_dependency"
 # The server imports a package only the user's venv has, and notes which interpreter ran it.

@@ -17,6 +17,8 @@ from mcpfuzz.engine.runner import run
 from mcpfuzz.oracles.base import all_oracles
 from tests.conftest import run_cli
 
+pytestmark = pytest.mark.slow
+
 SEEDED_SERVER = Path(__file__).parent / "servers" / "seeded_server.py"
 SEEDED_COMMAND = [sys.executable, str(SEEDED_SERVER)]
 

@@ -18,6 +18,8 @@ from mcpfuzz.strategies.arguments.negative import negative_arguments, negative_c
 from mcpfuzz.strategies.arguments.schema_prep import SchemaProblem
 from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema, draw_examples, hypothesis_jsonschema_strategy
 
+pytestmark = pytest.mark.unit
+
 SEARCH = {
     "type": "object",
     "properties": {
@@ -271,14 +273,6 @@ def test_a_schema_drawn_exactly_needs_one_example_and_the_others_are_judged_on_t
     with contextlib.suppress(SchemaProblem):
         filtered.preflight(2)
     assert not filtered.exact and filtered.rejections["unevaluatedProperties"] > 0
-
-
-def test_fully_populated_values_that_never_validate_leave_the_plain_ones() -> None:
-    """oneOf of exclusive members: every member present breaks it, so the simplest plain value stands for both."""
-    schema = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-              "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}
-    plain, populated = ArgumentSchema(schema).preflight(1)
-    assert plain == populated and ArgumentSchema(schema).is_valid(plain[0])
 
 
 def test_coverage_draws_populated_samples_only_for_array_bounds_and_as_before() -> None:

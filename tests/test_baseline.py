@@ -7,8 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import cli_env
 from tests.engine_runs import MCP_SERVER
+
+pytestmark = pytest.mark.slow
 
 CLI = [sys.executable, "-m", "mcpfuzz.cli"]
 RUN = ["run", "--budget", "30", "--timeout", "2", "--phases", "catalogue,lifecycle", "--seed", "1"]

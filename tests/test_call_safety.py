@@ -7,8 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import cli_env
 from tests.engine_runs import MCP_SERVER, TOOL_SERVER
+
+pytestmark = pytest.mark.process
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "mcpfuzz.cli", "run", "--seed", "1", "--timeout", "2"]

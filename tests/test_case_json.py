@@ -21,6 +21,8 @@ from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, MODERN_VERSIONS, Era
 
+pytestmark = pytest.mark.unit
+
 SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}}
 
 # Expectations as transcripts written before the expectation was typed hold them (the `extra` dict),

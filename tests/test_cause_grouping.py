@@ -14,6 +14,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import anyio
+import pytest
 from rich.console import Console
 
 from mcpfuzz.engine.baseline import Baseline, BaselineEntry
@@ -35,6 +36,8 @@ from mcpfuzz.transport.stdio_target import StdioTarget
 from tests.conftest import run_cli
 from tests.engine_runs import SERVERS, run_engine
 from tests.test_oracles_pure import exchange, result
+
+pytestmark = pytest.mark.process
 
 NOISY_SITES = [sys.executable, str(SERVERS / "noisy_sites_server.py")]
 ONE_CAUSE = [sys.executable, str(SERVERS / "one_cause_server.py")]

@@ -14,6 +14,8 @@ from mcpfuzz.corpus.store import CorpusStore
 from tests.conftest import REPO_ROOT, run_cli
 from tests.http_servers import mcp1_python
 
+pytestmark = pytest.mark.slow
+
 CORPUS = REPO_ROOT / "corpus"
 SDK_SERVERS = REPO_ROOT / "tests" / "sdk_servers"
 FOLDERS = ("example", "mcp-python-2.3.0", "mcp-python-1.30.0")

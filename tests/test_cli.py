@@ -21,6 +21,8 @@ from tests.conftest import (
     run_cli,
 )
 
+pytestmark = pytest.mark.slow
+
 # The protocol phases only: the tool phases use the whole budget by design (tested below with a small one).
 RUN = ["run", "--timeout", "1", "--budget", "30", "--phases", "catalogue,lifecycle"]
 FULL_RUN = ["run", "--timeout", "1", "--budget", "20"]

@@ -7,8 +7,12 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import SERVERS_DIR, run_cli
 from tests.http_servers import start_http_server
+
+pytestmark = pytest.mark.process
 
 TOOL_SERVER = [sys.executable, str(SERVERS_DIR / "tool_server.py")]
 TOKEN_SERVER = [sys.executable, str(SERVERS_DIR / "token_crash_server.py")]

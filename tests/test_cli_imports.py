@@ -5,6 +5,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.unit
+
 CLI = Path(__file__).resolve().parent.parent / "mcpfuzz" / "cli"
 
 

@@ -12,6 +12,8 @@ import pytest
 from mcpfuzz.cli.durations import DurationError, parse_duration
 from tests.conftest import MCP_SERVER, run_cli
 
+pytestmark = pytest.mark.slow
+
 CLEAN_COMMAND = [sys.executable, str(MCP_SERVER)]
 
 

@@ -7,7 +7,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import CLI, MCP_SERVER, cli_env, run_cli
+
+pytestmark = pytest.mark.slow
 
 CLEAN_COMMAND = [sys.executable, str(MCP_SERVER)]
 ONE_BUG_COMMAND = [sys.executable, str(MCP_SERVER), "--bug", "id-coerce"]

@@ -6,8 +6,12 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import SERVERS_DIR, run_cli
 from tests.http_servers import start_http_server
+
+pytestmark = pytest.mark.slow
 
 TOOL_SERVER = [sys.executable, str(SERVERS_DIR / "tool_server.py")]
 SURFACE_SERVER = [sys.executable, str(SERVERS_DIR / "surface_server.py")]

@@ -7,7 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import SERVERS_DIR, run_cli
+
+pytestmark = pytest.mark.slow
 
 ELICIT = SERVERS_DIR / "elicit_server.py"
 LEGACY = ["--protocol-version", "2025-11-25"]

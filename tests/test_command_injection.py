@@ -9,8 +9,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import SERVERS_DIR
 from tests.test_sandbox_escape import SECURITY_ORACLES, report_of, workspace_of
+
+pytestmark = pytest.mark.slow
 
 SHELL = [sys.executable, str(SERVERS_DIR / "shell_server.py")]
 

@@ -11,6 +11,8 @@ import pytest
 from mcpfuzz.engine.json_paths import PathError, parse_path, without
 from tests.conftest import REPO_ROOT, run_cli
 
+pytestmark = pytest.mark.slow
+
 SERVERS = REPO_ROOT / "tests" / "servers"
 CLEAN = f"{sys.executable} {SERVERS / 'mcp_server.py'}"
 VARIANT = f"{sys.executable} {SERVERS / 'echo_variant.py'}"

@@ -15,6 +15,8 @@ from mcpfuzz.strategies.arguments.formats import CUSTOM_FORMATS, format_checker
 from mcpfuzz.strategies.arguments.schema_prep import prepare
 from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema, draw_examples, hypothesis_jsonschema_strategy
 
+pytestmark = pytest.mark.unit
+
 FAST = settings(max_examples=150, database=None, deadline=None, suppress_health_check=list(HealthCheck))
 SEARCH = settings(max_examples=2000, database=None, deadline=None, suppress_health_check=list(HealthCheck))
 

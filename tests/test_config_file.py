@@ -17,6 +17,8 @@ from mcpfuzz.cli.config_schema import schema_text
 from mcpfuzz.cli.main import main
 from tests.conftest import EXAMPLE_COMMAND, MCP_SERVER, REPO_ROOT, run_cli
 
+pytestmark = pytest.mark.slow
+
 SCHEMA_FILE = REPO_ROOT / "docs" / "config.schema.json"
 # The catalogue alone: a few seconds, deterministic.
 QUICK = 'phases = "catalogue"\ntimeout = 1\nbudget = 30\n'

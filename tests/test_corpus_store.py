@@ -24,6 +24,8 @@ from mcpfuzz.corpus.store import (
 )
 from tests.conftest import REPO_ROOT
 
+pytestmark = pytest.mark.unit
+
 
 def transcript(fingerprint: str = "0123456789ab", **extra: object) -> dict:
     """A minimal transcript."""

@@ -16,6 +16,8 @@ from mcpfuzz.engine.coverage.book import CoverageBook
 from mcpfuzz.engine.coverage.launch import CoverageSetup, PythonServer
 from mcpfuzz.report.coverage_summary import coverage_html, coverage_line
 
+pytestmark = pytest.mark.slow
+
 ANSWER_TIMEOUT = 60.0  # generous: a loaded machine starting Python
 
 SCRIPT = '''\

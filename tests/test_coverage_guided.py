@@ -14,6 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
@@ -24,6 +25,8 @@ from mcpfuzz.engine.coverage.book import CoverageBook
 from mcpfuzz.engine.coverage.launch import CoverageSetup, PythonServer, python_server
 from tests.conftest import SERVERS_DIR, run_cli
 from tests.http_servers import start_http_server
+
+pytestmark = pytest.mark.slow
 
 NESTED = SERVERS_DIR / "nested_conditions_server.py"
 ANSWER_TIMEOUT = 60.0  # generous: a loaded machine starting Python

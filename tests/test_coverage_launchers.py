@@ -17,6 +17,8 @@ from mcpfuzz.engine.coverage.launch import PythonServer, python_server
 from tests.conftest import SERVERS_DIR, run_cli
 from tests.wheel_tool import SCRIPT, build_wheel
 
+pytestmark = pytest.mark.slow
+
 RUN_TIMEOUT = 300.0  # generous: a loaded machine making a virtual environment
 
 

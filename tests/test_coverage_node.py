@@ -27,7 +27,7 @@ ESM = SERVERS_DIR / "esm_branches_server.mjs"
 TS_SERVER = SERVERS_DIR.parent / "sdk_servers" / "ts" / "server.mjs"
 ANSWER_TIMEOUT = 60.0  # generous: a loaded machine starting node
 
-pytestmark = pytest.mark.skipif(NODE is None, reason="no node on this machine")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(NODE is None, reason="no node on this machine")]
 
 HANDSHAKE = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}},

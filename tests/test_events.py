@@ -43,6 +43,8 @@ from mcpfuzz.report.handlers import FanOut
 from tests.conftest import SERVERS_DIR, run_cli
 from tests.engine_runs import MCP_SERVER
 
+pytestmark = pytest.mark.slow
+
 SECRET = "s3cr3t-value-4242"
 CONFIG = RunConfig(command=["python", "server.py"], seed=7, oracles=("no-crash",), env={"TOKEN": SECRET})
 CASE = Case("empty-array", "envelope", "an empty batch", b"[]", Expectation("no-crash"))

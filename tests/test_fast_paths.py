@@ -27,6 +27,8 @@ from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.transport.stdio_target import StdioTarget
 from tests.engine_runs import MCP_SERVER
 
+pytestmark = pytest.mark.process
+
 ROOT = Path(__file__).resolve().parent.parent
 FLAT = {"type": "object", "properties": {
     "name": {"type": "string", "maxLength": 5}, "count": {"type": "integer", "minimum": 0},

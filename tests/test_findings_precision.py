@@ -9,11 +9,15 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from mcpfuzz.oracles.base import Severity
 from mcpfuzz.transport.http_target import HttpTarget
 from tests.conftest import run_cli
 from tests.engine_runs import SERVERS, fixture_command, run_engine
 from tests.http_servers import start_http_server
+
+pytestmark = pytest.mark.process
 
 LEGACY = "2025-11-25"
 ARRAY_OUTPUT_SERVER = [sys.executable, str(SERVERS / "array_output_server.py")]

@@ -24,6 +24,8 @@ from mcpfuzz.transport.stdio_target import StdioTarget
 from tests.engine_runs import fixture_command
 from tests.servers.mcp_server import CRASH_DEPTH, nesting
 
+pytestmark = pytest.mark.process
+
 ORACLES = tuple(all_oracles())
 OPTIONS = SessionOptions(timeout=5.0, grace=0.05)  # generous: only a broken server waits this long
 

@@ -34,6 +34,8 @@ from mcpfuzz.transport.stdio_target import StdioTarget
 from tests.conftest import EXAMPLE_COMMAND
 from tests.engine_runs import fixture_command
 
+pytestmark = pytest.mark.slow
+
 SEED = 7
 FUZZ_ONLY = ("probe", "fuzz")
 SDK2_SERVER = Path(__file__).parent / "sdk_servers" / "sdk2_server.py"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+import pytest
 
 from mcpfuzz.engine.judge import FindingSet
 from mcpfuzz.engine.phases.frame_fuzz import FrameFuzz, dispatchable
@@ -21,6 +22,8 @@ from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.transport.memory import MemoryTarget
 from tests.test_memory_transport import FakeServer
+
+pytestmark = pytest.mark.unit
 
 SLOW_CALL = b'{"jsonrpc":"2.0","id":"0922","method":"tools/call","params":{"name":"read","arguments":{}}}'
 

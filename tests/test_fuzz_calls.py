@@ -18,6 +18,8 @@ from mcpfuzz.strategies.short_repr import kept
 
 from mcpfuzz.engine.phases.call_phases import BATCH
 
+pytestmark = pytest.mark.unit
+
 SCHEMA = {
     "type": "object",
     "properties": {

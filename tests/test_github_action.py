@@ -12,6 +12,8 @@ import pytest
 from mcpfuzz.cli.github_action import INPUTS, JOB_INDEX, JOB_TOTAL, PREFIX, ActionError, artifact_name, leg_name, plan
 from tests.conftest import MCP_SERVER, REPO_ROOT, cli_env
 
+pytestmark = pytest.mark.process
+
 ACTION = (REPO_ROOT / "action.yml").read_text(encoding="utf-8")
 QUICK = "--phases catalogue --timeout 1"
 

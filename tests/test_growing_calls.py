@@ -3,11 +3,14 @@ slow call the draws are exactly the fuzz strategy's."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 from mcpfuzz.strategies.arguments.call import NEGATIVE, POSITIVE, ArgumentCall
 from mcpfuzz.strategies.arguments.growing import MAX_SLOWEST, GrowingPool, growing_calls
 from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema
+
+pytestmark = pytest.mark.unit
 
 SCHEMA = ArgumentSchema({"type": "object", "additionalProperties": False, "required": ["items", "name"],
                          "properties": {"items": {"type": "array", "items": {"type": "integer"}, "maxItems": 40},

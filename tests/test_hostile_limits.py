@@ -23,16 +23,19 @@ import pytest
 
 from tests.conftest import CLI, HOSTILE, cli_env, kill_leftovers, leftover_processes, run_cli
 
+pytestmark = pytest.mark.slow
+
 BUDGET = 15
-# The run's own promise is its budget; the margin is for the report, the server's shutdown and a loaded machine.
-MARGIN = 10
+# The run's own promise is its budget; the margin only catches a run that goes on regardless of it (generous: a
+# loaded machine may take seconds to start Python, prepare 10,000 schemas or shut a server down).
+MARGIN = 60
 
 
 @pytest.mark.parametrize(("mode", "called"), [("many-tools", True), ("huge-enum", True), ("many-required", False)])
 def test_a_server_that_declares_too_much_is_fuzzed_within_the_budget(tmp_path: Path, mode: str, called: bool) -> None:
     started = time.monotonic()
     result = run_cli(["run", "--budget", str(BUDGET), "--json", "report.json", "--events", "events.ndjson", "--",
-                      sys.executable, str(HOSTILE), mode], cwd=tmp_path, timeout=BUDGET + 60)
+                      sys.executable, str(HOSTILE), mode], cwd=tmp_path, timeout=BUDGET + 2 * MARGIN)
     took = time.monotonic() - started
     assert took < BUDGET + MARGIN, took
     assert result.returncode in (0, 1), result.stdout + result.stderr
@@ -67,7 +70,7 @@ def test_sigterm_while_targets_are_prepared_stops_the_run_at_once(tmp_path: Path
         time.sleep(1.0)
         process.send_signal(signal.SIGTERM)
         stopped_at = time.monotonic()
-        _, stderr = process.communicate(timeout=60)
+        _, stderr = process.communicate(timeout=2 * MARGIN)
         assert time.monotonic() - stopped_at < MARGIN
     finally:
         if process.poll() is None:
@@ -89,7 +92,7 @@ def test_a_flood_of_server_requests_leaves_mcpfuzz_small_and_on_time(tmp_path: P
     started, peak = time.monotonic(), 0
     watched = psutil.Process(process.pid)
     try:
-        while process.poll() is None and time.monotonic() - started < BUDGET + 60:
+        while process.poll() is None and time.monotonic() - started < BUDGET + 2 * MARGIN:
             try:
                 peak = max(peak, watched.memory_info().rss)
             except psutil.Error:
@@ -129,7 +132,7 @@ def test_an_http_server_that_accepts_and_never_answers_is_unusable_not_clean(tmp
     started = time.monotonic()
     try:
         result = run_cli(["run", url, "--budget", "8", "--timeout", "2", "--json", "report.json"], cwd=tmp_path,
-                         timeout=60)
+                         timeout=8 + 2 * MARGIN)
     finally:
         listener.close()
         for connection in accepted:
@@ -182,7 +185,7 @@ def test_an_http_server_that_floods_trickles_or_streams_forever_is_bounded(tmp_p
                                 "--json", "report.json"], cwd=tmp_path, env=cli_env(), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
         peak = 0.0
-        while run.poll() is None and time.monotonic() - started < 8 + MARGIN + 30:
+        while run.poll() is None and time.monotonic() - started < 8 + 2 * MARGIN:
             with contextlib.suppress(psutil.Error):
                 peak = max(peak, psutil.Process(run.pid).memory_info().rss / 2**20)
             time.sleep(0.1)

@@ -40,6 +40,8 @@ from mcpfuzz.report.run_timeline import MAX_POINTS, MAX_PROCESSES, RunTimeline, 
 from mcpfuzz.report.svg_charts import Band
 from tests.conftest import MCP_SERVER, run_cli
 
+pytestmark = pytest.mark.slow
+
 # The server prints markup on stderr, then crashes on a batch: its stderr tail lands in a finding's message.
 HOSTILE_TEXT = '<script>console.error("pwned")</script></pre><img src=x onerror="alert(1)">'
 BUGS = ["--bug", "crash-batch", "--bug", "silent-parse", "--bug", "method-not-found-code", "--bug", "id-coerce"]

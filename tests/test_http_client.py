@@ -11,8 +11,11 @@ from typing import Any
 
 import anyio
 import httpcore
+import pytest
 
 from mcpfuzz.transport.http_client import OneWriteBackend, OneWriteStream, Poster, header, new_client
+
+pytestmark = pytest.mark.process
 
 
 class Recorder(httpcore.AsyncNetworkStream):

@@ -16,6 +16,8 @@ from mcpfuzz.transport.legacy_sse import LegacySseServer
 from mcpfuzz.transport.streamable_http import StreamableHttpServer
 from tests.http_servers import run_http_server
 
+pytestmark = pytest.mark.process
+
 IN_FLIGHT = 4
 MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                "io.modelcontextprotocol/clientCapabilities": {}}

@@ -18,6 +18,8 @@ import pytest
 
 from tests.http_servers import RunningServer, run_http_server, run_sdk_server, start_http_server, start_sdk_server
 
+pytestmark = pytest.mark.slow
+
 BOTH = "application/json, text/event-stream"
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
@@ -214,7 +216,7 @@ def test_get_stream_starts_with_a_comment_and_ends_with_its_session(client: http
         assert client.delete(base, headers=session).status_code in (200, 204)
         while lines.get(timeout=20) is not None:
             pass
-        assert time.monotonic() - started < 10  # the stream would otherwise stay open for 60 s
+        assert time.monotonic() - started < 45  # the stream would otherwise stay open for 60 s
 
 
 def test_delete_and_get_need_a_session(url: str, client: httpx.Client) -> None:

@@ -15,6 +15,8 @@ from tests.conftest import run_cli
 from tests.engine_runs import run_engine
 from tests.http_servers import HTTP_SERVER, free_port, start_http_server, start_sdk_server
 
+pytestmark = pytest.mark.slow
+
 LEGACY = "2025-11-25"
 
 

@@ -17,6 +17,8 @@ from tests.conftest import run_cli
 from tests.engine_runs import run_engine
 from tests.http_servers import HTTP_SERVER, start_http_server
 
+pytestmark = pytest.mark.process
+
 REFUSED_JSON = ("the server refused protocol version 2026-07-28 over HTTP (400, -32022); retrying with 2025-06-18, "
                 "the newest it lists")
 REFUSED_PLAIN = ("the server refused protocol version 2026-07-28 over HTTP (400); retrying with 2025-11-25, "

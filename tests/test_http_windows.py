@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
+import pytest
 from mcpfuzz.strategies.catalogue import CatalogueContext, envelope_family, id_family, parse_family
 from mcpfuzz.strategies.messages import FrameBuilder
 
@@ -20,8 +21,11 @@ from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, Era
 from mcpfuzz.transport.base import TransportKind
 from mcpfuzz.transport.http_target import HttpTarget
 from tests.conftest import run_cli
+from tests.diffs import assert_same_lines
 from tests.http_servers import HTTP_SERVER, run_http_server, start_http_server
 from tests.test_pipelined_windows import CASES, FIRST_ID, cases, findings, own_answers
+
+pytestmark = pytest.mark.process
 
 OPTIONS = SessionOptions(timeout=10.0, grace=0.05)  # generous: a test waits this long only when something is broken
 RIDS = list(range(FIRST_ID, FIRST_ID + CASES))
@@ -140,7 +144,7 @@ def test_the_same_seed_sends_the_same_frames_over_http(tmp_path: Path) -> None:
                               "--log-frames", str(log)], timeout=150)
             assert result.returncode == 0, result.stdout + result.stderr
             logs.append(log.read_bytes())
-    assert logs[0] == logs[1]
+    assert_same_lines(logs[0], logs[1], what="frames")
     assert logs[0].count(b'"tools/call"') > 20
 
 

@@ -18,6 +18,8 @@ from mcpfuzz.strategies.arguments.fuzz_calls import fuzz_calls
 from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema, draw_examples, hypothesis_jsonschema_strategy
 from mcpfuzz.strategies.short_repr import kept, named_composite
 
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).resolve().parent.parent
 PRIVATE_MODULES = ("hypothesis.internal", "hypothesis.strategies._internal", "hypothesis.core")
 CHECKS = settings(max_examples=60, database=None, deadline=None, suppress_health_check=list(HealthCheck))

@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import psutil
+import pytest
 from hypothesis import reject
 from hypothesis import strategies as st
 
@@ -19,6 +20,8 @@ from mcpfuzz.engine.phases.hypothesis_bridge import ROUND_EXAMPLES, GivenOutcome
 from mcpfuzz.engine.runner import run
 from mcpfuzz.oracles.base import all_oracles
 from tests.conftest import SERVERS_DIR
+
+pytestmark = pytest.mark.slow
 
 
 def given_once(strategy: st.SearchStrategy[Any], body: Any = lambda value: None, **limit: int) -> GivenOutcome:

@@ -21,6 +21,8 @@ from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import all_oracles
 from tests.conftest import REPO_ROOT, run_cli
 
+pytestmark = pytest.mark.slow
+
 SERVER = REPO_ROOT / "tests" / "servers" / "jsonrpc_server.py"
 DOCUMENT = SERVER.with_suffix(".openrpc.json")
 METHODS = tuple(read_methods(json.loads(DOCUMENT.read_text())))

@@ -24,6 +24,8 @@ from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, Era
 from mcpfuzz.oracles.base import all_oracles
 from tests.conftest import REPO_ROOT
 
+pytestmark = pytest.mark.unit
+
 SERVER = REPO_ROOT / "tests" / "servers" / "jsonrpc_depth_server.py"
 METHODS = tuple(read_methods(json.loads(SERVER.with_suffix(".openrpc.json").read_text())))
 

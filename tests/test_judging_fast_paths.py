@@ -19,6 +19,8 @@ from mcpfuzz.jsonrpc.incoming import EXACT_DIGITS, NOISE, classify, kind_of, rea
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.transport.stderr_tail import StderrTail, whole_text
 
+pytestmark = pytest.mark.unit
+
 
 def careful(line: bytes) -> tuple[Any, str, str]:
     """The message, kind and constant of a line read the careful way only (every integer and constant hooked)."""

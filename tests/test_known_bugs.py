@@ -7,6 +7,8 @@ import pytest
 from mcpfuzz.oracles.base import Severity
 from tests.engine_runs import fixture_command, run_engine
 
+pytestmark = pytest.mark.slow
+
 # bug switch of tests/servers/mcp_server.py -> the only oracles that may fire
 EXPECTED = {
     "silent-parse": {"parse-error"},

@@ -11,6 +11,8 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 
+pytestmark = pytest.mark.unit
+
 PACKAGE_DIR = REPO_ROOT / "mcpfuzz"
 STRATEGIES_DIR = REPO_ROOT / "strategies"
 

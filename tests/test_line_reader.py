@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from mcpfuzz.transport.line_reader import LineSplitter
+
+pytestmark = pytest.mark.unit
 
 
 def test_a_100_megabyte_line_keeps_only_the_cap_and_reports_its_size() -> None:

@@ -25,6 +25,8 @@ from tests.engine_runs import run_engine
 from tests.http_servers import sdk_python, start_http_server
 from tests.servers.lint_server import MODES
 
+pytestmark = pytest.mark.slow
+
 LINT_SERVER = REPO_ROOT / "tests" / "servers" / "lint_server.py"
 SDK_SERVERS = REPO_ROOT / "tests" / "sdk_servers"
 SARIF_SCHEMA = REPO_ROOT / "tests" / "schemas" / "sarif-schema-2.1.0.json"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 
 import anyio
+import pytest
 from mcpfuzz.strategies.identity_cases import CONNECTIONS, list_identity_cases
 from mcpfuzz.strategies.messages import FrameBuilder
 
@@ -22,6 +23,8 @@ from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, MODERN_VERSIONS, Era
 from mcpfuzz.oracles.base import all_oracles
 from tests.conftest import REPO_ROOT
+
+pytestmark = pytest.mark.unit
 
 MODERN_VERSION = MODERN_VERSIONS[0]
 SERVER = REPO_ROOT / "tests" / "servers" / "identity_server.py"

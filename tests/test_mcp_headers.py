@@ -8,6 +8,7 @@ with 421, as the Python SDK does (not a bug either way: the spec has no Host rul
 
 from __future__ import annotations
 
+import pytest
 from mcpfuzz.strategies.http_cases import INVALID_SENTINEL, MirroredCall, http_cases
 from mcpfuzz.strategies.messages import FrameBuilder
 
@@ -18,6 +19,8 @@ from mcpfuzz.transport.http_headers import mcp_headers
 from mcpfuzz.transport.http_target import HttpTarget
 from tests.engine_runs import run_engine
 from tests.http_servers import SDK_SERVERS, free_port, launch, sdk_python, start_http_server
+
+pytestmark = pytest.mark.slow
 
 MODERN = MODERN_VERSIONS[0]
 REGION = ParamHeader(("region",), "Region")

@@ -43,6 +43,8 @@ from mcpfuzz.oracles.memory import (
 )
 from tests.conftest import REPO_ROOT, SERVERS_DIR
 
+pytestmark = pytest.mark.slow
+
 LEAKY_SERVER = SERVERS_DIR / "leaky_server.py"
 TOOL_SERVER = SERVERS_DIR / "tool_server.py"
 SDK2_SERVER = REPO_ROOT / "tests" / "sdk_servers" / "sdk2_server.py"
@@ -524,17 +526,15 @@ def test_an_mcp_sdk_server_is_not_a_leak() -> None:
 # -- wired into `mcpfuzz run` ---------------------------------------------------------------------
 
 
-def test_a_run_reports_a_leak_of_100_kb_per_call_within_60_seconds() -> None:
+def test_a_run_reports_a_leak_of_100_kb_per_call() -> None:
     """`mcpfuzz run` samples the server every second (the default) and reports the leak once, observed."""
     from tests.engine_runs import run_engine
 
-    started = time.monotonic()
     finished = run_engine([sys.executable, str(LEAKY_SERVER), "--leak-kb", "100"], budget=45,
                           phases=("probe", "coverage", "fuzz"))
     leaks = [f for f in finished.findings if f.oracle == "memory-growth"]
     assert len(leaks) == 1, [f.oracle for f in finished.findings]
     assert leaks[0].observed and leaks[0].case is None and leaks[0].severity is Severity.HIGH
-    assert time.monotonic() - started < 60
     assert finished.stats.resources is not None and finished.stats.resources["samples"] >= 16
 
 

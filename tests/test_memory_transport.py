@@ -19,6 +19,8 @@ from mcpfuzz.jsonrpc.incoming import NOTIFICATION, RESPONSE
 from mcpfuzz.transport.base import TransportKind
 from mcpfuzz.transport.memory import MemoryTarget, Reply, as_reply
 
+pytestmark = pytest.mark.unit
+
 # Generous: a test waits this long only when something is broken (the grace is what a quiet case costs).
 OPTIONS = SessionOptions(timeout=10.0, grace=0.01)
 CASE_ID = 7

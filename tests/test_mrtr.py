@@ -17,6 +17,8 @@ from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from tests.client_runs import SDK_SERVERS, client_run, elicit_run, titles
 
+pytestmark = pytest.mark.slow
+
 ROOTS = ("file:///tmp/r1",)
 ORIGINAL = {"name": "greet", "arguments": {}, "_meta": {"m": 1}}
 ASK = {"message": "name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}

@@ -29,6 +29,8 @@ from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, Era
 from mcpfuzz.oracles.base import all_oracles
 from tests.conftest import REPO_ROOT
 
+pytestmark = pytest.mark.unit
+
 SERVER = REPO_ROOT / "tests" / "servers" / "negative_refs_server.py"
 PROMPTS = [{"name": "summarize", "arguments": [{"name": "topic", "required": True}, {"name": "style"}]}]
 TEMPLATES = [{"uriTemplate": "mem://by-title/{title}"}]

@@ -16,6 +16,8 @@ from mcpfuzz.engine.soak.checkpoint import Checkpoint, CheckpointError, read_che
 from mcpfuzz.transport.stdio_target import StdioTarget
 from tests.conftest import HOSTILE, MCP_SERVER, run_cli
 
+pytestmark = pytest.mark.process
+
 SERVER = [sys.executable, str(MCP_SERVER)]
 
 

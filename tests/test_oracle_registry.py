@@ -12,6 +12,8 @@ from mcpfuzz.oracles.base import REGISTRY, Failure, Oracle, Scope, Severity, all
 from mcpfuzz.report.sarif import LEVELS, sarif_rule
 from tests.conftest import ORACLE_IDS, REPO_ROOT
 
+pytestmark = pytest.mark.unit
+
 # A row of docs/oracles.md's table: | `id` | fires when | severity words |
 README_ROW = re.compile(r"^\| `([a-z-]+)` \| .* \| ([^|]+) \|$")
 SEVERITY_WORD = re.compile(r"\b(low|medium|high|critical)\b")

@@ -43,6 +43,8 @@ from mcpfuzz.oracles.base import Scope, Severity, all_oracles, plain_answer, run
 from mcpfuzz.oracles.http import SessionPileupFailure
 from mcpfuzz.oracles.memory import KIB, MIB, MemoryGrowthFailure, judge_growth
 
+pytestmark = pytest.mark.unit
+
 LOW, MEDIUM, HIGH, CRITICAL = Severity.LOW, Severity.MEDIUM, Severity.HIGH, Severity.CRITICAL
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 
@@ -686,7 +688,7 @@ def test_every_exchange_oracle_has_rules_that_fire_and_rules_that_stay_silent() 
 
 
 def test_no_oracle_reports_above_its_registered_severity() -> None:
-    """The registered severity is the worst an oracle reports (SARIF's default level, README's table)."""
+    """The registered severity is the worst an oracle reports (SARIF's default level, docs/oracles.md's table)."""
     oracles = all_oracles()
     for name, rule in RULES.items():
         for failure in run_checks(rule.exchange, list(oracles)):

@@ -13,6 +13,8 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 
+pytestmark = pytest.mark.slow
+
 # Never copied into the build tree: caches anywhere, and at the top venvs and earlier build output that
 # could leak into the wheel.
 CACHES = shutil.ignore_patterns("__pycache__", "*.egg-info", ".pytest_cache", ".ruff_cache", ".hypothesis")

@@ -17,6 +17,8 @@ from mcpfuzz.strategies.payloads.family import Family
 from mcpfuzz.strategies.payloads.paths import path_payloads
 from mcpfuzz.strategies.payloads.urls import URL_PAYLOADS
 
+pytestmark = pytest.mark.unit
+
 LAYOUT = CanaryLayout("/tmp/mcpfuzz-workspace-test", "/tmp/mcpfuzz-canary-test", "0123abcd")
 
 

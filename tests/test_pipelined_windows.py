@@ -26,7 +26,10 @@ from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.oracles.base import all_oracles
 from mcpfuzz.transport.memory import MemoryTarget, Reply
 from tests.conftest import run_cli
+from tests.diffs import assert_same_lines
 from tests.engine_runs import TOOL_SERVER
+
+pytestmark = pytest.mark.process
 
 OPTIONS = SessionOptions(timeout=10.0, grace=0.01)  # generous: a test waits this long only when something is broken
 FIRST_ID = 101
@@ -243,7 +246,7 @@ def test_a_read_only_tools_calls_share_windows_and_the_same_seed_sends_the_same_
                           "--log-frames", str(log), "--", sys.executable, str(TOOL_SERVER)], timeout=120)
         assert result.returncode == 0, result.stdout + result.stderr
         logs.append(log.read_bytes())
-    assert logs[0] == logs[1]
+    assert_same_lines(logs[0], logs[1], what="frames")
     frames = _lines(logs[0])
     # Alone, a valid call waits for its answer and sends no barrier: calls followed by a harness ping are a window.
     def numbered(frame: dict[str, Any], low: int, high: int) -> bool:

@@ -12,6 +12,8 @@ from mcpfuzz.transport.http_target import HttpTarget
 from tests.conftest import kill_leftovers, leftover_processes, private_copy, run_cli
 from tests.http_servers import HTTP_SERVER, HTTP_SERVER_IMPORTS
 
+pytestmark = pytest.mark.slow
+
 URL = "http://127.0.0.1:{port}/mcp"
 
 

@@ -9,6 +9,8 @@ import pytest
 
 from tests.conftest import MCP_SERVER
 
+pytestmark = pytest.mark.slow
+
 pytest_plugins = ("pytester",)
 
 HEADER = f"""

@@ -8,7 +8,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_cli
+
+pytestmark = pytest.mark.slow
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 FINDING = re.compile(r"^(\d+)\. (CRITICAL|HIGH|MEDIUM|LOW) (\S+) on (\S+): ")

@@ -21,6 +21,8 @@ from mcpfuzz.report.sarif import LEVELS, sarif_log
 from mcpfuzz.report.summary_md import summary_markdown
 from tests.conftest import HOSTILE, MCP_SERVER, REPO_ROOT, run_cli
 
+pytestmark = pytest.mark.process
+
 SCHEMAS = Path(__file__).parent / "schemas"
 # A run selects every registered oracle by default, in registry order.
 ORACLES = tuple(all_oracles())

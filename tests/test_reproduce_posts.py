@@ -18,6 +18,8 @@ from mcpfuzz.transport.http_target import HttpTarget
 from tests.engine_runs import run_engine
 from tests.http_servers import start_http_server
 
+pytestmark = pytest.mark.slow
+
 URL = HttpTarget("http://127.0.0.1:8000/mcp")
 INITIALIZE = b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}'
 REQUEST = b'{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"progressToken":"p"}}}'

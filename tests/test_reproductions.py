@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from mcpfuzz.corpus.redact import Redactor
 from mcpfuzz.engine.events import Finding
 from mcpfuzz.engine.judge import FindingSet
@@ -19,6 +21,8 @@ from mcpfuzz.transport.http_target import HttpTarget
 from tests.conftest import kill_leftovers, private_copy, run_cli
 from tests.engine_runs import SERVERS, run_engine
 from tests.http_servers import start_http_server
+
+pytestmark = pytest.mark.process
 
 LEGACY = "2025-11-25"
 FOREIGN_ORIGIN = "Origin: http://mcpfuzz-rebinding.example"

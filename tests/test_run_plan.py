@@ -31,6 +31,8 @@ from mcpfuzz.report.json_report import report_json
 from mcpfuzz.report.time_split import never_called, time_split
 from mcpfuzz.transport.memory import MemoryTarget, Reply
 
+pytestmark = pytest.mark.slow
+
 SLOW_MANY_TOOLS = Path(__file__).parent / "servers" / "slow_many_tools.py"
 TOOLS = [
     {"name": "echo", "description": "Echo.", "inputSchema": {

@@ -11,7 +11,11 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import SERVERS_DIR, run_cli
+
+pytestmark = pytest.mark.slow
 
 SANDBOX = [sys.executable, str(SERVERS_DIR / "sandbox_server.py"), "--root", "{workspace}"]
 SECURITY_ORACLES = {"sandbox-escape", "command-injection"}

@@ -36,7 +36,7 @@ RMCP_SERVER = BINARIES / "@temporal-cortex" / "cortex-mcp-linux-x64" / "bin" / "
 CSHARP_SERVER = Path(os.environ.get("MCPFUZZ_AZMCP") or SDK_SERVERS / "binaries-large" / "node_modules" / "@azure" /
                      "mcp-linux-x64" / "dist" / "azmcp")  # ModelContextProtocol 1.0.0, single-file bundle
 
-pytestmark = pytest.mark.sdk
+pytestmark = [pytest.mark.slow, pytest.mark.sdk]
 
 
 def _offline(binary: Path, *args: str) -> list[str]:

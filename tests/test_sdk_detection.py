@@ -14,6 +14,8 @@ import pytest
 from mcpfuzz.engine.attribution.detect import Sdk, SdkInfo, detect_sdk
 from mcpfuzz.engine.attribution.known import explain
 
+pytestmark = pytest.mark.process
+
 
 def _venv(root: Path, *dist_infos: str) -> Path:
     """A virtual environment's files: pyvenv.cfg, bin/python (never run) and the named dist-info folders."""

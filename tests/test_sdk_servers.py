@@ -52,7 +52,7 @@ def _grouped_under(finished: RunFinished, oracle: str, target: str) -> tuple[str
     return next(f.also_on for f in finished.findings if (f.oracle, f.target) == (oracle, target))
 
 
-pytestmark = pytest.mark.sdk
+pytestmark = [pytest.mark.slow, pytest.mark.sdk]
 
 
 @pytest.fixture(scope="module")
@@ -187,11 +187,11 @@ def test_typed_tools_on_mcp_1x_are_fuzzed_without_false_positives() -> None:
     assert _tool_findings(finished) == []
 
 
-def test_the_readme_lists_every_known_behaviour_with_its_link() -> None:
-    """The README's SDK table and the shipped table are one list: every row, with its upstream link."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_docs_list_every_known_behaviour_with_its_link() -> None:
+    """docs/sdk-behaviours.md's table and the shipped table are one list: every row, with its upstream link."""
+    page = (ROOT / "docs" / "sdk-behaviours.md").read_text(encoding="utf-8")
     for row in known_behaviours():
-        assert f"]({row.link})" in readme and row.behaviour in readme, row.id
+        assert f"]({row.link})" in page and row.behaviour in page, row.id
 
 
 def test_zod_coercion_on_the_typescript_sdk_is_no_finding_unless_strict_types() -> None:

@@ -11,6 +11,8 @@ import html
 import sys
 from pathlib import Path
 
+import pytest
+
 from mcpfuzz.corpus.redact import REDACTED, Redactor
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import Finding, FindingFound, Notice, RunStarted
@@ -19,6 +21,8 @@ from mcpfuzz.oracles.base import Severity
 from mcpfuzz.transport.http_target import HttpTarget
 from tests.conftest import MCP_SERVER, kill_leftovers, private_copy, run_cli
 from tests.http_servers import HTTP_SERVER, HTTP_SERVER_IMPORTS
+
+pytestmark = pytest.mark.process
 
 SECRET = "s3cr3t-value-4242"
 PASSWORD = "pw-9f8e7d6c"

@@ -21,6 +21,8 @@ from mcpfuzz.transport.http_target import HttpTarget
 from mcpfuzz.transport.stdio_target import StdioTarget
 from tests.conftest import SERVERS_DIR, run_cli
 
+pytestmark = pytest.mark.slow
+
 SANDBOX = [sys.executable, str(SERVERS_DIR / "sandbox_server.py"), "--root", "{workspace}"]
 SHELL = [sys.executable, str(SERVERS_DIR / "shell_server.py"), "--root", "{workspace}"]
 BUGS = {"sandbox-escape": (SANDBOX, "startswith"), "command-injection": (SHELL, "shell")}

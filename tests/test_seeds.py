@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import anyio
+import pytest
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
 from mcpfuzz.strategies.arguments.coverage import coverage_calls
 from mcpfuzz.strategies.arguments.dictionary import Dictionary
@@ -18,6 +19,8 @@ from mcpfuzz.strategies.arguments.seeds import description_values, seed_calls, s
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.runner import run
 from mcpfuzz.oracles.base import all_oracles
+
+pytestmark = pytest.mark.slow
 
 SEEDED_SERVER = Path(__file__).parent / "servers" / "seeded_server.py"
 SCHEMA = {"type": "object", "required": ["sku"], "additionalProperties": False, "properties": {

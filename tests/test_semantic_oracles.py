@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import anyio
+import pytest
 
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import RunFinished
@@ -19,6 +20,8 @@ from mcpfuzz.jsonrpc.expectation import Expectation, StateCheck
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.oracles.base import all_oracles
 from tests.conftest import run_cli
+
+pytestmark = pytest.mark.slow
 
 SERVER = Path(__file__).parent / "servers" / "annotated_server.py"
 BUGS = ("--bug", "readonly-counter", "--bug", "idempotent-append", "--bug", "delete-noop")

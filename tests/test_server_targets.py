@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from mcpfuzz.corpus.redact import REDACTED, Redactor
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.jsonrpc.transport_kind import TransportKind
@@ -14,6 +16,8 @@ from mcpfuzz.transport.http_target import HttpTarget
 from mcpfuzz.transport.memory import MemoryTarget
 from mcpfuzz.transport.stdio_target import StdioTarget
 from mcpfuzz.transport.target import ServerKind
+
+pytestmark = pytest.mark.unit
 
 COMMAND = StdioTarget(("python", "server.py", "--name", "two words"))
 URL = HttpTarget("http://127.0.0.1:{port}/mcp", headers=(("Authorization", "Bearer s3cret-value"),),

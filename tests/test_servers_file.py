@@ -13,6 +13,8 @@ from mcpfuzz.cli.servers_file import ServersFileError, read_servers, strip_jsonc
 from tests.conftest import MCP_SERVER, run_cli
 from tests.http_servers import run_http_server
 
+pytestmark = pytest.mark.process
+
 RUN = ["run", "--timeout", "1", "--budget", "30", "--phases", "catalogue"]
 
 

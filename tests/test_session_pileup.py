@@ -23,6 +23,8 @@ from mcpfuzz.oracles.memory import KIB, MIB
 from mcpfuzz.transport.http_target import HttpTarget
 from tests.http_servers import HTTP_SERVER, SDK_SCRIPTS, SDK_SERVERS, free_port, sdk_python, start_http_server
 
+pytestmark = pytest.mark.slow
+
 LEGACY = "2025-11-25"
 BURST = 300
 Hook = Callable[[Session], Callable[[], Awaitable[None]]]

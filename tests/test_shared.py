@@ -31,7 +31,8 @@ from tests.conftest import CLI, SERVERS_DIR, cli_env, run_cli
 from tests.redis_server import REDIS, RedisServer
 
 pytest.importorskip("redis", reason="the --shared tests need the redis package (pip install -e '.[test]')")
-pytestmark = pytest.mark.skipif(REDIS is None, reason="redis-server is not installed (.ci/run installs it)")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(REDIS is None, reason="redis-server is not installed (.ci/run installs it)")]
 
 PASSWORD = "pw-Shared-4711x"
 TOOLS = SERVERS_DIR / "tool_server.py"

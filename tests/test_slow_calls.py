@@ -5,9 +5,13 @@ from __future__ import annotations
 import sys
 import time
 
+import pytest
+
 from mcpfuzz.engine.events import CaseDone, Event, Notice
 from mcpfuzz.oracles.base import Severity
 from tests.engine_runs import SERVERS, run_engine
+
+pytestmark = pytest.mark.slow
 
 SLOW_SERVER = SERVERS / "slow_server.py"
 BLOCKING_SERVER = SERVERS / "slow_tool_server.py"  # its one thread sleeps in the tool: no ping answered meanwhile
@@ -66,7 +70,7 @@ def test_a_slow_call_is_waited_for_only_until_its_phase_ends() -> None:
     started = time.monotonic()
     finished = run_engine([sys.executable, str(SLOW_SERVER), "--drop"], timeout=1, call_timeout=60, budget=20,
                           phases=PHASES)
-    assert time.monotonic() - started < 20 + 15
+    assert time.monotonic() - started < 60 - 5  # not the --call-timeout 60 wait
     assert _findings(finished) == []
 
 
@@ -100,7 +104,7 @@ def test_a_blocking_tool_cut_short_by_its_phase_is_not_called_stuck() -> None:
     started = time.monotonic()
     finished = run_engine([sys.executable, str(BLOCKING_SERVER), "--delay", "600"], timeout=1, call_timeout=60,
                           budget=20, phases=PHASES, events=events)
-    assert time.monotonic() - started < 20 + 15
+    assert time.monotonic() - started < 60 - 5  # not the --call-timeout 60 wait
     assert [f for f in _findings(finished) if f[0] == "no-hang"] == []
     notes = [e.message for e in events if isinstance(e, Notice) and "not judged" in e.message]
     assert notes and notes[0].startswith("tool/wait was still unanswered")

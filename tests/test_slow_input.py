@@ -8,12 +8,15 @@ import sys
 from pathlib import Path
 
 import anyio
+import pytest
 
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import RunFinished
-from mcpfuzz.engine.phases.slow_calls import SLOW_FLOOR, SlowWatch, latency_score
+from mcpfuzz.engine.phases.slow_calls import SLOW_FLOOR, SlowWatch, latency_score, slow_beside
 from mcpfuzz.engine.runner import run
 from mcpfuzz.oracles.base import all_oracles
+
+pytestmark = pytest.mark.slow
 
 SLOW_SERVER = Path(__file__).parent / "servers" / "slow_input_server.py"
 
@@ -36,6 +39,17 @@ def test_only_answers_past_the_floor_steer_the_search() -> None:
     """Fast answers report no latency target (a fast server's draws stay as they were)."""
     assert latency_score(0.1) is None and latency_score(float("inf")) is None
     assert latency_score(1.54) == 1.5
+
+
+def test_a_repeat_is_slow_only_when_far_slower_than_the_simplest_call_timed_on_each_side() -> None:
+    """A machine slow all along slows the neighbours too; a stall of it makes one call slow, not its neighbours."""
+    assert slow_beside(1.5, 1.0, 0.01, 0.02)
+    assert not slow_beside(0.9, 1.0, 0.01, 0.01)  # under the target's limit
+    assert not slow_beside(1.5, 1.0, 0.01, 0.6)  # a neighbour past half the limit: the machine was slow then
+    assert not slow_beside(1.5, 1.0, 0.4, 0.01)  # under five times the slower neighbour
+    assert slow_beside(2.5, 1.0, 0.4, 0.01)
+    assert not slow_beside(None, 1.0, 0.01, 0.01) and not slow_beside(1.5, 1.0, None, 0.01)
+    assert not slow_beside(1.5, 1.0, 0.01, None)
 
 
 def slow_run(tmp_path: Path, *extra: str) -> RunFinished:

@@ -42,6 +42,8 @@ from tests.conftest import (
     private_copy,
 )
 
+pytestmark = pytest.mark.slow
+
 SLOW_SERVER = SERVERS_DIR / "slow_many_tools.py"
 # Sleeps this long before reading stdin: a start measured at least this long, so restarts get a standby.
 DELAY = "1"

@@ -8,11 +8,14 @@ import time
 from pathlib import Path
 
 import anyio
+import pytest
 
 from mcpfuzz.engine.session.collector import Collector, Pending
 from mcpfuzz.engine.session.startup import StartupTimes
 from mcpfuzz.jsonrpc.incoming import classify
 from tests.conftest import SERVERS_DIR, kill_leftovers, leftover_processes, private_copy, run_cli
+
+pytestmark = pytest.mark.process
 
 SLOW_SERVER = SERVERS_DIR / "slow_many_tools.py"
 

@@ -29,6 +29,8 @@ from tests.engine_runs import run_engine
 from tests.http_servers import start_http_server, start_sdk_server
 from tests.test_sdk_servers import _mcp1_python
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 SURFACE_SERVER = ROOT / "tests" / "servers" / "surface_server.py"
 SDK_SERVERS = ROOT / "tests" / "sdk_servers"

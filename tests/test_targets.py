@@ -36,6 +36,8 @@ from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.oracles.base import all_oracles
 from tests.conftest import MCP_SERVER, run_cli
 
+pytestmark = pytest.mark.process
+
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 0, "maximum": 5}}, "required": ["n"]}
 
 

@@ -18,6 +18,8 @@ from mcpfuzz.jsonrpc.versions import LATEST_MODERN, Era
 from tests.test_tasks import LEGACY, found, tasks_run
 from tests.test_tasks_http import tasks_over_http
 
+pytestmark = pytest.mark.process
+
 
 def updates(exchanges: list[Exchange]) -> list[dict]:
     """The params of every tasks/update the phase sent."""

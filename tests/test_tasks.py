@@ -22,6 +22,8 @@ from mcpfuzz.oracles.base import all_oracles
 from tests.client_runs import SDK_SERVERS, node_ready
 from tests.engine_runs import MCP_SERVER, SERVERS
 
+pytestmark = pytest.mark.slow
+
 TASKS_SERVER = SERVERS / "tasks_server.py"
 LEGACY = "2025-11-25"
 

@@ -17,6 +17,8 @@ from tests.engine_runs import run_engine
 from tests.http_servers import HTTP_SERVER, free_port
 from tests.test_tasks import LEGACY, found
 
+pytestmark = pytest.mark.slow
+
 
 def tasks_over_http(*server_bugs: str, version: str | None = None) -> tuple[RunFinished, list[Exchange]]:
     """A short run (probe, coverage, then the tasks phase) against the tasks server over HTTP, launched by mcpfuzz."""

@@ -7,6 +7,8 @@ import pytest
 
 from tests.engine_runs import TOOL_SERVER, fixture_command, run_engine
 
+pytestmark = pytest.mark.slow
+
 # bug -> (phases that must find it, the only oracles that may fire, a text of the reproducing call)
 EXPECTED: dict[str, tuple[tuple[str, ...], set[str], str]] = {
     "crash-at-maximum": (("coverage",), {"no-crash"}, '"limit":10'),

@@ -13,6 +13,7 @@ import sys
 
 import anyio
 import psutil
+import pytest
 
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import CaseDone, Event, Notice
@@ -21,6 +22,8 @@ from mcpfuzz.engine.session.wedge import ANSWER_FACTOR, TIMEOUT_FACTOR, AnswerTi
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.oracles.base import all_oracles
 from tests.conftest import REPO_ROOT
+
+pytestmark = pytest.mark.slow
 
 SERVER = REPO_ROOT / "tests" / "servers" / "negative_refs_server.py"
 TEMPLATE_TARGET = "template/mem://by-title/{title}"

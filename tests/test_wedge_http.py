@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 from mcpfuzz.engine.events import CaseDone, Event, RunFinished
 from mcpfuzz.transport.base import TransportKind
 from mcpfuzz.transport.http_target import HttpTarget
 from tests.engine_runs import run_engine
 from tests.http_servers import HTTP_SERVER, SDK_SERVERS, free_port, sdk_python
+
+pytestmark = pytest.mark.slow
 
 TEMPLATE_TARGET = "template/mem://by-title/{title}"
 CALL_TIMEOUT = 600.0  # far past the run's budget: a wedge judged at all was judged by the fair wait

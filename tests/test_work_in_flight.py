@@ -33,6 +33,8 @@ from tests.conftest import run_cli
 from tests.engine_runs import SERVERS, run_engine
 from tests.http_servers import start_sdk_server
 
+pytestmark = pytest.mark.slow
+
 FLIGHT_SERVER = SERVERS / "flight_server.py"
 SDK_SERVERS = SERVERS.parent / "sdk_servers"
 ROOT = SERVERS.parent.parent

@@ -133,7 +133,8 @@ SERVER_OPTIONS = [
     click.option("--no-replay", is_flag=True, default=False,
               help="Do not replay the corpus before fuzzing (by default saved failures run first)."),
     click.option("--log-frames", type=click.Path(dir_okay=False, writable=True), default=None, metavar="PATH",
-              help="Write every frame sent, one per line, to PATH (same seed and options: same bytes)."),
+              help="Write every frame sent, one per line, to PATH (with --max-examples, the same seed and options "
+                   "write the same bytes)."),
     click.option("--max-examples", type=click.IntRange(min=1), default=None, metavar="N",
               help="Cap each Hypothesis search at N examples (for runs that must be identical; default: time)."),
     click.option("--grace", type=Seconds(min=0), default=0.25, show_default=True, metavar="DURATION",

@@ -60,7 +60,7 @@ def judge_answers(exchange: Exchange, failure: type[Failure], silence: Any) -> l
     if expect.past_limit is not None and expect.id_recoverable:
         silence = None  # silence past a reader limit is no-hang's (one low finding, whatever the judge)
     elif silence is None and expect.id_recoverable and not expect.well_formed:
-        # A MUST broken on malformed input only: medium (the severity model in the README).
+        # A MUST broken on malformed input only: medium (the severity model in docs/severity.md).
         silence = (Severity.MEDIUM, f"no reply although the request id {show_id(expect.id)} was readable: a "
                    "client waits for it forever")
     http = exchange.http

@@ -66,7 +66,7 @@ class Scope(Flag):
 @dataclass(frozen=True)
 class Oracle:
     """A registered oracle, declared once: every consumer (the checks run, SARIF rules, `mcpfuzz oracles`,
-    the README's table) reads this.
+    docs/oracles.md's table) reads this.
 
     `severity` is the worst it reports (SARIF's default level); `check` judges one exchange, and is
     None for an oracle that judges only the run (the engine calls its series function itself).

@@ -19,8 +19,23 @@ from mcpfuzz.engine.coverage.book import CoverageBook
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.judge import FindingKey
 from mcpfuzz.engine.phases.hypothesis_bridge import check_deadline
-from mcpfuzz.engine.phases.search import Judge, PhaseStopped, SearchOptions, Verdict, search, to_raise
-from mcpfuzz.engine.phases.slow_calls import SLOW_CONFIRMATIONS, SlowWatch, answer_seconds, latency_score
+from mcpfuzz.engine.phases.search import (
+    Judge,
+    PhaseStopped,
+    SearchOptions,
+    Verdict,
+    search,
+    slice_end,
+    steers_by_time,
+    to_raise,
+)
+from mcpfuzz.engine.phases.slow_calls import (
+    SLOW_CONFIRMATIONS,
+    SlowWatch,
+    answer_seconds,
+    latency_score,
+    slow_beside,
+)
 from mcpfuzz.engine.phases.state_checks import read_only, state_check
 from mcpfuzz.engine.phases.targets import CallTarget, PreparedTarget, Safety
 from mcpfuzz.engine.phases.wedging_calls import WedgingCalls
@@ -52,6 +67,8 @@ from mcpfuzz.transport.errors import ServerStartError
 
 # Call ids live far above the catalogue's (100+) and the harness's (10000+).
 CALL_FIRST_ID = 2**32
+# Calls sent aside to time a slow answer again (`Session.aside`): ids of their own, so the run's calls keep theirs.
+ASIDE_CALL_FIRST_ID = 2**35
 MAX_SEQUENCE = 6
 # Calls per Hypothesis example in the fuzz phase, at most. Hypothesis spends about 1 ms on each example
 # besides the draw (its engine, mutator and data tree); a list of calls pays it once for several, and
@@ -119,6 +136,7 @@ class CallPhases:
         self.strict_types = strict_types
         self.canaries = canaries  # --security: where path payloads aim and shell payloads leave their files
         self.builder = FrameBuilder(session.era or Era.LEGACY, session.version, next_id=CALL_FIRST_ID)
+        self._aside_builder = FrameBuilder(session.era or Era.LEGACY, session.version, next_id=ASIDE_CALL_FIRST_ID)
         self.calls = 0
         self._consumers: list[CallTarget] | None = None  # the targets that take ids, found before the sequences
         self._covering: dict[str, list[ArgumentCall]] = {}  # target label -> its coverage calls, made on first use
@@ -129,13 +147,14 @@ class CallPhases:
         self._called: set[str] = set()  # the labels of the targets called so far
         self._unanswered: set[str] = set()  # ... and of those among them a call of which got no answer
 
-    async def call(self, phase: PhaseName, target: CallTarget, call: ArgumentCall, *,
-                   history: tuple[bytes, ...] = (), state: StateCheck | None = None) -> tuple[Exchange, list[Verdict]]:
-        """One call of a target on a ready server, judged; a small call far slower than the target's usual is
-        repeated once, then the target's simplest call is made, and slow-input judges it only when it was as slow
-        again while the simplest call was quick (a loaded machine or a busy server is not a finding). `state`: the
-        call is sent between observations of the server's state, for the semantic oracles."""
-        exchange = await self._run_call(target, call, history, state)
+    async def call(self, phase: PhaseName, target: CallTarget, call: ArgumentCall, *, history: tuple[bytes, ...] = (),
+                   state: StateCheck | None = None, aside: bool = False) -> tuple[Exchange, list[Verdict]]:
+        """One call of a target on a ready server, judged; a small call far slower than the target's usual is sent
+        again between calls of the target's simplest arguments (`_slow_again`, all aside), and slow-input judges it
+        only when it was far slower than its neighbours each time (a loaded machine or a busy server is not a
+        finding). `state`: the call is sent between observations of the server's
+        state, for the semantic oracles; `aside`: the call itself times an answer again (`Session.aside`)."""
+        exchange = await self._run_call(target, call, history, state, aside=aside)
         self._called.add(target.label)
         if exchange.wedged:
             self.wedging.note(target.label, call.arguments)
@@ -151,7 +170,7 @@ class CallPhases:
         else:
             self.slow.note(target.label, seconds)
             self._slowest = max(self._slowest, seconds)
-            if latency_score(seconds) is not None:
+            if latency_score(seconds) is not None and steers_by_time(self.options):
                 self._growing_pools.setdefault(target.label, GrowingPool()).add(call, seconds)
         if phase is PhaseName.COVERAGE:
             self.dictionary.add_result(exchange)
@@ -159,38 +178,47 @@ class CallPhases:
 
     async def _slow_again(self, phase: PhaseName, target: CallTarget, call: ArgumentCall, limit: float,
                           history: tuple[bytes, ...], judged: list[Verdict]) -> bool:
-        """Whether the call is slow each time it is repeated while the target's simplest call, made after each
-        repeat, is quick (SLOW_CONFIRMATIONS rounds): a stall of a loaded machine spans one round, not all."""
+        """Whether the call stays slow when it is sent again SLOW_CONFIRMATIONS times, each repeat between two
+        calls of the target's simplest arguments timed right beside it: slow past `limit` and BESIDE_FACTOR times
+        the slower of its two neighbours each time. A loaded machine slows a repeat and its neighbours alike, and
+        a stall of it spans one call, not a repeat each time with quick calls around it."""
+        before = await self._control_seconds(phase, target, history, judged)
         for _ in range(SLOW_CONFIRMATIONS):
-            again = await self._run_call(target, call, history)
-            judged += self.judge(phase, again)
-            if not self.slow.is_slow(target.label, answer_seconds(again)) \
-                    or not await self._quick_control(phase, target, limit, history, judged):
+            if before is None:
                 return False
+            again = await self._run_call(target, call, history, aside=True)
+            judged += self.judge(phase, again)
+            after = await self._control_seconds(phase, target, history, judged)
+            if not slow_beside(answer_seconds(again), limit, before, after):
+                return False
+            before = after
         return True
 
-    async def _quick_control(self, phase: PhaseName, target: CallTarget, limit: float, history: tuple[bytes, ...],
-                             judged: list[Verdict]) -> bool:
-        """Whether the target's simplest valid call, made now, is answered well within `limit` (its verdicts added
-        to `judged`): the slowness is the input's, not the machine's or the server's at this moment."""
+    async def _control_seconds(self, phase: PhaseName, target: CallTarget, history: tuple[bytes, ...],
+                               judged: list[Verdict]) -> float | None:
+        """How long the target's simplest valid call, made now, took to be answered (its verdicts added to
+        `judged`); None when it has none or got no answer."""
         try:
             simplest = target.plain[0]
         except (SchemaProblem, IndexError):
-            return False
+            return None
         control = await self._run_call(target, ArgumentCall(POSITIVE, simplest, "the simplest valid arguments"),
-                                       history)
+                                       history, aside=True)
         judged += self.judge(phase, control)
-        seconds = answer_seconds(control)
-        return seconds is not None and seconds < limit / 2
+        return answer_seconds(control)
 
     async def _run_call(self, target: CallTarget, call: ArgumentCall, history: tuple[bytes, ...],
-                        state: StateCheck | None = None) -> Exchange:
-        case = target.case(self.builder, call, history=history)
+                        state: StateCheck | None = None, *, aside: bool = False) -> Exchange:
+        """One call on a ready server; `aside`: a timing re-check, sent as `Session.aside` says."""
+        case = target.case(self._aside_builder if aside else self.builder, call, history=history)
         timeout = self.timeouts.get(target.label)
         if self.traced is not None:
             self.traced.settle()
         try:
-            if state is None:
+            if aside:
+                with self.session.aside():
+                    exchange = await self.session.run_case(case, timeout=timeout)
+            elif state is None:
                 exchange = await self.session.run_case(case, timeout=timeout)
             else:
                 case = replace(case, expect=replace(case.expect, state=state))
@@ -390,7 +418,7 @@ class CallPhases:
             now = time.monotonic()
             if now >= deadline:
                 return
-            await self.fuzz_target(target, now + (deadline - now) / (len(targets) - index))
+            await self.fuzz_target(target, slice_end(self.options, deadline, len(targets) - index))
 
     def _strategy(self, target: CallTarget) -> st.SearchStrategy[ArgumentCall]:
         if target.type.fuzz_calls is not None:
@@ -414,7 +442,7 @@ class CallPhases:
             self._slowest = 0.0
             self._reached = 0
             failure = anyio.from_thread.run(self._call_batch, target, calls, pursued, deadline)
-            score = latency_score(self._slowest)
+            score = latency_score(self._slowest) if steers_by_time(self.options) else None
             if score is not None:  # steer the search toward slow answers (an algorithmic blow-up)
                 hypothesis_target(score, label="latency")
             if self._reached:  # --coverage: toward examples that reached code no call had reached
@@ -477,7 +505,7 @@ class CallPhases:
                 seconds = answer_seconds(exchange)
                 if self.slow.suspect(target.label, exchange):
                     # A window's answers queue behind each other: a slow one is timed again alone.
-                    judged += (await self.call(PhaseName.FUZZ, target, call))[1]
+                    judged += (await self.call(PhaseName.FUZZ, target, call, aside=True))[1]
                 elif seconds is not None:
                     self.slow.note(target.label, seconds)
                     self._slowest = max(self._slowest, seconds)

@@ -20,7 +20,16 @@ from hypothesis.errors import HypothesisException
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.judge import FindingKey
 from mcpfuzz.engine.phases.hypothesis_bridge import OutOfTime
-from mcpfuzz.engine.phases.search import Judge, PhaseStopped, SearchOptions, Verdict, database_key, search, to_raise
+from mcpfuzz.engine.phases.search import (
+    Judge,
+    PhaseStopped,
+    SearchOptions,
+    Verdict,
+    database_key,
+    search,
+    slice_end,
+    to_raise,
+)
 from mcpfuzz.engine.phases.targets import CallTarget
 from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.engine.session.windows import Unsettled, run_in_order
@@ -151,7 +160,7 @@ class FrameFuzz:
             now = time.monotonic()
             if now >= deadline:
                 return
-            await self.fuzz_family(family, now + (deadline - now) / (len(FAMILIES) - index))
+            await self.fuzz_family(family, slice_end(self.options, deadline, len(FAMILIES) - index))
 
     async def fuzz_family(self, family: str, deadline: float, *, epoch: int = 0) -> None:
         """One family's search until the deadline (`epoch`: a soak's slice number, so slices differ)."""

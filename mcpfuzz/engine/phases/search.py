@@ -58,6 +58,22 @@ class SearchOptions:
     on_internal_error: NoteInternal | None = None
 
 
+def slice_end(options: SearchOptions, deadline: float, searches_left: int) -> float:
+    """When the next of `searches_left` searches sharing the time until `deadline` must end: an equal share of the
+    time left, or with --max-examples the deadline itself (a search then ends at its count: a share of time would
+    make a slower machine draw fewer examples, and the same seed would send other frames)."""
+    if options.max_examples is not None:
+        return deadline
+    now = time.monotonic()
+    return now + max(0.0, deadline - now) / max(1, searches_left)
+
+
+def steers_by_time(options: SearchOptions) -> bool:
+    """Whether a search may steer by answer times (toward slow inputs): not when its examples are counted, since
+    answer times differ from one run to the next and the same seed must draw the same inputs."""
+    return options.max_examples is None
+
+
 def derive_seed(seed: int, *parts: object) -> int:
     """A 64-bit seed for one round of one search, from the run's seed and what names the round.
 

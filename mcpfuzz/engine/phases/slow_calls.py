@@ -12,9 +12,10 @@ from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 
 SLOW_FLOOR = 1.0  # seconds: nothing faster is slow, whatever the target's median
 SLOW_FACTOR = 20.0  # times the target's median answer
-# Rounds of (the slow call again, then the target's simplest call) a slow call must pass: slow, then quick, each
-# time. A stall of a loaded machine (seen on CI: an SDK prompt slow twice in a row) spans one round, not two.
+# Times a slow call is sent again, each time between two calls of its target's simplest arguments, and must be far
+# slower than both: a stall of a loaded machine spans one call, and a machine slow all along slows the neighbours.
 SLOW_CONFIRMATIONS = 2
+BESIDE_FACTOR = 5.0  # times the slower of a repeat's two neighbours that the repeat must take
 MIN_SAMPLES = 5  # answered calls of a target before its median means anything
 MAX_SAMPLES = 64  # per target: the first answers, bounded for a long soak
 # Below this, an answer's time is noise to Hypothesis: no latency target is reported, so a fast server's searches
@@ -59,6 +60,15 @@ class SlowWatch:
         """Whether an answer after `seconds` is past the target's limit."""
         limit = self.limit(label)
         return limit is not None and seconds is not None and seconds >= limit
+
+
+def slow_beside(seconds: float | None, limit: float, before: float | None, after: float | None) -> bool:
+    """Whether an answer after `seconds` is slow next to the target's simplest call timed just `before` and just
+    `after` it: past `limit`, both neighbours answered within half of it, and BESIDE_FACTOR times the slower one."""
+    if seconds is None or before is None or after is None:
+        return False
+    neighbours = max(before, after)
+    return seconds >= limit and neighbours < limit / 2 and seconds >= BESIDE_FACTOR * neighbours
 
 
 def latency_score(seconds: float) -> float | None:

@@ -17,6 +17,9 @@ The policy, in one place:
   and `TASKS_SHARE` for the tasks phase when the server declares tasks. Without call sequences (`--phases`), the
   fuzz phase leaves the same parts of its remainder to those phases.
 - Without a target to call, the protocol phases and the random frames have the whole run.
+- A run that counts its examples (`--max-examples`, `counted`) is not sliced: each phase and each search runs
+  until its count is done, and only `--budget` ends it. A share of time would make a slower machine draw fewer
+  examples, and the same seed would no longer send the same frames.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ class Budget:
     spent: dict[str, float] = field(default_factory=dict)  # phase name -> wall-clock seconds
     began: dict[str, float] = field(default_factory=dict)  # phase name -> seconds after `started` it first began
     restart_cost: float = 0.0  # seconds a new server process takes to answer, as measured
+    counted: bool = False  # --max-examples: searches end at their count, so no phase gets a share of the time
 
     @property
     def hard_end(self) -> float:
@@ -77,8 +81,15 @@ class Budget:
         return max(0.0, self.deadline - time.monotonic())
 
     def share(self, fraction: float) -> float:
-        """A deadline `fraction` of the way from now to the phases' deadline."""
-        return time.monotonic() + self.left() * fraction
+        """A deadline `fraction` of the way from now to the phases' deadline (the deadline itself when counted)."""
+        return self.part(self.deadline, fraction)
+
+    def part(self, end: float, fraction: float) -> float:
+        """A deadline `fraction` of the way from now to `end` (`end` itself when counted)."""
+        if self.counted:
+            return end
+        now = time.monotonic()
+        return now + max(0.0, end - now) * fraction
 
     def reserve_calls(self, has_targets: bool) -> None:
         """Fix the protocol phases' share now that the probe has said whether there is anything to call."""

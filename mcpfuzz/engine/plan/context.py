@@ -110,7 +110,8 @@ class RunContext:
             config = replace(config, oracles=tuple(o for o in config.oracles if o not in SECURITY_ORACLES))
         redactor = Redactor(config.secrets)
         sink: EventSink = RedactingSink(emit, redactor)
-        context = cls(config, sink, redactor, Budget(config.budget), CorpusWriter.open(config, redactor, emit),
+        budget = Budget(config.budget, counted=config.max_examples is not None)
+        context = cls(config, sink, redactor, budget, CorpusWriter.open(config, redactor, emit),
                       findings=FindingSet(redactor),
                       monitor_options=MonitorOptions(sample_every=config.sample_every, ping_timeout=config.timeout))
         context.slow = SlowNotes(config.timeout, config.call_timeout, sink)

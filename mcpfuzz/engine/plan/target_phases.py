@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 from mcpfuzz.engine.config import CALL_PHASES
@@ -190,7 +189,7 @@ class FuzzPhase(_CallPhase):
                                                         f"{budget.left() * share:.0f}s", budget.left() * share))
         end = budget.share(share)
         if not context.plain:  # the frame families speak MCP
-            await searches.frames.fuzz(time.monotonic() + (end - time.monotonic()) * FRAME_SHARE)
+            await searches.frames.fuzz(budget.part(end, FRAME_SHARE))
         await searches.calls.fuzz(end)
 
 

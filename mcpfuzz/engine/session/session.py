@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -41,6 +41,8 @@ from mcpfuzz.transport.connect import ServerTarget, open_connection, standby_hol
 from mcpfuzz.transport.errors import ConnectionClosed, ServerStartError, TransportError, WriteTimeout
 
 HARNESS_FIRST_ID = 10_000
+# Harness ids of requests sent aside (`Session.aside`): a range of their own, so the run's other ids never shift.
+ASIDE_HARNESS_FIRST_ID = 2**31
 LATE_BARRIER_WAIT = 1.0
 # Frames of the current process kept for reproductions: the handshake is all that is read back, and a
 # soak sends millions of frames to one process.
@@ -123,6 +125,8 @@ class Session:
         self._alone_until = 0.0  # monotonic: no window before then (the server refused a request for load)
         self._refusal_noted = False
         self._next_id = HARNESS_FIRST_ID
+        self._aside_next_id = ASIDE_HARNESS_FIRST_ID
+        self._aside = False  # within `aside()`: harness ids from their own range, frames kept out of --log-frames
         self._collector = Collector(lambda: self.server.alive)
         self.responder = ClientResponder(self.options.client_capabilities)
         self._server_requests = ServerRequests(self.send_frame, self.responder)
@@ -331,9 +335,23 @@ class Session:
     # -- sending -------------------------------------------------------------------------------
 
     def next_id(self) -> int:
-        """A fresh integer id for a harness request."""
+        """A fresh integer id for a harness request (from the range of requests sent aside, within `aside()`)."""
+        if self._aside:
+            self._aside_next_id += 1
+            return self._aside_next_id
         self._next_id += 1
         return self._next_id
+
+    @contextlib.contextmanager
+    def aside(self) -> Iterator[None]:
+        """Within the block, what is sent checks the timing of an answer rather than carrying the run's draws (a
+        slow call sent again): its harness ids come from a range of their own and its frames stay out of
+        --log-frames, so whether the machine was slow at one moment changes neither the frames logged nor an id."""
+        outer, self._aside = self._aside, True
+        try:
+            yield
+        finally:
+            self._aside = outer
 
     async def send_frame(self, data: bytes, http_headers: tuple[tuple[str, str | None], ...] = ()
                          ) -> HttpReply | None:
@@ -352,7 +370,7 @@ class Session:
     def _sent_frames(self, frames: tuple[bytes, ...]) -> None:
         self.frames_sent += len(frames)
         self.log.extend(frames)
-        if self._frame_log is not None:
+        if self._frame_log is not None and not self._aside:
             self._frame_log.write(b"".join(frame + b"\n" for frame in frames))
 
     def message(self, method: str, params: Any = ABSENT, id: Any = ABSENT) -> bytes:
