@@ -397,7 +397,16 @@ SOURCE = re.compile(r" \((?:/|<redacted>)[^()]*\)$")  # the notice's "(where it 
 
 
 def detected_stack(events: list[dict[str, Any]]) -> str:
-    """The stack mcpfuzz said the server is built on (its `built on ...` notice), or nothing."""
+    """The stack mcpfuzz said the server runs: its StackFound event (`Go SDK v1.8.0`, `TypeScript SDK 1.29.0
+    (bundled)`), else an older mcpfuzz's `built on ...` notice, or nothing."""
+    for found in bench.of_type(events, "StackFound"):
+        stack = found.get("stack")
+        if not isinstance(stack, dict):
+            return ""
+        bundled = " (bundled)" if str(stack.get("evidence", "")).startswith("bundled in ") else ""
+        base = stack.get("built_on")
+        on = f" on {base.get('name')} {base.get('version')}" if isinstance(base, dict) else ""
+        return f"{stack.get('name')} {stack.get('version')}{bundled}{on}"
     for notice in bench.of_type(events, "Notice"):
         message = str(notice.get("message", ""))
         if message.startswith("built on "):
