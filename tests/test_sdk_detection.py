@@ -369,6 +369,22 @@ def test_an_rmcp_crash_is_the_sdks_only_when_its_stderr_says_the_sdk_ended_the_s
     assert explain(rust, "stdio", panicked) is None
 
 
+def test_rmcps_refusal_of_a_first_request_other_than_initialize_is_its_own_in_words_or_debug_form() -> None:
+    """rmcp's ServerInitializeError ends the session; a server's main shows it with Display (1.1.1's cortex-mcp) or
+    with Debug (2.2.0's onshape-mcp: `Error: ExpectedInitializeRequest(...)`): the same behaviour in both."""
+    words = "Error: expect initialized request, but received: Some(Request(JsonRpcRequest { id: Number(10001) }))"
+    debug = ('Error: ExpectedInitializeRequest(Some(Request(JsonRpcRequest { jsonrpc: JsonRpcVersion2_0, '
+             'id: Number(10001), request: CustomRequest(CustomRequest { method: "server/discover" }) })))')
+    for version, stderr in (("1.1.1", words), ("2.2.0", debug)):
+        crash = _finding("no-crash", "crash:x", "lifecycle/discover-first", "<the server exited with status 1>",
+                         message=f"the server exited with status 1 after this frame\nstderr tail:\n{stderr}")
+        known = explain(SdkInfo(Sdk.RUST, version, "rmcp"), "stdio", crash)
+        assert known is not None and known.id == "rust-first-request-not-initialize", version
+    other = _finding("no-crash", "crash:x", "lifecycle/discover-first", "<the server exited with status 1>",
+                     message="Error: Os { code: 32, kind: BrokenPipe }")
+    assert explain(SdkInfo(Sdk.RUST, "2.2.0", "rmcp"), "stdio", other) is None
+
+
 def test_a_shaded_jar_of_unknown_version_gets_only_rows_for_every_version() -> None:
     python_row_sdk = SdkInfo(Sdk.PYTHON, "unknown", "x")
     known = explain(python_row_sdk, "stdio", _finding("parse-error", "silent-low", "parse/truncated", "<no reply>"))
