@@ -529,3 +529,12 @@ def test_a_go_sdk_http_refusal_is_its_own_only_with_its_own_words() -> None:
     assert explain(newer, "http", _finding("invalid-request", "silent-medium", "envelope/method-empty",
                                            *accepted)) is None
     assert explain(newer, "http", _finding("invalid-request", "silent-medium", "envelope/method-missing", *accepted))
+
+
+def test_a_bundled_sdk_known_by_its_major_only_gets_the_rows_that_hold_for_the_whole_major() -> None:
+    unknown_tool = _finding("invalid-params", "result", "tool/mcpfuzz-missing",
+                            '{"result":{"content":[{"type":"text","text":"MCP error -32602: Tool x not found"}]}}')
+    assert explain(SdkInfo(Sdk.TYPESCRIPT, "1.x", "bundled in main.js"), "stdio", unknown_tool) is not None
+    assert explain(SdkInfo(Sdk.TYPESCRIPT, "2.x", "bundled in main.js"), "stdio", unknown_tool) is None  # < 2.0.0
+    dropped = _finding("parse-error", "silent-low", "parse/truncated", "<no reply>")
+    assert explain(SdkInfo(Sdk.TYPESCRIPT, "2.x", "bundled in main.js"), "stdio", dropped) is not None
