@@ -88,9 +88,10 @@ class KnownBehaviour:
             return False
         if self.answer is not None and not any(self.answer.search(line) for line in finding.received):
             return False
-        # A crash finding carries the stderr tail in its message; other findings may carry it apart.
-        return self.stderr is None or bool(self.stderr.search(finding.stderr_tail) or
-                                           self.stderr.search(finding.message))
+        # A crash finding carries the stderr tail in its message; other findings may carry it apart, and a crash
+        # more of stderr than its tail (the error a long usage text scrolled out).
+        return self.stderr is None or any(self.stderr.search(text) for text in (
+            finding.stderr_tail, finding.message, getattr(finding, "stderr_context", "")))
 
 
 _MAJOR_ONLY = re.compile(r"^v?(\d+)\.x$")
@@ -154,3 +155,7 @@ class _AsJudgedBy:
     @property
     def stderr_tail(self) -> str:
         return self.finding.stderr_tail
+
+    @property
+    def stderr_context(self) -> str:
+        return getattr(self.finding, "stderr_context", "")
