@@ -189,9 +189,10 @@ SERVERS: tuple[CensusSpec, ...] = (
     PLAYWRIGHT,
     http(PLAYWRIGHT, (f"{NPM}/playwright-mcp", "--headless", "--isolated", "--output-dir", "$scratch",
                       "--host", "127.0.0.1", "--port", "{port}", "--allowed-hosts", "127.0.0.1:{port}")),
-    npm("chrome-devtools-mcp", "chrome-devtools-mcp", "1.11.0", Family.TS_SDK1, 1848520,
+    npm("chrome-devtools-mcp", "chrome-devtools-mcp", "1.11.0", Family.TS_SDK2, 1848520,
         (f"{NPM}/chrome-devtools-mcp", "--headless", "--isolated"),
-        exclude_tools=("evaluate_script", "upload_file"), bundled="bundled in its build/src/third_party"),
+        exclude_tools=("evaluate_script", "upload_file"),
+        bundled="@modelcontextprotocol/server 2.3.1 bundled in its build/src/third_party (its bundled-packages.json)"),
     NOTION,
     http(NOTION, (f"{NPM}/notion-mcp-server", "--transport", "http", "--port", "{port}", "--unsafe-disable-auth")),
     MONGODB,
@@ -397,7 +398,16 @@ SOURCE = re.compile(r" \((?:/|<redacted>)[^()]*\)$")  # the notice's "(where it 
 
 
 def detected_stack(events: list[dict[str, Any]]) -> str:
-    """The stack mcpfuzz said the server is built on (its `built on ...` notice), or nothing."""
+    """The stack mcpfuzz said the server runs: its StackFound event (`Go SDK v1.8.0`, `TypeScript SDK 1.29.0
+    (bundled)`), else an older mcpfuzz's `built on ...` notice, or nothing."""
+    for found in bench.of_type(events, "StackFound"):
+        stack = found.get("stack")
+        if not isinstance(stack, dict):
+            return ""
+        bundled = " (bundled)" if str(stack.get("evidence", "")).startswith("bundled in ") else ""
+        base = stack.get("built_on")
+        on = f" on {base.get('name')} {base.get('version')}" if isinstance(base, dict) else ""
+        return f"{stack.get('name')} {stack.get('version')}{bundled}{on}"
     for notice in bench.of_type(events, "Notice"):
         message = str(notice.get("message", ""))
         if message.startswith("built on "):

@@ -31,6 +31,8 @@ from tests.engine_runs import run_engine
 SDK_SERVERS = Path(__file__).resolve().parent / "sdk_servers"
 BINARIES = Path(os.environ.get("MCPFUZZ_SDK_BINARIES") or SDK_SERVERS / "binaries" / "node_modules")
 GO_SDK_SERVER = BINARIES / "mcp-cron-linux-amd64" / "bin" / "mcp-cron"  # modelcontextprotocol/go-sdk v1.4.1
+# modelcontextprotocol/go-sdk v1.2.0, a server that exits when Server.Run returns (mcp-cron keeps running)
+GO_SDK_EXITING_SERVER = BINARIES / "mcp-prometheus-linux-amd64" / "bin" / "mcp-prometheus-linux-amd64"
 MCP_GO_SERVER = BINARIES / "mcp-time-linux-x64" / "bin" / "mcp-time"  # mark3labs/mcp-go v0.33.0
 RMCP_SERVER = BINARIES / "@temporal-cortex" / "cortex-mcp-linux-x64" / "bin" / "cortex-mcp"  # rmcp 1.1.1
 CSHARP_SERVER = Path(os.environ.get("MCPFUZZ_AZMCP") or SDK_SERVERS / "binaries-large" / "node_modules" / "@azure" /
@@ -65,6 +67,11 @@ def go_sdk_server(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 @pytest.fixture(scope="module")
 def go_sdk_run(go_sdk_server: list[str]) -> RunFinished:
     return _run(go_sdk_server)
+
+
+@pytest.fixture(scope="module")
+def go_sdk_exiting_run() -> RunFinished:
+    return _run(_offline(GO_SDK_EXITING_SERVER, "--url", "http://127.0.0.1:9"))  # a closed port: no Prometheus
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +124,7 @@ def _stack(finished: RunFinished) -> tuple[str, str]:
 def test_every_go_sdk_row_shows_on_a_real_go_sdk_server(go_sdk_run: RunFinished) -> None:
     assert _stack(go_sdk_run) == ("Go SDK", "v1.4.1")
     shown = _shown(go_sdk_run)
-    assert set(shown) - MUTATION_ONLY == _rows(Sdk.GO) - MUTATION_ONLY
+    assert set(shown) - MUTATION_ONLY == _rows(Sdk.GO) - MUTATION_ONLY - GO_EXIT_ONLY
     assert {"parse/truncated", "envelope/number"} <= set(shown["go-stdio-ends-session-on-undecodable"])
 
 
@@ -151,6 +158,8 @@ def _lines_until_last_answered(command: list[str], frames: list[dict]) -> list[s
 
 # Rows whose frames only the fuzz phase's mutations send: checked by writing the frame to the real server.
 MUTATION_ONLY = {"mcp-go-unparsable-params-invalid-request", "go-null-id-notification"}
+# Rows a server shows only when it exits as Server.Run returns (mcp-cron logs the error and keeps running).
+GO_EXIT_ONLY = {"go-stdio-exits-on-undecodable"}
 HANDSHAKE = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
               "params": {"protocolVersion": "2025-03-26", "capabilities": {},
                          "clientInfo": {"name": "t", "version": "1"}}},
@@ -193,6 +202,28 @@ def test_mcp_gos_answer_to_params_of_the_wrong_type_is_its_own_row() -> None:
                                received=(answer,), message="", stderr_tail="")
     known = explain(found, "stdio", observed)
     assert known is not None and known.id == "mcp-go-unparsable-params-invalid-request", answer
+
+
+def test_a_go_sdk_server_exiting_on_an_undecodable_line_is_the_sdks_and_no_other_crash(
+        go_sdk_exiting_run: RunFinished) -> None:
+    """mcp-prometheus returns Server.Run's error from main: each undecodable line ends the process, the decoder's
+    words on stderr (`invalid character ...`, `invalid message version tag ...`); every such crash is the SDK's."""
+    assert _stack(go_sdk_exiting_run) == ("Go SDK", "v1.2.0")
+    crashes = [finding for finding in go_sdk_exiting_run.findings if finding.oracle == "no-crash"]
+    assert crashes
+    for finding in crashes:
+        assert finding.upstream is not None, (finding.target, finding.message[-300:])
+        assert "go-sdk/issues/1209" in finding.upstream.link
+    assert "parse/truncated" in set(_shown(go_sdk_exiting_run)["go-stdio-exits-on-undecodable"])
+    found = detect_sdk(_offline(GO_SDK_EXITING_SERVER))
+    assert found is not None
+    # The same exit after a tool call, or a panic on a parse frame, is the server's own.
+    for target, stderr in (("tool/x", "Error: invalid character 'x' looking for beginning of value"),
+                           ("parse/truncated", "panic: runtime error: index out of range [3] with length 3")):
+        crash = SimpleNamespace(oracle="no-crash", key="crash:x", target=target, received=("<exited>",),
+                                message=f"the server exited with status 1 after this frame\nstderr tail:\n{stderr}",
+                                stderr_tail=stderr)
+        assert explain(found, "stdio", crash) is None, target
 
 
 def test_every_rmcp_row_shows_on_a_real_rmcp_server(rmcp_run: RunFinished) -> None:

@@ -371,6 +371,22 @@ def test_an_rmcp_crash_is_the_sdks_only_when_its_stderr_says_the_sdk_ended_the_s
     assert explain(rust, "stdio", panicked) is None
 
 
+def test_rmcps_refusal_of_a_first_request_other_than_initialize_is_its_own_in_words_or_debug_form() -> None:
+    """rmcp's ServerInitializeError ends the session; a server's main shows it with Display (1.1.1's cortex-mcp) or
+    with Debug (2.2.0's onshape-mcp: `Error: ExpectedInitializeRequest(...)`): the same behaviour in both."""
+    words = "Error: expect initialized request, but received: Some(Request(JsonRpcRequest { id: Number(10001) }))"
+    debug = ('Error: ExpectedInitializeRequest(Some(Request(JsonRpcRequest { jsonrpc: JsonRpcVersion2_0, '
+             'id: Number(10001), request: CustomRequest(CustomRequest { method: "server/discover" }) })))')
+    for version, stderr in (("1.1.1", words), ("2.2.0", debug)):
+        crash = _finding("no-crash", "crash:x", "lifecycle/discover-first", "<the server exited with status 1>",
+                         message=f"the server exited with status 1 after this frame\nstderr tail:\n{stderr}")
+        known = explain(SdkInfo(Sdk.RUST, version, "rmcp"), "stdio", crash)
+        assert known is not None and known.id == "rust-first-request-not-initialize", version
+    other = _finding("no-crash", "crash:x", "lifecycle/discover-first", "<the server exited with status 1>",
+                     message="Error: Os { code: 32, kind: BrokenPipe }")
+    assert explain(SdkInfo(Sdk.RUST, "2.2.0", "rmcp"), "stdio", other) is None
+
+
 def test_a_shaded_jar_of_unknown_version_gets_only_rows_for_every_version() -> None:
     python_row_sdk = SdkInfo(Sdk.PYTHON, "unknown", "x")
     known = explain(python_row_sdk, "stdio", _finding("parse-error", "silent-low", "parse/truncated", "<no reply>"))
@@ -515,3 +531,12 @@ def test_a_go_sdk_http_refusal_is_its_own_only_with_its_own_words() -> None:
     assert explain(newer, "http", _finding("invalid-request", "silent-medium", "envelope/method-empty",
                                            *accepted)) is None
     assert explain(newer, "http", _finding("invalid-request", "silent-medium", "envelope/method-missing", *accepted))
+
+
+def test_a_bundled_sdk_known_by_its_major_only_gets_the_rows_that_hold_for_the_whole_major() -> None:
+    unknown_tool = _finding("invalid-params", "result", "tool/mcpfuzz-missing",
+                            '{"result":{"content":[{"type":"text","text":"MCP error -32602: Tool x not found"}]}}')
+    assert explain(SdkInfo(Sdk.TYPESCRIPT, "1.x", "bundled in main.js"), "stdio", unknown_tool) is not None
+    assert explain(SdkInfo(Sdk.TYPESCRIPT, "2.x", "bundled in main.js"), "stdio", unknown_tool) is None  # < 2.0.0
+    dropped = _finding("parse-error", "silent-low", "parse/truncated", "<no reply>")
+    assert explain(SdkInfo(Sdk.TYPESCRIPT, "2.x", "bundled in main.js"), "stdio", dropped) is not None

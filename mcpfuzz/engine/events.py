@@ -132,6 +132,8 @@ class Finding:
     also_on: tuple[str, ...] = field(default=(), compare=False)
     baselined: bool = field(default=False, compare=False)  # accepted in --baseline: reported, not failing
     upstream: Upstream | None = field(default=None, compare=False)  # a known behaviour of the server's SDK
+    # More of a crash's stderr than stderr_tail (ProcessEnd.stderr_context): read to tell whose words ended it.
+    stderr_context: str = field(default="", compare=False, repr=False)
     rule: str | None = None  # a lint finding's rule id (`SCHEMA-004`)
     # Where the cause showed, in the order seen (bounded), and how many distinct places that was in all.
     occurrences: tuple[Occurrence, ...] = field(default=(), compare=False)

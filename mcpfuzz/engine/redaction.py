@@ -85,7 +85,8 @@ def redacted_exchange(exchange: Exchange, redactor: Redactor) -> Exchange:
     arrivals = [_redacted_arrival(arrival, redactor) for arrival in exchange.arrivals]
     crash = exchange.crash
     if crash is not None:
-        crash = replace(crash, stderr_tail=redactor.text(crash.stderr_tail))
+        crash = replace(crash, stderr_tail=redactor.text(crash.stderr_tail),
+                        stderr_context=redactor.text(crash.stderr_context))
     http = exchange.http
     if http is not None and http.body:  # a refusal's text is quoted in received lines too
         body = redactor.text(http.body.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")

@@ -33,6 +33,9 @@ class ProcessEnd:
 
     returncode: int | None
     stderr_tail: str
+    # More of stderr's end than the tail shown: what ended the process may sit above a long usage text the
+    # program printed after it (cobra's `Error: ...` then 40 lines of flags); read to tell whose words those are.
+    stderr_context: str = ""
 
     def describe(self) -> str:
         """Exit status in words (negative codes are signals)."""

@@ -24,6 +24,7 @@ DRAIN_AFTER_EXIT = 0.5
 # What a standby may write to stdout before anyone asks it anything (kept for its first case); past this it is
 # a server that talks on its own, and a standby cannot stand in for a fresh start of it.
 HELD_LIMIT = 1024 * 1024
+CONTEXT_LINES = 80  # stderr lines kept with a process's end to tell whose words ended it (20 are shown)
 
 
 async def spawn(argv: Sequence[str], *, env: dict[str, str] | None, cwd: str | None) -> anyio.abc.Process:
@@ -119,7 +120,7 @@ class ServerProcess:
     def record_end(self, returncode: int | None) -> None:
         """The process ended with `returncode` (recorded once)."""
         if not self.exited.is_set():
-            self.end = ProcessEnd(returncode, self.stderr.text())
+            self.end = ProcessEnd(returncode, self.stderr.text(), self.stderr.text(CONTEXT_LINES))
             self.exited.set()
 
     async def kill(self) -> None:

@@ -36,6 +36,8 @@ BUGS: dict[str, str] = {
     "crash-deep": "exits with a traceback on any frame nested more than 100 levels deep",
     "crash-pre-init": "legacy: exits on a request other than initialize/ping/discover before initialize",
     "crash-discover": "legacy-only; exits when server/discover is the first message",
+    "crash-parse-usage": "exits 1 on unparseable input, its error then a 40-line usage text on stderr (a CLI "
+                         "framework's way when the serve function returns an error)",
     "notify-reply": "unknown notifications get a -32601 reply with id null",
     "double-reply": "unknown methods get their -32601 reply twice",
     "stdout-noise": "writes a plain log line to stdout before answering tools/list",
@@ -238,6 +240,12 @@ class Server:
         except RecursionError:
             return self.parse_error("parse error: nesting too deep")
         except ValueError:  # JSONDecodeError, NaN, and integers beyond the digit limit
+            if "crash-parse-usage" in self.bugs:  # in the words of Go's encoding/json, as the Go SDK returns them
+                usage = "".join(f"      --flag-{n} string   what flag {n} sets\n" for n in range(40))
+                sys.stderr.write("Error: invalid character 'x' looking for beginning of value\nUsage:\n"
+                                 f"  mcp_server [flags]\n\nFlags:\n{usage}")
+                sys.stderr.flush()
+                sys.exit(1)
             return self.parse_error("parse error: invalid JSON")
         if isinstance(value, list):
             if "crash-batch" in self.bugs:

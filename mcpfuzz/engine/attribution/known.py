@@ -69,6 +69,11 @@ class KnownBehaviour:
         version = version_key(sdk.version)
         if not version:  # version unknown (a shaded jar): only a row for every version applies
             return self.since is None and self.before is None
+        major = _MAJOR_ONLY.match(sdk.version)
+        if major is not None:  # `2.x` (a minified bundle): a row applies only when it holds for the whole major
+            lowest, next_major = (int(major.group(1)), 0, 0), (int(major.group(1)) + 1, 0, 0)
+            return (self.since is None or version_key(self.since) <= lowest) and \
+                (self.before is None or version_key(self.before) >= next_major)
         if self.since is not None and version < version_key(self.since):
             return False
         return self.before is None or version < version_key(self.before)
@@ -83,9 +88,13 @@ class KnownBehaviour:
             return False
         if self.answer is not None and not any(self.answer.search(line) for line in finding.received):
             return False
-        # A crash finding carries the stderr tail in its message; other findings may carry it apart.
-        return self.stderr is None or bool(self.stderr.search(finding.stderr_tail) or
-                                           self.stderr.search(finding.message))
+        # A crash finding carries the stderr tail in its message; other findings may carry it apart, and a crash
+        # more of stderr than its tail (the error a long usage text scrolled out).
+        return self.stderr is None or any(self.stderr.search(text) for text in (
+            finding.stderr_tail, finding.message, getattr(finding, "stderr_context", "")))
+
+
+_MAJOR_ONLY = re.compile(r"^v?(\d+)\.x$")
 
 
 def version_key(version: str) -> tuple[int, ...]:
@@ -146,3 +155,7 @@ class _AsJudgedBy:
     @property
     def stderr_tail(self) -> str:
         return self.finding.stderr_tail
+
+    @property
+    def stderr_context(self) -> str:
+        return getattr(self.finding, "stderr_context", "")

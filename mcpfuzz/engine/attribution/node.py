@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from mcpfuzz.engine.attribution.bundled import bundled_sdk
 from mcpfuzz.engine.attribution.sdks import Sdk, SdkInfo
 
 # Known MCP packages, frameworks first: a server on FastMCP imports the TypeScript SDK's types too, and runs both.
@@ -44,6 +45,8 @@ def node_stack(entry: Path) -> SdkInfo | None:
     entry = script
     imported = imported_packages(entry)
     found = _known_of(imported)
+    if found is None:  # a bundle: the SDK's own code inside what the entry runs
+        found = bundled_sdk(loaded_files(entry))
     if found is None:  # a bundle: its package's runtime dependencies say what it carries
         package = _package_root(entry)
         manifest = read_manifest(package / "package.json") if package is not None else None
@@ -55,14 +58,36 @@ def node_stack(entry: Path) -> SdkInfo | None:
 
 def imported_packages(entry: Path) -> dict[str, Path]:
     """Package name -> the folder of the first file that imports it, over the entry and the local files it imports."""
+    return _walk(entry)[0]
+
+
+def loaded_files(entry: Path) -> list[Path]:
+    """The files a Node entry runs: itself, the local files it imports, and the file each package path it imports
+    names (`playwright-core/lib/utilsBundle`: a bundle that package ships), in the order met."""
+    _, files, deep = _walk(entry)
+    for specifier, start in deep:
+        name = package_name(specifier)
+        package = resolve_package(name, start)
+        if package is not None:
+            found = _local_module(package, "./" + specifier[len(name) + 1:])
+            if found is not None and found not in files:
+                files.append(found)
+    return files
+
+
+def _walk(entry: Path) -> tuple[dict[str, Path], list[Path], list[tuple[str, Path]]]:
+    """Over the entry and the local files it imports (up to MAX_FILES): the packages imported (name -> the folder
+    of the first file importing it), the files read, and the package paths imported (`pkg/lib/x`, with the
+    importing file's folder)."""
     packages: dict[str, Path] = {}
-    seen: set[Path] = set()
+    deep: list[tuple[str, Path]] = []
+    seen: list[Path] = []
     pending = [entry]
     while pending and len(seen) < MAX_FILES:
         file = pending.pop(0)
         if file in seen:
             continue
-        seen.add(file)
+        seen.append(file)
         for specifier in _specifiers(file):
             if specifier.startswith((".", "/")):
                 local = _local_module(file.parent, specifier)
@@ -71,7 +96,9 @@ def imported_packages(entry: Path) -> dict[str, Path]:
             elif not specifier.startswith(("node:", "data:", "http:", "https:")):
                 name = ALIASES.get(package_name(specifier), package_name(specifier))
                 packages.setdefault(name, file.parent)
-    return packages
+                if specifier != package_name(specifier) and len(deep) < MAX_FILES:
+                    deep.append((specifier, file.parent))
+    return packages, seen, deep
 
 
 def package_name(specifier: str) -> str:
