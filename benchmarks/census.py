@@ -102,6 +102,9 @@ class CensusSpec(ServerSpec):
     family: Family = Family.TS_SDK1
     downloads: str = ""  # "N/month" (npm) or "rank N" (PyPI), from the lists the rule reads
     bundled: str = ""  # where a server bundles its SDK into its own build (no package to read a version from)
+    # Tools annotated openWorldHint (and not destructiveHint) that the census calls all the same: the sandbox has no
+    # network, so they reach nothing; and destructive ones whose server confines them to the row's scratch folder.
+    include_tools: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -113,6 +116,12 @@ NPM = "$prefix/node_modules/.bin"
 PY = "$prefix/venv/bin"
 MCP_URL = "http://127.0.0.1:{port}/mcp"
 DELETERS = ("delete", "remove", "drop")  # name parts of tools excluded on every server that has them
+
+
+def with_included(argv: list[str], tools: Sequence[str]) -> list[str]:
+    """mcpfuzz's command line with `--include-tool NAME` for each tool the rule calls despite its annotation."""
+    extra = [word for tool in tools for word in ("--include-tool", tool)]
+    return [*argv[:2], *extra, *argv[2:]]
 
 
 def npm(name: str, package: str, version: str, family: Family, downloads: int, command: tuple[str, ...],
@@ -143,7 +152,8 @@ def bin_of(package: str, binary: str) -> str:
 
 # ---------------------------------------------------------------- the census (chosen by the rule above)
 
-CONTEXT7 = npm("context7-mcp", "@upstash/context7-mcp", "4.1.1", Family.TS_SDK2, 1425541, (f"{NPM}/context7-mcp",))
+CONTEXT7 = npm("context7-mcp", "@upstash/context7-mcp", "4.1.1", Family.TS_SDK2, 1425541, (f"{NPM}/context7-mcp",),
+               include_tools=("resolve-library-id", "query-docs"))
 NOTION = npm("notion-mcp-server", "@notionhq/notion-mcp-server", "2.5.2", Family.TS_SDK1, 239565,
              (f"{NPM}/notion-mcp-server",))
 CHART = npm("mcp-server-chart", "@antv/mcp-server-chart", "0.9.10", Family.TS_SDK1, 67547,
@@ -152,6 +162,9 @@ PLAYWRIGHT = npm("playwright-mcp", "@playwright/mcp", "0.0.83", Family.TS_SDK1, 
                  (f"{NPM}/playwright-mcp", "--headless", "--isolated", "--output-dir", "$scratch"),
                  exclude_tools=("browser_install", "browser_evaluate", "browser_run_code_unsafe",
                                 "browser_file_upload"),
+                 include_tools=("browser_console_messages", "browser_find", "browser_network_requests",
+                                "browser_network_request", "browser_take_screenshot", "browser_snapshot",
+                                "browser_wait_for"),
                  bundled="bundled in playwright-core")
 PDF = npm("server-pdf", "@modelcontextprotocol/server-pdf", "2.0.4", Family.TS_SDK2, 2211,
           (f"{NPM}/mcp-pdf-server", "--stdio"))
@@ -161,7 +174,11 @@ MAP = npm("server-map", "@modelcontextprotocol/server-map", "2.0.3", Family.TS_S
           (f"{NPM}/mcp-map-server", "--stdio"))
 
 MONGODB = npm("mongodb-mcp-server", "mongodb-mcp-server", "3.0.4", Family.TS_SDK1, 162003,
-              (f"{NPM}/mongodb-mcp-server", "--readOnly", "--telemetry", "disabled"))
+              (f"{NPM}/mongodb-mcp-server", "--readOnly", "--telemetry", "disabled"),
+              include_tools=("aggregate-db", "aggregate", "collection-indexes", "collection-schema",
+                             "collection-storage-size", "connect", "count", "db-stats", "disconnect", "explain",
+                             "export", "find", "list-collections", "list-connections", "list-databases",
+                             "mongodb-logs", "search-knowledge", "list-knowledge-sources"))
 MCP1 = "mcp==1.30.0"  # the last 1.x of the Python SDK, for the servers the rule installs beside it
 
 
@@ -175,14 +192,23 @@ def make_kubeconfig(scratch: Path) -> None:
 
 
 EXCEL = pypi("excel-mcp-server", "excel-mcp-server", "2.2.2", Family.PY_SDK, 4613, (f"{PY}/excel-mcp-server", "stdio"),
-             env=(("EXCEL_FILES_PATH", "$scratch"),))
+             env=(("EXCEL_FILES_PATH", "$scratch"),),
+             # destructiveHint, but the server refuses any workbook outside EXCEL_FILES_PATH (the row's scratch)
+             include_tools=("create_workbook", "import_workbook", "import_csv", "export_csv", "write_range",
+                            "clear_range", "copy_range", "sort_range", "transform_range", "replace_cells", "goal_seek",
+                            "merge_cells", "set_table", "create_chart", "set_defined_name", "set_note"))
 MOTHERDUCK = pypi("mcp-server-motherduck", "mcp-server-motherduck", "1.1.0", Family.FASTMCP_PY, 13669,
-                  (f"{PY}/mcp-server-motherduck", "--db-path", ":memory:", "--read-write"))
+                  (f"{PY}/mcp-server-motherduck", "--db-path", ":memory:", "--read-write"),
+                  include_tools=("execute_query",))  # destructiveHint, on the run's own in-memory database
 KUBERNETES = npm("kubernetes-mcp-server", "kubernetes-mcp-server-linux-amd64", "0.0.67", Family.GO_SDK, 11458,
                  (bin_of("kubernetes-mcp-server-linux-amd64", "bin/kubernetes-mcp-server-linux-amd64"), "--read-only",
-                  "--kubeconfig", "$scratch/kubeconfig"), prepare=make_kubeconfig)
+                  "--kubeconfig", "$scratch/kubeconfig"), prepare=make_kubeconfig,
+                 include_tools=("configuration_view", "events_list", "namespaces_list", "nodes_log",
+                                "nodes_stats_summary", "nodes_top", "pods_get", "pods_list", "pods_list_in_namespace",
+                                "pods_log", "pods_top", "projects_list", "resources_get", "resources_list"))
 GRAFANA = pypi("mcp-grafana", "mcp-grafana", "2.1.1", Family.GO_SDK, 9345, (f"{PY}/mcp-grafana",),
-               env=(("GRAFANA_URL", "http://127.0.0.1:9"),))
+               env=(("GRAFANA_URL", "http://127.0.0.1:9"),),
+               include_tools=("get_doc", "install_plugin", "search_docs", "search_plugin_information"))
 
 SERVERS: tuple[CensusSpec, ...] = (
     # TypeScript SDK 1.x
@@ -202,7 +228,7 @@ SERVERS: tuple[CensusSpec, ...] = (
     npm("server-postgres", "@modelcontextprotocol/server-postgres", "0.6.2", Family.TS_SDK1, 251900,
         (f"{NPM}/mcp-server-postgres", "postgresql://127.0.0.1:1/census")),
     npm("nx-mcp", "nx-mcp", "0.25.0", Family.TS_SDK1, 198174, (f"{NPM}/nx-mcp", "$scratch", "--disableTelemetry"),
-        bundled="bundled in its single main.js"),
+        include_tools=("nx_docs",), bundled="bundled in its single main.js"),
     npm("next-devtools-mcp", "next-devtools-mcp", "0.4.0", Family.TS_SDK1, 181159, (f"{NPM}/next-devtools-mcp",)),
     npm("mcp-hello-world", "mcp-hello-world", "1.1.2", Family.TS_SDK1, 93352, (f"{NPM}/mcp-hello-world",)),
     npm("eslint-mcp", "@eslint/mcp", "0.3.13", Family.TS_SDK1, 77255, (f"{NPM}/mcp",)),
@@ -223,10 +249,17 @@ SERVERS: tuple[CensusSpec, ...] = (
         (f"{NPM}/mcp-budget-allocator-server", "--stdio")),
     # Other TypeScript frameworks
     npm("firecrawl-mcp", "firecrawl-mcp", "3.26.0", Family.FASTMCP_TS, 128690, (f"{NPM}/firecrawl-mcp",),
-        env=(("FIRECRAWL_API_URL", "http://127.0.0.1:9"),)),
+        env=(("FIRECRAWL_API_URL", "http://127.0.0.1:9"),),
+        include_tools=("firecrawl_scrape", "firecrawl_map", "firecrawl_search", "firecrawl_search_feedback",
+                       "firecrawl_feedback", "firecrawl_crawl", "firecrawl_extract", "firecrawl_agent",
+                       "firecrawl_interact", "firecrawl_monitor_create", "firecrawl_monitor_run",
+                       "firecrawl_research_search_papers", "firecrawl_research_inspect_paper",
+                       "firecrawl_research_related_papers", "firecrawl_research_read_paper",
+                       "firecrawl_research_search_github", "firecrawl_developer_search")),
     npm("mastra-docs", "@mastra/mcp-docs-server", "1.2.27", Family.MASTRA, 75559, (f"{NPM}/mcp-docs-server",)),
     # Python SDK (mcp), 1.x or 2.x as the package's own requirements resolve
-    pypi("mcp-server-fetch", "mcp-server-fetch", "2026.10.24", Family.PY_SDK, 4216, (f"{PY}/mcp-server-fetch",)),
+    pypi("mcp-server-fetch", "mcp-server-fetch", "2026.10.24", Family.PY_SDK, 4216, (f"{PY}/mcp-server-fetch",),
+         include_tools=("fetch",)),
     pypi("aws-documentation", "awslabs-aws-documentation-mcp-server", "1.2.3", Family.PY_SDK, 4204,
          (f"{PY}/awslabs.aws-documentation-mcp-server",)),
     pypi("markitdown-mcp", "markitdown-mcp", "0.0.1a8", Family.PY_SDK, 13079, (f"{PY}/markitdown-mcp",)),
@@ -234,9 +267,12 @@ SERVERS: tuple[CensusSpec, ...] = (
          (f"{PY}/mcp-server-duckdb", "--db-path", "$scratch/census.duckdb"), pins=(MCP1,)),
     pypi("duckduckgo-mcp-server", "duckduckgo-mcp-server", "0.7.0", Family.PY_SDK, 12310,
          (f"{PY}/duckduckgo-mcp-server",)),
-    pypi("jcodemunch-mcp", "jcodemunch-mcp", "1.108.399", Family.PY_SDK, 10216, (f"{PY}/jcodemunch-mcp",)),
+    pypi("jcodemunch-mcp", "jcodemunch-mcp", "1.108.399", Family.PY_SDK, 10216, (f"{PY}/jcodemunch-mcp",),
+         include_tools=("order", "route")),
     pypi("arxiv-mcp-server", "arxiv-mcp-server", "0.8.2", Family.PY_SDK, 11091,
-         (f"{PY}/arxiv-mcp-server", "--storage-path", "$scratch/papers")),
+         (f"{PY}/arxiv-mcp-server", "--storage-path", "$scratch/papers"),
+         include_tools=("search_papers", "download_paper", "get_abstract", "citation_graph", "export_citations",
+                        "check_alerts", "get_paper_latex", "list_paper_latex_sections", "get_paper_latex_section")),
     EXCEL,
     # It listens on 8017 whatever FASTMCP_PORT says (on mcp 2.x): a fixed port, alone in its sandbox's network.
     http(EXCEL, (f"{PY}/excel-mcp-server", "streamable-http"), url="http://127.0.0.1:8017/mcp"),
@@ -259,7 +295,10 @@ SERVERS: tuple[CensusSpec, ...] = (
     http(GRAFANA, (f"{PY}/mcp-grafana", "-t", "streamable-http", "--address", "127.0.0.1:{port}")),
     # Rust: rmcp (three versions) and hand-written, binaries on npm
     npm("cortex-mcp", "@temporal-cortex/cortex-mcp-linux-x64", "0.9.1", Family.RUST_RMCP, 3663,
-        (bin_of("@temporal-cortex/cortex-mcp-linux-x64", "bin/cortex-mcp"),)),
+        (bin_of("@temporal-cortex/cortex-mcp-linux-x64", "bin/cortex-mcp"),),
+        include_tools=("book_slot", "check_availability", "find_free_slots", "get_availability", "list_calendars",
+                       "list_events", "query_public_availability", "request_booking", "resolve_contact",
+                       "resolve_identity", "search_contacts")),
     npm("vaulttools-mcp", "@vaulttools/mcp-linux-x64", "0.1.7", Family.RUST_RMCP, 739,
         (bin_of("@vaulttools/mcp-linux-x64", "bin/vaulttools-mcp"), "--allowed-dir", "$scratch/files",
          "--output-dir", "$scratch/out"), prepare=bench.make_files_dir),
@@ -492,7 +531,7 @@ def run_row(spec: CensusSpec, options: Options) -> Row:
     if options.sdk_python is not None:
         probe_setting = bench.resolve(spec, prefix, bench.fresh_scratch(spec, files.folder))
         row.sdk_client = sdk_client_probe(spec, probe_setting, files.folder, options.sdk_python)
-    argv = bench.mcpfuzz_argv(base.mcpfuzz.resolve(), spec, setting, files, base)
+    argv = with_included(bench.mcpfuzz_argv(base.mcpfuzz.resolve(), spec, setting, files, base), spec.include_tools)
     leftovers = files.folder / "leftovers.txt"
     status, row.wall_s = bench.run_mcpfuzz(argv, files, base.seconds + bench.HARD_TIMEOUT_MARGIN,
                                            row_confinement(files.folder, leftovers))
