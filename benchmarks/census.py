@@ -179,6 +179,18 @@ MONGODB = npm("mongodb-mcp-server", "mongodb-mcp-server", "3.0.4", Family.TS_SDK
                              "collection-storage-size", "connect", "count", "db-stats", "disconnect", "explain",
                              "export", "find", "list-collections", "list-connections", "list-databases",
                              "mongodb-logs", "search-knowledge", "list-knowledge-sources"))
+AGENTCORE_EXCLUDED = (
+    "update_agent_runtime", "delete_agent_runtime", "update_agent_runtime_endpoint", "delete_agent_runtime_endpoint",
+    "invoke_agent_runtime", "stop_runtime_session", "memory_update", "memory_delete", "memory_delete_event",
+    "memory_delete_record", "memory_batch_update_records", "memory_batch_delete_records",
+    "identity_update_workload_identity", "identity_delete_workload_identity", "identity_update_api_key_provider",
+    "identity_delete_api_key_provider", "identity_update_oauth2_provider", "identity_delete_oauth2_provider",
+    "identity_set_token_vault_cmk", "identity_put_resource_policy", "identity_delete_resource_policy",
+    "gateway_update", "gateway_delete", "gateway_target_update", "gateway_target_delete", "gateway_resource_policy_put",
+    "gateway_resource_policy_delete", "policy_engine_update", "policy_engine_delete", "policy_update", "policy_delete",
+    "stop_browser_session", "browser_upload_file", "browser_evaluate", "browser_close",
+    "stop_code_interpreter_session", "execute_code", "execute_command", "install_packages", "upload_file",
+    "download_file")
 MCP1 = "mcp==1.30.0"  # the last 1.x of the Python SDK, for the servers the rule installs beside it
 
 
@@ -232,6 +244,13 @@ SERVERS: tuple[CensusSpec, ...] = (
     npm("next-devtools-mcp", "next-devtools-mcp", "0.4.0", Family.TS_SDK1, 181159, (f"{NPM}/next-devtools-mcp",)),
     npm("mcp-hello-world", "mcp-hello-world", "1.1.2", Family.TS_SDK1, 93352, (f"{NPM}/mcp-hello-world",)),
     npm("eslint-mcp", "@eslint/mcp", "0.3.13", Family.TS_SDK1, 77255, (f"{NPM}/mcp",)),
+    # Next in download order when the census grew to 40 servers (docs/census.md says which it passed over and why).
+    # Its tools run xcodebuild, xcrun and simctl on the host: excluded by name; the session and discovery tools stay.
+    npm("xcodebuildmcp", "xcodebuildmcp", "2.7.0", Family.TS_SDK1, 52686, (f"{NPM}/xcodebuildmcp", "mcp"),
+        exclude_tools=("boot_sim", "open_sim", "build_sim", "build_run_sim", "test_sim", "get_sim_app_path",
+                       "install_app_sim", "launch_app_sim", "stop_app_sim", "record_sim_video", "clean", "list_sims",
+                       "list_schemes", "show_build_settings", "get_app_bundle_id", "screenshot", "snapshot_ui",
+                       "get_coverage_report", "get_file_coverage")),
     CHART,
     http(CHART, (f"{NPM}/mcp-server-chart", "--transport", "streamable", "--host", "127.0.0.1", "--port", "{port}")),
     # TypeScript SDK 2.x (the MCP Apps example servers: HTTP on $PORT by default, --stdio for stdio)
@@ -273,6 +292,10 @@ SERVERS: tuple[CensusSpec, ...] = (
          (f"{PY}/arxiv-mcp-server", "--storage-path", "$scratch/papers"),
          include_tools=("search_papers", "download_paper", "get_abstract", "citation_graph", "export_citations",
                         "check_alerts", "get_paper_latex", "list_paper_latex_sections", "get_paper_latex_section")),
+    # Next in download order when the census grew to 40 servers. Its tools call AWS (no network here); those that
+    # delete, update, stop or put, and those that run code, commands or move files, are excluded by name.
+    pypi("bedrock-agentcore", "awslabs-amazon-bedrock-agentcore-mcp-server", "0.2.1", Family.PY_SDK, 13404,
+         (f"{PY}/awslabs.amazon-bedrock-agentcore-mcp-server",), exclude_tools=AGENTCORE_EXCLUDED),
     EXCEL,
     # It listens on 8017 whatever FASTMCP_PORT says (on mcp 2.x): a fixed port, alone in its sandbox's network.
     http(EXCEL, (f"{PY}/excel-mcp-server", "streamable-http"), url="http://127.0.0.1:8017/mcp"),
