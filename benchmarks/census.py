@@ -458,8 +458,11 @@ def untested_reason(report: dict[str, Any], events: list[dict[str, Any]], consol
 SOURCE = re.compile(r" \((?:/|<redacted>)[^()]*\)$")  # the notice's "(where it was read)", redacted or not
 
 
-def detected_stack(events: list[dict[str, Any]]) -> str:
-    """The stack mcpfuzz said the server is built on (its `built on ...` notice), or nothing."""
+def detected_stack(events: list[dict[str, Any]], report: dict[str, Any] | None = None) -> str:
+    """The stack mcpfuzz said the server is built on (the report's `stack`, or an older `built on ...` notice)."""
+    stack = (report or {}).get("stack")
+    if isinstance(stack, dict) and stack.get("name"):
+        return " ".join(str(stack[key]) for key in ("name", "version") if stack.get(key))
     for notice in bench.of_type(events, "Notice"):
         message = str(notice.get("message", ""))
         if message.startswith("built on "):
@@ -472,7 +475,7 @@ def fill_row(row: Row, events: list[dict[str, Any]], report: dict[str, Any], con
     """Everything a row reads from one run's events, JSON report and console."""
     probe = next(bench.of_type(events, "ProbeDone"), None)
     row.handshake = "no" if probe is None else f"{probe.get('protocol_version')} ({probe.get('era')})"
-    row.stack_detected = detected_stack(events)
+    row.stack_detected = detected_stack(events, report)
     row.untested = untested_reason(report, events, console)
     fuzzed, skipped = bench.planned_targets(events, excluded)
     targets = set(fuzzed) | set(skipped)
@@ -488,6 +491,8 @@ def fill_row(row: Row, events: list[dict[str, Any]], report: dict[str, Any], con
     row.by_oracle = dict(Counter(str(finding.get("oracle")) for finding in findings).most_common())
     row.upstream_marked = sum(1 for finding in findings if finding.get("upstream"))
     row.internal_errors = internal_errors(console, row.exit_status)
+    if not row.internal_errors:  # the report lists those the console did not already show
+        row.internal_errors = [" ".join(str(error).split())[:200] for error in report.get("internal_errors") or ()]
     row.notices = [str(event.get("message"))[:300] for event in bench.of_type(events, "Notice")
                    if event.get("level") == "warning"]
 
@@ -538,6 +543,18 @@ def sdk_client_probe(spec: CensusSpec, setting: bench.Setting, folder: Path, pyt
     return " ".join(str(answer.get("error", "?")).split())
 
 
+def read_run(row: Row, folder: Path, excluded: set[str]) -> None:
+    """Fill a row from one run folder's events, JSON report and console."""
+    try:
+        report = json.loads((folder / "report.json").read_text())
+    except (OSError, ValueError):
+        report = {}
+    console_file = folder / "console.txt"
+    console = console_file.read_text(errors="replace") if console_file.exists() else ""
+    fill_row(row, bench.read_events(folder / "events.jsonl"), report, console, excluded)
+    row.started = started(row)
+
+
 def run_row(spec: CensusSpec, options: Options) -> Row:
     """Install, probe with the SDK client, run mcpfuzz and read what it wrote, for one server."""
     base = options.base
@@ -563,13 +580,7 @@ def run_row(spec: CensusSpec, options: Options) -> Row:
     row.leftovers = read_leftovers(leftovers)
     if status is None:
         row.note = f"killed after {base.seconds + bench.HARD_TIMEOUT_MARGIN:.0f} s"
-    try:
-        report = json.loads(files.report.read_text())
-    except (OSError, ValueError):
-        report = {}
-    console = files.console.read_text(errors="replace") if files.console.exists() else ""
-    fill_row(row, bench.read_events(files.events), report, console, {f"tool/{t}" for t in spec.exclude_tools})
-    row.started = started(row)
+    read_run(row, files.folder, {f"tool/{t}" for t in spec.exclude_tools})
     return row
 
 
@@ -685,6 +696,9 @@ def parse_args(argv: Sequence[str]) -> Options:
     parser.add_argument("--retable", type=Path, nargs="+", metavar="JSON",
                         help="run nothing: the table of saved --json files (a later file's row replaces an earlier "
                              "one of the same server and transport), the by-hand stack read again from the cache")
+    parser.add_argument("--runs", type=Path, action="append", default=[], metavar="DIR",
+                        help="with --retable: read each row again from its folder in DIR (repeatable; a later DIR's "
+                             "folder wins), with this checkout's readers")
     parser.add_argument("--list", action="store_true", help="list the servers and exit")
     parser.add_argument("--install-only", action="store_true", help="install the selected servers and exit")
     args = parser.parse_args(argv)
@@ -704,7 +718,7 @@ def parse_args(argv: Sequence[str]) -> Options:
     if not args.mcpfuzz.exists():
         parser.error(f"--mcpfuzz {args.mcpfuzz}: no such file")
     if args.retable:
-        raise SystemExit(retable(args.retable, args.cache, args.markdown, args.section, args.json))
+        raise SystemExit(retable(args.retable, args.cache, args.markdown, args.section, args.json, args.runs))
     sdk_python = args.sdk_python if str(args.sdk_python) and args.sdk_python.exists() else None
     runs = args.cache / "runs" / time.strftime("%Y%m%dT%H%M%S")
     base = bench.Options(args.cache, args.seconds, args.seed, args.mcpfuzz, tuple(args.only), runs, args.json,
@@ -728,12 +742,16 @@ def merged_rows(paths: Sequence[Path]) -> tuple[dict[str, Any], list[Row]]:
     return first, sorted(listed, key=lambda row: order[(row.server, row.transport)])
 
 
-def retable(paths: Sequence[Path], cache: Path, markdown: Path | None, section: str, json_out: Path | None) -> int:
+def retable(paths: Sequence[Path], cache: Path, markdown: Path | None, section: str, json_out: Path | None,
+            runs: Sequence[Path] = ()) -> int:
     """Print (and write) the table of saved runs, with the by-hand stack read again from the current specs."""
     first, rows = merged_rows(paths)
     specs = {(spec.label, spec.transport.value): spec for spec in SERVERS}
     for row in rows:
         spec = specs.get((row.server, row.transport))
+        folders = [] if spec is None else [run / spec.key.replace("/", "-") for run in runs]
+        for folder in [folder for folder in folders if (folder / "events.jsonl").exists()][-1:]:
+            read_run(row, folder, {f"tool/{t}" for t in spec.exclude_tools} if spec else set())
         row.stack_detected = SOURCE.sub("", row.stack_detected)
         if spec is not None and bench.install_dir(spec, cache).exists():
             prefix = bench.install_dir(spec, cache)
