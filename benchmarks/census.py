@@ -19,6 +19,9 @@ THE RULE (docs/census.md says the same, with what was searched and what was left
        - it does not install from the registry on linux-x64 (a failed install is listed, not hidden).
   4. A server that offers streamable HTTP (a `--port`/`--transport http` flag or a PORT variable) gets a second
      row over HTTP, so that at least 8 rows are HTTP.
+  5. The sandbox has no network, so tools annotated openWorldHint (and not destructiveHint) are named with
+     --include-tool; a destructiveHint tool only where the server confines it to the row's own scratch data.
+  6. At least 40 servers: the two big families take their next eligible candidates in download order.
   A new release of a listed server is a version bump here, not a new selection.
 
 What a row shows: whether the server started and the official Python SDK client (mcp 1.x, in .venv-mcp1) can
