@@ -176,7 +176,8 @@ SYSMON = npm("server-system-monitor", "@modelcontextprotocol/server-system-monit
 MAP = npm("server-map", "@modelcontextprotocol/server-map", "2.0.3", Family.TS_SDK2, 1359,
           (f"{NPM}/mcp-map-server", "--stdio"))
 
-MONGODB = npm("mongodb-mcp-server", "mongodb-mcp-server", "3.0.4", Family.TS_SDK1, 162003,
+# On the TypeScript SDK 2.x (`@modelcontextprotocol/node`); the SDK 1.32.2 in its install is @mcp-ui/server's.
+MONGODB = npm("mongodb-mcp-server", "mongodb-mcp-server", "3.0.4", Family.TS_SDK2, 162003,
               (f"{NPM}/mongodb-mcp-server", "--readOnly", "--telemetry", "disabled"),
               include_tools=("aggregate-db", "aggregate", "collection-indexes", "collection-schema",
                              "collection-storage-size", "connect", "count", "db-stats", "disconnect", "explain",
