@@ -19,6 +19,9 @@ THE RULE (docs/census.md says the same, with what was searched and what was left
        - it does not install from the registry on linux-x64 (a failed install is listed, not hidden).
   4. A server that offers streamable HTTP (a `--port`/`--transport http` flag or a PORT variable) gets a second
      row over HTTP, so that at least 8 rows are HTTP.
+  5. The sandbox has no network, so tools annotated openWorldHint (and not destructiveHint) are named with
+     --include-tool; a destructiveHint tool only where the server confines it to the row's own scratch data.
+  6. At least 40 servers: the two big families take their next eligible candidates in download order.
   A new release of a listed server is a version bump here, not a new selection.
 
 What a row shows: whether the server started and the official Python SDK client (mcp 1.x, in .venv-mcp1) can
@@ -102,6 +105,9 @@ class CensusSpec(ServerSpec):
     family: Family = Family.TS_SDK1
     downloads: str = ""  # "N/month" (npm) or "rank N" (PyPI), from the lists the rule reads
     bundled: str = ""  # where a server bundles its SDK into its own build (no package to read a version from)
+    # Tools annotated openWorldHint (and not destructiveHint) that the census calls all the same: the sandbox has no
+    # network, so they reach nothing; and destructive ones whose server confines them to the row's scratch folder.
+    include_tools: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -113,6 +119,12 @@ NPM = "$prefix/node_modules/.bin"
 PY = "$prefix/venv/bin"
 MCP_URL = "http://127.0.0.1:{port}/mcp"
 DELETERS = ("delete", "remove", "drop")  # name parts of tools excluded on every server that has them
+
+
+def with_included(argv: list[str], tools: Sequence[str]) -> list[str]:
+    """mcpfuzz's command line with `--include-tool NAME` for each tool the rule calls despite its annotation."""
+    extra = [word for tool in tools for word in ("--include-tool", tool)]
+    return [*argv[:2], *extra, *argv[2:]]
 
 
 def npm(name: str, package: str, version: str, family: Family, downloads: int, command: tuple[str, ...],
@@ -143,7 +155,8 @@ def bin_of(package: str, binary: str) -> str:
 
 # ---------------------------------------------------------------- the census (chosen by the rule above)
 
-CONTEXT7 = npm("context7-mcp", "@upstash/context7-mcp", "4.1.1", Family.TS_SDK2, 1425541, (f"{NPM}/context7-mcp",))
+CONTEXT7 = npm("context7-mcp", "@upstash/context7-mcp", "4.1.1", Family.TS_SDK2, 1425541, (f"{NPM}/context7-mcp",),
+               include_tools=("resolve-library-id", "query-docs"))
 NOTION = npm("notion-mcp-server", "@notionhq/notion-mcp-server", "2.5.2", Family.TS_SDK1, 239565,
              (f"{NPM}/notion-mcp-server",))
 CHART = npm("mcp-server-chart", "@antv/mcp-server-chart", "0.9.10", Family.TS_SDK1, 67547,
@@ -152,6 +165,9 @@ PLAYWRIGHT = npm("playwright-mcp", "@playwright/mcp", "0.0.83", Family.TS_SDK1, 
                  (f"{NPM}/playwright-mcp", "--headless", "--isolated", "--output-dir", "$scratch"),
                  exclude_tools=("browser_install", "browser_evaluate", "browser_run_code_unsafe",
                                 "browser_file_upload"),
+                 include_tools=("browser_console_messages", "browser_find", "browser_network_requests",
+                                "browser_network_request", "browser_take_screenshot", "browser_snapshot",
+                                "browser_wait_for"),
                  bundled="bundled in playwright-core")
 PDF = npm("server-pdf", "@modelcontextprotocol/server-pdf", "2.0.4", Family.TS_SDK2, 2211,
           (f"{NPM}/mcp-pdf-server", "--stdio"))
@@ -160,8 +176,25 @@ SYSMON = npm("server-system-monitor", "@modelcontextprotocol/server-system-monit
 MAP = npm("server-map", "@modelcontextprotocol/server-map", "2.0.3", Family.TS_SDK2, 1359,
           (f"{NPM}/mcp-map-server", "--stdio"))
 
-MONGODB = npm("mongodb-mcp-server", "mongodb-mcp-server", "3.0.4", Family.TS_SDK1, 162003,
-              (f"{NPM}/mongodb-mcp-server", "--readOnly", "--telemetry", "disabled"))
+# On the TypeScript SDK 2.x (`@modelcontextprotocol/node`); the SDK 1.32.2 in its install is @mcp-ui/server's.
+MONGODB = npm("mongodb-mcp-server", "mongodb-mcp-server", "3.0.4", Family.TS_SDK2, 162003,
+              (f"{NPM}/mongodb-mcp-server", "--readOnly", "--telemetry", "disabled"),
+              include_tools=("aggregate-db", "aggregate", "collection-indexes", "collection-schema",
+                             "collection-storage-size", "connect", "count", "db-stats", "disconnect", "explain",
+                             "export", "find", "list-collections", "list-connections", "list-databases",
+                             "mongodb-logs", "search-knowledge", "list-knowledge-sources"))
+AGENTCORE_EXCLUDED = (
+    "update_agent_runtime", "delete_agent_runtime", "update_agent_runtime_endpoint", "delete_agent_runtime_endpoint",
+    "invoke_agent_runtime", "stop_runtime_session", "memory_update", "memory_delete", "memory_delete_event",
+    "memory_delete_record", "memory_batch_update_records", "memory_batch_delete_records",
+    "identity_update_workload_identity", "identity_delete_workload_identity", "identity_update_api_key_provider",
+    "identity_delete_api_key_provider", "identity_update_oauth2_provider", "identity_delete_oauth2_provider",
+    "identity_set_token_vault_cmk", "identity_put_resource_policy", "identity_delete_resource_policy",
+    "gateway_update", "gateway_delete", "gateway_target_update", "gateway_target_delete", "gateway_resource_policy_put",
+    "gateway_resource_policy_delete", "policy_engine_update", "policy_engine_delete", "policy_update", "policy_delete",
+    "stop_browser_session", "browser_upload_file", "browser_evaluate", "browser_close",
+    "stop_code_interpreter_session", "execute_code", "execute_command", "install_packages", "upload_file",
+    "download_file")
 MCP1 = "mcp==1.30.0"  # the last 1.x of the Python SDK, for the servers the rule installs beside it
 
 
@@ -175,14 +208,23 @@ def make_kubeconfig(scratch: Path) -> None:
 
 
 EXCEL = pypi("excel-mcp-server", "excel-mcp-server", "2.2.2", Family.PY_SDK, 4613, (f"{PY}/excel-mcp-server", "stdio"),
-             env=(("EXCEL_FILES_PATH", "$scratch"),))
+             env=(("EXCEL_FILES_PATH", "$scratch"),),
+             # destructiveHint, but the server refuses any workbook outside EXCEL_FILES_PATH (the row's scratch)
+             include_tools=("create_workbook", "import_workbook", "import_csv", "export_csv", "write_range",
+                            "clear_range", "copy_range", "sort_range", "transform_range", "replace_cells", "goal_seek",
+                            "merge_cells", "set_table", "create_chart", "set_defined_name", "set_note"))
 MOTHERDUCK = pypi("mcp-server-motherduck", "mcp-server-motherduck", "1.1.0", Family.FASTMCP_PY, 13669,
-                  (f"{PY}/mcp-server-motherduck", "--db-path", ":memory:", "--read-write"))
+                  (f"{PY}/mcp-server-motherduck", "--db-path", ":memory:", "--read-write"),
+                  include_tools=("execute_query",))  # destructiveHint, on the run's own in-memory database
 KUBERNETES = npm("kubernetes-mcp-server", "kubernetes-mcp-server-linux-amd64", "0.0.67", Family.GO_SDK, 11458,
                  (bin_of("kubernetes-mcp-server-linux-amd64", "bin/kubernetes-mcp-server-linux-amd64"), "--read-only",
-                  "--kubeconfig", "$scratch/kubeconfig"), prepare=make_kubeconfig)
+                  "--kubeconfig", "$scratch/kubeconfig"), prepare=make_kubeconfig,
+                 include_tools=("configuration_view", "events_list", "namespaces_list", "nodes_log",
+                                "nodes_stats_summary", "nodes_top", "pods_get", "pods_list", "pods_list_in_namespace",
+                                "pods_log", "pods_top", "projects_list", "resources_get", "resources_list"))
 GRAFANA = pypi("mcp-grafana", "mcp-grafana", "2.1.1", Family.GO_SDK, 9345, (f"{PY}/mcp-grafana",),
-               env=(("GRAFANA_URL", "http://127.0.0.1:9"),))
+               env=(("GRAFANA_URL", "http://127.0.0.1:9"),),
+               include_tools=("get_doc", "install_plugin", "search_docs", "search_plugin_information"))
 
 SERVERS: tuple[CensusSpec, ...] = (
     # TypeScript SDK 1.x
@@ -203,10 +245,17 @@ SERVERS: tuple[CensusSpec, ...] = (
     npm("server-postgres", "@modelcontextprotocol/server-postgres", "0.6.2", Family.TS_SDK1, 251900,
         (f"{NPM}/mcp-server-postgres", "postgresql://127.0.0.1:1/census")),
     npm("nx-mcp", "nx-mcp", "0.25.0", Family.TS_SDK1, 198174, (f"{NPM}/nx-mcp", "$scratch", "--disableTelemetry"),
-        bundled="bundled in its single main.js"),
+        include_tools=("nx_docs",), bundled="bundled in its single main.js"),
     npm("next-devtools-mcp", "next-devtools-mcp", "0.4.0", Family.TS_SDK1, 181159, (f"{NPM}/next-devtools-mcp",)),
     npm("mcp-hello-world", "mcp-hello-world", "1.1.2", Family.TS_SDK1, 93352, (f"{NPM}/mcp-hello-world",)),
     npm("eslint-mcp", "@eslint/mcp", "0.3.13", Family.TS_SDK1, 77255, (f"{NPM}/mcp",)),
+    # Next in download order when the census grew to 40 servers (docs/census.md says which it passed over and why).
+    # Its tools run xcodebuild, xcrun and simctl on the host: excluded by name; the session and discovery tools stay.
+    npm("xcodebuildmcp", "xcodebuildmcp", "2.7.0", Family.TS_SDK1, 52686, (f"{NPM}/xcodebuildmcp", "mcp"),
+        exclude_tools=("boot_sim", "open_sim", "build_sim", "build_run_sim", "test_sim", "get_sim_app_path",
+                       "install_app_sim", "launch_app_sim", "stop_app_sim", "record_sim_video", "clean", "list_sims",
+                       "list_schemes", "show_build_settings", "get_app_bundle_id", "screenshot", "snapshot_ui",
+                       "get_coverage_report", "get_file_coverage")),
     CHART,
     http(CHART, (f"{NPM}/mcp-server-chart", "--transport", "streamable", "--host", "127.0.0.1", "--port", "{port}")),
     # TypeScript SDK 2.x (the MCP Apps example servers: HTTP on $PORT by default, --stdio for stdio)
@@ -224,10 +273,17 @@ SERVERS: tuple[CensusSpec, ...] = (
         (f"{NPM}/mcp-budget-allocator-server", "--stdio")),
     # Other TypeScript frameworks
     npm("firecrawl-mcp", "firecrawl-mcp", "3.26.0", Family.FASTMCP_TS, 128690, (f"{NPM}/firecrawl-mcp",),
-        env=(("FIRECRAWL_API_URL", "http://127.0.0.1:9"),)),
+        env=(("FIRECRAWL_API_URL", "http://127.0.0.1:9"),),
+        include_tools=("firecrawl_scrape", "firecrawl_map", "firecrawl_search", "firecrawl_search_feedback",
+                       "firecrawl_feedback", "firecrawl_crawl", "firecrawl_extract", "firecrawl_agent",
+                       "firecrawl_interact", "firecrawl_monitor_create", "firecrawl_monitor_run",
+                       "firecrawl_research_search_papers", "firecrawl_research_inspect_paper",
+                       "firecrawl_research_related_papers", "firecrawl_research_read_paper",
+                       "firecrawl_research_search_github", "firecrawl_developer_search")),
     npm("mastra-docs", "@mastra/mcp-docs-server", "1.2.27", Family.MASTRA, 75559, (f"{NPM}/mcp-docs-server",)),
     # Python SDK (mcp), 1.x or 2.x as the package's own requirements resolve
-    pypi("mcp-server-fetch", "mcp-server-fetch", "2026.10.24", Family.PY_SDK, 4216, (f"{PY}/mcp-server-fetch",)),
+    pypi("mcp-server-fetch", "mcp-server-fetch", "2026.10.24", Family.PY_SDK, 4216, (f"{PY}/mcp-server-fetch",),
+         include_tools=("fetch",)),
     pypi("aws-documentation", "awslabs-aws-documentation-mcp-server", "1.2.3", Family.PY_SDK, 4204,
          (f"{PY}/awslabs.aws-documentation-mcp-server",)),
     pypi("markitdown-mcp", "markitdown-mcp", "0.0.1a8", Family.PY_SDK, 13079, (f"{PY}/markitdown-mcp",)),
@@ -235,9 +291,16 @@ SERVERS: tuple[CensusSpec, ...] = (
          (f"{PY}/mcp-server-duckdb", "--db-path", "$scratch/census.duckdb"), pins=(MCP1,)),
     pypi("duckduckgo-mcp-server", "duckduckgo-mcp-server", "0.7.0", Family.PY_SDK, 12310,
          (f"{PY}/duckduckgo-mcp-server",)),
-    pypi("jcodemunch-mcp", "jcodemunch-mcp", "1.108.399", Family.PY_SDK, 10216, (f"{PY}/jcodemunch-mcp",)),
+    pypi("jcodemunch-mcp", "jcodemunch-mcp", "1.108.399", Family.PY_SDK, 10216, (f"{PY}/jcodemunch-mcp",),
+         include_tools=("order", "route")),
     pypi("arxiv-mcp-server", "arxiv-mcp-server", "0.8.2", Family.PY_SDK, 11091,
-         (f"{PY}/arxiv-mcp-server", "--storage-path", "$scratch/papers")),
+         (f"{PY}/arxiv-mcp-server", "--storage-path", "$scratch/papers"),
+         include_tools=("search_papers", "download_paper", "get_abstract", "citation_graph", "export_citations",
+                        "check_alerts", "get_paper_latex", "list_paper_latex_sections", "get_paper_latex_section")),
+    # Next in download order when the census grew to 40 servers. Its tools call AWS (no network here); those that
+    # delete, update, stop or put, and those that run code, commands or move files, are excluded by name.
+    pypi("bedrock-agentcore", "awslabs-amazon-bedrock-agentcore-mcp-server", "0.2.1", Family.PY_SDK, 13404,
+         (f"{PY}/awslabs.amazon-bedrock-agentcore-mcp-server",), exclude_tools=AGENTCORE_EXCLUDED),
     EXCEL,
     # It listens on 8017 whatever FASTMCP_PORT says (on mcp 2.x): a fixed port, alone in its sandbox's network.
     http(EXCEL, (f"{PY}/excel-mcp-server", "streamable-http"), url="http://127.0.0.1:8017/mcp"),
@@ -260,7 +323,10 @@ SERVERS: tuple[CensusSpec, ...] = (
     http(GRAFANA, (f"{PY}/mcp-grafana", "-t", "streamable-http", "--address", "127.0.0.1:{port}")),
     # Rust: rmcp (three versions) and hand-written, binaries on npm
     npm("cortex-mcp", "@temporal-cortex/cortex-mcp-linux-x64", "0.9.1", Family.RUST_RMCP, 3663,
-        (bin_of("@temporal-cortex/cortex-mcp-linux-x64", "bin/cortex-mcp"),)),
+        (bin_of("@temporal-cortex/cortex-mcp-linux-x64", "bin/cortex-mcp"),),
+        include_tools=("book_slot", "check_availability", "find_free_slots", "get_availability", "list_calendars",
+                       "list_events", "query_public_availability", "request_booking", "resolve_contact",
+                       "resolve_identity", "search_contacts")),
     npm("vaulttools-mcp", "@vaulttools/mcp-linux-x64", "0.1.7", Family.RUST_RMCP, 739,
         (bin_of("@vaulttools/mcp-linux-x64", "bin/vaulttools-mcp"), "--allowed-dir", "$scratch/files",
          "--output-dir", "$scratch/out"), prepare=bench.make_files_dir),
@@ -397,17 +463,16 @@ def untested_reason(report: dict[str, Any], events: list[dict[str, Any]], consol
 SOURCE = re.compile(r" \((?:/|<redacted>)[^()]*\)$")  # the notice's "(where it was read)", redacted or not
 
 
-def detected_stack(events: list[dict[str, Any]]) -> str:
-    """The stack mcpfuzz said the server runs: its StackFound event (`Go SDK v1.8.0`, `TypeScript SDK 1.29.0
-    (bundled)`), else an older mcpfuzz's `built on ...` notice, or nothing."""
-    for found in bench.of_type(events, "StackFound"):
-        stack = found.get("stack")
-        if not isinstance(stack, dict):
-            return ""
-        bundled = " (bundled)" if str(stack.get("evidence", "")).startswith("bundled in ") else ""
-        base = stack.get("built_on")
-        on = f" on {base.get('name')} {base.get('version')}" if isinstance(base, dict) else ""
-        return f"{stack.get('name')} {stack.get('version')}{bundled}{on}"
+def detected_stack(events: list[dict[str, Any]], report: dict[str, Any] | None = None) -> str:
+    """The stack mcpfuzz said the server runs: the report's `stack` or its StackFound event (`Go SDK v1.8.0`,
+    `TypeScript SDK 1.29.0 (bundled)`), else an older mcpfuzz's `built on ...` notice, or nothing."""
+    stacks = [(report or {}).get("stack")] + [found.get("stack") for found in bench.of_type(events, "StackFound")]
+    for stack in stacks:
+        if isinstance(stack, dict) and stack.get("name"):
+            bundled = " (bundled)" if str(stack.get("evidence", "")).startswith("bundled in ") else ""
+            base = stack.get("built_on")
+            on = f" on {base.get('name')} {base.get('version')}" if isinstance(base, dict) else ""
+            return f"{stack.get('name')} {stack.get('version')}{bundled}{on}"
     for notice in bench.of_type(events, "Notice"):
         message = str(notice.get("message", ""))
         if message.startswith("built on "):
@@ -420,7 +485,7 @@ def fill_row(row: Row, events: list[dict[str, Any]], report: dict[str, Any], con
     """Everything a row reads from one run's events, JSON report and console."""
     probe = next(bench.of_type(events, "ProbeDone"), None)
     row.handshake = "no" if probe is None else f"{probe.get('protocol_version')} ({probe.get('era')})"
-    row.stack_detected = detected_stack(events)
+    row.stack_detected = detected_stack(events, report)
     row.untested = untested_reason(report, events, console)
     fuzzed, skipped = bench.planned_targets(events, excluded)
     targets = set(fuzzed) | set(skipped)
@@ -436,6 +501,8 @@ def fill_row(row: Row, events: list[dict[str, Any]], report: dict[str, Any], con
     row.by_oracle = dict(Counter(str(finding.get("oracle")) for finding in findings).most_common())
     row.upstream_marked = sum(1 for finding in findings if finding.get("upstream"))
     row.internal_errors = internal_errors(console, row.exit_status)
+    if not row.internal_errors:  # the report lists those the console did not already show
+        row.internal_errors = [" ".join(str(error).split())[:200] for error in report.get("internal_errors") or ()]
     row.notices = [str(event.get("message"))[:300] for event in bench.of_type(events, "Notice")
                    if event.get("level") == "warning"]
 
@@ -486,6 +553,18 @@ def sdk_client_probe(spec: CensusSpec, setting: bench.Setting, folder: Path, pyt
     return " ".join(str(answer.get("error", "?")).split())
 
 
+def read_run(row: Row, folder: Path, excluded: set[str]) -> None:
+    """Fill a row from one run folder's events, JSON report and console."""
+    try:
+        report = json.loads((folder / "report.json").read_text())
+    except (OSError, ValueError):
+        report = {}
+    console_file = folder / "console.txt"
+    console = console_file.read_text(errors="replace") if console_file.exists() else ""
+    fill_row(row, bench.read_events(folder / "events.jsonl"), report, console, excluded)
+    row.started = started(row)
+
+
 def run_row(spec: CensusSpec, options: Options) -> Row:
     """Install, probe with the SDK client, run mcpfuzz and read what it wrote, for one server."""
     base = options.base
@@ -502,7 +581,7 @@ def run_row(spec: CensusSpec, options: Options) -> Row:
     if options.sdk_python is not None:
         probe_setting = bench.resolve(spec, prefix, bench.fresh_scratch(spec, files.folder))
         row.sdk_client = sdk_client_probe(spec, probe_setting, files.folder, options.sdk_python)
-    argv = bench.mcpfuzz_argv(base.mcpfuzz.resolve(), spec, setting, files, base)
+    argv = with_included(bench.mcpfuzz_argv(base.mcpfuzz.resolve(), spec, setting, files, base), spec.include_tools)
     leftovers = files.folder / "leftovers.txt"
     status, row.wall_s = bench.run_mcpfuzz(argv, files, base.seconds + bench.HARD_TIMEOUT_MARGIN,
                                            row_confinement(files.folder, leftovers))
@@ -511,13 +590,7 @@ def run_row(spec: CensusSpec, options: Options) -> Row:
     row.leftovers = read_leftovers(leftovers)
     if status is None:
         row.note = f"killed after {base.seconds + bench.HARD_TIMEOUT_MARGIN:.0f} s"
-    try:
-        report = json.loads(files.report.read_text())
-    except (OSError, ValueError):
-        report = {}
-    console = files.console.read_text(errors="replace") if files.console.exists() else ""
-    fill_row(row, bench.read_events(files.events), report, console, {f"tool/{t}" for t in spec.exclude_tools})
-    row.started = started(row)
+    read_run(row, files.folder, {f"tool/{t}" for t in spec.exclude_tools})
     return row
 
 
@@ -633,6 +706,9 @@ def parse_args(argv: Sequence[str]) -> Options:
     parser.add_argument("--retable", type=Path, nargs="+", metavar="JSON",
                         help="run nothing: the table of saved --json files (a later file's row replaces an earlier "
                              "one of the same server and transport), the by-hand stack read again from the cache")
+    parser.add_argument("--runs", type=Path, action="append", default=[], metavar="DIR",
+                        help="with --retable: read each row again from its folder in DIR (repeatable; a later DIR's "
+                             "folder wins), with this checkout's readers")
     parser.add_argument("--list", action="store_true", help="list the servers and exit")
     parser.add_argument("--install-only", action="store_true", help="install the selected servers and exit")
     args = parser.parse_args(argv)
@@ -652,7 +728,7 @@ def parse_args(argv: Sequence[str]) -> Options:
     if not args.mcpfuzz.exists():
         parser.error(f"--mcpfuzz {args.mcpfuzz}: no such file")
     if args.retable:
-        raise SystemExit(retable(args.retable, args.cache, args.markdown, args.section, args.json))
+        raise SystemExit(retable(args.retable, args.cache, args.markdown, args.section, args.json, args.runs))
     sdk_python = args.sdk_python if str(args.sdk_python) and args.sdk_python.exists() else None
     runs = args.cache / "runs" / time.strftime("%Y%m%dT%H%M%S")
     base = bench.Options(args.cache, args.seconds, args.seed, args.mcpfuzz, tuple(args.only), runs, args.json,
@@ -676,12 +752,16 @@ def merged_rows(paths: Sequence[Path]) -> tuple[dict[str, Any], list[Row]]:
     return first, sorted(listed, key=lambda row: order[(row.server, row.transport)])
 
 
-def retable(paths: Sequence[Path], cache: Path, markdown: Path | None, section: str, json_out: Path | None) -> int:
+def retable(paths: Sequence[Path], cache: Path, markdown: Path | None, section: str, json_out: Path | None,
+            runs: Sequence[Path] = ()) -> int:
     """Print (and write) the table of saved runs, with the by-hand stack read again from the current specs."""
     first, rows = merged_rows(paths)
     specs = {(spec.label, spec.transport.value): spec for spec in SERVERS}
     for row in rows:
         spec = specs.get((row.server, row.transport))
+        folders = [] if spec is None else [run / spec.key.replace("/", "-") for run in runs]
+        for folder in [folder for folder in folders if (folder / "events.jsonl").exists()][-1:]:
+            read_run(row, folder, {f"tool/{t}" for t in spec.exclude_tools} if spec else set())
         row.stack_detected = SOURCE.sub("", row.stack_detected)
         if spec is not None and bench.install_dir(spec, cache).exists():
             prefix = bench.install_dir(spec, cache)
