@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import signal
 import subprocess
 import sys
@@ -55,10 +54,9 @@ def test_two_workers_on_the_clean_server_both_search_and_run_the_one_off_phases_
     assert [w["worker"] for w in workers] == [0, 1]
     assert all(w["cases"] > 0 and w["frames_sent"] > 0 for w in workers), workers
     assert stats["cases"] == sum(w["cases"] for w in workers)
-    # The coverage calls are deterministic: only the lead makes them (the console says how many it planned).
-    planned = re.search(r"coverage: (\d+) cases", output)
-    assert planned is not None, output
-    assert stats["phases"]["coverage"] == int(planned.group(1))
+    # The coverage calls are deterministic: only the lead makes them, the first call of each tool first.
+    assert "coverage: the first call of 3 tools" in output, output
+    assert stats["phases"]["coverage"] > 0
     # Both searched every tool, each with its own frames: worker 1 draws with seeds of its own.
     assert stats["tool_calls"] > 0 and stats["targets"]["tool/echo"] > 0
     lead, other = (tmp_path / "frames.log").read_bytes(), (tmp_path / "frames.worker1.log").read_bytes()

@@ -10,6 +10,7 @@ from typing import Any
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.strategies.payloads.canaries import carries_canary
 
 MAX_SAMPLES = 64  # per target: enough for a median, bounded for a long soak
 MAX_PARAMS = 8  # distinct params kept per target (the concurrency case sends a few of them at once)
@@ -57,6 +58,8 @@ class LatencyBook:
         if len(book.seconds) < MAX_SAMPLES:
             book.seconds.append(answer.at)
         key = json.dumps(params, sort_keys=True)
+        if carries_canary(key):
+            return  # a security payload: sent again in flight it would only fire its oracle a second time
         if key in book.params or len(book.params) < MAX_PARAMS:
             book.params[key] = (max(answer.at, book.params.get(key, (0.0, params))[0]), params)
 
