@@ -443,6 +443,23 @@ DROP_DEPTH = 200
 CRASH_DEPTH = 100
 
 
+class RemembersCancels(Server):
+    """A server that notes the request ids a `notifications/cancelled` names, so their answers can be dropped."""
+
+    def __init__(self, bugs: set[str]) -> None:
+        super().__init__(bugs)
+        self.cancelled: set[Any] = set()
+
+    def handle_message(self, msg: Any, *, first: bool) -> list[dict[str, Any]]:
+        """A cancel marks its request and is never answered; the rest as the base server."""
+        if isinstance(msg, dict) and msg.get("method") == "notifications/cancelled" and "id" not in msg:
+            params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+            if isinstance(params.get("requestId"), int | str):
+                self.cancelled.add(params["requestId"])
+            return []
+        return super().handle_message(msg, first=first)
+
+
 def nesting(value: Any) -> int:
     """How deep objects and arrays nest in a decoded value."""
     deepest, stack = 0, [(value, 1)]

@@ -21,13 +21,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mcp_server import Server, check_arguments, text_item, tool_error, write  # noqa: E402
+from mcp_server import RemembersCancels, check_arguments, text_item, tool_error, write  # noqa: E402
 
 DELAY = 0.5
 WRITE_LOCK = threading.Lock()
 
 
-class SlowAsyncServer(Server):
+class SlowAsyncServer(RemembersCancels):
     """One tool, ``lookup(text)``, slow on every call."""
 
     TOOLS: list[dict[str, Any]] = [{
@@ -35,19 +35,6 @@ class SlowAsyncServer(Server):
         "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"],
                         "additionalProperties": False},
     }]
-
-    def __init__(self, bugs: set[str]) -> None:
-        super().__init__(bugs)
-        self.cancelled: set[Any] = set()  # request ids a notifications/cancelled named: their answers are dropped
-
-    def handle_message(self, msg: Any, *, first: bool) -> list[dict[str, Any]]:
-        """A cancel marks its request, whose answer is then never written; the rest as the base server."""
-        if isinstance(msg, dict) and msg.get("method") == "notifications/cancelled" and "id" not in msg:
-            params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
-            if isinstance(params.get("requestId"), int | str):
-                self.cancelled.add(params["requestId"])
-            return []
-        return super().handle_message(msg, first=first)
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """Invalid arguments are an isError result, valid ones a text result; both after the delay."""

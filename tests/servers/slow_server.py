@@ -22,7 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mcp_server import NoReply, Server, log, text_item  # noqa: E402
+from mcp_server import NoReply, RemembersCancels, log, text_item  # noqa: E402
 
 TOOLS: list[dict[str, Any]] = [{
     "name": "report",
@@ -41,7 +41,7 @@ def write(values: list[Any]) -> None:
         sys.stdout.buffer.flush()
 
 
-class SlowServer(Server):
+class SlowServer(RemembersCancels):
     """`report` is answered late from a thread; the rest at once."""
 
     TOOLS = TOOLS
@@ -51,16 +51,6 @@ class SlowServer(Server):
     def __init__(self, delay: float, progress: bool, drop: bool) -> None:
         super().__init__(set())
         self.delay, self.progress, self.drop = delay, progress, drop
-        self.cancelled: set[Any] = set()  # request ids a notifications/cancelled named: their work is dropped
-
-    def handle_message(self, msg: Any, *, first: bool) -> list[dict[str, Any]]:
-        """A cancel stops the named request's work (no answer, as the spec asks); the rest as the base server."""
-        if isinstance(msg, dict) and msg.get("method") == "notifications/cancelled" and "id" not in msg:
-            params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
-            if isinstance(params.get("requestId"), int | str):
-                self.cancelled.add(params["requestId"])
-            return []
-        return super().handle_message(msg, first=first)
 
     def handle_request(self, rid: Any, method: str, params: dict[str, Any], *, first: bool) -> list[Any]:
         """tools/call of `report` goes to a worker; everything else as the base server does."""
