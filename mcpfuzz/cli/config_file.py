@@ -36,7 +36,9 @@ COMMAND_KEY, URL_KEY, TARGETS_KEY = "command", "url", "targets"
 SERVER_KEYS = (COMMAND_KEY, URL_KEY)
 TARGET_KEYS = ("include", "exclude", "timeout")
 # Options that make no sense in a file (the file itself).
-NOT_CONFIGURABLE = frozenset({"config_file", "list_rules", "dry_run"})
+NOT_CONFIGURABLE = frozenset({"config_file", "list_rules", "dry_run",
+                              # `snapshot --check`'s reports: the top-level json, sarif and junit-xml are the run's
+                              "check_json_path", "check_sarif_path", "check_junit_path"})
 # Repeatable options whose values are pairs, so that a TOML table can stand for them: env = { KEY = "v" }.
 TABLE_JOINERS = {"env_pairs": "=", "header_lines": ": "}
 # The click parameter that receives the server's words.

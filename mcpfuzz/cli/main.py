@@ -29,6 +29,7 @@ from mcpfuzz.cli.options import (
 from mcpfuzz.cli.reporting import Reporting
 from mcpfuzz.cli.shared import report as shared_report
 from mcpfuzz.cli.shared import status as shared_status
+from mcpfuzz.cli.snapshot import snapshot, snapshot_in_run, snapshot_run_options
 from mcpfuzz.cli.soak import soak
 from mcpfuzz.cli.targets import show_dry_run, targets
 from mcpfuzz.report.plural import counted
@@ -74,11 +75,13 @@ def main() -> None:
               help="Probe the server and list the targets the run would call (and why it skips the others); call "
                    "nothing (as `mcpfuzz targets`).")
 @jsonrpc_options
+@snapshot_run_options
 @config_file_option
 def run(server: tuple[str, ...], budget: float, compare_with: str | None, all_servers: bool,
         compare_ignore: tuple[str, ...], workers: int, exit_first: bool, max_findings: int | None, dry_run: bool,
         plain_jsonrpc: bool, openrpc_path: str | None,
-        method_names: tuple[str, ...], params_schemas: tuple[str, ...], **options: Any) -> None:
+        method_names: tuple[str, ...], params_schemas: tuple[str, ...], snapshot_path: str | None,
+        fail_on_change: str, **options: Any) -> None:
     """Fuzz an MCP server: `mcpfuzz run [OPTIONS] -- CMD [ARGS]...` (stdio) or `mcpfuzz run [OPTIONS] URL`.
 
     A stdio server inherits mcpfuzz's environment and working directory. Exit status: 0 no findings
@@ -113,6 +116,7 @@ def run(server: tuple[str, ...], budget: float, compare_with: str | None, all_se
         _compare(config, compare_with, compare_ignore)
     if workers > 1:
         _check_workers(config)
+    drifted = snapshot_in_run(config, snapshot_path, fail_on_change) if snapshot_path else False
     reporting = Reporting(config, options)
 
     def stopping(sink: EventSink) -> EventSink:
@@ -124,7 +128,8 @@ def run(server: tuple[str, ...], budget: float, compare_with: str | None, all_se
 
     finished = reporting.run(lambda sink: _run(config, workers, stopping(sink)))
     reporting.exit_on_problem()
-    sys.exit(exit_status(config, finished))
+    status = exit_status(config, finished)
+    sys.exit(EXIT_FINDINGS if drifted and status == EXIT_CLEAN else status)
 
 
 def _finding_limit(exit_first: bool, max_findings: int | None) -> int | None:
@@ -290,3 +295,4 @@ main.add_command(shared_report)
 main.add_command(lint)
 main.add_command(targets)
 main.add_command(call)
+main.add_command(snapshot)

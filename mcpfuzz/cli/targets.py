@@ -49,7 +49,12 @@ def with_run_defaults(options: dict[str, Any]) -> dict[str, Any]:
     full = dict(options)
     for param in _run_params():
         if param.name is not None and param.name not in full:
-            full[param.name] = param.type_cast_value(context, param.get_default(context))
+            default = param.get_default(context)
+            # A repeatable option nobody gave is an empty tuple, as click passes it.
+            if param.multiple:
+                full[param.name] = tuple(default) if isinstance(default, (list, tuple)) else ()
+            else:
+                full[param.name] = param.type_cast_value(context, default)
     return full
 
 
