@@ -12,6 +12,7 @@ from mcpfuzz.cli.call import call
 from mcpfuzz.cli.closed_pipe import pipe_safe_output
 from mcpfuzz.cli.config_file import config_file_option
 from mcpfuzz.cli.durations import Seconds
+from mcpfuzz.cli.explain import explain
 from mcpfuzz.cli.help_sections import SectionedCommand
 from mcpfuzz.cli.jsonrpc import jsonrpc_methods, jsonrpc_options
 from mcpfuzz.cli.lint import lint
@@ -283,9 +284,10 @@ def _compare(config: RunConfig, other: str, ignore: tuple[str, ...] = ()) -> Non
 def list_oracles() -> None:
     """List the oracle ids and what each one checks."""
     from mcpfuzz.oracles.base import all_oracles
+    from mcpfuzz.report.codes import code_of
 
     for oracle in all_oracles().values():
-        click.echo(f"{oracle.id:<22} {oracle.title}")
+        click.echo(f"{oracle.id:<22} {code_of(oracle.id):<13} {oracle.title}")
 
 
 main.add_command(soak)
@@ -296,3 +298,4 @@ main.add_command(lint)
 main.add_command(targets)
 main.add_command(call)
 main.add_command(snapshot)
+main.add_command(explain)

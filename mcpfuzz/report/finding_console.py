@@ -12,6 +12,7 @@ from rich.console import Console
 from mcpfuzz.engine.events import Finding
 from mcpfuzz.engine.judge import is_note
 from mcpfuzz.oracles.base import Severity
+from mcpfuzz.report.codes import with_code
 from mcpfuzz.report.json_report import rerun_command
 from mcpfuzz.report.plural import counted
 from mcpfuzz.report.reproduce import finding_reproduction
@@ -50,7 +51,7 @@ class FindingPrinter:
         """`3. MEDIUM invalid-params on params/string: no reply ...`."""
         style, label = _label(finding)
         tags = _tags(finding)
-        self.console.print(f"{number}. [{style}]{label}[/] {finding.oracle} on "
+        self.console.print(f"{number}. [{style}]{label}[/] {with_code(finding.oracle)} on "
                            f"{escape(finding.target)}: {escape(message_head(finding))}{tags}")
 
     def full(self, number: int, finding: Finding, corpus_path: str | None) -> None:
@@ -60,7 +61,7 @@ class FindingPrinter:
             return
         style, label = _label(finding)
         print_ = self.console.print
-        print_(f"\n[bold]{number}.[/] [{style}]{label}[/] [bold]{finding.oracle}[/] "
+        print_(f"\n[bold]{number}.[/] [{style}]{label}[/] [bold]{with_code(finding.oracle)}[/] "
                f"on {escape(finding.target)} ({escape(finding.case_title)}){_tags(finding)}")
         print_(f"   {escape(message_head(finding))}")
         if finding.also_on:
