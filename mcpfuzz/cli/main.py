@@ -199,11 +199,13 @@ def replay(ctx: click.Context, paths: tuple[str, ...], timeout: float, call_time
     oracles: FIXED, FAILED or ERROR. Exit status: 0 all fixed, 1 some still fail, 2 some could
     not be replayed. Without paths, ./corpus is replayed.
     """
+    import os
     from dataclasses import replace
     from pathlib import Path
 
     import anyio
 
+    from mcpfuzz.cli.replay_env import missing_env, with_env_tip
     from mcpfuzz.engine.replay import ERROR, FAILED, load_replayables, replay_one
     from mcpfuzz.engine.session.session import SessionOptions
     from mcpfuzz.oracles.base import all_oracles
@@ -235,6 +237,7 @@ def replay(ctx: click.Context, paths: tuple[str, ...], timeout: float, call_time
             # A transcript keeps header names only: the values come from this command line.
             server = replace(server, headers=parse_headers(header_lines))
         outcome = anyio.run(replay_one, replayable, server, options, oracles)
+        outcome = with_env_tip(outcome, missing_env(server, os.environ, options.env or {}))
         outcomes.append(outcome)
         print_outcome(outcome)
     statuses = [o.status for o in outcomes]
