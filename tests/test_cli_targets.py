@@ -22,7 +22,7 @@ def failure(result: object) -> str:
 
 
 def listing(args: list[str], cwd: Path | None = None) -> dict:
-    result = run_cli(["targets", "--json", *args], cwd=cwd)
+    result = run_cli(["targets", "--format", "json", *args], cwd=cwd)
     assert result.returncode == 0, failure(result)
     parsed: dict = json.loads(result.stdout)
     return parsed
