@@ -90,3 +90,19 @@ def test_replay_names_the_variables_the_transcripts_server_needed() -> None:
     assert "API_TOKEN" in outcome.reason and "--env API_TOKEN=VALUE" in outcome.reason
     fixed = ReplayOutcome(Path("t.json"), "FIXED")
     assert with_env_tip(fixed, ["API_TOKEN"]) is fixed
+
+
+def test_commands_without_a_table_ignore_the_keys_they_do_not_share_with_run(tmp_path: Path) -> None:
+    """lint's `format` and `output`, run's `json`, a duration `budget`: targets, call and snapshot run with them."""
+    (tmp_path / "mcpfuzz.toml").write_text('format = "sarif"\noutput = "lint.sarif"\njson = "run.json"\n'
+                                           'budget = "30s"\nstrict = true\nfail-on-change = "any"\n'
+                                           'exclude-target = ["tool/purge_*"]\n')
+    done = run_cli(["targets", "--", *TOOL_SERVER], cwd=tmp_path)
+    assert done.returncode == 0 and "would call" in done.stdout, done.stderr
+    assert "tool/purge_all" in done.stdout.split("skipped", 1)[1]
+    done = run_cli(["snapshot", "--", *TOOL_SERVER], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "search" in json.loads(done.stdout)["tools"]
+    assert not (tmp_path / "lint.sarif").exists() and not (tmp_path / "run.json").exists()
+    done = run_cli(["call", "search", "--args", '{"query": "a"}', "--", *TOOL_SERVER], cwd=tmp_path)
+    assert done.returncode in (0, 1) and "answer" in done.stdout, done.stderr

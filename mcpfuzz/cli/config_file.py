@@ -250,9 +250,10 @@ def command_defaults(source: ConfigSource, name: str, commands: Mapping[str, cli
         _check_keys(source, (command,), section, set(keys[command]) | set(SERVER_KEYS), other=keys)
     expander = Expander(environ)
     folder = source.path.parent
-    # A command without a table of its own (`targets`, `call`) takes the top-level keys its options share.
+    # A command without a table of its own (`targets`, `call`, `snapshot`) takes the top-level keys it shares with
+    # `run`, whose meaning they keep; another command's keys (lint's `format` and `output`) are not its own.
     own = commands.get(name, ctx.command)
-    options = keys.get(name) or option_keys(own)
+    options = keys.get(name) or {key: param for key, param in option_keys(own).items() if key in keys.get("run", {})}
     takes_server = SERVER_PARAM in {param.name for param in own.params}
     defaults: dict[str, Any] = {}
     layers: list[tuple[tuple[str, ...], dict[str, Any]]] = [((), source.table)]

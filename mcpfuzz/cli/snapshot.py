@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from mcpfuzz.cli.config_file import config_file_option
+from mcpfuzz.cli.durations import Seconds
 from mcpfuzz.cli.help_sections import SectionedCommand
 from mcpfuzz.cli.options import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, build_config
 from mcpfuzz.cli.targets import with_run_defaults
@@ -65,7 +66,7 @@ def snapshot_run_options(command: Callable[..., Any]) -> Callable[..., Any]:
               metavar="PATH", help="With --check: write a SARIF 2.1.0 report here (a result per change).")
 @click.option("--junit-xml", "check_junit_path", type=click.Path(dir_okay=False, writable=True), default=None,
               metavar="PATH", help="With --check: write a JUnit XML report here (a test case per tool, prompt ...).")
-@click.option("--budget", type=float, default=60.0, show_default=True, metavar="SECONDS",
+@click.option("--budget", type=Seconds(min=0, min_open=True), default=60.0, show_default=True, metavar="DURATION",
               help="Wall-clock cap for starting the server and reading its surface.")
 @_server_params
 @config_file_option
