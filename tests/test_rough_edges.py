@@ -106,3 +106,21 @@ def test_commands_without_a_table_ignore_the_keys_they_do_not_share_with_run(tmp
     assert not (tmp_path / "lint.sarif").exists() and not (tmp_path / "run.json").exists()
     done = run_cli(["call", "search", "--args", '{"query": "a"}', "--", *TOOL_SERVER], cwd=tmp_path)
     assert done.returncode in (0, 1) and "answer" in done.stdout, done.stderr
+
+
+def test_replay_of_a_server_that_needs_a_variable_names_it(tmp_path: Path) -> None:
+    """A transcript keeps the names of the variables its run gave the server; without one here, the ERROR says
+    which, and with it the tip is gone."""
+    source = next((SERVERS_DIR.parent.parent / "corpus" / "mcp-python-2.3.0").glob("*.json"))
+    transcript = json.loads(source.read_text())
+    transcript["server"] = {"command": [sys.executable, str(SERVERS_DIR / "needs_env_server.py")],
+                            "env": ["MCPFUZZ_NEEDED_TOKEN"]}
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(transcript))
+    done = run_cli(["replay", str(path)], cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "MCPFUZZ_NEEDED_TOKEN" in done.stdout + done.stderr
+    assert "--env MCPFUZZ_NEEDED_TOKEN=VALUE" in done.stdout + done.stderr
+    done = run_cli(["replay", str(path), "--env", "MCPFUZZ_NEEDED_TOKEN=x"], cwd=tmp_path)
+    assert "--env MCPFUZZ_NEEDED_TOKEN=VALUE" not in done.stdout + done.stderr
+    assert done.returncode in (0, 1), done.stdout + done.stderr
