@@ -109,12 +109,21 @@ def test_update_records_the_new_surface(first: Path, tmp_path: Path) -> None:
     assert status == 2 and "--update" in err
 
 
-def test_run_checks_the_snapshot_too(first: Path) -> None:
-    """`run --snapshot FILE`: the surface is checked before fuzzing; a breaking change fails a clean run."""
+def test_run_checks_the_snapshot_too(first: Path, tmp_path: Path) -> None:
+    """`run --snapshot FILE`: the surface is checked before fuzzing, printed, and added to the run's reports; a
+    breaking change fails a clean run."""
+    reports = {name: tmp_path / f"run.{name}" for name in ("json", "sarif", "xml")}
     args = ["run", "--snapshot", str(first), "--phases", "lifecycle", "--fail-on", "critical", "--budget", "30",
-            "--no-replay", "--"]
+            "--no-replay", "--json", str(reports["json"]), "--sarif", str(reports["sarif"]), "--junit-xml",
+            str(reports["xml"]), "--"]
     done = run_cli([*args, *SERVER], env={"MCPFUZZ_DRIFT": "breaking"})
     assert done.returncode == 1, done.stderr
     assert "tool/delete_note" in done.stdout and "BREAKING" in done.stdout
+    report = json.loads(reports["json"].read_text())
+    assert report["snapshot"]["failed"] and report["snapshot"]["counts"]["breaking"] == 9
+    sarif_runs = json.loads(reports["sarif"].read_text())["runs"]
+    assert len(sarif_runs) == 2 and all(r["ruleId"].startswith("MF-SNAP-") for r in sarif_runs[1]["results"])
+    suites = {suite.get("name") for suite in ET.parse(reports["xml"]).iter("testsuite")}
+    assert "mcpfuzz.snapshot" in suites and len(suites) == 2
     done = run_cli([*args, *SERVER], env={"MCPFUZZ_DRIFT": "cosmetic"})
     assert done.returncode == 0, done.stdout + done.stderr

@@ -30,7 +30,7 @@ from mcpfuzz.cli.options import (
 from mcpfuzz.cli.reporting import Reporting
 from mcpfuzz.cli.shared import report as shared_report
 from mcpfuzz.cli.shared import status as shared_status
-from mcpfuzz.cli.snapshot import snapshot, snapshot_in_run, snapshot_run_options
+from mcpfuzz.cli.snapshot import add_to_run_reports, snapshot, snapshot_in_run, snapshot_run_options
 from mcpfuzz.cli.soak import soak
 from mcpfuzz.cli.targets import show_dry_run, targets
 from mcpfuzz.report.plural import counted
@@ -89,6 +89,9 @@ def run(server: tuple[str, ...], budget: float, compare_with: str | None, all_se
     at or above --fail-on, 1 findings, 2 usage error or unusable server.
     """
     limit = _finding_limit(exit_first, max_findings)
+    if snapshot_path and (all_servers or compare_with is not None or dry_run):
+        raise click.UsageError("--snapshot checks the surface of the one server a run fuzzes; leave out --all-servers, "
+                               "--compare and --dry-run (or use `mcpfuzz snapshot --check FILE`)")
     if limit is not None and (all_servers or compare_with is not None):
         raise click.UsageError("-x/--max-findings stops one run; --all-servers and --compare run several (leave "
                                "one of them out)")
@@ -117,7 +120,7 @@ def run(server: tuple[str, ...], budget: float, compare_with: str | None, all_se
         _compare(config, compare_with, compare_ignore)
     if workers > 1:
         _check_workers(config)
-    drifted = snapshot_in_run(config, snapshot_path, fail_on_change) if snapshot_path else False
+    drift = snapshot_in_run(config, snapshot_path, fail_on_change) if snapshot_path else None
     reporting = Reporting(config, options)
 
     def stopping(sink: EventSink) -> EventSink:
@@ -130,7 +133,10 @@ def run(server: tuple[str, ...], budget: float, compare_with: str | None, all_se
     finished = reporting.run(lambda sink: _run(config, workers, stopping(sink)))
     reporting.exit_on_problem()
     status = exit_status(config, finished)
-    sys.exit(EXIT_FINDINGS if drifted and status == EXIT_CLEAN else status)
+    if drift is not None:
+        add_to_run_reports(*drift, options)
+        status = EXIT_FINDINGS if drift[0].failing() and status == EXIT_CLEAN else status
+    sys.exit(status)
 
 
 def _finding_limit(exit_first: bool, max_findings: int | None) -> int | None:

@@ -201,11 +201,41 @@ def _old_items(result: CheckResult) -> list[dict[str, Any]]:
     return [old]
 
 
-def snapshot_in_run(config: RunConfig, path: str, fail_on: str) -> bool:
-    """`run --snapshot FILE`: read the surface, print the check; whether it fails (changes at or above --fail-on)."""
+def snapshot_in_run(config: RunConfig, path: str, fail_on: str) -> tuple[CheckResult, dict[str, Any]]:
+    """`run --snapshot FILE`: read the surface and print the check, before the run; the check and the surface."""
     from dataclasses import replace
 
     from mcpfuzz.cli.probed import writing_nothing
 
     surface = read_surface(replace(writing_nothing(config), budget=min(config.budget, 60.0)))
-    return bool(check_file(Path(path), surface, config, fail_on).failing())
+    return check_file(Path(path), surface, config, fail_on), surface
+
+
+def add_to_run_reports(result: CheckResult, surface: dict[str, Any], options: dict[str, Any]) -> None:
+    """The check in the run's own reports: `snapshot` in the JSON report, a second run in the SARIF log (its rules
+    the change codes), a `mcpfuzz.snapshot` suite in the JUnit XML. A report the run did not write is left alone."""
+    import json
+    import xml.etree.ElementTree as ET
+
+    from mcpfuzz.report.snapshot_report import check_json, check_junit, check_sarif, surface_items
+
+    json_path, sarif_path, junit_path = (options.get(key) for key in ("json_path", "sarif_path", "junit_path"))
+    if json_path and Path(json_path).is_file():
+        report = json.loads(Path(json_path).read_text(encoding="utf-8"))
+        report["snapshot"] = check_json(result)
+        _write(Path(json_path), json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    if sarif_path and Path(sarif_path).is_file():
+        log = json.loads(Path(sarif_path).read_text(encoding="utf-8"))
+        log["runs"].append(check_sarif(result)["runs"][0])
+        _write(Path(sarif_path), json.dumps(log, indent=2, ensure_ascii=False) + "\n")
+    if junit_path and Path(junit_path).is_file():
+        tree = ET.parse(junit_path)
+        root = tree.getroot()
+        suite = ET.fromstring(check_junit(result, surface_items(surface, *_old_items(result)))).find("testsuite")
+        if root.tag == "testsuites" and suite is not None:
+            root.append(suite)
+            for attribute in ("tests", "failures"):
+                root.set(attribute, str(int(root.get(attribute, "0")) + int(suite.get(attribute, "0"))))
+            ET.indent(root)
+            _write(Path(junit_path), '<?xml version="1.0" encoding="UTF-8"?>\n' +
+                   ET.tostring(root, encoding="unicode") + "\n")
