@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from mcpfuzz.cli.main import main
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
-from mcpfuzz.report.codes import BY_CODE, BY_ORACLE, RULES, code_of, find_rule, with_code
+from mcpfuzz.report.codes import BY_CODE, BY_ORACLE, RULES, code_of, codes_markdown, find_rule, with_code
 from mcpfuzz.report.sarif import sarif_rule
 from tests.conftest import REPO_ROOT
 
@@ -31,8 +31,9 @@ def test_every_oracle_id_has_exactly_one_code() -> None:
 
 
 def test_every_code_is_documented() -> None:
-    """docs/codes.md lists each code with its oracle, once."""
+    """docs/codes.md lists each code with its oracle, once (regenerate: python -m mcpfuzz.report.codes)."""
     text = (REPO_ROOT / "docs" / "codes.md").read_text(encoding="utf-8")
+    assert text == codes_markdown(), "regenerate docs/codes.md: python -m mcpfuzz.report.codes > docs/codes.md"
     rows = dict(re.findall(r"^\| `(MF-[A-Z]+-\d{3})` \| `([a-z-]+)` \|", text, re.MULTILINE))
     assert rows == {rule.code: rule.oracle for rule in RULES}
 

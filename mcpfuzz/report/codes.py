@@ -79,3 +79,33 @@ def with_code(oracle: str) -> str:
     """`no-crash (MF-RES-002)`: the oracle id with its code beside it, as the console and JUnit show it."""
     code = code_of(oracle)
     return f"{oracle} ({code})" if code else oracle
+
+
+INTRO = """# Finding codes
+
+Every oracle has a stable code, shown beside its id: in the console (`no-crash (MF-RES-002)`), the JSON report
+(`code` on each finding), SARIF (each rule's `properties.code` and help text; the rule id stays the oracle id, so
+code-scanning alerts keep their history) and JUnit (the failure's first line). A code is never changed nor given
+again: quote it in a ticket, an allow-list or a chat. `mcpfuzz explain CODE` (or `mcpfuzz explain ORACLE`) prints
+the rule, its source, why it matters, how each known SDK behaves and where the fix goes, and how to silence it
+(`--exclude-oracles ID` for a run, `--baseline FILE` for findings you accept). `mcpfuzz oracles` lists ids and
+codes.
+
+The table lives in `mcpfuzz/report/codes.py`, one row per oracle: adding an oracle is adding its row there and
+regenerating this page with `python -m mcpfuzz.report.codes > docs/codes.md` (`tests/test_codes.py` checks that
+every oracle id has a code, every code is unique, and this page is current).
+"""
+OUTRO = """
+Snapshot changes (`mcpfuzz snapshot --check`) have codes of their own, `MF-SNAP-NNN`, listed in
+[snapshot.md](snapshot.md); `mcpfuzz explain MF-SNAP-004` explains one too.
+"""
+
+
+def codes_markdown() -> str:
+    """docs/codes.md: the introduction, then a table row per code."""
+    rows = [f"| `{rule.code}` | `{rule.oracle}` | {rule.level} | {rule.source} |" for rule in RULES]
+    return "\n".join([INTRO, "| code | oracle | level | source |", "| --- | --- | --- | --- |", *rows, OUTRO])
+
+
+if __name__ == "__main__":
+    print(codes_markdown(), end="")
