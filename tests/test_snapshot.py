@@ -50,6 +50,11 @@ def test_the_snapshot_is_the_whole_surface_sorted_and_stable(first: Path) -> Non
     status, again, err = snapshot()
     assert status == 0, err
     assert again == first.read_text()
+    status, legacy, err = snapshot("--protocol-version", "2025-11-25")
+    assert status == 0, err
+    legacy_surface = json.loads(legacy)
+    assert legacy_surface["protocol"] == {"era": "legacy", "version": "2025-11-25"}
+    assert legacy_surface["tools"] == surface["tools"] and legacy_surface["prompts"] == surface["prompts"]
 
 
 def test_a_breaking_release_fails_the_check_with_every_change_ranked(first: Path, tmp_path: Path) -> None:
