@@ -117,7 +117,6 @@ def test_help_of_targets_and_call_groups_run_options_in_sections() -> None:
             assert option in text, (command, option)
         for selection in ("--exclude-tool", "--include-target", "--read-only"):
             assert (selection in text) == (command == "targets"), (command, selection)
-        assert ("Selection:" in text) == (command == "targets")
         for report_option in ("--html", "--sarif", "--budget", "--workers"):
             assert report_option not in text, (command, report_option)
 
