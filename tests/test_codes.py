@@ -9,7 +9,8 @@ from click.testing import CliRunner
 
 from mcpfuzz.cli.main import main
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
-from mcpfuzz.report.codes import BY_CODE, BY_ORACLE, RULES, code_of, codes_markdown, find_rule, with_code
+from mcpfuzz.report.codes import BY_CODE, BY_ORACLE, RULES, code_of, codes_markdown, find_rule
+from mcpfuzz.report.junit import details
 from mcpfuzz.report.sarif import sarif_rule
 from tests.conftest import REPO_ROOT
 
@@ -39,9 +40,11 @@ def test_every_code_is_documented() -> None:
 
 
 def test_codes_show_beside_the_oracle_id() -> None:
-    """The console's and JUnit's words, the SARIF rule's metadata."""
-    assert with_code("id-preserved") == "id-preserved (MF-ID-001)"
-    assert with_code("no-such-oracle") == "no-such-oracle" and code_of("no-such-oracle") == ""
+    """JUnit's failure text and the SARIF rule's metadata (the console and the JSON report: test_reports)."""
+    assert code_of("no-such-oracle") == ""
+    finding = {"severity": "high", "oracle": "id-preserved", "target": "id/x", "message": "m",
+               "reproducer": {"shell": "printf x | server"}}
+    assert "code:     MF-ID-001 (`mcpfuzz explain MF-ID-001`)" in details(finding, True, "medium")
     rule = sarif_rule("id-preserved")
     assert rule["id"] == "id-preserved" and rule["properties"]["code"] == "MF-ID-001"
     assert "mcpfuzz explain MF-ID-001" in rule["help"]["text"]
@@ -62,3 +65,25 @@ def test_explain_prints_the_rule_its_source_the_fixes_and_how_to_silence_it() ->
     assert snap.exit_code == 0 and "item removed" in snap.output
     wrong = runner.invoke(main, ["explain", "MF-ID-01"])
     assert wrong.exit_code == 2 and "MF-ID-001" in wrong.output
+
+
+def test_the_console_line_and_the_json_report_carry_the_code() -> None:
+    """The finding line keeps `SEVERITY oracle on target:` for scripts, with the code at its end; the JSON report
+    has `code` beside `oracle`."""
+    from rich.console import Console
+
+    from mcpfuzz.engine.events import Finding
+    from mcpfuzz.oracles.base import Severity
+    from mcpfuzz.report.finding_console import FindingPrinter, Verbosity
+    from mcpfuzz.report.json_report import finding_json
+    from mcpfuzz.transport.stdio_target import StdioTarget
+
+    found = Finding("no-crash", Severity.CRITICAL, "Server process died", "the server exited", "tool/search",
+                    "a call", "an answer", (b'{"jsonrpc":"2.0","id":1,"method":"ping"}',), ("<exit 1>",), "crash:x")
+    for verbosity in (Verbosity.QUIET, Verbosity.NORMAL):
+        console = Console(record=True, width=200, highlight=False)
+        FindingPrinter(console, StdioTarget(("server",)), "mcpfuzz", 1, verbosity).full(1, found, None)
+        first = console.export_text().strip().splitlines()[0]
+        assert first.startswith("1. CRITICAL no-crash on tool/search") and first.endswith("[MF-RES-002]"), first
+    report = finding_json(found, StdioTarget(("server",)))
+    assert report["oracle"] == "no-crash" and report["code"] == "MF-RES-002"

@@ -75,17 +75,13 @@ def find_rule(name: str) -> Rule | None:
     return BY_CODE.get(name.strip().upper()) or BY_ORACLE.get(name.strip().lower())
 
 
-def with_code(oracle: str) -> str:
-    """`no-crash (MF-RES-002)`: the oracle id with its code beside it, as the console and JUnit show it."""
-    code = code_of(oracle)
-    return f"{oracle} ({code})" if code else oracle
-
-
 INTRO = """# Finding codes
 
-Every oracle has a stable code, shown beside its id: in the console (`no-crash (MF-RES-002)`), the JSON report
-(`code` on each finding), SARIF (each rule's `properties.code` and help text; the rule id stays the oracle id, so
-code-scanning alerts keep their history) and JUnit (the failure's first line). A code is never changed nor given
+Every oracle has a stable code, shown with its id: on the console's finding line (`1. CRITICAL no-crash on
+tool/search: ... [MF-RES-002]`, at the end so the line keeps its shape for scripts), in the JSON report (`code`
+beside `oracle` on each finding), in SARIF (each rule's `properties.code` and help text, and each result's
+properties; the rule id stays the oracle id, so code-scanning alerts keep their history) and in JUnit (a `code:`
+line in each failure). A code is never changed nor given
 again: quote it in a ticket, an allow-list or a chat. `mcpfuzz explain CODE` (or `mcpfuzz explain ORACLE`) prints
 the rule, its source, why it matters, how each known SDK behaves and where the fix goes, and how to silence it
 (`--exclude-oracles ID` for a run, `--baseline FILE` for findings you accept). `mcpfuzz oracles` lists ids and

@@ -26,7 +26,6 @@ from mcpfuzz.engine.events import (
 from mcpfuzz.engine.judge import counts_toward_fail_on, is_note
 from mcpfuzz.engine.plan.verdict import left_out_words
 from mcpfuzz.oracles.base import Severity
-from mcpfuzz.report.codes import with_code
 from mcpfuzz.report.coverage_summary import coverage_line
 from mcpfuzz.report.finding_console import SEVERITY_STYLE, FindingPrinter, Verbosity, message_head
 from mcpfuzz.report.plural import counted
@@ -174,7 +173,7 @@ class ConsoleReporter:
         self._found += 1
         finding = event.finding
         style = SEVERITY_STYLE[finding.severity]
-        self._say(f"  [{style}]{finding.severity}[/] {with_code(finding.oracle)} · {escape(finding.target)}: "
+        self._say(f"  [{style}]{finding.severity}[/] {finding.oracle} · {escape(finding.target)}: "
                   f"{escape(message_head(finding))}")
 
     def _on_StackFound(self, event: StackFound) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mcpfuzz.oracles.base import Severity, all_oracles
-from mcpfuzz.report.codes import with_code
+from mcpfuzz.report.codes import code_of
 from mcpfuzz.report.json_report import write_atomic
 
 SUITE = "mcpfuzz"
@@ -34,8 +34,10 @@ def details(finding: dict, fails: bool, fail_on: str) -> str:
     """A finding in full, as the console prints it: what was sent, expected, received, how to reproduce."""
     verdict = f"at or above --fail-on {fail_on}" if fails else f"below --fail-on {fail_on}: reported, not failing"
     lines = [
-        f"{finding['severity']} {with_code(finding['oracle'])} on {finding['target']} ({finding.get('case') or ''})",
+        f"{finding['severity']} {finding['oracle']} on {finding['target']} ({finding.get('case') or ''})",
         f"severity: {finding['severity']} ({verdict})",
+        *([f"code:     {code_of(finding['oracle'])} (`mcpfuzz explain {code_of(finding['oracle'])}`)"]
+          if code_of(finding["oracle"]) else []),
         f"message:  {finding['message']}",
         f"expected: {finding.get('expected') or ''}",
         "received:",
