@@ -305,8 +305,8 @@ def _check_keys(source: ConfigSource, section: tuple[str, ...], table: dict[str,
         where = source.where(section, key)
         if key == "tool" and not section and not source.prefix and isinstance(table[key], dict) \
                 and "mcpfuzz" in table[key]:
-            raise ConfigError(f"{where}: [tool.mcpfuzz] is the header pyproject.toml needs; tip: drop that header in "
-                              f"{source.path.name}, whose keys sit at the top level")
+            raise ConfigError(f"{source.where(('tool', 'mcpfuzz'))}: [tool.mcpfuzz] is the header pyproject.toml "
+                              f"needs; tip: drop that header in {source.path.name}, whose keys sit at the top level")
         elsewhere = [command for command, options in (other or {}).items() if key in options]
         if elsewhere:
             raise ConfigError(f"{where}: {key!r} is not an option of `mcpfuzz {section[0]}` (it is one of "
