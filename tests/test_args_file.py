@@ -1,5 +1,5 @@
-"""`--args FILE`: argument objects the user knows to be valid, read from JSON or TOML, refused with where and why when
-malformed, called first by coverage (and a config-file key too)."""
+"""`--args-file FILE`: argument objects the user knows to be valid, read from JSON or TOML, refused with where and
+why when malformed, called first by coverage (and a config-file key too)."""
 
 from __future__ import annotations
 
@@ -59,9 +59,9 @@ def test_a_malformed_file_says_what_where_why_and_a_tip(tmp_path: Path, name: st
 def test_the_cli_refuses_a_malformed_file_before_the_run_with_exit_2(tmp_path: Path) -> None:
     """No server is started for a run whose --args file cannot be used."""
     bad = written(tmp_path, "args.json", '{"get_item": "item-1"}')
-    result = run_cli(["run", "--args", str(bad), "--budget", "10", "--", *SEEDED_COMMAND], cwd=tmp_path)
+    result = run_cli(["run", "--args-file", str(bad), "--budget", "10", "--", *SEEDED_COMMAND], cwd=tmp_path)
     assert result.returncode == 2, result.stdout + result.stderr
-    assert "--args" in result.stderr and "not a list" in result.stderr and "tip:" in result.stderr
+    assert "--args-file" in result.stderr and "not a list" in result.stderr and "tip:" in result.stderr
 
 
 def coverage_run(known: dict[str, tuple[dict, ...]], events: list[Event]) -> list[tuple[str, str]]:
@@ -85,9 +85,9 @@ def test_coverage_calls_the_given_arguments_and_reaches_the_bug_only_they_reach(
 
 
 def test_the_config_file_takes_args_too(tmp_path: Path) -> None:
-    """`args = "FILE"` in mcpfuzz.toml is --args."""
+    """`args-file = "FILE"` in mcpfuzz.toml is --args-file."""
     written(tmp_path, "known.json", json.dumps({"close_account": [{"account": "acct-93"}]}))
-    written(tmp_path, "mcpfuzz.toml", 'args = "known.json"\nphases = "coverage"\n')
+    written(tmp_path, "mcpfuzz.toml", 'args-file = "known.json"\nphases = "coverage"\n')
     report = tmp_path / "report.json"
     result = run_cli(["run", "--seed", "1", "--budget", "60", "--json", str(report), "--", *SEEDED_COMMAND],
                      cwd=tmp_path, timeout=180)

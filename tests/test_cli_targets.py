@@ -22,7 +22,7 @@ def failure(result: object) -> str:
 
 
 def listing(args: list[str], cwd: Path | None = None) -> dict:
-    result = run_cli(["targets", "--json", *args], cwd=cwd)
+    result = run_cli(["targets", "--format", "json", *args], cwd=cwd)
     assert result.returncode == 0, failure(result)
     parsed: dict = json.loads(result.stdout)
     return parsed
@@ -106,14 +106,17 @@ def test_an_unusable_server_exits_2_with_the_error_on_stderr(tmp_path: Path) -> 
 
 
 def test_help_of_targets_and_call_groups_run_options_in_sections() -> None:
-    """The two commands take run's own target and selection options, listed in the same sections."""
-    for command, own in (("targets", "--json"), ("call", "--args")):
+    """targets takes run's own target and selection options, call only those one call uses (no selection: it
+    names its target), listed in the same sections."""
+    for command, own in (("targets", "--format"), ("call", "--args")):
         result = run_cli([command, "--help"])
         assert result.returncode == 0, failure(result)
         text = result.stdout
-        assert "Target:" in text and "Selection:" in text and own in text
-        for option in ("--exclude-tool", "--include-target", "--read-only", "--servers-file", "--startup-timeout"):
+        assert "Target:" in text and own in text
+        for option in ("--servers-file", "--startup-timeout", "--env"):
             assert option in text, (command, option)
+        for selection in ("--exclude-tool", "--include-target", "--read-only"):
+            assert (selection in text) == (command == "targets"), (command, selection)
         for report_option in ("--html", "--sarif", "--budget", "--workers"):
             assert report_option not in text, (command, report_option)
 

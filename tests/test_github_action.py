@@ -122,3 +122,11 @@ def test_script_on_a_clean_server_and_on_bad_inputs(tmp_path: Path) -> None:
     result, outputs, _ = run_action(bad, command="x", url="http://127.0.0.1:9/mcp")
     assert result.returncode == 0 and outputs["exit-code"] == "2"
     assert "::error title=mcpfuzz action::give one of command, url and servers-file" in result.stdout
+
+
+def test_the_snapshot_input_is_checked_by_the_run() -> None:
+    """`snapshot: mcp-surface.json` is `run --snapshot mcp-surface.json`; a soak does not take it."""
+    argv = quick_plan(command="python server.py", snapshot="mcp-surface.json")
+    assert argv[argv.index("--snapshot") + 1] == "mcp-surface.json" and argv[-2:] == ["python", "server.py"]
+    with pytest.raises(ActionError, match="mode: run"):
+        quick_plan(mode="soak", url="http://127.0.0.1:1/mcp", snapshot="mcp-surface.json")

@@ -54,9 +54,9 @@ def build_wheel(tmp_path: Path) -> Path:
     shutil.copytree(REPO_ROOT, source, ignore=not_sources)
     out = tmp_path / "wheels"
     result = pip("wheel", "--no-deps", "--no-build-isolation", "-w", str(out), str(source), cwd=tmp_path)
-    if result.returncode != 0 and "bdist_wheel" in result.stdout + result.stderr:
-        # setuptools < 70.1 needs the separate `wheel` package for bdist_wheel; without it here,
-        # build in an isolated environment that pip provisions instead.
+    if result.returncode != 0:
+        # The running environment's setuptools may be older than the build needs (70.1 for bdist_wheel without
+        # the `wheel` package, 77 for an SPDX `license`): build in the isolated environment pip provisions.
         result = pip("wheel", "--no-deps", "-w", str(out), str(source), cwd=tmp_path)
     assert result.returncode == 0, f"wheel build failed:\n{result.stdout}\n{result.stderr}"
     wheels = list(out.glob("*.whl"))

@@ -1,4 +1,4 @@
-"""`--args FILE`: argument objects the user knows to be valid, per target, read from JSON or TOML and checked.
+"""`--args-file FILE`: argument objects the user knows to be valid, per target, read from JSON or TOML and checked.
 
 The file maps a target to a list of argument objects: `{"tool/get_item": [{"id": "item-1"}]}` in JSON, or
 `[["tool/get_item"]]` tables in TOML. A bare name is a tool's (`"get_item"` is `tool/get_item`). Anything else is
@@ -30,7 +30,7 @@ class ArgsFileError(click.UsageError):
     """An --args file that cannot be used: what is wrong, where, why, and a tip (exit status 2)."""
 
     def __init__(self, path: Path, where: str, why: str, tip: str) -> None:
-        super().__init__(f"--args {path}: {where}: {why}\n  tip: {tip}")
+        super().__init__(f"--args-file {path}: {where}: {why}\n  tip: {tip}")
 
 
 def load_args_file(path: Path) -> dict[str, tuple[dict, ...]]:

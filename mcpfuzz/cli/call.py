@@ -13,13 +13,26 @@ import click
 from mcpfuzz.cli.config_file import config_file_option
 from mcpfuzz.cli.help_sections import SectionedCommand
 from mcpfuzz.cli.options import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, build_config
-from mcpfuzz.cli.targets import PROBE_BUDGET, planning_options, with_run_defaults
+from mcpfuzz.cli.targets import PROBE_BUDGET, _run_params, with_run_defaults
 
 if TYPE_CHECKING:
     from mcpfuzz.engine.config import RunConfig
     from mcpfuzz.engine.plan.context import RunContext
     from mcpfuzz.engine.session.session import Session
     from mcpfuzz.oracles.base import Failure
+
+# The options of `run` that change how one call reaches the server; target selection and seeds mean nothing for a
+# call that names its target and its arguments.
+CALL_OPTIONS = frozenset({"timeout", "startup_timeout", "call_timeout", "protocol_version", "cwd", "env_pairs",
+                          "header_lines", "launch", "transport", "servers_file", "server_name", "max_line"})
+
+
+def call_options(command: Any) -> Any:
+    """Add the options of `run` that matter to one call, as `run` declares them."""
+    command.__click_params__ = [*getattr(command, "__click_params__", []),
+                                *(param for param in _run_params() if param.name in CALL_OPTIONS)]
+    return command
+
 
 # Far from the ids the probe uses, as the call phases' own calls are.
 CALL_ID = 2**32
@@ -42,7 +55,7 @@ class CallOutcome:
 @click.argument("server", nargs=-1, type=click.UNPROCESSED, metavar="URL | -- CMD [ARGS]...")
 @click.option("--args", "arguments_text", default="{}", show_default=True, metavar="JSON|@FILE",
               help="The call's arguments: JSON text, or @FILE to read it from a file.")
-@planning_options
+@call_options
 @config_file_option
 def call(tool: str, server: tuple[str, ...], arguments_text: str, **options: Any) -> None:
     """Call one tool by hand: `mcpfuzz call TOOL --args JSON [OPTIONS] -- CMD [ARGS]...` or `... URL`.

@@ -35,8 +35,13 @@ COMMANDS = ("run", "soak", "replay", "lint")
 COMMAND_KEY, URL_KEY, TARGETS_KEY = "command", "url", "targets"
 SERVER_KEYS = (COMMAND_KEY, URL_KEY)
 TARGET_KEYS = ("include", "exclude", "timeout")
+# Keys renamed with their option, still read (with a notice): `args` was `run --args FILE`, now --args-file
+# (`call --args` takes JSON text, which a path in a config file's top level would have been fed to).
+RENAMED_KEYS = {"args": "args-file"}
 # Options that make no sense in a file (the file itself).
-NOT_CONFIGURABLE = frozenset({"config_file", "list_rules", "dry_run"})
+NOT_CONFIGURABLE = frozenset({"config_file", "list_rules", "dry_run",
+                              # `snapshot --check`'s reports: the top-level json, sarif and junit-xml are the run's
+                              "check_json_path", "check_sarif_path", "check_junit_path"})
 # Repeatable options whose values are pairs, so that a TOML table can stand for them: env = { KEY = "v" }.
 TABLE_JOINERS = {"env_pairs": "=", "header_lines": ": "}
 # The click parameter that receives the server's words.
@@ -232,6 +237,7 @@ def option_keys(command: click.Command) -> dict[str, click.Option]:
 def command_defaults(source: ConfigSource, name: str, commands: Mapping[str, click.Command], ctx: click.Context,
                      environ: Mapping[str, str]) -> tuple[dict[str, Any], AppliedConfig]:
     """The default_map of command `name` from a config file, every key and value checked first."""
+    source = _renamed(source)
     keys = {command: option_keys(cmd) for command, cmd in commands.items()}
     shared: set[str] = set().union(*keys.values()) if keys else set()
     top_level = {*shared, *SERVER_KEYS, TARGETS_KEY, *commands}
@@ -244,9 +250,10 @@ def command_defaults(source: ConfigSource, name: str, commands: Mapping[str, cli
         _check_keys(source, (command,), section, set(keys[command]) | set(SERVER_KEYS), other=keys)
     expander = Expander(environ)
     folder = source.path.parent
-    # A command without a table of its own (`targets`, `call`) takes the top-level keys its options share.
+    # A command without a table of its own (`targets`, `call`, `snapshot`) takes the top-level keys it shares with
+    # `run`, whose meaning they keep; another command's keys (lint's `format` and `output`) are not its own.
     own = commands.get(name, ctx.command)
-    options = keys.get(name) or option_keys(own)
+    options = keys.get(name) or {key: param for key, param in option_keys(own).items() if key in keys.get("run", {})}
     takes_server = SERVER_PARAM in {param.name for param in own.params}
     defaults: dict[str, Any] = {}
     layers: list[tuple[tuple[str, ...], dict[str, Any]]] = [((), source.table)]
@@ -268,12 +275,38 @@ def command_defaults(source: ConfigSource, name: str, commands: Mapping[str, cli
     return defaults, AppliedConfig(source.path, tuple(expander.values), include, exclude, timeouts)
 
 
+def _renamed(source: ConfigSource) -> ConfigSource:
+    """The file with its renamed keys read under their new names, each said once on stderr."""
+    def rename(section: tuple[str, ...], table: dict[str, Any]) -> dict[str, Any]:
+        out = {}
+        for key, value in table.items():
+            if key in RENAMED_KEYS and RENAMED_KEYS[key] not in table:
+                click.echo(f"warning: {source.where(section, key)}: {key!r} is now {RENAMED_KEYS[key]!r}; "
+                           "the old key still works for now", err=True)
+                key = RENAMED_KEYS[key]
+            out[key] = rename((*section, key), value) if key in COMMANDS and isinstance(value, dict) else value
+        return out
+
+    if not any(key in source.table or key in _dict_values(source.table) for key in RENAMED_KEYS):
+        return source
+    return ConfigSource(source.path, rename((), source.table), source.prefix, source.text)
+
+
+def _dict_values(table: dict[str, Any]) -> set[str]:
+    """The keys of the per-command tables."""
+    return {key for name in COMMANDS if isinstance(table.get(name), dict) for key in table[name]}
+
+
 def _check_keys(source: ConfigSource, section: tuple[str, ...], table: dict[str, Any], known: set[str],
                 other: Mapping[str, Mapping[str, click.Option]] | None = None) -> None:
     for key in table:
         if key in known:
             continue
         where = source.where(section, key)
+        if key == "tool" and not section and not source.prefix and isinstance(table[key], dict) \
+                and "mcpfuzz" in table[key]:
+            raise ConfigError(f"{source.where(('tool', 'mcpfuzz'))}: [tool.mcpfuzz] is the header pyproject.toml "
+                              f"needs; tip: drop that header in {source.path.name}, whose keys sit at the top level")
         elsewhere = [command for command, options in (other or {}).items() if key in options]
         if elsewhere:
             raise ConfigError(f"{where}: {key!r} is not an option of `mcpfuzz {section[0]}` (it is one of "
@@ -282,7 +315,10 @@ def _check_keys(source: ConfigSource, section: tuple[str, ...], table: dict[str,
         close = difflib.get_close_matches(key, sorted(known), n=1)
         if not close and "_" in key:
             close = difflib.get_close_matches(key.replace("_", "-"), sorted(known), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(sorted(known))}"
+        # A long list of every key helps nobody: name the place that lists them instead.
+        listing = f"; known keys: {', '.join(sorted(known))}" if len(known) <= 12 else \
+            "; `mcpfuzz run --help` lists the options (each is a key without `--`), docs/config.md the tables"
+        hint = f"; did you mean {close[0]!r}?" if close else listing
         raise ConfigError(f"{where}: unknown key {key!r} in {source.header(section)}{hint}")
 
 

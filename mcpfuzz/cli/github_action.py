@@ -24,7 +24,7 @@ from pathlib import Path
 PREFIX = "MCPFUZZ_INPUT_"
 # Every input of action.yml (tests/test_github_action.py checks that the two lists agree).
 INPUTS = ("command", "url", "servers-file", "server", "config-file", "mode", "budget", "duration", "fail-on",
-          "baseline", "corpus", "args", "report-prefix", "artifact-name")
+          "baseline", "corpus", "args", "report-prefix", "artifact-name", "snapshot")
 MODES = ("run", "soak")
 EXIT_ERROR = 2
 # The job's place in a matrix (strategy.job-index and job-total), which no default variable of the runner carries.
@@ -80,6 +80,10 @@ def plan(inputs: Mapping[str, str], summary_path: str) -> ActionPlan:
             argv += [f"--{name}", inputs[name]]
     if inputs["server"]:
         argv += ["--server", inputs["server"]]
+    if inputs.get("snapshot"):
+        if mode != "run":
+            raise ActionError("snapshot is checked by a run; use it with mode: run")
+        argv += ["--snapshot", inputs["snapshot"]]
     for option, path in paths.items():
         argv += [f"--{option}", path]
     argv += ["--summary-md", summary_path]

@@ -20,6 +20,9 @@ SECTIONS: dict[str, tuple[str, ...]] = {
            "compare_with", "compare_ignore", "shared_url", "shared_prefix", "shared_ttl", "shared_heartbeat",
            "shared_optional"),
 }
+# `mcpfuzz snapshot` and `run --snapshot`: the check's reports with the others, the check itself with CI.
+SECTIONS["Output"] += ("check_json_path", "check_sarif_path", "check_junit_path")
+SECTIONS["CI"] += ("check_path", "update", "fail_on_change", "snapshot_path")
 ADVANCED = "Advanced"
 SECTION_OF = {name: title for title, names in SECTIONS.items() for name in names}
 

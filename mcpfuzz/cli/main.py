@@ -12,6 +12,7 @@ from mcpfuzz.cli.call import call
 from mcpfuzz.cli.closed_pipe import pipe_safe_output
 from mcpfuzz.cli.config_file import config_file_option
 from mcpfuzz.cli.durations import Seconds
+from mcpfuzz.cli.explain import explain
 from mcpfuzz.cli.help_sections import SectionedCommand
 from mcpfuzz.cli.jsonrpc import jsonrpc_methods, jsonrpc_options
 from mcpfuzz.cli.lint import lint
@@ -29,6 +30,7 @@ from mcpfuzz.cli.options import (
 from mcpfuzz.cli.reporting import Reporting
 from mcpfuzz.cli.shared import report as shared_report
 from mcpfuzz.cli.shared import status as shared_status
+from mcpfuzz.cli.snapshot import add_to_run_reports, snapshot, snapshot_in_run, snapshot_run_options
 from mcpfuzz.cli.soak import soak
 from mcpfuzz.cli.targets import show_dry_run, targets
 from mcpfuzz.report.plural import counted
@@ -74,17 +76,22 @@ def main() -> None:
               help="Probe the server and list the targets the run would call (and why it skips the others); call "
                    "nothing (as `mcpfuzz targets`).")
 @jsonrpc_options
+@snapshot_run_options
 @config_file_option
 def run(server: tuple[str, ...], budget: float, compare_with: str | None, all_servers: bool,
         compare_ignore: tuple[str, ...], workers: int, exit_first: bool, max_findings: int | None, dry_run: bool,
         plain_jsonrpc: bool, openrpc_path: str | None,
-        method_names: tuple[str, ...], params_schemas: tuple[str, ...], **options: Any) -> None:
+        method_names: tuple[str, ...], params_schemas: tuple[str, ...], snapshot_path: str | None,
+        fail_on_change: str, **options: Any) -> None:
     """Fuzz an MCP server: `mcpfuzz run [OPTIONS] -- CMD [ARGS]...` (stdio) or `mcpfuzz run [OPTIONS] URL`.
 
     A stdio server inherits mcpfuzz's environment and working directory. Exit status: 0 no findings
     at or above --fail-on, 1 findings, 2 usage error or unusable server.
     """
     limit = _finding_limit(exit_first, max_findings)
+    if snapshot_path and (all_servers or compare_with is not None or dry_run):
+        raise click.UsageError("--snapshot checks the surface of the one server a run fuzzes; leave out --all-servers, "
+                               "--compare and --dry-run (or use `mcpfuzz snapshot --check FILE`)")
     if limit is not None and (all_servers or compare_with is not None):
         raise click.UsageError("-x/--max-findings stops one run; --all-servers and --compare run several (leave "
                                "one of them out)")
@@ -113,6 +120,7 @@ def run(server: tuple[str, ...], budget: float, compare_with: str | None, all_se
         _compare(config, compare_with, compare_ignore)
     if workers > 1:
         _check_workers(config)
+    drift = snapshot_in_run(config, snapshot_path, fail_on_change) if snapshot_path else None
     reporting = Reporting(config, options)
 
     def stopping(sink: EventSink) -> EventSink:
@@ -124,7 +132,11 @@ def run(server: tuple[str, ...], budget: float, compare_with: str | None, all_se
 
     finished = reporting.run(lambda sink: _run(config, workers, stopping(sink)))
     reporting.exit_on_problem()
-    sys.exit(exit_status(config, finished))
+    status = exit_status(config, finished)
+    if drift is not None:
+        add_to_run_reports(*drift, options)
+        status = EXIT_FINDINGS if drift[0].failing() and status == EXIT_CLEAN else status
+    sys.exit(status)
 
 
 def _finding_limit(exit_first: bool, max_findings: int | None) -> int | None:
@@ -193,11 +205,13 @@ def replay(ctx: click.Context, paths: tuple[str, ...], timeout: float, call_time
     oracles: FIXED, FAILED or ERROR. Exit status: 0 all fixed, 1 some still fail, 2 some could
     not be replayed. Without paths, ./corpus is replayed.
     """
+    import os
     from dataclasses import replace
     from pathlib import Path
 
     import anyio
 
+    from mcpfuzz.cli.replay_env import missing_env, with_env_tip
     from mcpfuzz.engine.replay import ERROR, FAILED, load_replayables, replay_one
     from mcpfuzz.engine.session.session import SessionOptions
     from mcpfuzz.oracles.base import all_oracles
@@ -229,6 +243,7 @@ def replay(ctx: click.Context, paths: tuple[str, ...], timeout: float, call_time
             # A transcript keeps header names only: the values come from this command line.
             server = replace(server, headers=parse_headers(header_lines))
         outcome = anyio.run(replay_one, replayable, server, options, oracles)
+        outcome = with_env_tip(outcome, missing_env(server, os.environ, options.env or {}))
         outcomes.append(outcome)
         print_outcome(outcome)
     statuses = [o.status for o in outcomes]
@@ -278,9 +293,10 @@ def _compare(config: RunConfig, other: str, ignore: tuple[str, ...] = ()) -> Non
 def list_oracles() -> None:
     """List the oracle ids and what each one checks."""
     from mcpfuzz.oracles.base import all_oracles
+    from mcpfuzz.report.codes import code_of
 
     for oracle in all_oracles().values():
-        click.echo(f"{oracle.id:<22} {oracle.title}")
+        click.echo(f"{oracle.id:<22} {code_of(oracle.id):<13} {oracle.title}")
 
 
 main.add_command(soak)
@@ -290,3 +306,5 @@ main.add_command(shared_report)
 main.add_command(lint)
 main.add_command(targets)
 main.add_command(call)
+main.add_command(snapshot)
+main.add_command(explain)

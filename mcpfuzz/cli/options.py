@@ -106,9 +106,12 @@ SERVER_OPTIONS = [
               help="Call this target (e.g. tool/delete_item) even if it is annotated as risky (repeatable)."),
     click.option("--exclude-target", "exclude_targets", multiple=True, metavar="KIND/NAME",
               help="Never call this target, e.g. tool/fetch_page (repeatable)."),
-    click.option("--args", "args_path", type=click.Path(dir_okay=False, exists=True), default=None,
+    click.option("--args-file", "args_path", type=click.Path(dir_okay=False, exists=True), default=None,
               metavar="FILE", help="Argument objects you know to be valid, per target (JSON or TOML: "
               "{\"tool/NAME\": [{...}, ...]}): called first in coverage, varied by the fuzz and stateful phases."),
+    # `--args FILE` was this option's name; `call --args` is JSON text, so one name had two meanings.
+    click.option("--args", "args_path_deprecated", type=click.Path(dir_okay=False, exists=True), default=None,
+              hidden=True, metavar="FILE"),
     click.option("--cwd", "cwd", type=click.Path(exists=True, file_okay=False), default=None, metavar="DIR",
               help="Run the stdio server in DIR (e.g. a scratch folder for servers that write files); paths in "
               "the command that name files here stay valid."),
@@ -217,6 +220,7 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
         fail_on=Severity.parse(options["fail_on"]), protocol_version=options["protocol_version"],
         phases=(PhaseName.PROBE, *map(PhaseName, phase_names)), max_line=options["max_line"], env=env,
         include_targets=include, exclude_targets=exclude, read_only=options["read_only"],
+        target_options=_typed_options(options),
         cwd=cwd, security=options["security"], coverage=options["coverage"] or options["coverage_sdk"],
         coverage_sdk=options["coverage_sdk"],
         strict_types=options["strict_types"],
@@ -225,8 +229,19 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
         baseline=_baseline(options["baseline_path"]),
         known_secrets=(*(config_file.secrets if config_file else ()), *server_secrets),
         target_timeouts=dict(config_file.target_timeouts) if config_file else {},
-        known_arguments=_known_arguments(options["args_path"]),
+        known_arguments=_known_arguments(_args_file(options)),
         shared=shared_from_options(options), client_capabilities=_client_capabilities(options["client_capabilities"]))
+
+
+def _typed_options(options: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """Each include or exclude label with the option the user typed for it, so a warning names that option."""
+    from mcpfuzz.jsonrpc.target_kind import TargetKind
+
+    pairs = []
+    for verb in ("include", "exclude"):
+        pairs += [(TargetKind.TOOL.label(name), f"--{verb}-tool") for name in options[f"{verb}_tools"]]
+        pairs += [(label, f"--{verb}-target") for label in options[f"{verb}_targets"]]
+    return tuple(pairs)
 
 
 def _client_capabilities(text: str) -> frozenset:
@@ -262,6 +277,18 @@ def _check_workspace_placeholder(command: list[str], http: HttpTarget | None, se
     if not security and any(WORKSPACE_PLACEHOLDER in word for word in words):
         raise click.UsageError(f"{WORKSPACE_PLACEHOLDER} in the server's command is the temporary workspace of "
                                f"--security; add --security, or write a folder in its place")
+
+
+def _args_file(options: dict[str, Any]) -> str | None:
+    """--args-file, or the deprecated `--args FILE` with a notice on stderr."""
+    old = options.get("args_path_deprecated")
+    if old is None:
+        return options["args_path"]
+    if options["args_path"] is not None:
+        raise click.UsageError("--args is the old name of --args-file; give --args-file alone")
+    click.echo("warning: `run --args FILE` is now --args-file FILE (`call --args` takes JSON text); --args FILE "
+               "still works for now", err=True)
+    return str(old)
 
 
 def _known_arguments(path: str | None) -> dict[str, tuple[dict, ...]]:

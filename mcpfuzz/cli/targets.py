@@ -49,25 +49,34 @@ def with_run_defaults(options: dict[str, Any]) -> dict[str, Any]:
     full = dict(options)
     for param in _run_params():
         if param.name is not None and param.name not in full:
-            full[param.name] = param.type_cast_value(context, param.get_default(context))
+            default = param.get_default(context)
+            # A repeatable option nobody gave is an empty tuple, as click passes it.
+            if param.multiple:
+                full[param.name] = tuple(default) if isinstance(default, (list, tuple)) else ()
+            else:
+                full[param.name] = param.type_cast_value(context, default)
     return full
 
 
 @click.command("targets", cls=SectionedCommand, context_settings={"ignore_unknown_options": False})
 @click.argument("server", nargs=-1, type=click.UNPROCESSED, metavar="URL | -- CMD [ARGS]...")
-@click.option("--json", "as_json", is_flag=True, default=False,
-              help="Print the listing as JSON (every target with `called` and `skipped_because`).")
+@click.option("--format", "output_format", type=click.Choice(("text", "json")), default="text", show_default=True,
+              help="text for people; json for scripts (every target with `called` and `skipped_because`).")
+# `--json` was a flag here and is a report path in `run` (and a config file's `json` key): one name, two meanings.
+@click.option("--json", "as_json", is_flag=True, default=False, hidden=True)
 @planning_options
 @config_file_option
-def targets(server: tuple[str, ...], as_json: bool, **options: Any) -> None:
+def targets(server: tuple[str, ...], output_format: str, as_json: bool, **options: Any) -> None:
     """List what `run` would call: `mcpfuzz targets [OPTIONS] -- CMD [ARGS]...` or `... URL`.
 
     Starts the server, negotiates and reads every list as a run does, and plans the targets with the same
     selection options (--exclude-tool, --include-target, --read-only, --phases ...); calls none of them. Each
     skipped target says why. Exit status: 0 listed, 2 usage error or a server that could not be probed.
     """
+    if as_json:
+        click.echo("warning: `targets --json` is now --format json (`run --json PATH` writes a report)", err=True)
     config = build_config(server, PROBE_BUDGET, with_run_defaults(options))
-    show_dry_run(config, as_json)
+    show_dry_run(config, as_json or output_format == "json")
 
 
 def show_dry_run(config: RunConfig, as_json: bool) -> None:

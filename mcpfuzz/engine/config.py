@@ -59,6 +59,7 @@ class RunConfig:
     # Targets by label (`tool/NAME`): a risky one is called only when included; an excluded one never.
     include_targets: tuple[str, ...] = ()
     exclude_targets: tuple[str, ...] = ()
+    target_options: tuple[tuple[str, str], ...] = ()  # (label, the option that named it), for warnings
     read_only: bool = False  # call only targets annotated read-only (and those named with --include-target)
     target_timeouts: dict[str, float] = field(default_factory=dict)  # label -> seconds, instead of `timeout`
     # --args: label -> argument objects the user knows to be valid (seeds of the coverage, fuzz and stateful calls)

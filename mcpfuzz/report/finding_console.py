@@ -12,6 +12,7 @@ from rich.console import Console
 from mcpfuzz.engine.events import Finding
 from mcpfuzz.engine.judge import is_note
 from mcpfuzz.oracles.base import Severity
+from mcpfuzz.report.codes import code_of
 from mcpfuzz.report.json_report import rerun_command
 from mcpfuzz.report.plural import counted
 from mcpfuzz.report.reproduce import finding_reproduction
@@ -51,7 +52,7 @@ class FindingPrinter:
         style, label = _label(finding)
         tags = _tags(finding)
         self.console.print(f"{number}. [{style}]{label}[/] {finding.oracle} on "
-                           f"{escape(finding.target)}: {escape(message_head(finding))}{tags}")
+                           f"{escape(finding.target)}: {escape(message_head(finding))}{tags}{_code(finding)}")
 
     def full(self, number: int, finding: Finding, corpus_path: str | None) -> None:
         """The finding as a person acts on it; an SDK's finding stays short unless -v."""
@@ -61,7 +62,7 @@ class FindingPrinter:
         style, label = _label(finding)
         print_ = self.console.print
         print_(f"\n[bold]{number}.[/] [{style}]{label}[/] [bold]{finding.oracle}[/] "
-               f"on {escape(finding.target)} ({escape(finding.case_title)}){_tags(finding)}")
+               f"on {escape(finding.target)} ({escape(finding.case_title)}){_tags(finding)}{_code(finding)}")
         print_(f"   {escape(message_head(finding))}")
         if finding.also_on:
             print_(f"   also on: {escape(also_on_line(finding, self.verbosity is Verbosity.VERBOSE))}", style="dim")
@@ -168,6 +169,12 @@ def _label(finding: Finding) -> tuple[str, str]:
     if is_note(finding):
         return "dim", "NOTE"
     return SEVERITY_STYLE[finding.severity], finding.severity.name
+
+
+def _code(finding: Finding) -> str:
+    """The oracle's stable code at the line's end (`mcpfuzz explain` takes it); the lines keep their shape."""
+    code = code_of(finding.oracle)
+    return f" [dim]\\[{code}][/]" if code else ""
 
 
 def _tags(finding: Finding) -> str:

@@ -12,6 +12,7 @@ from mcpfuzz.engine.events import Finding, RunFinished
 from mcpfuzz.jsonrpc.case_json import frame_to_json
 from mcpfuzz.oracles.base import Severity
 from mcpfuzz.oracles.crash_signature import exception_line
+from mcpfuzz.report.codes import code_of
 from mcpfuzz.report.reproduce import finding_reproduction
 from mcpfuzz.transport.connect import ServerTarget
 from mcpfuzz.transport.target import ServerKind
@@ -30,6 +31,7 @@ def finding_json(finding: Finding, command: ServerTarget, corpus_path: str | Non
         reproduce, notes = finding_reproduction(command, finding)
     return {
         "oracle": finding.oracle,
+        "code": code_of(finding.oracle) or None,
         "severity": str(finding.severity),
         "tool": finding.tool,
         "message": finding.message,

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mcpfuzz.oracles.base import Severity, all_oracles
+from mcpfuzz.report.codes import code_of
 from mcpfuzz.report.json_report import write_atomic
 
 SUITE = "mcpfuzz"
@@ -35,6 +36,8 @@ def details(finding: dict, fails: bool, fail_on: str) -> str:
     lines = [
         f"{finding['severity']} {finding['oracle']} on {finding['target']} ({finding.get('case') or ''})",
         f"severity: {finding['severity']} ({verdict})",
+        *([f"code:     {code_of(finding['oracle'])} (`mcpfuzz explain {code_of(finding['oracle'])}`)"]
+          if code_of(finding["oracle"]) else []),
         f"message:  {finding['message']}",
         f"expected: {finding.get('expected') or ''}",
         "received:",

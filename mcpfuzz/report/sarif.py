@@ -9,6 +9,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from mcpfuzz.oracles.base import Severity, all_oracles
+from mcpfuzz.report.codes import code_of
 from mcpfuzz.report.json_report import indented_json, write_atomic
 
 SARIF_VERSION = "2.1.0"
@@ -64,6 +65,11 @@ def sarif_rule(oracle_id: str) -> dict:
         "defaultConfiguration": {"level": LEVELS[default]},
         "properties": {"tags": ["mcp", "json-rpc", "robustness"]},
     }
+    code = code_of(oracle_id)
+    if code:  # the stable code a team quotes; `mcpfuzz explain CODE` says what to do about it
+        rule["properties"]["code"] = code
+        rule["help"]["text"] += (f" Code {code}: `mcpfuzz explain {code}` says where the rule comes from and how "
+                                 "to fix it.")
     if checks:
         rule["fullDescription"] = {"text": checks}
     return rule
@@ -124,6 +130,7 @@ def sarif_result(finding: dict, rule_index: int, script: str | None, root: Path)
     corpus_path = finding.get("corpus_path")
     properties = {
         "severity": finding["severity"],
+        "code": finding.get("code"),
         "target": finding["target"],
         "tool": finding.get("tool"),
         "case": finding.get("case"),

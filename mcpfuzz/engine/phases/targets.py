@@ -8,6 +8,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from hypothesis import strategies as st
@@ -207,6 +208,19 @@ class Selection:
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     read_only: bool = False  # --read-only: only targets annotated read-only (or named with an include option)
+    typed: tuple[tuple[str, str], ...] = ()  # (label, the option the user typed for it), for warnings
+
+    def includes(self, label: str) -> bool:
+        """Whether an include label or glob (`tool/get_*`) names this target."""
+        return any(fnmatchcase(label, pattern) for pattern in self.include)
+
+    def excludes(self, label: str) -> bool:
+        """Whether an exclude label or glob (`tool/*`) names this target."""
+        return any(fnmatchcase(label, pattern) for pattern in self.exclude)
+
+    def option_of(self, label: str, default: str) -> str:
+        """The option the user typed for `label` (`--exclude-target`, not the `--exclude-tool` it became)."""
+        return next((option for typed_label, option in self.typed if typed_label == label), default)
 
 
 def skip_reason(target_type: TargetType, declaration: dict, selection: Selection) -> str | None:
@@ -215,9 +229,9 @@ def skip_reason(target_type: TargetType, declaration: dict, selection: Selection
     if not isinstance(name, str):
         return f"it has no string {target_type.name_key}"
     label = target_type.kind.label(name)
-    if label in selection.exclude:
+    if selection.excludes(label):
         return target_type.option.replace("include", "exclude")
-    if label in selection.include:
+    if selection.includes(label):
         return None
     safety = target_type.safety(declaration)
     if selection.read_only and safety is not Safety.READ_ONLY:
@@ -235,7 +249,7 @@ def risk_hint(safety: Safety) -> str:
 def skipped_for_its_hint(target_type: TargetType, declaration: dict, selection: Selection) -> bool:
     """Whether `skip_reason` skips this target for its risk hint alone (no option of the user's decided)."""
     label = target_type.kind.label(str(target_type.name_of(declaration)))
-    return (label not in selection.exclude and label not in selection.include and not selection.read_only
+    return (not selection.excludes(label) and not selection.includes(label) and not selection.read_only
             and target_type.safety(declaration).risky)
 
 
@@ -247,7 +261,7 @@ def _held_with_its_tool(kind: TargetKind, name: str, held_back: dict[str, str], 
         prompt = name
     else:
         return None
-    if prompt not in held_back or kind.label(name) in selection.include:
+    if prompt not in held_back or selection.includes(kind.label(name)):
         return None
     return (f"the tool {prompt!r} is not called ({held_back[prompt]}), and a prompt of its name may do what it "
             f"does; name it with --include-target {kind.label(name)} to call it")
@@ -274,8 +288,10 @@ def _plan_kind(plan: TargetPlan, target_type: TargetType, declarations: list[dic
     for option, labels in ((target_type.option, selection.include),
                            (target_type.option.replace("include", "exclude"), selection.exclude)):
         for label in labels:
-            if label.startswith(prefix) and label.removeprefix(prefix) not in listed:
-                plan.warnings.append(f"{option} {label.removeprefix(prefix)!r} names no {kind.value} of this "
+            if label.startswith(prefix) and not any(fnmatchcase(name, label.removeprefix(prefix)) for name in listed):
+                typed = selection.option_of(label, option)
+                shown = label if typed.endswith("-target") else label.removeprefix(prefix)
+                plan.warnings.append(f"{typed} {shown!r} names no {kind.value} of this "
                                      f"server; its {kind.value}s are {', '.join(sorted(listed)) or '(none)'}")
     seen: set[str] = set()
     for declaration in declarations:

@@ -126,7 +126,8 @@ class RunContext:
     def selection(self) -> Selection:
         """Which targets may be called: the include/exclude options and --read-only."""
         config = self.config
-        return Selection(config.include_targets, config.exclude_targets, read_only=config.read_only)
+        return Selection(config.include_targets, config.exclude_targets, read_only=config.read_only,
+                         typed=config.target_options)
 
     @property
     def plain(self) -> bool:

@@ -335,7 +335,7 @@ async def _multi_frame_cases(context: RunContext, session: Session, built: Catal
     list_methods = [t.list_method for t in target_types().values()
                     if t.capability in built.capabilities and t.list_method is not None]
     uris = [r["uri"] for r in context.probe.declared.get(TargetKind.RESOURCE, []) if isinstance(r.get("uri"), str)
-            and TargetKind.RESOURCE.label(r["uri"]) not in context.config.exclude_targets]
+            and not context.selection().excludes(TargetKind.RESOURCE.label(r["uri"]))]
     cases = (cancel_case(builder, built.capabilities), concurrent_case(builder, list_methods, uris, tool_calls),
              # Over HTTP a listen is an SSE stream the client ends by closing it: stdio only.
              listen_case(builder, built.capabilities, built.resource)
