@@ -81,7 +81,7 @@ def test_an_answered_request_is_tagged_as_its_own_and_settled_by_the_barrier() -
     assert exchange.barrier_answered is True and not exchange.timed_out and exchange.crash is None
     # The handshake, then the frame and its barrier (in one write, as on stdio).
     assert server.methods() == ["initialize", "notifications/initialized", "tools/list", "ping"]
-    assert exchange.frames[-1] == CASE_FRAME and session.frames_sent == 4 and session.restarts == 0
+    assert exchange.frames[-1] == CASE_FRAME and session.wire.frames_sent == 4 and session.restarts == 0
 
 
 def test_a_wrong_id_is_tagged_unknown() -> None:

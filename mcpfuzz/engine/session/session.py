@@ -1,9 +1,6 @@
-"""One server under test: frames out, lines in, each case judged in its own window.
-
-The session keeps the era, the handshake, the ids and the running of a case; its helpers do the rest and never
-import it: how the transport delivers answers (delivery), how long a case is waited for (patience), the server's
-processes (process), what came back (collector). What it lends them is a `Link`.
-"""
+"""One server under test: the era, the handshake and each case run in its own window. Its helpers never import it:
+the frames sent (wire, a `Link`), how answers are delivered (delivery), how long a case is waited for (patience), the
+server's processes (process), what came back (collector)."""
 
 from __future__ import annotations
 
@@ -24,14 +21,7 @@ from mcpfuzz.engine.session.options import SessionOptions
 from mcpfuzz.engine.session.patience import Patience, waits_for_own_answer
 from mcpfuzz.engine.session.process import Borrowed, ProcessKeeper, failed_comeback
 from mcpfuzz.engine.session.server_requests import ServerRequests
-from mcpfuzz.engine.session.wire import (
-    ASIDE_HARNESS_FIRST_ID,
-    HARNESS_FIRST_ID,
-    LOG_LIMIT,
-    PLAIN_BARRIER,
-    HarnessError,
-    Wire,
-)
+from mcpfuzz.engine.session.wire import HARNESS_FIRST_ID, LOG_LIMIT, HarnessError, Wire
 from mcpfuzz.jsonrpc.client_check import AnswerMode
 from mcpfuzz.jsonrpc.exchange import Exchange, ProcessEnd
 from mcpfuzz.jsonrpc.frame import Case
@@ -42,8 +32,7 @@ from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions, Serve
 from mcpfuzz.transport.connect import ServerTarget, open_connection, standby_holder, standby_refusal
 from mcpfuzz.transport.errors import ConnectionClosed, ServerStartError, WriteTimeout
 
-__all__ = ["ASIDE_HARNESS_FIRST_ID", "HARNESS_FIRST_ID", "PLAIN_BARRIER", "HarnessError", "ServerLost", "Session",
-           "SessionOptions", "waits_for_own_answer"]
+__all__ = ["HARNESS_FIRST_ID", "HarnessError", "ServerLost", "Session", "SessionOptions", "waits_for_own_answer"]
 
 
 @dataclass(frozen=True)
@@ -99,7 +88,6 @@ class Session:
         # answer written after the first (initialize answered twice) is seen every time, not by luck.
         self.thorough = False
         self.patience = Patience()  # a slow call's limits: its phase's deadline, the run's, its target's answer times
-        self.answer_times = self.patience.answer_times
         self._group: anyio.abc.TaskGroup
         self.last_line = b""  # the current process' latest line on stdout (said when it fails the handshake)
 
@@ -110,7 +98,7 @@ class Session:
         await self._group.__aenter__()
         options = self.options
         self.server = self.wire.server = await open_connection(
-            self.target, ConnectionCallbacks(self._on_line, self._on_exit, self.collector.wake),
+            self.target, ConnectionCallbacks(self._on_line, lambda _end: self.collector.wake(), self.collector.wake),
             ConnectionOptions(timeout=options.timeout, startup_timeout=options.startup_timeout,
                               call_timeout=options.call_timeout, max_line=options.max_line,
                               write_timeout=options.write_timeout, env=options.env))
@@ -139,16 +127,6 @@ class Session:
         return True
 
     @property
-    def frames_sent(self) -> int:
-        """Frames sent to the server in all (every process)."""
-        return self.wire.frames_sent
-
-    @property
-    def log(self) -> deque[bytes]:
-        """The latest frames sent to the current process."""
-        return self.wire.log
-
-    @property
     def transport(self) -> TransportKind:
         """What carries the frames (known once the session is entered: a URL's transport is detected)."""
         return self.server.kind
@@ -166,7 +144,7 @@ class Session:
             raise ServerLost(self.comebacks.verdict())
         self._new_process()
         await self.processes.start(self.server)
-        self.log.clear()
+        self.wire.log.clear()
         self.collector.forget()
 
     def _new_process(self) -> None:
@@ -214,7 +192,7 @@ class Session:
             # starting; it is no part of any reproduction, and silence here is the cases' to judge.
             with contextlib.suppress(HarnessError):
                 await self.call(*self.liveness_request())
-            self.log.clear()
+            self.wire.log.clear()
         elif self.era is Era.MODERN:
             await self.call("server/discover", {})
         else:
@@ -223,7 +201,7 @@ class Session:
             await self.call("initialize", initialize_params(
                 self.version, declared_capabilities(self.options.client_capabilities)))
             await self.notify("notifications/initialized")
-        self.handshake_frames = list(self.log)
+        self.handshake_frames = list(self.wire.log)
         self.ready = True
         if self.processes.tending:
             await self.processes.answered(self.collector.first_answer)
@@ -240,7 +218,8 @@ class Session:
         if case.fresh:
             borrowed = await self.processes.borrow(self.ready and self.alive)
             if borrowed is not None:
-                aside = _SetAside(self.process, self.log, self.handshake_frames, self.collector.set_aside(), borrowed)
+                books = self.collector.set_aside()
+                aside = _SetAside(self.process, self.wire.log, self.handshake_frames, books, borrowed)
                 self._new_process()
                 self.wire.log = deque(maxlen=LOG_LIMIT)
                 try:
@@ -390,9 +369,6 @@ class Session:
             await send_unjudged(self.wire, self.delivery, data)
 
     # -- receiving -----------------------------------------------------------------------------
-
-    def _on_exit(self, end: ProcessEnd) -> None:
-        self.collector.wake()
 
     def _on_line(self, line: bytes, size: int) -> None:
         self.last_line = line
