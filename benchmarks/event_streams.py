@@ -4,6 +4,7 @@ A refactor that moves rules unchanged must send the same frames and raise the sa
 
     python benchmarks/event_streams.py record DIR          # before the change
     python benchmarks/event_streams.py compare DIR         # after it: the same runs, compared with DIR
+    python benchmarks/event_streams.py compare DIR --with OTHER   # two recordings, no run
 
 Each run is `mcpfuzz run --seed 5 --max-examples 10` on one server (the bundled example, the stdio test servers,
 the HTTP test server over streamable HTTP and legacy SSE). What depends on the clock or the machine is left out
@@ -43,9 +44,13 @@ TIMED_EVENTS = frozenset({"ResourcesSampled"})
 # Notices said or not by how fast the machine started the server (a standby is kept past STANDBY_WORTH).
 TIMED_NOTICE = "standby"
 # Runs whose streams differ between two runs of the same code: their differences are shown, not counted.
-UNSTABLE = {"http_sse": "over legacy SSE a harness tools/list is sent or not by timing, which shifts later harness ids"}
+UNSTABLE = {
+    "http_sse": "over legacy SSE a harness tools/list is sent or not by timing, which shifts later harness ids",
+    "example": "a cancelled add_note may or may not have stored its note when the cancel lands, and the server's words "
+               "(note titles) are drawn from",
+}
 # Keys whose values are the machine's, not the run's.
-VOLATILE_KEYS = frozenset({"timestamp", "pid", "rss", "fds", "threads", "processes"})
+VOLATILE_KEYS = frozenset({"timestamp", "pid", "rss", "fds", "threads", "processes", "resources"})
 PORT = re.compile(rb"127\.0\.0\.1:\d+")
 # A duration said in words ("about 98s", "took 0.4 s", "12 ms"): how long the machine took.
 SECONDS = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s)\b")
@@ -65,6 +70,12 @@ def normalise(value: Any) -> Any:
     return value
 
 
+def kept(event: dict[str, Any]) -> bool:
+    """False for an event whose presence depends on the clock."""
+    timed_notice = event.get("event") == "Notice" and TIMED_NOTICE in event.get("message", "")
+    return event.get("event") not in TIMED_EVENTS and not timed_notice
+
+
 def record_one(name: str, out: Path) -> str:
     """Run one server, write its normalised events and frames into `out`; returns the exit status as text."""
     with tempfile.TemporaryDirectory(prefix=f"streams-{name}-") as work:
@@ -72,16 +83,19 @@ def record_one(name: str, out: Path) -> str:
         command = [str(Path(PYTHON).parent / "mcpfuzz"), "run", *COMMON, "--corpus", str(Path(work) / "corpus"),
                    "--events", str(events), "--log-frames", str(frames), *RUNS[name]]
         done = subprocess.run(command, cwd=work, capture_output=True, timeout=RUN_TIMEOUT, check=False)
-        lines = []
-        for line in events.read_text().splitlines():
-            event = json.loads(line)
-            timed_notice = event.get("event") == "Notice" and TIMED_NOTICE in event.get("message", "")
-            if event.get("event") not in TIMED_EVENTS and not timed_notice:
-                text = json.dumps(normalise(event), sort_keys=True)
-                lines.append(text.replace(work, "<work>"))
+        lines = [json.dumps(normalise(event), sort_keys=True).replace(work, "<work>")
+                 for event in map(json.loads, events.read_text().splitlines()) if kept(event)]
         (out / f"{name}.events.jsonl").write_text("\n".join(lines) + "\n")
         (out / f"{name}.frames.log").write_bytes(PORT.sub(b"127.0.0.1:PORT", frames.read_bytes()))
         return f"exit {done.returncode}"
+
+
+def stream(folder: Path, name: str, suffix: str) -> list[str]:
+    """One recorded stream's lines, normalised again (so recordings made with older rules still compare)."""
+    lines = (folder / f"{name}.{suffix}").read_text(errors="replace").splitlines()
+    if suffix == "frames.log":
+        return lines
+    return [json.dumps(normalise(event), sort_keys=True) for event in map(json.loads, lines) if kept(event)]
 
 
 def first_difference(one: list[str], two: list[str], context: int = 2) -> str:
@@ -99,28 +113,27 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("action", choices=["record", "compare"])
     parser.add_argument("dir", type=Path, help="where the streams are recorded (compare: the recorded ones)")
+    parser.add_argument("--with", dest="other", type=Path, help="compare: these recorded streams, not a fresh run")
     parser.add_argument("--only", action="append", choices=sorted(RUNS), help="one run (repeatable)")
     args = parser.parse_args()
     names = args.only or list(RUNS)
-    out = args.dir if args.action == "record" else Path(tempfile.mkdtemp(prefix="streams-now-"))
+    out = args.dir if args.action == "record" else args.other or Path(tempfile.mkdtemp(prefix="streams-now-"))
     out.mkdir(parents=True, exist_ok=True)
     differing = 0
     for name in names:
-        status = record_one(name, out)
+        if args.action == "record" or args.other is None:
+            status = record_one(name, out)
         if args.action == "record":
             print(f"{name}: recorded ({status})")
             continue
         for suffix in ("events.jsonl", "frames.log"):
-            old, new = ([SECONDS.sub("<N>s", line) if suffix.startswith("events") else line
-                         for line in (folder / f"{name}.{suffix}").read_text(errors="replace").splitlines()]
-                        for folder in (args.dir, out))
-            difference = first_difference(old, new)
+            difference = first_difference(stream(args.dir, name, suffix), stream(out, name, suffix))
             unstable = f" (not counted: {UNSTABLE[name]})" if name in UNSTABLE and difference else ""
             differing += bool(difference) and not unstable
             print(f"{name} {suffix}{unstable}: "
-                  + (f"DIFFERENT at {difference}" if difference else f"same ({len(new)} lines)"))
+                  + (f"DIFFERENT at {difference}" if difference else f"same ({len(stream(out, name, suffix))} lines)"))
     if args.action == "compare":
-        print(f"{differing} differing streams; this run's streams are in {out}")
+        print(f"{differing} differing streams; the compared streams are in {out}")
     return 1 if differing else 0
 
 
