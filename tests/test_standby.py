@@ -255,7 +255,7 @@ def test_a_killed_standby_mid_run_leaves_the_run_working(tmp_path: Path, monkeyp
 
     def on_event(event: Event) -> None:
         if isinstance(event, CaseDone) and event.phase == PhaseName.COVERAGE and not killed:
-            pid = sessions[0].standby_pid
+            pid = sessions[0].processes.standby_pid
             if pid is not None:
                 killed.append(pid)
                 os.kill(pid, signal.SIGKILL)
