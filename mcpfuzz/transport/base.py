@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, auto
 from typing import Protocol, TypeVar
 
 from mcpfuzz.jsonrpc.exchange import ProcessEnd
@@ -15,7 +15,7 @@ from mcpfuzz.transport.line_reader import LineSink
 from mcpfuzz.transport.stderr_tail import StderrTail
 
 __all__ = ["AUTO", "DEFAULT_STARTUP_TIMEOUT", "TRANSPORT_CHOICES", "ConnectionCallbacks", "ConnectionOptions",
-           "DeliveryKind", "ExitSink", "HoldsStandby", "LineSink", "ServerConnection", "StderrTail", "TransportKind",
+           "ExitSink", "HoldsStandby", "LineSink", "ServerConnection", "StderrTail", "TransportKind",
            "transport_choice"]
 
 ExitSink = Callable[[ProcessEnd], None]
@@ -39,13 +39,13 @@ class DeliveryKind(Enum):
 
     # One ordered stream of answers, frames written to one pipe (stdio, in-memory): a frame and the barrier request
     # after it go out in one write, and the barrier's answer settles every frame before it.
-    JOINED_STREAM = "joined stream"
+    JOINED_STREAM = auto()
     # One ordered stream of answers, each frame a request of its own (legacy HTTP+SSE): the barrier goes out after
     # the frame, and its answer on the stream settles the frame.
-    SHARED_STREAM = "shared stream"
+    SHARED_STREAM = auto()
     # A response per request (streamable HTTP: JSON, or an SSE stream of its own): the end of a frame's own response
     # settles it, so no barrier is needed and several frames may be in flight at once.
-    RESPONSE_PER_REQUEST = "response per request"
+    RESPONSE_PER_REQUEST = auto()
 
 
 @dataclass(frozen=True)

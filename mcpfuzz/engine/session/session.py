@@ -21,7 +21,8 @@ from mcpfuzz.engine.session.options import SessionOptions
 from mcpfuzz.engine.session.patience import Patience, waits_for_own_answer
 from mcpfuzz.engine.session.process import Borrowed, ProcessKeeper, failed_comeback
 from mcpfuzz.engine.session.server_requests import ServerRequests
-from mcpfuzz.engine.session.wire import HARNESS_FIRST_ID, LOG_LIMIT, HarnessError, Wire
+from mcpfuzz.engine.session.wire import HARNESS_FIRST_ID as HARNESS_FIRST_ID  # where callers have always found it
+from mcpfuzz.engine.session.wire import LOG_LIMIT, HarnessError, Wire
 from mcpfuzz.jsonrpc.client_check import AnswerMode
 from mcpfuzz.jsonrpc.exchange import Exchange, ProcessEnd
 from mcpfuzz.jsonrpc.frame import Case
@@ -31,8 +32,6 @@ from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, Era
 from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions, ServerConnection, TransportKind
 from mcpfuzz.transport.connect import ServerTarget, open_connection, standby_holder, standby_refusal
 from mcpfuzz.transport.errors import ConnectionClosed, ServerStartError, WriteTimeout
-
-__all__ = ["HARNESS_FIRST_ID", "HarnessError", "ServerLost", "Session", "SessionOptions", "waits_for_own_answer"]
 
 
 @dataclass(frozen=True)
