@@ -45,7 +45,7 @@ TIMED_EVENTS = frozenset({"ResourcesSampled"})
 TIMED_NOTICE = "standby"
 # Runs whose streams differ between two runs of the same code: their differences are shown, not counted.
 UNSTABLE = {
-    "http_sse events.jsonl": "over legacy SSE a harness tools/list is sent or not by timing (stats.frames_sent)",
+    "http_sse events.jsonl": "over legacy SSE harness requests and restarts depend on timing (stats)",
     "example events.jsonl": "a cancelled add_note may or may not have stored its note when the cancel lands",
 }
 # Runs whose harness requests (ids from HARNESS_FIRST_ID up to the ids sent aside) depend on timing: their frames are
