@@ -98,11 +98,11 @@ def test_frame_and_barrier_go_out_in_order_and_count_as_two(tmp_path: Path) -> N
     async def main() -> tuple[int, list[bytes], Any]:
         async with Session(StdioTarget((sys.executable, str(MCP_SERVER))), SessionOptions(frame_log=log)) as session:
             await session.ensure_ready()
-            before = session.frames_sent
+            before = session.wire.frames_sent
             frame = b'{"jsonrpc":"2.0","id":101,"method":"mcpfuzz/no-such-method"}'
             case = Case("x", "method", "an unknown method", frame, Expectation(judge="method-not-found", id=101))
             exchange = await session.run_case(case)
-            return session.frames_sent - before, list(session.log)[-2:], exchange
+            return session.wire.frames_sent - before, list(session.wire.log)[-2:], exchange
 
     sent, last, exchange = anyio.run(main)
     assert sent == 2 and last[0].endswith(b'"mcpfuzz/no-such-method"}') and b'"method":"ping"' in last[1]

@@ -81,7 +81,7 @@ def test_an_answered_request_is_tagged_as_its_own_and_settled_by_the_barrier() -
     assert exchange.barrier_answered is True and not exchange.timed_out and exchange.crash is None
     # The handshake, then the frame and its barrier (in one write, as on stdio).
     assert server.methods() == ["initialize", "notifications/initialized", "tools/list", "ping"]
-    assert exchange.frames[-1] == CASE_FRAME and session.frames_sent == 4 and session.restarts == 0
+    assert exchange.frames[-1] == CASE_FRAME and session.wire.frames_sent == 4 and session.restarts == 0
 
 
 def test_a_wrong_id_is_tagged_unknown() -> None:
@@ -136,8 +136,9 @@ def test_restarts_of_an_in_process_server_start_no_standby_and_measure_no_start(
     [first, second], session = run_cases(FakeServer(answers_ping=False), tools_list(), tools_list(),
                                          options=SessionOptions(timeout=0.5, grace=0.01))
     assert first.timed_out and second.timed_out and session.restarts == 1
-    assert session.standbys == 0 and session.warm_restarts == 0 and session.standby_pid is None
-    assert session.startup.as_dict() is None and not session.standby_warm
+    processes = session.processes
+    assert processes.standbys == 0 and processes.warm_restarts == 0 and processes.standby_pid is None
+    assert session.startup.as_dict() is None and not session.processes.standby_warm
 
 
 def test_a_double_reply_is_counted_per_id() -> None:

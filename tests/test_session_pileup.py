@@ -66,9 +66,9 @@ def check(target: HttpTarget, *, version: str | None = None, seconds: float = 60
             await probe(session, version)
             if hook is not None:
                 session.before_case = hook(session)
-            frames, restarts, started = session.frames_sent, session.restarts, time.monotonic()
+            frames, restarts, started = session.wire.frames_sent, session.restarts, time.monotonic()
             verdict = await check_session_pileup(session, burst=BURST, deadline=started + seconds)
-            return Outcome(verdict, session.frames_sent - frames, session.restarts - restarts,
+            return Outcome(verdict, session.wire.frames_sent - frames, session.restarts - restarts,
                            time.monotonic() - started)
 
     return anyio.run(run)

@@ -116,20 +116,20 @@ def test_a_restart_after_a_crash_takes_the_standby_started_before_the_crash(tmp_
 
     async def body(session: Session) -> None:
         await session.ensure_ready()
-        first, standby = session.server.pid, session.standby_pid
+        first, standby = session.server.pid, session.processes.standby_pid
         assert standby is not None and first is not None and standby != first
         assert session.startup.first is not None and session.startup.first >= float(DELAY)
         crash = await session.run_case(batch_case())
         assert crash.crash is not None and "cannot handle a JSON array" in crash.stderr_tail
         await session.ensure_ready()
         assert session.server.pid == standby, "the restart did not take the standby"
-        assert session.warm_restarts == 1 and session.restarts == 1
+        assert session.processes.warm_restarts == 1 and session.restarts == 1
         assert "cannot handle a JSON array" not in session.server.stderr.text(50)
         answered = await session.run_case(ping_case(5))
         assert [a.id_tag for a in answered.responses()] == [ID_CURRENT]
-        assert session.standby_pid not in (None, first, standby), "no new standby after the restart"
-        assert session.standbys == 2
-        assert is_running(session.standby_pid or 0)
+        assert session.processes.standby_pid not in (None, first, standby), "no new standby after the restart"
+        assert session.processes.standbys == 2
+        assert is_running(session.processes.standby_pid or 0)
 
     try:
         on_session(command, body)
@@ -148,7 +148,7 @@ def test_fresh_cases_borrow_the_standby_and_leave_the_process_in_use_as_it_was(t
         await session.ensure_ready()
         first = session.server.pid
         for rid in (77, 78):
-            standby = session.standby_pid
+            standby = session.processes.standby_pid
             assert standby is not None
             case = Case(f"early-list-{rid}", "lifecycle", "tools/list first", dumps(request("tools/list", {}, rid)),
                         any_answer(rid, "tools/list"), fresh=True, era=Era.LEGACY)
@@ -157,12 +157,12 @@ def test_fresh_cases_borrow_the_standby_and_leave_the_process_in_use_as_it_was(t
             assert len(replies) == 1 and "error" in replies[0], replies
             assert exchange.frames == [case.data]
             assert session.server.pid == first and not is_running(standby)
-            await wait_until(lambda: session.standby_pid is not None)
+            await wait_until(lambda: session.processes.standby_pid is not None)
         listed = await session.run_case(Case("list", "standby", "tools/list", dumps(request("tools/list", {}, 90)),
                                              any_answer(90, "tools/list")))
         replies = [a.incoming.message for a in listed.responses() if a.id_tag == ID_CURRENT]
         assert len(replies) == 1 and "result" in replies[0], replies  # still the handshaken process
-        assert session.server.pid == first and session.server.starts == 3 and session.warm_restarts == 2
+        assert session.server.pid == first and session.server.starts == 3 and session.processes.warm_restarts == 2
 
     try:
         on_session(command, body)
@@ -177,17 +177,17 @@ def test_a_standby_killed_with_sigkill_is_replaced_and_restarts_go_on(tmp_path: 
 
     async def body(session: Session) -> None:
         await session.ensure_ready()
-        killed = session.standby_pid
+        killed = session.processes.standby_pid
         assert killed is not None
         os.kill(killed, signal.SIGKILL)
-        await wait_until(lambda: session.standby_pid != killed)  # its end is seen
+        await wait_until(lambda: session.processes.standby_pid != killed)  # its end is seen
         await session.run_case(ping_case(6))  # the current process goes on; a new standby is started after it
-        replacement = session.standby_pid
+        replacement = session.processes.standby_pid
         assert replacement not in (None, killed)
         await session.run_case(batch_case())
         await session.ensure_ready()
         assert session.server.pid == replacement
-        assert session.standbys == 3  # the killed one, its replacement, and the one after the restart
+        assert session.processes.standbys == 3  # the killed one, its replacement, and the one after the restart
 
     try:
         on_session(command, body)
@@ -222,7 +222,7 @@ def test_a_standby_s_own_stdout_lands_in_its_first_case(tmp_path: Path) -> None:
             async with Session(StdioTarget((sys.executable, str(script))), options) as session:
                 session.era = Era.LEGACY
                 await session.ensure_ready()
-                standby = session.standby_pid
+                standby = session.processes.standby_pid
                 assert standby is not None
                 await wait_until(lambda: (marks / str(standby)).exists())  # the standby wrote its banner
                 case = Case("first", "standby", "first", dumps(request("x", ABSENT, 9)), any_answer(9), fresh=True)
@@ -255,7 +255,7 @@ def test_a_killed_standby_mid_run_leaves_the_run_working(tmp_path: Path, monkeyp
 
     def on_event(event: Event) -> None:
         if isinstance(event, CaseDone) and event.phase == PhaseName.COVERAGE and not killed:
-            pid = sessions[0].standby_pid
+            pid = sessions[0].processes.standby_pid
             if pid is not None:
                 killed.append(pid)
                 os.kill(pid, signal.SIGKILL)

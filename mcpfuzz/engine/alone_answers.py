@@ -59,7 +59,7 @@ async def _identity_case(session: Session, case: Case) -> Exchange:
         if session.alive and not session.ready and session.era is Era.MODERN:
             # The previous fresh case's process serves on (a 2026-07-28 process keeps no session state): a
             # server/discover makes it the one in use, where a restart would cost a second process per case.
-            session.log.clear()
+            session.wire.log.clear()
             await session.handshake()
         await session.ensure_ready()
         baseline = await _all_pages(session, case.expect.method, check.list_key)

@@ -105,7 +105,7 @@ class Run:
         context.session = session
         context.monitor = Monitor(session, context.monitor_options, context.observed, partial(_sampled, context))
         session.before_case = context.monitor
-        session.wedge_until = context.budget.deadline
+        session.patience.wedge_until = context.budget.deadline
         session.on_notice = lambda text: context.emit(Notice(text))
         session.on_internal_error = context.note_internal
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum, auto
 from typing import Protocol, TypeVar
 
 from mcpfuzz.jsonrpc.exchange import ProcessEnd
@@ -31,6 +32,20 @@ TRANSPORT_CHOICES = (AUTO, TransportKind.STREAMABLE_HTTP.value, TransportKind.LE
 def transport_choice(text: str) -> TransportKind | None:
     """A --transport value as a kind; None for "auto" (detect from the URL's answers)."""
     return None if text == AUTO else TransportKind(text)
+
+
+class DeliveryKind(Enum):
+    """How a transport brings the answers to the frames sent, which says what settles a frame."""
+
+    # One ordered stream of answers, frames written to one pipe (stdio, in-memory): a frame and the barrier request
+    # after it go out in one write, and the barrier's answer settles every frame before it.
+    JOINED_STREAM = auto()
+    # One ordered stream of answers, each frame a request of its own (legacy HTTP+SSE): the barrier goes out after
+    # the frame, and its answer on the stream settles the frame.
+    SHARED_STREAM = auto()
+    # A response per request (streamable HTTP: JSON, or an SSE stream of its own): the end of a frame's own response
+    # settles it, so no barrier is needed and several frames may be in flight at once.
+    RESPONSE_PER_REQUEST = auto()
 
 
 @dataclass(frozen=True)
@@ -65,16 +80,8 @@ class ServerConnection(Protocol):
         """What carries the frames."""
 
     @property
-    def needs_barrier(self) -> bool:
-        """True when answers arrive in order on one stream, so a barrier request settles earlier frames."""
-
-    @property
-    def replies_on_request(self) -> bool:
-        """True when the end of a frame's own response settles it (streamable HTTP): no barrier is needed."""
-
-    @property
-    def joins_writes(self) -> bool:
-        """True when a frame and its barrier may go out in one `send_many` (one wake-up of the server)."""
+    def delivery(self) -> DeliveryKind:
+        """How answers come back, which says what settles a frame."""
 
     @property
     def delivering(self) -> HttpReply | None:
@@ -124,7 +131,7 @@ class ServerConnection(Protocol):
         """
 
     async def send_many(self, frames: Sequence[bytes]) -> None:
-        """Send frames in order, in one write where the transport has writes (see `joins_writes`)."""
+        """Send frames in order, in one write where the transport has writes (DeliveryKind.JOINED_STREAM)."""
 
     async def wait_exit(self, timeout: float = math.inf) -> bool:
         """Wait until the current server has ended; True when it did within `timeout`."""

@@ -25,8 +25,6 @@ Http = TypeVar("Http", bound="HttpConnection")
 class HttpConnection:
     """A URL, the headers sent with every request, and the process behind it when mcpfuzz launched it."""
 
-    # Every frame is a request of its own: there is no single write to put a frame and its barrier in.
-    joins_writes = False
     # Set by a transport while it hands on a message read from a POST's own response (see ServerConnection).
     delivering: HttpReply | None = None
 

@@ -14,7 +14,7 @@ import httpx
 from mcpfuzz.jsonrpc.exchange import ProcessEnd
 from mcpfuzz.jsonrpc.http_reply import BODY_SNIPPET, HttpReply
 from mcpfuzz.jsonrpc.transport_kind import TransportKind
-from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions
+from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions, DeliveryKind
 from mcpfuzz.transport.errors import ConnectionClosed, ServerStartError
 from mcpfuzz.transport.http_client import POST_ERRORS, header
 from mcpfuzz.transport.http_connection import HttpConnection
@@ -42,8 +42,8 @@ class LegacySseServer(HttpConnection):
     """A 2024-11-05 server: answers arrive in order on the SSE stream, so barriers work as on stdio."""
 
     kind = TransportKind.LEGACY_SSE
-    needs_barrier = True
-    replies_on_request = False
+    # Every frame is a POST of its own, its answer on the one SSE stream, in order: a barrier settles it.
+    delivery = DeliveryKind.SHARED_STREAM
 
     def __init__(self, target: HttpTarget, callbacks: ConnectionCallbacks, options: ConnectionOptions) -> None:
         super().__init__(target, callbacks, options)

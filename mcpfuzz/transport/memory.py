@@ -15,7 +15,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcpfuzz.jsonrpc.exchange import ProcessEnd
 from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.transport_kind import TransportKind
-from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions
+from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions, DeliveryKind
 from mcpfuzz.transport.errors import ConnectionClosed
 from mcpfuzz.transport.line_reader import LineSplitter
 from mcpfuzz.transport.stderr_tail import StderrTail
@@ -78,9 +78,7 @@ class MemoryServer:
 
     kind = TransportKind.MEMORY
     # One ordered stream of answers, as on stdio: a barrier settles the frames before it.
-    needs_barrier = True
-    replies_on_request = False
-    joins_writes = True
+    delivery = DeliveryKind.JOINED_STREAM
     session_id: str | None = None
     delivering: HttpReply | None = None  # no POSTs: every line comes on the one stream
     pid: int | None = None  # no process whose resources could be sampled

@@ -13,7 +13,7 @@ import anyio.abc
 from mcpfuzz.jsonrpc.exchange import ProcessEnd
 from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.transport_kind import TransportKind
-from mcpfuzz.transport.base import ExitSink
+from mcpfuzz.transport.base import DeliveryKind, ExitSink
 from mcpfuzz.transport.errors import ConnectionClosed, ServerStartError, WriteTimeout
 from mcpfuzz.transport.line_reader import LineSink
 from mcpfuzz.transport.server_process import ServerProcess, spawn
@@ -210,9 +210,7 @@ class StdioServer:
 
     kind = TransportKind.STDIO
     # A line-based stream: answers arrive in order, so a barrier request proves earlier frames were handled.
-    needs_barrier = True
-    replies_on_request = False
-    joins_writes = True
+    delivery = DeliveryKind.JOINED_STREAM
     session_id: str | None = None
     delivering: HttpReply | None = None  # no POSTs: every line comes on the one stream
 

@@ -14,7 +14,7 @@ from mcpfuzz.jsonrpc.exchange import ProcessEnd
 from mcpfuzz.jsonrpc.http_reply import BODY_SNIPPET, HttpReply
 from mcpfuzz.jsonrpc.param_headers import ANNOTATION, ParamHeader, param_headers
 from mcpfuzz.jsonrpc.transport_kind import TransportKind
-from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions
+from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions, DeliveryKind
 from mcpfuzz.transport.errors import ConnectionClosed, ServerStartError
 from mcpfuzz.transport.http_client import POST_ERRORS, header
 from mcpfuzz.transport.http_connection import HttpConnection
@@ -41,8 +41,7 @@ class StreamableHttpServer(HttpConnection):
 
     kind = TransportKind.STREAMABLE_HTTP
     # The end of a POST's response settles its frame: no barrier request is needed to know it was handled.
-    needs_barrier = False
-    replies_on_request = True
+    delivery = DeliveryKind.RESPONSE_PER_REQUEST
 
     def __init__(self, target: HttpTarget, callbacks: ConnectionCallbacks, options: ConnectionOptions) -> None:
         super().__init__(target, callbacks, options)

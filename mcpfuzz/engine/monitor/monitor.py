@@ -118,9 +118,9 @@ class Monitor:
             # A fresh process starts small: mixing two lifetimes in one series would fake or hide growth.
             self._judge()  # the series of the process before it has ended
             self._pid, self._sampler, self._series = pid, ResourceSampler(pid), []
-            self._first_request = self.session.frames_sent
+            self._first_request = self.session.wire.frames_sent
         assert self._sampler is not None
-        sample = self._sampler.sample(self.session.frames_sent - self._first_request)
+        sample = self._sampler.sample(self.session.wire.frames_sent - self._first_request)
         if sample is None:
             return
         figures.samples += 1
@@ -171,7 +171,7 @@ class Monitor:
             await session.server.kill()
             self.on_failure(NoHangFailure(
                 Severity.HIGH, f"the server stopped answering the liveness {method} between cases ({error}), "
-                f"after {session.frames_sent} frames; the cases just before it were all answered", "liveness",
+                f"after {session.wire.frames_sent} frames; the cases just before it were all answered", "liveness",
                 server_wide=True), (f"<{method} unanswered within {self.options.ping_timeout:g}s>",))
             return
         self.figures.ping_ms.append((time.monotonic() - started) * 1000)

@@ -82,7 +82,7 @@ def _frame_words(frame: bytes) -> str:
 def _death(session: Session, end: ProcessEnd, step: str) -> str:
     """How the server ended at a step of the handshake: its exit status, the frame it died on, its last stdout line
     (its stderr follows in the error)."""
-    frames = [_frame_words(frame) for frame in list(session.log)[-2:]]
+    frames = [_frame_words(frame) for frame in list(session.wire.log)[-2:]]
     last_frame = f"; the last frames it was sent: {', then '.join(frames)}" if len(frames) == 2 else \
         f"; the last frame it was sent: {frames[0]}" if frames else ""
     stdout = session.last_line.decode("utf-8", "replace")

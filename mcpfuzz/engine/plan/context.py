@@ -213,8 +213,8 @@ class RunContext:
         """The session's counters into the run's stats."""
         session = self.session
         if session is not None:
-            self.stats.frames_sent, self.stats.restarts = session.frames_sent, session.restarts
-            self.stats.standbys, self.stats.warm_restarts = session.standbys, session.warm_restarts
+            self.stats.frames_sent, self.stats.restarts = session.wire.frames_sent, session.restarts
+            self.stats.standbys, self.stats.warm_restarts = session.processes.standbys, session.processes.warm_restarts
             self.stats.startup = session.startup.as_dict()
             self.stats.lost = session.comebacks.as_dict() if session.comebacks.lost else None
         if self.coverage is not None:

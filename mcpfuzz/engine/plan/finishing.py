@@ -102,7 +102,7 @@ def _wedge_wait(session: Session, finding: Finding) -> float:
     wait, then a fresh request's --timeout (0 for other hangs: silence to a frame is judged once the server
     answers the barrier)."""
     timeout = session.options.timeout
-    bound = session.answer_times.bound(finding.target, timeout)
+    bound = session.patience.answer_times.bound(finding.target, timeout)
     return 0.0 if bound is None else min(bound, session.options.call_timeout) + timeout
 
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from mcpfuzz.engine.session.patience import Graces
 from mcpfuzz.engine.session.tracking import BoundedDict
 from mcpfuzz.jsonrpc.exchange import (
     ID_CURRENT,
@@ -24,17 +25,8 @@ from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.ids import ABSENT, IdKey, id_key, show_id
 from mcpfuzz.jsonrpc.incoming import NOTIFICATION, REQUEST, RESPONSE, Incoming
-from mcpfuzz.oracles.cancellation import CLEAR_GAP
 
 MAX_SERVER_REQUESTS = 100  # the server's own requests kept per exchange
-# After the barrier is answered, a case still unanswered gets the grace; on a server whose calls take a while and
-# that answers the barrier meanwhile (an async one), a call may be answered that late too. So the grace of a call
-# grows to twice the slowest answered call of its target (a lone-surrogate call, which goes out with a barrier; past
-# the case's timeout the session's call limit takes over), and that of a frame naming a call method and due an
-# answer to its id, to twice the slowest call of any target, up to this much. Silence costs that much, no more:
-# a server that refuses such frames silently (as some SDKs do a lone surrogate) is not waited on for --call-timeout.
-MAX_CALL_GRACE = 2.0
-CALL_METHODS = (b'"tools/call"', b'"resources/read"', b'"prompts/get"', b'"completion/complete"')
 
 
 @dataclass
@@ -120,8 +112,9 @@ class Collector:
     The id books cover the current server only (`forget` on a restart) and stay bounded.
     """
 
-    def __init__(self, alive: Callable[[], bool]) -> None:
+    def __init__(self, alive: Callable[[], bool], graces: Graces | None = None) -> None:
         self._alive = alive
+        self.graces = graces or Graces()  # the grace after the barrier, per case (see patience)
         self._pending: BoundedDict[IdKey, Pending | Any] = BoundedDict()  # or _ANSWERED
         self._sent: BoundedDict[IdKey, int] = BoundedDict()
         self._answered: BoundedDict[IdKey, int] = BoundedDict()
@@ -131,20 +124,6 @@ class Collector:
         # and timers: an anyio cancel scope and Event per wait cost more than the rest of a plain case's routing.
         self._waiters: list[asyncio.Future[None]] = []
         self.first_answer: float | None = None  # when the current server first wrote a message (monotonic)
-        # Seconds the slowest answered call of each target took (see MAX_CALL_GRACE), bounded by the targets.
-        self.slowest_calls: dict[str, float] = {}
-
-    def _grace(self, grace: float, case: Case, timeout: float) -> float:
-        """The grace after the barrier: longer for a call, or a frame that may run one (see MAX_CALL_GRACE)."""
-        cancel = case.expect.cancel
-        if cancel is not None and cancel.running is not None:
-            # A request cancelled in flight: long enough to see it answered anyway, clearly after the probe.
-            return max(grace, min(2 * max(CLEAR_GAP, cancel.latency), timeout))
-        if case.slow_ok:
-            return max(grace, min(2 * self.slowest_calls.get(case.target, 0.0), timeout))
-        if not self.slowest_calls or not may_run_a_call(case):
-            return grace
-        return max(grace, min(2 * max(self.slowest_calls.values()), MAX_CALL_GRACE))
 
     def forget(self) -> None:
         """A new server: no id sent to the old one can be answered by it."""
@@ -407,15 +386,13 @@ class Collector:
             else:
                 barrier_done = barrier is None or barrier.reply is not None
                 if done and case.slow_ok:
-                    seconds = now - window.started
-                    if seconds > self.slowest_calls.get(case.target, 0.0):
-                        self.slowest_calls[case.target] = seconds
+                    self.graces.note(case, now - window.started)
                 if done and barrier_done and not _watching(case, window.exchange):
                     return
                 # A call may still be working when the barrier is answered (an async server): its grace follows
-                # how long its target's calls take (see MAX_CALL_GRACE).
+                # how long its target's calls take (see patience.MAX_CALL_GRACE).
                 if barrier_done and not case.patient:
-                    grace_until = grace_until or now + self._grace(grace, case, timeout)
+                    grace_until = grace_until or now + self.graces.grace(grace, case, timeout)
                     if now >= grace_until:
                         return
             if progress_extends is not None:
@@ -459,7 +436,7 @@ class Collector:
                     return
                 if not shared.patient_only():
                     if grace_until is None:
-                        grace_until = now + max((self._grace(grace, w.exchange.case, timeout)
+                        grace_until = now + max((self.graces.grace(grace, w.exchange.case, timeout)
                                                  for w in shared.windows), default=grace)
                     if now >= grace_until:
                         shared.unsettle("a case unanswered after the barrier")
@@ -496,12 +473,6 @@ def case_ids(expect: Expectation) -> frozenset[IdKey]:
         ids.add(id_key(expect.id))
     ids.update(id_key(i) for i in expect.batch_ids)
     return frozenset(ids)
-
-
-def may_run_a_call(case: Case) -> bool:
-    """True for a frame due an answer to its readable id that names a method which runs the server's own code."""
-    expect = case.expect
-    return expect.reply and expect.id_recoverable and any(method in case.data for method in CALL_METHODS)
 
 
 def _watching(case: Case, exchange: Exchange) -> bool:

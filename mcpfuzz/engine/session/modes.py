@@ -42,9 +42,9 @@ def speaking(session: Session, era: Era | None, version: str | None) -> Iterator
 @contextmanager
 def patient_until(session: Session, deadline: float) -> Iterator[None]:
     """A slow call is waited for until `deadline` at most (the end of its phase or its target's share)."""
-    before = session.patience_until
-    session.patience_until = deadline
+    before = session.patience.until
+    session.patience.until = deadline
     try:
         yield
     finally:
-        session.patience_until = before
+        session.patience.until = before

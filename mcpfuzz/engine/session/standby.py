@@ -21,7 +21,7 @@ class StandbyKeeper:
     """
 
     def __init__(self, holder: HoldsStandby | None, refusal: str, *, enabled: bool,
-                 notice: Callable[[str], None]) -> None:
+                 notice: Callable[[str], object]) -> None:
         self.holder = holder if enabled else None
         self._refusal = refusal if enabled else ""
         self._notice = notice
