@@ -44,9 +44,10 @@ from mcpfuzz.engine.session.observed_state import run_observed
 from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.engine.session.windows import MAX_UNSETTLED, Unsettled, run_in_order
 from mcpfuzz.jsonrpc.exchange import Exchange
-from mcpfuzz.jsonrpc.expectation import StateCheck
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.slow_after import SlowAfter
+from mcpfuzz.jsonrpc.parts.state import StateCheck
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Failure
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
@@ -163,8 +164,8 @@ class CallPhases:
         limit = self.slow.limit(target.label)
         if limit is not None and self.slow.suspect(target.label, exchange) \
                 and await self._slow_again(phase, target, call, limit, history, judged):
-            exchange = replace(exchange, case=replace(exchange.case, expect=replace(
-                exchange.case.expect, slow_after=limit)))
+            exchange = replace(exchange,
+                               case=replace(exchange.case, expect=exchange.case.expect.with_part(SlowAfter(limit))))
         if seconds is None:
             self._unanswered.add(target.label)
         else:
@@ -221,7 +222,7 @@ class CallPhases:
             elif state is None:
                 exchange = await self.session.run_case(case, timeout=timeout)
             else:
-                case = replace(case, expect=replace(case.expect, state=state))
+                case = replace(case, expect=case.expect.with_part(state))
                 exchange = await run_observed(self.session, case, timeout=timeout)
         except (HarnessError, ServerStartError) as error:
             raise PhaseStopped(str(error)) from None

@@ -17,17 +17,11 @@ from mcpfuzz.engine.events import PhaseName, PhaseStarted
 from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.plan.phase_cases import PhaseCases, PhaseOver
 from mcpfuzz.engine.session.session import Session
-from mcpfuzz.jsonrpc.client_check import (
-    FUZZ_MODES,
-    VALID_MODES,
-    AnswerMode,
-    AskingRequest,
-    ClientCheck,
-    RetryKind,
-)
+from mcpfuzz.jsonrpc.client_check import FUZZ_MODES, VALID_MODES, AnswerMode, AskingRequest, RetryKind
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.client import ClientCheck
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.strategies.client_cases import client_request_case, request_params, retry_case
 from mcpfuzz.strategies.messages import FrameBuilder

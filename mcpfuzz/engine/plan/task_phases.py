@@ -20,8 +20,9 @@ from mcpfuzz.jsonrpc.client_check import AnswerMode
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.task import TaskCheck
 from mcpfuzz.jsonrpc.target_kind import TargetKind
-from mcpfuzz.jsonrpc.task_check import TASKS_EXTENSION, TaskCheck, TaskIdKind, TaskStep
+from mcpfuzz.jsonrpc.task_check import TASKS_EXTENSION, TaskIdKind, TaskStep
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.strategies.client_answers import input_responses
 from mcpfuzz.strategies.messages import FrameBuilder

@@ -24,6 +24,7 @@ from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.ids import ABSENT, IdKey, id_key, show_id
 from mcpfuzz.jsonrpc.incoming import NOTIFICATION, REQUEST, RESPONSE, Incoming
+from mcpfuzz.jsonrpc.parts.cancel import CancelCheck
 from mcpfuzz.oracles.cancellation import CLEAR_GAP
 
 MAX_SERVER_REQUESTS = 100  # the server's own requests kept per exchange
@@ -136,7 +137,7 @@ class Collector:
 
     def _grace(self, grace: float, case: Case, timeout: float) -> float:
         """The grace after the barrier: longer for a call, or a frame that may run one (see MAX_CALL_GRACE)."""
-        cancel = case.expect.cancel
+        cancel = case.expect.part(CancelCheck)
         if cancel is not None and cancel.running is not None:
             # A request cancelled in flight: long enough to see it answered anyway, clearly after the probe.
             return max(grace, min(2 * max(CLEAR_GAP, cancel.latency), timeout))
@@ -506,7 +507,7 @@ def may_run_a_call(case: Case) -> bool:
 
 def _watching(case: Case, exchange: Exchange) -> bool:
     """A request cancelled in flight and not answered yet: its grace is spent watching for an answer anyway."""
-    cancel = case.expect.cancel
+    cancel = case.expect.part(CancelCheck)
     if cancel is None or cancel.running is None:
         return False
     return not any(a.id_tag == ID_CURRENT and a.incoming.kind == RESPONSE and a.incoming.id == cancel.request

@@ -29,6 +29,9 @@ from mcpfuzz.jsonrpc.handshake_order import initialize_id, is_handshake_request
 from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.incoming import REQUEST, RESPONSE_BATCH, Incoming, classify, split_batch
+from mcpfuzz.jsonrpc.parts.cancel import CancelCheck
+from mcpfuzz.jsonrpc.parts.client import ClientCheck
+from mcpfuzz.jsonrpc.parts.leniency import Lenient
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, Era, modern_meta
 from mcpfuzz.transport.base import (
     DEFAULT_STARTUP_TIMEOUT,
@@ -480,7 +483,7 @@ class Session:
     async def run_case_on_current(self, case: Case, *, timeout: float | None = None) -> Exchange:
         """Run a case on the process as it is (no restart, no handshake), the server's requests answered as the
         case's client check says (valid answers otherwise)."""
-        client = case.expect.client
+        client = case.expect.part(ClientCheck)
         if client is None:
             return await self._run_case_on_current(case, timeout=timeout)
         self.responder.mode = client.mode
@@ -503,7 +506,7 @@ class Session:
             if not lean and self.server.joins_writes:
                 # The frame and its barrier in one write, in that order: one wake-up of the server per case.
                 frame, barrier = self._barrier_frame()
-                pause = case.expect.cancel.pause if case.expect.cancel is not None else 0.0
+                pause = cancel.pause if (cancel := case.expect.part(CancelCheck)) is not None else 0.0
                 if pause > 0:  # work in flight: the request first, the rest once it has run a while
                     first, _, rest = case.data.partition(b"\n")
                     await self._send_frames((first,))
@@ -537,7 +540,7 @@ class Session:
                     and (self.server.needs_barrier or self.server.replies_on_request))
             # A lenient call (a lone surrogate, which a parser may refuse) went out with its barrier; once that is
             # answered, its own answer may still be on the way: it gets the same limit as a valid call.
-            if (patient_call or case.expect.lenient) and case.slow_ok and exchange.timed_out and (alive or busy):
+            if (patient_call or case.expect.has(Lenient)) and case.slow_ok and exchange.timed_out and (alive or busy):
                 # Slow is not dropped: a valid call to a server that answers pings gets the call limit,
                 # and each progress notification moves that limit on.
                 exchange.timed_out, exchange.extended, exchange.blocked = False, True, busy
