@@ -68,8 +68,9 @@ def test_a_retry_check_survives_a_transcript() -> None:
                          parts=(ClientCheck(AnswerMode.ACCEPT, ("elicitation",), RetryKind.EDITED_STATE,
                                             {"content": [], "resultType": "complete"}),))
     back = expectation_from_json(expectation_to_json(expect))
-    assert back.client == expect.part(ClientCheck) and back.client is not None
-    assert back.client.baseline == {"content": [], "resultType": "complete"}
+    client = back.part(ClientCheck)
+    assert client == expect.part(ClientCheck) and client is not None
+    assert client.baseline == {"content": [], "resultType": "complete"}
 
 
 def retries(name: str) -> list[str]:

@@ -56,8 +56,8 @@ def test_a_state_check_is_saved_without_its_observed_answers() -> None:
     """The transcript keeps the oracle, the observing requests and the item; a replay observes afresh."""
     state = StateCheck(OracleId.USE_AFTER_DELETE, LIST, "n3", before=(1,), again=(1,), after=(1,))
     saved = expectation_to_json(Expectation(judge=OracleId.VALID_INPUT_ACCEPTED, parts=(state,)))
-    assert expectation_from_json(json.loads(json.dumps(saved))).state == StateCheck(OracleId.USE_AFTER_DELETE,
-                                                                                    LIST, "n3")
+    loaded = expectation_from_json(json.loads(json.dumps(saved)))
+    assert loaded.part(StateCheck) == StateCheck(OracleId.USE_AFTER_DELETE, LIST, "n3")
 
 
 def test_each_broken_annotation_is_found_and_reproduces_on_a_fresh_server(tmp_path: Path) -> None:
