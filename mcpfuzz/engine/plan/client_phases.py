@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from mcpfuzz.engine.client.asking import AskingBook
 from mcpfuzz.engine.client.capabilities import METHOD_CAPABILITY, ClientCapability, declared_capabilities
@@ -73,6 +73,10 @@ class ClientPhase:
     """The server's requests for input answered in every way, and its 2026-07-28 retries fuzzed."""
 
     name: str = PhaseName.CLIENT.value
+    share: ClassVar[float] = 0.2  # of what the fuzz phase leaves, kept from call sequences when a tool asked
+
+    def kept_share(self, context: RunContext) -> float:
+        return self.share if asks_for_input(context) else 0.0
 
     def skip_reason(self, context: RunContext) -> str | None:
         reason = client_skip(context)

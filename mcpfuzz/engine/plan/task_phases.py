@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 
@@ -73,6 +73,10 @@ class TasksPhase:
     """Task ids answered for what they are, cancelled tasks kept cancelled, removed methods answered -32601."""
 
     name: str = PhaseName.TASKS.value
+    share: ClassVar[float] = 0.15  # of what the fuzz phase leaves, kept from call sequences when tasks are declared
+
+    def kept_share(self, context: RunContext) -> float:
+        return self.share if expects_tasks(context) else 0.0
 
     def skip_reason(self, context: RunContext) -> str | None:
         return _tasks_skip(context)
