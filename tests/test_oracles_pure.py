@@ -99,7 +99,7 @@ def tool_call(rid: int, *, valid: bool = True, schema: dict | None = None, unico
         return Expectation(judge=OracleId.VALID_INPUT_ACCEPTED, id=rid, result_ok=True, error_ok=True,
                            well_formed=True, method="tools/call", parts=(check,))
     return Expectation(judge=OracleId.INVALID_PARAMS, id=rid, codes=frozenset({ex.INVALID_PARAMS}), result_ok=True,
-                       well_formed=True, method="tools/call", parts=(IsErrorResultOk(), check,))
+                       well_formed=True, method="tools/call", parts=(IsErrorResultOk(), check))
 
 
 def late(built: Exchange, seconds: float) -> Exchange:

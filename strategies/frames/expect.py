@@ -86,7 +86,7 @@ def _readable(id: Any) -> bool:
 
 def _loosen(expect: Expectation, data: bytes, values: list[Any], ids: tuple[Any, ...]) -> Expectation:
     """RFC 8259 section 9: past a size or depth limit a reader may refuse the text (with id null); section 6:
-    integers beyond 2**53 may be read inexactly. Silence past such a limit is low (`past_limit`)."""
+    integers beyond 2**53 may be read inexactly. Silence past such a limit is low (a `PastLimit` part)."""
     limit = _limit_passed(data, values)
     if limit is None:
         return expect
