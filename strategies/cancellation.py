@@ -8,9 +8,10 @@ from typing import Any
 
 from mcpfuzz.strategies.messages import FrameBuilder
 
-from mcpfuzz.jsonrpc.expectation import CancelCheck, Expectation
+from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.frame import Case, Posting
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.cancel import CancelCheck
 
 CANCEL_FAMILY = "cancel"
 IN_FLIGHT_FAMILY = "in-flight"
@@ -51,7 +52,7 @@ def in_flight_cancel_case(builder: FrameBuilder, method: str, params: dict[str, 
     # this case.
     expect = Expectation(judge=OracleId.CANCEL_RESPECTED, id=rid, result_ok=True, error_ok=True,
                          batch_ids=(running, probe), note="after its cancellation, no answer to the request",
-                         cancel=CancelCheck(rid, probe, running, round(pause, 3), round(latency, 3)))
+                         parts=(CancelCheck(rid, probe, running, round(pause, 3), round(latency, 3)),))
     title = f"{method} {subject}".rstrip() + f", cancelled after {pause:.2f}s"
     return Case(subject or method.replace("/", "-"), IN_FLIGHT_FAMILY, title, b"\n".join(lines), expect,
                 posts=Posting.IN_ORDER)

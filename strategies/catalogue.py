@@ -12,11 +12,14 @@ from mcpfuzz.strategies.subscription_cases import subscription_family
 
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.encode import dumps
-from mcpfuzz.jsonrpc.expectation import Expectation, ReaderLimit, VersionCheck
+from mcpfuzz.jsonrpc.expectation import Expectation, ReaderLimit
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.json_value import Json
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.leniency import IsErrorResultOk, Lenient, QuietOk
+from mcpfuzz.jsonrpc.parts.past_limit import PastLimit
+from mcpfuzz.jsonrpc.parts.version_check import VersionCheck
 from mcpfuzz.jsonrpc.versions import BATCH_VERSION, META_CAPABILITIES_KEY, META_VERSION_KEY, Era
 
 BOM = b"\xef\xbb\xbf"
@@ -42,7 +45,7 @@ class CatalogueContext:
 def _quiet_invalid(id: Json) -> Expectation:
     """An MCP-invalid id (null, fraction, boolean, object): -32600, echoed or null; silence is low."""
     return Expectation(judge=OracleId.INVALID_REQUEST, id=id, id_recoverable=True, null_id_ok=True,
-                       codes=frozenset({ex.INVALID_REQUEST}), quiet_ok=True)
+                       codes=frozenset({ex.INVALID_REQUEST}), parts=(QuietOk(),))
 
 
 def parse_family(b: FrameBuilder, ctx: CatalogueContext) -> Iterator[Case]:
@@ -60,17 +63,17 @@ def parse_family(b: FrameBuilder, ctx: CatalogueContext) -> Iterator[Case]:
     bad_string = b.frame(method, {"note": "X"}, bad_string_id).replace(b'"X"', b'"\xc3\x28"')
     yield Case("invalid-utf8-in-string", "parse", "invalid UTF-8 inside a string value", bad_string,
                Expectation(judge=OracleId.PARSE_ERROR, id=bad_string_id, codes=frozenset({ex.PARSE_ERROR}),
-                           result_ok=True, null_id_ok=True, lenient=True))
+                           result_ok=True, null_id_ok=True, parts=(Lenient(),)))
     bom_id = b.fresh_id()
     yield Case("utf8-bom", "parse", "a UTF-8 byte order mark before a valid request",
                BOM + b.frame(method, id=bom_id),
                Expectation(judge=OracleId.PARSE_ERROR, id=bom_id, codes=frozenset({ex.PARSE_ERROR}), result_ok=True,
-                           null_id_ok=True, lenient=True))
+                           null_id_ok=True, parts=(Lenient(),)))
     first, second = b.fresh_id(), b.fresh_id()
     yield Case("two-on-one-line", "parse", "two requests on one line",
                b.frame(method, id=first) + b.frame(method, id=second),
                Expectation(judge=OracleId.PARSE_ERROR, id=first, codes=frozenset({ex.PARSE_ERROR}), result_ok=True,
-                           null_id_ok=True, batch_ids=(first, second), lenient=True))
+                           null_id_ok=True, batch_ids=(first, second), parts=(Lenient(),)))
 
 
 def envelope_family(b: FrameBuilder, ctx: CatalogueContext) -> Iterator[Case]:
@@ -117,11 +120,12 @@ def id_family(b: FrameBuilder, ctx: CatalogueContext) -> Iterator[Case]:
     # RFC 8259 section 6: past 2**53 a reader may lose the id's exact value, so a changed id or silence is low.
     above = 2**53 + 1
     yield Case("above-2-53", "id", f"id {above}", b.frame(method, id=above),
-               replace(ex.result(above, method), past_limit=ReaderLimit.BIG_INTEGER, error_ok=True, null_id_ok=True))
+               replace(ex.result(above, method).with_part(PastLimit(ReaderLimit.BIG_INTEGER)), error_ok=True,
+                       null_id_ok=True))
     big = 2**63
     yield Case("2-63", "id", "id 2**63 (beyond 64-bit signed)", b.frame(method, id=big),
                Expectation(judge=OracleId.NO_HANG, id=big, result_ok=True, error_ok=True, null_id_ok=True,
-                           well_formed=True, method=method, past_limit=ReaderLimit.BIG_INTEGER))
+                           well_formed=True, method=method, parts=(PastLimit(ReaderLimit.BIG_INTEGER),)))
     yield Case("null", "id", "id null", b.frame(method, id=None), ex.invalid_request(None))
     for name, invalid in (("fraction", 1.5), ("true", True), ("object", {}), ("array", [])):
         yield Case(name, "id", f"id {_short(invalid)}", b.frame(method, id=invalid), _quiet_invalid(invalid))
@@ -149,8 +153,7 @@ def params_family(b: FrameBuilder, ctx: CatalogueContext) -> Iterator[Case]:
         yield Case("call-arguments-string", "params", "tools/call with arguments that are a string",
                    b.frame("tools/call", {"name": ctx.tool, "arguments": "x"}, rid),
                    Expectation(judge=OracleId.INVALID_PARAMS, id=rid, codes=frozenset({ex.INVALID_PARAMS}),
-                               result_ok=True, method="tools/call",
-                               is_error_result_ok=True))
+                               result_ok=True, method="tools/call", parts=(IsErrorResultOk(),)))
 
 
 def method_family(b: FrameBuilder, ctx: CatalogueContext) -> Iterator[Case]:
@@ -195,10 +198,10 @@ def size_family(b: FrameBuilder, ctx: CatalogueContext) -> Iterator[Case]:
     rid = b.fresh_id()
     # RFC 8259 section 9 lets a reader limit nesting and size: silence on these is low, any answer is fine.
     yield Case("nested-256", "size", "params nested 256 deep", b.frame(method, {"deep": deep}, rid),
-               replace(ex.any_answer(rid), null_id_ok=True, past_limit=ReaderLimit.NESTING))
+               replace(ex.any_answer(rid).with_part(PastLimit(ReaderLimit.NESTING)), null_id_ok=True))
     rid = b.fresh_id()
     yield Case("one-megabyte", "size", "a 1 MB frame", b.frame(method, {"pad": "x" * (1 << 20)}, rid),
-               replace(ex.any_answer(rid), null_id_ok=True, past_limit=ReaderLimit.SIZE))
+               replace(ex.any_answer(rid).with_part(PastLimit(ReaderLimit.SIZE)), null_id_ok=True))
     rid = b.fresh_id()
     yield Case("crlf", "size", "a request ending in CRLF", b.frame(method, id=rid) + b"\r",
                ex.result(rid, method))
@@ -220,7 +223,7 @@ def modern_family(b: FrameBuilder, ctx: CatalogueContext) -> Iterator[Case]:
     yield Case("unsupported-version", "modern", f"protocol version {UNSUPPORTED_VERSION} in _meta",
                dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/list", "params": {"_meta": meta}}),
                Expectation(judge=OracleId.VERSION_NEGOTIATION, id=rid, result_ok=True, well_formed=True,
-                           versions=VersionCheck(unsupported=UNSUPPORTED_VERSION)))
+                           parts=(VersionCheck(unsupported=UNSUPPORTED_VERSION),)))
 
 
 FAMILIES: dict[str, Family] = {

@@ -8,10 +8,12 @@ from typing import Any
 from mcpfuzz.strategies.client_answers import retry_params
 from mcpfuzz.strategies.messages import FrameBuilder
 
-from mcpfuzz.jsonrpc.client_check import AnswerMode, AskingRequest, ClientCheck, RetryKind
-from mcpfuzz.jsonrpc.expectation import Expectation, ToolCallCheck
+from mcpfuzz.jsonrpc.client_check import AnswerMode, AskingRequest, RetryKind
+from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.client import ClientCheck
+from mcpfuzz.jsonrpc.parts.tool_call import ToolCallCheck
 from mcpfuzz.jsonrpc.versions import META_CAPABILITIES_KEY, Era
 
 TOOLS_CALL = "tools/call"
@@ -38,7 +40,7 @@ def client_request_case(builder: FrameBuilder, asking: AskingRequest, params: di
     valid = check.mode.valid and check.retry in (None, RetryKind.VALID)
     tool_call = ToolCallCheck(asking.name, valid=True) if valid and asking.method == TOOLS_CALL else None
     expect = Expectation(judge=judge, id=rid, result_ok=True, error_ok=True, method=asking.method,
-                         tool_call=tool_call, client=check)
+                         parts=(check,) if tool_call is None else (tool_call, check))
     if check.retry is not None:
         what = f"retry, {check.retry.value}"
     elif not check.declared:

@@ -10,9 +10,10 @@ from typing import Any
 
 from mcpfuzz.strategies.messages import FrameBuilder
 
-from mcpfuzz.jsonrpc.expectation import ConcurrencyCheck, Expectation
+from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.frame import Case, Posting
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.concurrency import ConcurrencyCheck
 
 CONCURRENCY_FAMILY = "concurrency"
 MAX_READS = 4
@@ -41,7 +42,7 @@ def concurrent_case(builder: FrameBuilder, list_methods: list[str], uris: list[s
     described = tuple((rid, method, subject) for rid, method, subject, _ in requests)
     expect = Expectation(judge=OracleId.CONCURRENCY, id=ids[0], batch_ids=ids, result_ok=True, error_ok=True,
                          well_formed=True, note="each request answered once, with its own answer",
-                         concurrent=ConcurrencyCheck(described, changes_state=changes_state))
+                         parts=(ConcurrencyCheck(described, changes_state=changes_state),))
     if changes_state:
         return Case("requests-at-once", CONCURRENCY_FAMILY, f"{len(requests)} requests at once",
                     b"\n".join(lines), expect, patient=True, posts=Posting.AT_ONCE)

@@ -8,12 +8,13 @@ from typing import Any
 
 from mcpfuzz.strategies.messages import FrameBuilder, initialize_params
 
-from mcpfuzz.jsonrpc.expectation import Expectation, HttpRule, SeverityName
+from mcpfuzz.jsonrpc.expectation import Expectation, SeverityName
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.json_value import Json
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.param_headers import ParamHeader, header_text, value_at
+from mcpfuzz.jsonrpc.parts.http_rule import HttpRule
 from mcpfuzz.jsonrpc.versions import Era
 
 FAMILY = "http"
@@ -48,7 +49,7 @@ def _status(judge: OracleId, statuses: tuple[int, ...], severity: SeverityName, 
     `served_ok`: the rule binds only a server that refuses the request (HttpRule.served_ok).
     """
     return Expectation(judge=judge, reply=False, note=why, id=rid,
-                       http=HttpRule(statuses, severity, codes, served_ok=served_ok))
+                       parts=(HttpRule(statuses, severity, codes, served_ok=served_ok),))
 
 
 def http_cases(b: FrameBuilder, *, tool: str | None, has_session: bool,

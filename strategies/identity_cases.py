@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from mcpfuzz.strategies.messages import FrameBuilder
 
-from mcpfuzz.jsonrpc.expectation import Expectation, IdentityCheck
+from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.identity import IdentityCheck
 from mcpfuzz.jsonrpc.versions import Era
 
 FAMILY = "identity"
@@ -36,7 +37,7 @@ def list_identity_cases(b: FrameBuilder, capabilities: dict, connections: int = 
             expect = Expectation(judge=OracleId.LIST_IDENTITY, id=rid, result_ok=True, error_ok=True,
                                  well_formed=True, method=method,
                                  note=f"the server declares `{capability}`: its list must not vary per connection",
-                                 identity=IdentityCheck(key, name_key, ordered))
+                                 parts=(IdentityCheck(key, name_key, ordered),))
             cases.append(Case(f"list-identity-{capability}-{round_number}", FAMILY,
                               f"{method} on fresh connection {round_number}", b.frame(method, {}, rid), expect,
                               fresh=True, patient=True, era=Era.MODERN))

@@ -6,9 +6,10 @@ from mcpfuzz.strategies.messages import FrameBuilder, initialize_params
 
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.encode import dumps
-from mcpfuzz.jsonrpc.expectation import Expectation, VersionCheck
+from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.version_check import VersionCheck
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, Era
 
 UNKNOWN_VERSION = "1999-01-01"
@@ -26,7 +27,7 @@ def initialize_case(version: str, rid: int, *, discover_failed: bool) -> Case:
     """The legacy handshake request, judged (the probe sends it)."""
     builder = FrameBuilder(Era.LEGACY, LATEST_LEGACY)
     expect = Expectation(judge=OracleId.NO_HANG, id=rid, result_ok=True, error_ok=False, well_formed=True,
-                         method="initialize", versions=VersionCheck(discover_failed=True) if discover_failed else None)
+                         method="initialize", parts=(VersionCheck(discover_failed=True),) if discover_failed else ())
     return Case("initialize", "probe", "initialize", builder.frame("initialize", initialize_params(version), rid),
                 expect, patient=True, era=Era.LEGACY)
 
@@ -57,7 +58,7 @@ def lifecycle(era: Era) -> list[Case]:
                       b.frame("initialize", initialize_params(UNKNOWN_VERSION), rid),
                       Expectation(judge=OracleId.VERSION_NEGOTIATION, id=rid, result_ok=True, error_ok=True,
                                   well_formed=True, method="initialize",
-                                  versions=VersionCheck(initialize=UNKNOWN_VERSION, refusal_ok=era is Era.MODERN)),
+                                  parts=(VersionCheck(initialize=UNKNOWN_VERSION, refusal_ok=era is Era.MODERN),)),
                       fresh=True, patient=True, era=Era.LEGACY))
     rid = b.fresh_id()
     no_params = dumps({"jsonrpc": "2.0", "id": rid, "method": "initialize"})

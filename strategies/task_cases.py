@@ -15,7 +15,8 @@ from mcpfuzz.strategies.messages import FrameBuilder
 from mcpfuzz.jsonrpc.expectation import INVALID_PARAMS, METHOD_NOT_FOUND, Expectation, SeverityName
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
-from mcpfuzz.jsonrpc.task_check import MISSING_CAPABILITY, TASKS_EXTENSION, TaskCheck, TaskIdKind, TaskStep
+from mcpfuzz.jsonrpc.parts.task import TaskCheck
+from mcpfuzz.jsonrpc.task_check import MISSING_CAPABILITY, TASKS_EXTENSION, TaskIdKind, TaskStep
 from mcpfuzz.jsonrpc.versions import META_CAPABILITIES_KEY, Era
 
 TASKS_FAMILY = "tasks"
@@ -59,7 +60,7 @@ def call_case(builder: FrameBuilder, tool: str, arguments: dict, *, declared: bo
     rid = builder.fresh_id()
     step = TaskStep.CREATE if declared else TaskStep.CALL_UNDECLARED
     expect = Expectation(judge=OracleId.TASK_IDS, id=rid, result_ok=True, error_ok=True, well_formed=True,
-                         task=TaskCheck(step))
+                         parts=(TaskCheck(step),))
     what = "task-augmented call" if declared else "call without the tasks extension declared"
     return Case(tool, TOOL_FAMILY, f"{tool}: {what}", builder.frame("tools/call", _params(builder, params, declared),
                                                                    rid), expect, patient=True, slow_ok=True)
@@ -77,7 +78,7 @@ def task_case(builder: FrameBuilder, method: str, check: TaskCheck, *, history: 
         params["inputResponses"] = responses or {}
     codes, wrong, result_ok = _due(builder.era, method, check)
     expect = Expectation(judge=OracleId.TASK_IDS, id=rid, codes=codes, result_ok=result_ok, error_ok=True,
-                         well_formed=check.kind.well_formed, wrong_answer=wrong, task=check)
+                         well_formed=check.kind.well_formed, wrong_answer=wrong, parts=(check,))
     title = f"{method}: {check.kind.value} task id" + ("" if declared else ", extension not declared")
     if check.cancel_acked:
         title += ", after tasks/cancel"

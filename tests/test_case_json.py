@@ -15,10 +15,14 @@ from mcpfuzz.strategies.concurrency import concurrent_case
 from mcpfuzz.strategies.messages import FrameBuilder
 
 from mcpfuzz.jsonrpc.case_json import CaseFormatError, case_from_json, case_to_json, expectation_from_json
-from mcpfuzz.jsonrpc.expectation import AloneAnswers, HttpRule, ToolCallCheck, VersionCheck
 from mcpfuzz.jsonrpc.frame import Posting
 from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.concurrency import AloneAnswers, ConcurrencyCheck
+from mcpfuzz.jsonrpc.parts.http_rule import HttpRule
+from mcpfuzz.jsonrpc.parts.leniency import IsErrorResultOk, Lenient, QuietOk
+from mcpfuzz.jsonrpc.parts.tool_call import ToolCallCheck
+from mcpfuzz.jsonrpc.parts.version_check import VersionCheck
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, MODERN_VERSIONS, Era
 
 pytestmark = pytest.mark.unit
@@ -64,12 +68,13 @@ def test_an_old_transcript_round_trips(old: dict) -> None:
 def test_old_extra_becomes_typed_parts() -> None:
     """Each `extra` key lands in the part its oracle reads."""
     call, bad, http, version, quiet = (expectation_from_json(old) for old in OLD_FORMAT)
-    assert call.judge is OracleId.PARSE_ERROR and call.lenient and call.tool == "echo"
-    assert call.tool_call == ToolCallCheck("echo", valid=True, output_schema=SCHEMA, unicode_unsafe=True)
-    assert bad.is_error_result_ok and bad.tool_call == ToolCallCheck("echo", valid=False, rule="type")
-    assert http.http == HttpRule((400,), "medium", (-32020,)) and http.describe() == "HTTP 400 with error -32020"
-    assert version.versions == VersionCheck(initialize="1999-01-01", refusal_ok=False)
-    assert quiet.quiet_ok and quiet.id is ABSENT and quiet.batch_ids == (1, ABSENT)
+    assert call.judge is OracleId.PARSE_ERROR and call.has(Lenient)
+    assert call.part(ToolCallCheck) == ToolCallCheck("echo", valid=True, output_schema=SCHEMA, unicode_unsafe=True)
+    assert bad.has(IsErrorResultOk) and bad.part(ToolCallCheck) == ToolCallCheck("echo", valid=False, rule="type")
+    assert http.part(HttpRule) == HttpRule((400,), "medium", (-32020,))
+    assert http.describe() == "HTTP 400 with error -32020"
+    assert version.part(VersionCheck) == VersionCheck(initialize="1999-01-01", refusal_ok=False)
+    assert quiet.has(QuietOk) and quiet.id is ABSENT and quiet.batch_ids == (1, ABSENT)
 
 
 def test_an_unknown_judge_is_a_format_error() -> None:
@@ -110,16 +115,17 @@ def test_cases_of_several_requests_keep_how_they_are_posted_and_never_their_answ
     builder = FrameBuilder(Era.MODERN, MODERN_VERSIONS[0])
     cancel = cancel_case(builder, {"tools": {}})
     at_once = concurrent_case(builder, ["tools/list"], ["mem://a"], [("lookup", {"q": "x"})])
-    assert cancel is not None and at_once is not None and at_once.expect.concurrent is not None
-    observed = replace(at_once, expect=replace(at_once.expect, concurrent=replace(
-        at_once.expect.concurrent, alone=(AloneAnswers(1, {"tools": []}, {"tools": []}),))))
+    assert cancel is not None and at_once is not None and at_once.expect.part(ConcurrencyCheck) is not None
+    observed = replace(at_once, expect=at_once.expect.with_part(replace(
+        at_once.expect.part(ConcurrencyCheck), alone=(AloneAnswers(1, {"tools": []}, {"tools": []}),))))
     for case, posts in ((cancel, Posting.IN_ORDER), (observed, Posting.AT_ONCE)):
         back = case_from_json(json.loads(json.dumps(case_to_json(case))), [case.data])
         assert back.posts is posts and back.data == case.data
     back = case_from_json(json.loads(json.dumps(case_to_json(observed))), [observed.data])
-    assert back.expect.concurrent == at_once.expect.concurrent  # requests kept, alone dropped
-    assert [method for _, method, _ in at_once.expect.concurrent.requests] == ["tools/list", "resources/read",
-                                                                              "tools/call"]
+    assert back.expect.part(ConcurrencyCheck) == at_once.expect.part(ConcurrencyCheck)  # requests kept, alone dropped
+    check = at_once.expect.part(ConcurrencyCheck)
+    assert check is not None
+    assert [method for _, method, _ in check.requests] == ["tools/list", "resources/read", "tools/call"]
 
 
 def test_a_concurrency_case_that_may_change_state_says_so_in_its_transcript() -> None:
@@ -128,11 +134,12 @@ def test_a_concurrency_case_that_may_change_state_says_so_in_its_transcript() ->
     builder = FrameBuilder(Era.MODERN, MODERN_VERSIONS[0])
     changing = concurrent_case(builder, [], [], [("note", {"text": "a"}), ("note", {"text": "b"})],
                                changes_state=True)
-    assert changing is not None and changing.expect.concurrent is not None
-    assert changing.expect.concurrent.changes_state and changing.id == "requests-at-once"
+    assert changing is not None and changing.id == "requests-at-once"
+    check = changing.expect.part(ConcurrencyCheck)
+    assert check is not None and check.changes_state
     data = json.loads(json.dumps(case_to_json(changing)))
     back = case_from_json(data, [changing.data])
-    assert back.expect.concurrent == changing.expect.concurrent
+    assert back.expect.part(ConcurrencyCheck) == changing.expect.part(ConcurrencyCheck)
     data["expect"]["extra"].pop("concurrent_changes_state")
     old = case_from_json(data, [changing.data])
-    assert old.expect.concurrent is not None and not old.expect.concurrent.changes_state
+    assert old.expect.part(ConcurrencyCheck) == ConcurrencyCheck(check.requests)

@@ -24,9 +24,11 @@ from mcpfuzz.engine.plan.finishing import apply_baseline
 from mcpfuzz.engine.session.session import Session, SessionOptions
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.exchange import Exchange, ProcessEnd
-from mcpfuzz.jsonrpc.expectation import Expectation, ToolCallCheck
+from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.leniency import QuietOk
+from mcpfuzz.jsonrpc.parts.tool_call import ToolCallCheck
 from mcpfuzz.oracles.base import Severity, all_oracles
 from mcpfuzz.oracles.crash_signature import crash_signature
 from mcpfuzz.oracles.templates import line_template
@@ -158,7 +160,7 @@ def test_stops_with_other_stderr_lines_or_none_stay_apart() -> None:
 
 def test_a_fractional_id_served_as_an_integer_is_one_finding_naming_the_other_oracle() -> None:
     expect = Expectation(judge=OracleId.INVALID_REQUEST, id=1.5, id_recoverable=True, null_id_ok=True,
-                         codes=frozenset({ex.INVALID_REQUEST}), quiet_ok=True)
+                         codes=frozenset({ex.INVALID_REQUEST}), parts=(QuietOk(),))
     built = at("id/fraction", exchange(expect, result(1), frame=b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}'))
     (finding,) = judged(built)
     assert finding.oracle == "invalid-request" and finding.also_judged == ("id-preserved",)
@@ -183,7 +185,7 @@ def test_two_result_problems_that_share_their_first_words_are_two_findings() -> 
     call = ToolCallCheck("m", valid=True, result_schema=schema)
 
     def answered(target: str, value: dict[str, Any]) -> Exchange:
-        expect = replace(ex.result(1, "math/add"), tool_call=call)
+        expect = ex.result(1, "math/add").with_part(call)
         return at(target, exchange(expect, result(1, value)))
 
     findings = judged(answered("method/a", {"alpha": {"first": "x"}}), answered("method/b", {"alpha": {"second": "y"}}),

@@ -28,6 +28,7 @@ from mcpfuzz.engine.runner import run
 from mcpfuzz.engine.session.session import HARNESS_FIRST_ID, SessionOptions
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.case_json import expectation_to_json
+from mcpfuzz.jsonrpc.parts.past_limit import PastLimit
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Severity, all_oracles
 from mcpfuzz.transport.stdio_target import StdioTarget
@@ -108,9 +109,9 @@ def test_silence_on_a_deep_request_for_an_unknown_method_is_the_depth_limits() -
     envelope that is also deep stays invalid-request's."""
     deep = b'{"jsonrpc":"2.0","id":7,"method":"mcpfuzz/","params":{"deep":' + b"[" * 220 + b"1" + b"]" * 220 + b"}}"
     expect = expect_frame(deep, LEGACY)
-    assert (expect.judge, expect.past_limit) == ("method-not-found", ex.ReaderLimit.NESTING)
+    assert (expect.judge, expect.part(PastLimit)) == ("method-not-found", PastLimit(ex.ReaderLimit.NESTING))
     invalid = deep.replace(b'"jsonrpc":"2.0",', b"")
-    assert expect_frame(invalid, LEGACY).past_limit is None
+    assert not expect_frame(invalid, LEGACY).has(PastLimit)
 
 
 def test_a_frame_past_the_nesting_and_integer_limits_blames_the_one_an_sdk_enforces() -> None:
@@ -120,8 +121,8 @@ def test_a_frame_past_the_nesting_and_integer_limits_blames_the_one_an_sdk_enfor
         return (b'{"jsonrpc":"2.0","id":18446744073709551616,"method":"mcpfuzz/x","params":{"deep":'
                 + b"[" * levels + b"1" + b"]" * levels + b"}}")
 
-    assert expect_frame(frame(96), LEGACY).past_limit is ex.ReaderLimit.BIG_INTEGER
-    assert expect_frame(frame(220), LEGACY).past_limit is ex.ReaderLimit.NESTING
+    assert expect_frame(frame(96), LEGACY).part(PastLimit) == PastLimit(ex.ReaderLimit.BIG_INTEGER)
+    assert expect_frame(frame(220), LEGACY).part(PastLimit) == PastLimit(ex.ReaderLimit.NESTING)
     assert expect_frame(frame(96), LEGACY).codes == frozenset()  # any refusal of a deep frame stays allowed
 
 

@@ -169,12 +169,12 @@ def test_a_strategy_error_ends_its_example_and_the_other_families_run(monkeypatc
 
 
 def test_a_call_phase_error_ends_its_example_and_the_search_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    from mcpfuzz.engine.phases.call_phases import CallPhases
+    from mcpfuzz.engine.phases.fuzz_search import FuzzSearch
 
-    async def call_batch(self: CallPhases, *args: Any, **kwargs: Any) -> Any:
+    async def call_batch(self: FuzzSearch, *args: Any, **kwargs: Any) -> Any:
         raise KeyError("injected")
 
-    monkeypatch.setattr(CallPhases, "_call_batch", call_batch)
+    monkeypatch.setattr(FuzzSearch, "_call_batch", call_batch)
     _, finished, _ = run_memory(Server(), phases=("probe", "fuzz", "stateful"))
     (error,) = finished.internal_errors
     assert error.what == "KeyError: 'injected'" and error.case == "tool/echo" and error.count >= 2

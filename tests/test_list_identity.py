@@ -18,8 +18,8 @@ from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import RunFinished
 from mcpfuzz.engine.runner import run
 from mcpfuzz.jsonrpc.case_json import expectation_from_json, expectation_to_json
-from mcpfuzz.jsonrpc.expectation import IdentityCheck
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.identity import IdentityCheck
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, MODERN_VERSIONS, Era
 from mcpfuzz.oracles.base import all_oracles
 from tests.conftest import REPO_ROOT
@@ -44,18 +44,17 @@ def test_each_declared_list_goes_round_robin_on_fresh_connections_in_the_modern_
     assert [case.id for case in cases][:4] == ["list-identity-tools-1", "list-identity-resources-1",
                                                "list-identity-tools-2", "list-identity-resources-2"]
     assert len(cases) == 2 * CONNECTIONS and all(case.fresh for case in cases)
-    assert cases[0].expect.identity == IdentityCheck("tools", "name", ordered=True)
-    assert cases[1].expect.identity == IdentityCheck("resources", "uri", ordered=False)
+    assert cases[0].expect.part(IdentityCheck) == IdentityCheck("tools", "name", ordered=True)
+    assert cases[1].expect.part(IdentityCheck) == IdentityCheck("resources", "uri", ordered=False)
     assert list_identity_cases(FrameBuilder(Era.LEGACY, LATEST_LEGACY, next_id=1), capabilities) == []
 
 
 def test_a_saved_case_keeps_its_check_but_never_the_list_it_was_compared_with() -> None:
     case = list_identity_cases(FrameBuilder(Era.MODERN, MODERN_VERSION, next_id=1), {"prompts": {}})[0]
     expect = case.expect
-    with_baseline = type(expect)(**{**expect.__dict__, "identity": IdentityCheck("prompts", "name", False,
-                                                                                  ({"name": "a"},))})
+    with_baseline = expect.with_part(IdentityCheck("prompts", "name", False, ({"name": "a"},)))
     loaded = expectation_from_json(expectation_to_json(with_baseline))
-    assert loaded.identity == IdentityCheck("prompts", "name", False, None)
+    assert loaded.part(IdentityCheck) == IdentityCheck("prompts", "name", False, None)
 
 
 def test_clean_server_gives_zero_findings() -> None:

@@ -14,6 +14,7 @@ from mcpfuzz.strategies.messages import FrameBuilder
 
 from mcpfuzz.engine.events import CaseDone, Event
 from mcpfuzz.jsonrpc.param_headers import ParamHeader, mirrored, param_headers
+from mcpfuzz.jsonrpc.parts.http_rule import HttpRule
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, MODERN_VERSIONS, Era
 from mcpfuzz.transport.http_headers import mcp_headers
 from mcpfuzz.transport.http_target import HttpTarget
@@ -70,7 +71,7 @@ def test_the_family_sends_the_header_missing_mismatched_and_broken_in_the_modern
         ("param-header-missing", (("Mcp-Param-Region", None),)),
         ("param-header-mismatch", (("Mcp-Param-Region", "mcpfuzz-other"),)),
         ("param-header-invalid", (("Mcp-Param-Region", INVALID_SENTINEL),))]
-    assert all(c.expect.http is not None and c.expect.http.statuses == (400,) and c.expect.http.codes == (-32020,)
+    assert all((rule := c.expect.part(HttpRule)) is not None and rule.statuses == (400,) and rule.codes == (-32020,)
                for c in cases)
     legacy = http_cases(FrameBuilder(Era.LEGACY, LATEST_LEGACY), tool="route", has_session=True, mirrored=call)
     assert not [c for c in legacy if c.id.startswith("param-header-")]

@@ -12,9 +12,10 @@ import pytest
 from mcpfuzz.strategies.client_answers import OVERSIZED, edited_state, retry_params, tampered_state
 
 from mcpfuzz.jsonrpc.case_json import expectation_from_json, expectation_to_json
-from mcpfuzz.jsonrpc.client_check import AnswerMode, ClientCheck, RetryKind
+from mcpfuzz.jsonrpc.client_check import AnswerMode, RetryKind
 from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.client import ClientCheck
 from tests.client_runs import SDK_SERVERS, client_run, elicit_run, titles
 
 pytestmark = pytest.mark.slow
@@ -64,11 +65,12 @@ def test_a_readable_state_has_a_value_edited() -> None:
 
 def test_a_retry_check_survives_a_transcript() -> None:
     expect = Expectation(judge=OracleId.INPUT_REQUIRED, id=3, result_ok=True, error_ok=True, method="tools/call",
-                         client=ClientCheck(AnswerMode.ACCEPT, ("elicitation",), RetryKind.EDITED_STATE,
-                                            {"content": [], "resultType": "complete"}))
+                         parts=(ClientCheck(AnswerMode.ACCEPT, ("elicitation",), RetryKind.EDITED_STATE,
+                                            {"content": [], "resultType": "complete"}),))
     back = expectation_from_json(expectation_to_json(expect))
-    assert back.client == expect.client and back.client is not None
-    assert back.client.baseline == {"content": [], "resultType": "complete"}
+    client = back.part(ClientCheck)
+    assert client == expect.part(ClientCheck) and client is not None
+    assert client.baseline == {"content": [], "resultType": "complete"}
 
 
 def retries(name: str) -> list[str]:

@@ -80,13 +80,13 @@ def test_a_schema_bound_beyond_any_double_skips_that_tool_with_a_warning_and_fuz
 def test_an_internal_error_keeps_the_findings_made_before_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """A bug of mcpfuzz's own in a later phase ends that phase only: the error is reported as an internal error,
     the earlier findings kept."""
-    from mcpfuzz.engine.phases.call_phases import CallPhases
+    from mcpfuzz.engine.phases.coverage_search import CoverageSearch
     from tests.engine_runs import fixture_command, run_engine
 
-    async def broken(self: CallPhases, deadline: float, **_: object) -> int:
+    async def broken(self: CoverageSearch, deadline: float, **_: object) -> int:
         raise ZeroDivisionError("a bug planted by the test")
 
-    monkeypatch.setattr(CallPhases, "coverage", broken)
+    monkeypatch.setattr(CoverageSearch, "coverage", broken)
     finished = run_engine(fixture_command("crash-batch"), phases=("probe", "catalogue", "coverage"), budget=60)
     assert [error.what for error in finished.internal_errors] == ["ZeroDivisionError: a bug planted by the test"]
     assert finished.internal_errors[0].phase == "coverage"

@@ -16,28 +16,29 @@ import pytest
 from mcpfuzz.engine.monitor.pileup import PILEUP_LIMITS
 from mcpfuzz.engine.session.collector import Collector
 from mcpfuzz.jsonrpc import expectation as ex
-from mcpfuzz.jsonrpc.client_check import AnswerMode, ClientCheck, RetryKind
+from mcpfuzz.jsonrpc.client_check import AnswerMode, RetryKind
 from mcpfuzz.jsonrpc.exchange import Exchange, ProcessEnd
-from mcpfuzz.jsonrpc.expectation import (
-    AloneAnswers,
-    CancelCheck,
-    ConcurrencyCheck,
-    Expectation,
-    HttpRule,
-    IdentityCheck,
-    ListingCheck,
-    ReaderLimit,
-    ResourceCheck,
-    StateCheck,
-    ToolCallCheck,
-    VersionCheck,
-)
+from mcpfuzz.jsonrpc.expectation import Expectation, ReaderLimit
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.incoming import classify, split_batch
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
-from mcpfuzz.jsonrpc.task_check import TaskCheck, TaskIdKind, TaskStep
+from mcpfuzz.jsonrpc.parts.cancel import CancelCheck
+from mcpfuzz.jsonrpc.parts.client import ClientCheck
+from mcpfuzz.jsonrpc.parts.concurrency import AloneAnswers, ConcurrencyCheck
+from mcpfuzz.jsonrpc.parts.http_rule import HttpRule
+from mcpfuzz.jsonrpc.parts.identity import IdentityCheck
+from mcpfuzz.jsonrpc.parts.leniency import IsErrorResultOk, Lenient, QuietOk
+from mcpfuzz.jsonrpc.parts.listing import ListingCheck
+from mcpfuzz.jsonrpc.parts.past_limit import PastLimit
+from mcpfuzz.jsonrpc.parts.resource import ResourceCheck
+from mcpfuzz.jsonrpc.parts.slow_after import SlowAfter
+from mcpfuzz.jsonrpc.parts.state import StateCheck
+from mcpfuzz.jsonrpc.parts.task import TaskCheck
+from mcpfuzz.jsonrpc.parts.tool_call import ToolCallCheck
+from mcpfuzz.jsonrpc.parts.version_check import VersionCheck
+from mcpfuzz.jsonrpc.task_check import TaskIdKind, TaskStep
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, LATEST_MODERN, Era
 from mcpfuzz.oracles.base import Scope, Severity, all_oracles, plain_answer, run_checks
 from mcpfuzz.oracles.http import SessionPileupFailure
@@ -96,9 +97,9 @@ def tool_call(rid: int, *, valid: bool = True, schema: dict | None = None, unico
     check = ToolCallCheck("echo", valid=valid, output_schema=schema, unicode_unsafe=unicode_unsafe)
     if valid:
         return Expectation(judge=OracleId.VALID_INPUT_ACCEPTED, id=rid, result_ok=True, error_ok=True,
-                           well_formed=True, method="tools/call", tool_call=check)
+                           well_formed=True, method="tools/call", parts=(check,))
     return Expectation(judge=OracleId.INVALID_PARAMS, id=rid, codes=frozenset({ex.INVALID_PARAMS}), result_ok=True,
-                       well_formed=True, method="tools/call", is_error_result_ok=True, tool_call=check)
+                       well_formed=True, method="tools/call", parts=(IsErrorResultOk(), check))
 
 
 def late(built: Exchange, seconds: float) -> Exchange:
@@ -109,7 +110,7 @@ def late(built: Exchange, seconds: float) -> Exchange:
 
 def slow_call(rid: int, limit: float | None) -> Expectation:
     """A valid tools/call the engine saw slow twice (answers from `limit` seconds on are slow-input's)."""
-    return replace(tool_call(rid), slow_after=limit)
+    return tool_call(rid).with_part(SlowAfter(limit))
 
 
 def observed(rid: int, judge: OracleId, *rounds: tuple[Any, ...], item: str = "") -> Expectation:
@@ -119,7 +120,7 @@ def observed(rid: int, judge: OracleId, *rounds: tuple[Any, ...], item: str = ""
     pairs = tuple(((first,), (second,)) for first, second in resent)
     state = StateCheck(judge, (("tools/call", {"name": "get", "arguments": {"id": item or "x"}}),), item,
                        (before,), (again,), (after,), pairs)
-    return replace(tool_call(rid), state=state)
+    return tool_call(rid).with_part(state)
 
 
 def names(*held: str) -> dict:
@@ -140,7 +141,7 @@ def asking(rid: int, mode: AnswerMode = AnswerMode.ACCEPT, declared: tuple[str, 
     """A tools/call whose server asks mcpfuzz for input, answered as `mode` says (or a 2026-07-28 retry)."""
     judge = P.INPUT_REQUIRED if retry is not None else P.CLIENT_REQUESTS
     return Expectation(judge=judge, id=rid, result_ok=True, error_ok=True, method="tools/call",
-                       client=ClientCheck(mode, declared, retry, baseline))
+                       parts=(ClientCheck(mode, declared, retry, baseline),))
 
 
 ELICIT = {"jsonrpc": "2.0", "id": "e-1", "method": "elicitation/create",
@@ -154,7 +155,7 @@ OTHER = {"content": [{"type": "text", "text": "other"}], "isError": False, "resu
 def tasked(rid: int, check: TaskCheck, codes: frozenset[int] = frozenset()) -> Expectation:
     """A tasks case: any answer for the task's own id, the `codes` otherwise."""
     return Expectation(judge=OracleId.TASK_IDS, id=rid, codes=codes, result_ok=not codes, error_ok=True,
-                       well_formed=check.kind.well_formed, task=check)
+                       well_formed=check.kind.well_formed, parts=(check,))
 
 
 TASK = {"taskId": "t-1", "status": "working", "createdAt": "2026-01-01T00:00:00Z",
@@ -176,20 +177,20 @@ P = OracleId
 def missing(rid: int) -> Expectation:
     """resources/read of a URI that exists nowhere, the code of the exchange's era due."""
     return Expectation(judge=P.RESOURCE_NOT_FOUND, id=rid, result_ok=True, error_ok=True, well_formed=True,
-                       method="resources/read", resource=ResourceCheck("mem://none", missing=True))
+                       method="resources/read", parts=(ResourceCheck("mem://none", missing=True),))
 
 
 def listing(rid: int, *, page: int = 1, cursors: tuple[str, ...] = ()) -> Expectation:
     """A page of prompts/list on a server that declares `prompts`."""
     return Expectation(judge=P.DECLARED_SERVED, id=rid, result_ok=True, error_ok=True, well_formed=True,
-                       method="prompts/list", listing=ListingCheck("prompts", page, cursors))
+                       method="prompts/list", parts=(ListingCheck("prompts", page, cursors),))
 
 
 def identity(rid: int, *baseline: str, ordered: bool = True) -> Expectation:
     """tools/list on a fresh connection, after the connection in use listed tools named `baseline`."""
     return Expectation(judge=P.LIST_IDENTITY, id=rid, result_ok=True, error_ok=True, well_formed=True,
-                       method="tools/list", identity=IdentityCheck("tools", "name", ordered,
-                                                                   tuple({"name": name} for name in baseline)))
+                       method="tools/list", parts=(IdentityCheck("tools", "name", ordered,
+                                                                   tuple({"name": name} for name in baseline)),))
 
 
 def tools(*names: str, more: bool = False) -> dict:
@@ -201,7 +202,7 @@ def tools(*names: str, more: bool = False) -> dict:
 def cancelled() -> Expectation:
     """Request 1, notifications/cancelled for it, then probe 2."""
     return Expectation(judge=P.CANCEL_RESPECTED, id=1, result_ok=True, error_ok=True, batch_ids=(2,),
-                       cancel=CancelCheck(1, 2))
+                       parts=(CancelCheck(1, 2),))
 
 
 def read(rid: int, name: str) -> dict:
@@ -213,7 +214,7 @@ def at_once() -> Expectation:
     """tools/list (1) and reads of mem://a (2) and mem://b (3), in one write."""
     requests = ((1, "tools/list", ""), (2, "resources/read", "mem://a"), (3, "resources/read", "mem://b"))
     return Expectation(judge=P.CONCURRENCY, id=1, batch_ids=(1, 2, 3), result_ok=True, error_ok=True,
-                       well_formed=True, concurrent=ConcurrencyCheck(requests))
+                       well_formed=True, parts=(ConcurrencyCheck(requests),))
 
 
 def tools_at_once(alone_a: tuple[object, object], alone_b: tuple[object, object], *,
@@ -223,7 +224,7 @@ def tools_at_once(alone_a: tuple[object, object], alone_b: tuple[object, object]
     requests = ((1, "tools/call", "a"), (2, "tools/call", "b"))
     alone = (AloneAnswers(1, *alone_a), AloneAnswers(2, *alone_b))
     return Expectation(judge=P.CONCURRENCY, id=1, batch_ids=(1, 2), result_ok=True, error_ok=True,
-                       well_formed=True, concurrent=ConcurrencyCheck(requests, alone, changes_state=changes_state))
+                       well_formed=True, parts=(ConcurrencyCheck(requests, alone, changes_state=changes_state),))
 
 
 def text(value: str, **meta: object) -> dict:
@@ -234,7 +235,7 @@ def text(value: str, **meta: object) -> dict:
 def listed(rid: int) -> Expectation:
     """resources/read of mem://a, which resources/list named."""
     return Expectation(judge=P.DECLARED_SERVED, id=rid, result_ok=True, error_ok=True, well_formed=True,
-                       method="resources/read", resource=ResourceCheck("mem://a", listed=True))
+                       method="resources/read", parts=(ResourceCheck("mem://a", listed=True),))
 
 
 RULES: dict[str, Rule] = {
@@ -244,10 +245,12 @@ RULES: dict[str, Rule] = {
     "parse-error silence is low": Rule(P.PARSE_ERROR, exchange(ex.parse_error()), (LOW,)),
     "parse-error silence on a stuck server": Rule(P.PARSE_ERROR, exchange(ex.parse_error(), barrier=False), ()),
     "parse-error lenient answer with the id": Rule(P.PARSE_ERROR, exchange(Expectation(
-        judge=P.PARSE_ERROR, id=7, codes=frozenset({ex.PARSE_ERROR}), result_ok=True, null_id_ok=True, lenient=True),
+        judge=P.PARSE_ERROR, id=7, codes=frozenset({ex.PARSE_ERROR}), result_ok=True, null_id_ok=True,
+        parts=(Lenient(),)),
         result(7)), ()),
     "parse-error lenient null-id error not -32700": Rule(P.PARSE_ERROR, exchange(Expectation(
-        judge=P.PARSE_ERROR, id=7, codes=frozenset({ex.PARSE_ERROR}), result_ok=True, null_id_ok=True, lenient=True),
+        judge=P.PARSE_ERROR, id=7, codes=frozenset({ex.PARSE_ERROR}), result_ok=True, null_id_ok=True,
+        parts=(Lenient(),)),
         error(None, -32600)), (MEDIUM,)),
     "parse-error code misused on a valid request": Rule(P.PARSE_ERROR, exchange(ex.result(5, "ping"),
                                                                                 error(5, -32700)), (MEDIUM,)),
@@ -255,10 +258,11 @@ RULES: dict[str, Rule] = {
     "invalid-request answered right": Rule(P.INVALID_REQUEST, exchange(ex.invalid_request(3), error(3, -32600)), ()),
     # Severity model: a MUST broken only on malformed input is medium, even when a client then waits.
     "invalid-request silent with a readable id": Rule(P.INVALID_REQUEST, exchange(ex.invalid_request(3)), (MEDIUM,)),
-    "invalid-request silence past a reader limit is no-hang's": Rule(P.INVALID_REQUEST, exchange(replace(
-        ex.invalid_request(3), past_limit=ReaderLimit.NESTING)), ()),
+    "invalid-request silence past a reader limit is no-hang's": Rule(
+        P.INVALID_REQUEST, exchange(ex.invalid_request(3).with_part(PastLimit(ReaderLimit.NESTING))), ()),
     "invalid-request silent, quiet_ok": Rule(P.INVALID_REQUEST, exchange(Expectation(
-        judge=P.INVALID_REQUEST, id=3, null_id_ok=True, codes=frozenset({ex.INVALID_REQUEST}), quiet_ok=True)), (LOW,)),
+        judge=P.INVALID_REQUEST, id=3, null_id_ok=True, codes=frozenset({ex.INVALID_REQUEST}), parts=(QuietOk(),))),
+        (LOW,)),
     "invalid-request silent, id unreadable": Rule(P.INVALID_REQUEST, exchange(ex.invalid_request(None)), (LOW,)),
     # An error with id null answers no readable id: to a client the request went unanswered.
     # An answer with id null is an answer (the right code here); id-preserved judges the id.
@@ -282,7 +286,7 @@ RULES: dict[str, Rule] = {
     "response-schema a 400 whose JSON body is not JSON-RPC": Rule(P.RESPONSE_SCHEMA, exchange(
         ex.result(1, "ping"), {"error": "bad request", "id": 1}, http=http(400)), (MEDIUM,)),
     "id-preserved a 404 refusal's body with id null": Rule(P.ID_PRESERVED, exchange(Expectation(
-        judge=P.HTTP_STATUS, reply=False, id=2, http=HttpRule((404,))), error(None, -32600), http=http(404)), ()),
+        judge=P.HTTP_STATUS, reply=False, id=2, parts=(HttpRule((404,)),)), error(None, -32600), http=http(404)), ()),
     # method-not-found: -32601.
     "method-not-found answered right": Rule(P.METHOD_NOT_FOUND, exchange(ex.method_not_found(4), error(4, -32601)),
                                             ()),
@@ -307,11 +311,11 @@ RULES: dict[str, Rule] = {
     "http-status 200 for a notification": Rule(P.HTTP_STATUS, exchange(ex.no_reply(), http=http(200)), (MEDIUM,)),
     "http-status 2xx for a bad body": Rule(P.HTTP_STATUS, exchange(ex.parse_error(), http=http(200)), (MEDIUM,)),
     "http-status wanted status": Rule(P.HTTP_STATUS, exchange(Expectation(
-        judge=P.HTTP_STATUS, reply=False, id=2, http=HttpRule((404,))), error(2, -32600), http=http(404)), ()),
+        judge=P.HTTP_STATUS, reply=False, id=2, parts=(HttpRule((404,)),)), error(2, -32600), http=http(404)), ()),
     "http-status other status, a SHOULD": Rule(P.HTTP_STATUS, exchange(Expectation(
-        judge=P.HTTP_STATUS, reply=False, id=2, http=HttpRule((400,), "low")), result(2), http=http(200)), (LOW,)),
+        judge=P.HTTP_STATUS, reply=False, id=2, parts=(HttpRule((400,), "low"),)), result(2), http=http(200)), (LOW,)),
     "http-status right status, wrong code": Rule(P.HTTP_STATUS, exchange(Expectation(
-        judge=P.HTTP_STATUS, reply=False, id=2, http=HttpRule((400,), "medium", (-32020,))), error(2, -32600),
+        judge=P.HTTP_STATUS, reply=False, id=2, parts=(HttpRule((400,), "medium", (-32020,)),)), error(2, -32600),
         http=http(400)), (MEDIUM,)),
     "http-status not over legacy SSE": Rule(P.HTTP_STATUS, exchange(ex.no_reply(), http=HttpReply(
         transport="sse", status=200, done=True)), ()),
@@ -322,9 +326,9 @@ RULES: dict[str, Rule] = {
         400, session_id="s-1", session_live=False)), ()),
     # origin-check: a foreign Origin gets 403.
     "origin-check accepted": Rule(P.ORIGIN_CHECK, exchange(Expectation(
-        judge=P.ORIGIN_CHECK, reply=False, id=1, http=HttpRule((403,))), result(1), http=http(200)), (MEDIUM,)),
+        judge=P.ORIGIN_CHECK, reply=False, id=1, parts=(HttpRule((403,)),)), result(1), http=http(200)), (MEDIUM,)),
     "origin-check refused": Rule(P.ORIGIN_CHECK, exchange(Expectation(
-        judge=P.ORIGIN_CHECK, reply=False, id=1, http=HttpRule((403,))), http=http(403)), ()),
+        judge=P.ORIGIN_CHECK, reply=False, id=1, parts=(HttpRule((403,)),)), http=http(403)), ()),
     # id-preserved: same value, same JSON type.
     "id-preserved same id": Rule(P.ID_PRESERVED, exchange(ex.result(1, "ping"), result(1)), ()),
     "id-preserved type changed": Rule(P.ID_PRESERVED, exchange(ex.result(1, "ping"), result("1")), (HIGH,)),
@@ -339,14 +343,14 @@ RULES: dict[str, Rule] = {
     "id-preserved id null where null is allowed": Rule(P.ID_PRESERVED, exchange(
         ex.invalid_request(3, null_id_ok=True), error(None, -32600)), ()),
     "id-preserved an id beyond 2**53 read inexactly is low": Rule(P.ID_PRESERVED, exchange(
-        replace(ex.result(2**53 + 1, "ping"), past_limit=ReaderLimit.BIG_INTEGER), result(2**53)), (LOW,)),
+        ex.result(2**53 + 1, "ping").with_part(PastLimit(ReaderLimit.BIG_INTEGER)), result(2**53)), (LOW,)),
     "id-preserved late answer to an earlier id": Rule(P.ID_PRESERVED, exchange(ex.result(2, "ping"), result(1),
                                                                               result(2), earlier=[1]), ()),
     "id-preserved HTTP refusal with id null": Rule(P.ID_PRESERVED, exchange(Expectation(
-        judge=P.HTTP_STATUS, reply=False, id=2, http=HttpRule((400,))), error(None, -32600), http=http(400)),
+        judge=P.HTTP_STATUS, reply=False, id=2, parts=(HttpRule((400,)),)), error(None, -32600), http=http(400)),
         (MEDIUM,)),
     "id-preserved Origin refusal may drop the id": Rule(P.ID_PRESERVED, exchange(Expectation(
-        judge=P.ORIGIN_CHECK, reply=False, id=2, http=HttpRule((403,))), error(None, -32600), http=http(403)), ()),
+        judge=P.ORIGIN_CHECK, reply=False, id=2, parts=(HttpRule((403,)),)), error(None, -32600), http=http(403)), ()),
     # single-response: one answer per request.
     "single-response once": Rule(P.SINGLE_RESPONSE, exchange(ex.result(1, "ping"), result(1)), ()),
     "single-response twice": Rule(P.SINGLE_RESPONSE, exchange(ex.result(1, "ping"), result(1), result(1)), (HIGH,)),
@@ -374,13 +378,13 @@ RULES: dict[str, Rule] = {
     "no-hang dropped": Rule(P.NO_HANG, exchange(ex.result(1, "ping")), (CRITICAL,)),
     "no-hang stuck": Rule(P.NO_HANG, exchange(ex.result(1, "ping"), barrier=False), (CRITICAL,)),
     "no-hang dropped past a nesting limit is low": Rule(P.NO_HANG, exchange(
-        replace(ex.any_answer(1), past_limit=ReaderLimit.NESTING)), (LOW,)),
+        ex.any_answer(1).with_part(PastLimit(ReaderLimit.NESTING))), (LOW,)),
     "no-hang silent past a nesting limit on an invalid request is low": Rule(P.NO_HANG, exchange(
-        replace(ex.invalid_request(3), past_limit=ReaderLimit.NESTING)), (LOW,)),
+        ex.invalid_request(3).with_part(PastLimit(ReaderLimit.NESTING))), (LOW,)),
     "no-hang id null answer past a size limit is an answer": Rule(P.NO_HANG, exchange(
-        replace(ex.any_answer(1), null_id_ok=True, past_limit=ReaderLimit.SIZE), error(None, -32700)), ()),
+        replace(ex.any_answer(1).with_part(PastLimit(ReaderLimit.SIZE)), null_id_ok=True), error(None, -32700)), ()),
     "no-hang stuck past a nesting limit is still critical": Rule(P.NO_HANG, exchange(
-        replace(ex.any_answer(1), past_limit=ReaderLimit.NESTING), barrier=False), (CRITICAL,)),
+        ex.any_answer(1).with_part(PastLimit(ReaderLimit.NESTING)), barrier=False), (CRITICAL,)),
     # Numbers: any JSON integer is an answer (past Python's 4300-digit limit); NaN and Infinity are not JSON.
     "no-hang a result with a 5000-digit integer is an answer": Rule(P.NO_HANG, exchange(
         ex.result(1, "ping"), b'{"jsonrpc":"2.0","id":1,"result":{"n":' + b"9" * 5000 + b"}}"), ()),
@@ -394,10 +398,10 @@ RULES: dict[str, Rule] = {
         ex.result(1, "ping"), b'{"jsonrpc":"2.0","id":1,"result":{"n":NaN}}'), ()),
     # RFC 8259 section 6: a frame with an integer beyond 2**53 may be refused with any error (id null too).
     "parse-error a refusal of an id beyond 2**53 is allowed": Rule(P.PARSE_ERROR, exchange(replace(
-        ex.result(2**53 + 1, "ping"), past_limit=ReaderLimit.BIG_INTEGER, error_ok=True, null_id_ok=True),
+        ex.result(2**53 + 1, "ping").with_part(PastLimit(ReaderLimit.BIG_INTEGER)), error_ok=True, null_id_ok=True),
         error(None, -32700)), ()),
     "id-preserved a refusal of an id beyond 2**53 with id null is allowed": Rule(P.ID_PRESERVED, exchange(replace(
-        ex.result(2**53 + 1, "ping"), past_limit=ReaderLimit.BIG_INTEGER, error_ok=True, null_id_ok=True),
+        ex.result(2**53 + 1, "ping").with_part(PastLimit(ReaderLimit.BIG_INTEGER)), error_ok=True, null_id_ok=True),
         error(None, -32700)), ()),
     "no-hang late answer is no hang": Rule(P.NO_HANG, exchange(tool_call(1), result(1, call_result()),
                                                                extended=True), ()),
@@ -406,7 +410,7 @@ RULES: dict[str, Rule] = {
     "no-hang write failed": Rule(P.NO_HANG, exchange(ex.result(1, "ping"), write_error="broken pipe"), (CRITICAL,)),
     "no-hang HTTP refusal is an answer": Rule(P.NO_HANG, exchange(ex.result(1, "ping"), http=http(400)), ()),
     "no-hang a 413 for a frame past a size limit is an answer": Rule(P.NO_HANG, exchange(
-        replace(ex.any_answer(1), past_limit=ReaderLimit.SIZE), http=HttpReply(
+        ex.any_answer(1).with_part(PastLimit(ReaderLimit.SIZE)), http=HttpReply(
             status=413, content_type="text/html", body=b"<html>too large</html>", body_size=22, done=True)), ()),
     # stdout-clean: only JSON-RPC on stdout.
     "stdout-clean clean": Rule(P.STDOUT_CLEAN, exchange(ex.result(1, "ping"), result(1)), ()),
@@ -443,24 +447,24 @@ RULES: dict[str, Rule] = {
     "output-schema no schema": Rule(P.OUTPUT_SCHEMA, exchange(tool_call(8), result(8, call_result({"n": "x"}))), ()),
     # version-negotiation.
     "version-negotiation -32022 with data.supported": Rule(P.VERSION_NEGOTIATION, exchange(Expectation(
-        judge=P.VERSION_NEGOTIATION, id=9, versions=VersionCheck(unsupported="2099-01-01")),
+        judge=P.VERSION_NEGOTIATION, id=9, parts=(VersionCheck(unsupported="2099-01-01"),)),
         error(9, -32022, data={"supported": [LATEST_MODERN]})), ()),
     "version-negotiation served anyway": Rule(P.VERSION_NEGOTIATION, exchange(Expectation(
-        judge=P.VERSION_NEGOTIATION, id=9, versions=VersionCheck(unsupported="2099-01-01")), result(9)), (MEDIUM,)),
+        judge=P.VERSION_NEGOTIATION, id=9, parts=(VersionCheck(unsupported="2099-01-01"),)), result(9)), (MEDIUM,)),
     "version-negotiation the release candidate's code": Rule(P.VERSION_NEGOTIATION, exchange(Expectation(
-        judge=P.VERSION_NEGOTIATION, id=9, versions=VersionCheck(unsupported="2099-01-01")),
+        judge=P.VERSION_NEGOTIATION, id=9, parts=(VersionCheck(unsupported="2099-01-01"),)),
         error(9, -32004, data={"supported": [LATEST_MODERN]})), (LOW,)),
     "version-negotiation initialize echoes": Rule(P.VERSION_NEGOTIATION, exchange(Expectation(
-        judge=P.VERSION_NEGOTIATION, id=9, versions=VersionCheck(initialize="1999-01-01")),
+        judge=P.VERSION_NEGOTIATION, id=9, parts=(VersionCheck(initialize="1999-01-01"),)),
         result(9, {"protocolVersion": "1999-01-01"})), (MEDIUM,)),
     "version-negotiation initialize refused": Rule(P.VERSION_NEGOTIATION, exchange(Expectation(
-        judge=P.VERSION_NEGOTIATION, id=9, versions=VersionCheck(initialize="1999-01-01")), error(9, -32602)),
+        judge=P.VERSION_NEGOTIATION, id=9, parts=(VersionCheck(initialize="1999-01-01"),)), error(9, -32602)),
         (MEDIUM,)),
     "version-negotiation refusal allowed": Rule(P.VERSION_NEGOTIATION, exchange(Expectation(
-        judge=P.VERSION_NEGOTIATION, id=9, versions=VersionCheck(initialize="1999-01-01", refusal_ok=True)),
+        judge=P.VERSION_NEGOTIATION, id=9, parts=(VersionCheck(initialize="1999-01-01", refusal_ok=True),)),
         error(9, -32602)), ()),
     "version-negotiation modern without discover": Rule(P.VERSION_NEGOTIATION, exchange(Expectation(
-        judge=P.NO_HANG, id=1, versions=VersionCheck(discover_failed=True)), result(1, {
+        judge=P.NO_HANG, id=1, parts=(VersionCheck(discover_failed=True),)), result(1, {
             "protocolVersion": LATEST_MODERN})), (MEDIUM,)),
     "version-negotiation bad supportedVersions": Rule(P.VERSION_NEGOTIATION, exchange(
         ex.result(1, "server/discover"), result(1, {"supportedVersions": []}), era=Era.MODERN), (MEDIUM,)),
@@ -653,7 +657,7 @@ RULES: dict[str, Rule] = {
                                         ()),
     "list-identity a first page of the list": Rule(P.LIST_IDENTITY, exchange(identity(5, "a", "b", "c"), result(
         5, tools("a", more=True))), ()),
-    "list-identity nothing to compare with": Rule(P.LIST_IDENTITY, exchange(replace(identity(5), identity=IdentityCheck(
+    "list-identity nothing to compare with": Rule(P.LIST_IDENTITY, exchange(identity(5).with_part(IdentityCheck(
         "tools", "name")), result(5, tools("x"))), ()),
     "list-identity refused": Rule(P.LIST_IDENTITY, exchange(identity(5, "a"), error(5, -32601)), ()),
     "list-identity another tool": Rule(P.LIST_IDENTITY, exchange(identity(5, "a", "b"), result(5, tools("a", "c"))),
@@ -737,9 +741,9 @@ PLAIN_REQUESTS = [
     ex.result(1, "resources/read", error_ok=True), ex.result(1, "prompts/get"), ex.any_answer(1, "tools/call"),
     tool_call(1), tool_call(1, valid=False), tool_call(1, schema=SCHEMA), tool_call(1, unicode_unsafe=True),
     ex.invalid_params(1), ex.method_not_found(1), ex.invalid_request(1), ex.invalid_request(1, null_id_ok=True),
-    Expectation(judge=P.VERSION_NEGOTIATION, id=1, versions=VersionCheck(unsupported="2099-01-01")),
+    Expectation(judge=P.VERSION_NEGOTIATION, id=1, parts=(VersionCheck(unsupported="2099-01-01"),)),
     Expectation(judge=P.VERSION_NEGOTIATION, id=1, method="initialize", result_ok=True, well_formed=True,
-                versions=VersionCheck(initialize="1999-01-01")),
+                parts=(VersionCheck(initialize="1999-01-01"),)),
     # Not plain (a listing, a resource, cancellation, concurrency): the full path, compared all the same.
     listing(1), missing(1), listed(1), cancelled(), at_once(),
 ]

@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from mcpfuzz.engine.judge import FindingSet
-from mcpfuzz.engine.phases.call_phases import CALL_FIRST_ID
+from mcpfuzz.engine.phases.caller import CALL_FIRST_ID
 from mcpfuzz.engine.phases.frame_fuzz import FRAME_FIRST_ID
 from mcpfuzz.engine.session.session import HARNESS_FIRST_ID, Session, SessionOptions
 from mcpfuzz.engine.session.windows import run_in_order

@@ -16,8 +16,9 @@ from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import RunFinished
 from mcpfuzz.engine.runner import run
 from mcpfuzz.jsonrpc.case_json import expectation_from_json, expectation_to_json
-from mcpfuzz.jsonrpc.expectation import Expectation, StateCheck
+from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.state import StateCheck
 from mcpfuzz.oracles.base import all_oracles
 from tests.conftest import run_cli
 
@@ -54,9 +55,9 @@ def test_a_change_counts_only_when_stable_before_and_repeated_with_each_call() -
 def test_a_state_check_is_saved_without_its_observed_answers() -> None:
     """The transcript keeps the oracle, the observing requests and the item; a replay observes afresh."""
     state = StateCheck(OracleId.USE_AFTER_DELETE, LIST, "n3", before=(1,), again=(1,), after=(1,))
-    saved = expectation_to_json(Expectation(judge=OracleId.VALID_INPUT_ACCEPTED, state=state))
-    assert expectation_from_json(json.loads(json.dumps(saved))).state == StateCheck(OracleId.USE_AFTER_DELETE,
-                                                                                    LIST, "n3")
+    saved = expectation_to_json(Expectation(judge=OracleId.VALID_INPUT_ACCEPTED, parts=(state,)))
+    loaded = expectation_from_json(json.loads(json.dumps(saved)))
+    assert loaded.part(StateCheck) == StateCheck(OracleId.USE_AFTER_DELETE, LIST, "n3")
 
 
 def test_each_broken_annotation_is_found_and_reproduces_on_a_fresh_server(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from mcpfuzz.engine.events import CaseDone, Event, RunFinished, TargetsPlanned
 from mcpfuzz.engine.phases.targets import Selection, plan_targets, target_types
 from mcpfuzz.engine.runner import run
 from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.parts.concurrency import ConcurrencyCheck
 from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.oracles.base import all_oracles
 from mcpfuzz.transport.http_target import HttpTarget
@@ -184,7 +185,7 @@ def test_read_only_tool_calls_at_once_are_compared_with_their_answers_alone(mode
     finished, events = run_collecting(surface(mode), phases=("probe", "catalogue"), protocol_version=version)
     at_once = next(e.exchange for e in events if isinstance(e, CaseDone)
                    and e.exchange.case.target == "concurrency/read-only-at-once")
-    check = at_once.case.expect.concurrent
+    check = at_once.case.expect.part(ConcurrencyCheck)
     assert check is not None
     assert {subject for _, method, subject in check.requests if method == "tools/call"} == {"count_notes",
                                                                                             "find_notes"}
@@ -203,8 +204,9 @@ def test_only_tools_annotated_read_only_are_called_at_once() -> None:
     _, events = run_collecting(surface(), phases=("probe", "catalogue"), exclude=("tool/find_notes",))
     at_once = next(e.exchange for e in events if isinstance(e, CaseDone)
                    and e.exchange.case.target == "concurrency/read-only-at-once")
-    assert at_once.case.expect.concurrent is not None
-    tools = {subject for _, method, subject in at_once.case.expect.concurrent.requests if method == "tools/call"}
+    assert at_once.case.expect.part(ConcurrencyCheck) is not None
+    tools = {subject for _, method,
+             subject in at_once.case.expect.part(ConcurrencyCheck).requests if method == "tools/call"}
     assert tools == {"count_notes"}
 
 
@@ -233,8 +235,8 @@ def test_clean_server_over_http_gives_no_finding_with_requests_posted_together(v
     cases = several_posts(events)
     cancel, at_once = cases["cancel/tools-list-cancelled"], cases["concurrency/read-only-at-once"]
     assert [reply.status for reply in cancel.posts] == [200, 200, 202, 200]
-    assert at_once.case.expect.concurrent is not None
-    assert len(at_once.posts) == len(at_once.case.expect.concurrent.requests) == 8
+    assert at_once.case.expect.part(ConcurrencyCheck) is not None
+    assert len(at_once.posts) == len(at_once.case.expect.part(ConcurrencyCheck).requests) == 8
     assert all(reply.messages == 1 for reply in at_once.posts)
 
 
@@ -324,7 +326,7 @@ def test_sdk_surface_servers_get_no_finding_from_requests_sent_together(sdk: str
     assert [(f.oracle, f.target) for f in finished.findings if f.target.startswith(TOGETHER)] == []
     at_once = next(e.exchange for e in events if isinstance(e, CaseDone)
                    and e.exchange.case.target == "concurrency/read-only-at-once")
-    check = at_once.case.expect.concurrent
+    check = at_once.case.expect.part(ConcurrencyCheck)
     assert check is not None and {s for _, m, s in check.requests if m == "tools/call"} == set(SDK_TOOLS_NAMES)
     assert all(a.before is not None and a.before == a.after for a in check.alone)
     assert ("subscription/listen-cancelled" in called_targets(events)) == (sdk == "sdk2")

@@ -13,7 +13,8 @@ from mcpfuzz.strategies.task_cases import STALE_KEY, STALE_RESPONSES, task_case
 from mcpfuzz.engine.events import RunFinished
 from mcpfuzz.jsonrpc.case_json import expectation_from_json, expectation_to_json
 from mcpfuzz.jsonrpc.exchange import Exchange
-from mcpfuzz.jsonrpc.task_check import TaskCheck, TaskIdKind, TaskStep
+from mcpfuzz.jsonrpc.parts.task import TaskCheck
+from mcpfuzz.jsonrpc.task_check import TaskIdKind, TaskStep
 from mcpfuzz.jsonrpc.versions import LATEST_MODERN, Era
 from tests.test_tasks import LEGACY, found, tasks_run
 from tests.test_tasks_http import tasks_over_http

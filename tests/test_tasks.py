@@ -16,7 +16,8 @@ from mcpfuzz.engine.events import CaseDone, Event, PhaseName, RunFinished
 from mcpfuzz.engine.runner import run
 from mcpfuzz.jsonrpc.case_json import expectation_from_json, expectation_to_json
 from mcpfuzz.jsonrpc.exchange import Exchange
-from mcpfuzz.jsonrpc.task_check import TASKS_EXTENSION, TaskCheck, TaskIdKind, TaskStep
+from mcpfuzz.jsonrpc.parts.task import TaskCheck
+from mcpfuzz.jsonrpc.task_check import TASKS_EXTENSION, TaskIdKind, TaskStep
 from mcpfuzz.jsonrpc.versions import LATEST_MODERN, Era
 from mcpfuzz.oracles.base import all_oracles
 from tests.client_runs import SDK_SERVERS, node_ready

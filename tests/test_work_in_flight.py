@@ -21,10 +21,13 @@ from mcpfuzz.engine.phases.latencies import LatencyBook
 from mcpfuzz.engine.runner import run
 from mcpfuzz.jsonrpc.case_json import expectation_from_json, expectation_to_json
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Arrival, Exchange
-from mcpfuzz.jsonrpc.expectation import Expectation, ToolCallCheck
+from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.incoming import classify
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.cancel import CancelCheck
+from mcpfuzz.jsonrpc.parts.concurrency import ConcurrencyCheck
+from mcpfuzz.jsonrpc.parts.tool_call import ToolCallCheck
 from mcpfuzz.jsonrpc.versions import LATEST_MODERN, Era
 from mcpfuzz.oracles.base import all_oracles
 from mcpfuzz.oracles.cancellation import cancel_respected
@@ -69,13 +72,14 @@ def test_the_case_is_the_request_then_a_liveness_request_its_cancel_and_a_probe(
     case = cancelled()
     methods = [json.loads(line).get("method") for line in case.data.split(b"\n")]
     assert methods == ["tools/call", "server/discover", "notifications/cancelled", "server/discover"]
-    assert case.expect.cancel is not None and case.expect.cancel.running == RUNNING
+    assert case.expect.part(CancelCheck) is not None and case.expect.part(CancelCheck).running == RUNNING
     assert case.target == "in-flight/report"
 
 
 def test_the_expectation_keeps_its_pause_and_latency_in_a_transcript() -> None:
     expect = cancelled(0.8).expect
-    assert expectation_from_json(json.loads(json.dumps(expectation_to_json(expect)))).cancel == expect.cancel
+    loaded = expectation_from_json(json.loads(json.dumps(expectation_to_json(expect))))
+    assert loaded.part(CancelCheck) == expect.part(CancelCheck)
 
 
 def test_an_error_code_0_while_still_running_is_found() -> None:
@@ -118,7 +122,7 @@ def test_latencies_are_read_from_valid_calls_answered_with_a_result() -> None:
         frame = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
                             "params": {"name": tool, "arguments": {"key": "alpha"}}}).encode()
         expect = Expectation(judge=OracleId.INVALID_PARAMS, id=7, result_ok=True, error_ok=True,
-                             tool_call=ToolCallCheck(tool, valid))
+                             parts=(ToolCallCheck(tool, valid),))
         case = Case(tool, "tool", "", frame, expect, patient=True, slow_ok=True, shared_ok=read_only)
         book(PhaseName.FUZZ, seen(case, (at, reply or answer(7))), [])
 
@@ -176,7 +180,7 @@ def test_tools_without_annotations_are_worked_on_in_flight_too(bug: str | None) 
     assert not finished.error, finished.error
     cases = {exchange.case.target: exchange for exchange in flight_cases(events)}
     assert {"in-flight/report", "concurrency/lookup-at-once"} <= set(cases)
-    check = cases["concurrency/lookup-at-once"].case.expect.concurrent
+    check = cases["concurrency/lookup-at-once"].case.expect.part(ConcurrencyCheck)
     assert check is not None and check.changes_state and check.alone == ()
     assert len(check.requests) > 1
     found = {(f.oracle, f.target.split("/")[0]) for f in finished.findings}
@@ -190,7 +194,7 @@ def test_the_clean_test_server_whose_tools_are_not_annotated_gives_no_finding_in
     finished = run_engine([sys.executable, str(SERVERS / "mcp_server.py")], timeout=5.0, budget=30,
                           phases=("probe", "coverage", "fuzz", "stateful"), events=events)
     assert not finished.error, finished.error
-    bursts = [exchange.case.expect.concurrent for exchange in flight_cases(events)]
+    bursts = [exchange.case.expect.part(ConcurrencyCheck) for exchange in flight_cases(events)]
     assert bursts and all(check is not None and check.changes_state and len(check.requests) > 1 for check in bursts)
     assert [(f.oracle, f.target) for f in finished.findings] == []
 

@@ -10,15 +10,17 @@ from typing import Any
 from mcpfuzz.engine.session.observed_state import run_observed
 from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.jsonrpc.exchange import Exchange
-from mcpfuzz.jsonrpc.expectation import AloneAnswers
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.ids import ABSENT
+from mcpfuzz.jsonrpc.parts.concurrency import AloneAnswers, ConcurrencyCheck
+from mcpfuzz.jsonrpc.parts.identity import IdentityCheck
+from mcpfuzz.jsonrpc.parts.state import StateCheck
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.transport.errors import TransportError
 
 
 async def run_case(session: Session, case: Case, *, timeout: float | None = None) -> Exchange:
-    """`Session.run_case`; a concurrent case of read-only requests (`expect.concurrent`, not `changes_state`) also
+    """`Session.run_case`; a concurrent case of read-only requests (a `ConcurrencyCheck`, not `changes_state`) also
     gets each of its requests' answers alone, one request at a time, before and after the burst, recorded on the
     exchange's expectation.
 
@@ -26,11 +28,11 @@ async def run_case(session: Session, case: Case, *, timeout: float | None = None
     the answers alone are always fresh: they are what the server answers now, never what it answered once.
     `timeout` replaces --timeout for the case itself (work in flight waits as long as its requests take).
     """
-    if case.expect.state is not None:  # a semantic oracle's call: observed around, afresh each time too
+    if case.expect.part(StateCheck) is not None:  # a semantic oracle's call: observed around, afresh each time too
         return await run_observed(session, case)
-    if case.expect.identity is not None:
+    if case.expect.part(IdentityCheck) is not None:
         return await _identity_case(session, case)
-    check = case.expect.concurrent
+    check = case.expect.part(ConcurrencyCheck)
     if check is None or check.changes_state:  # a request that changes state is not sent more times to compare
         return await session.run_case(case, timeout=timeout)
     await session.ensure_ready()
@@ -40,7 +42,7 @@ async def run_case(session: Session, case: Case, *, timeout: float | None = None
     after = await _alone(session, lines) if exchange.crash is None and session.alive else [None] * len(lines)
     alone = tuple(AloneAnswers(rid, first, second)
                   for (rid, _, _), first, second in zip(check.requests, before, after, strict=False))
-    exchange.case = replace(case, expect=replace(case.expect, concurrent=replace(check, alone=alone)))
+    exchange.case = replace(case, expect=case.expect.with_part(replace(check, alone=alone)))
     return exchange
 
 
@@ -52,7 +54,7 @@ async def _identity_case(session: Session, case: Case) -> Exchange:
     """The case's list, every page, on the connection in use (ready first), then the case on a fresh one; the
     items listed first are recorded on the exchange's expectation, back to back with the fresh answer, so that a
     list changing over time (which the spec allows) is not taken for one varying per connection."""
-    check = case.expect.identity
+    check = case.expect.part(IdentityCheck)
     assert check is not None and case.expect.method is not None
     baseline: tuple[Any, ...] | None = None
     try:
@@ -66,7 +68,7 @@ async def _identity_case(session: Session, case: Case) -> Exchange:
     except (HarnessError, TransportError):
         pass  # nothing to compare with: the oracle stays silent
     exchange = await session.run_case(case)
-    exchange.case = replace(case, expect=replace(case.expect, identity=replace(check, baseline=baseline)))
+    exchange.case = replace(case, expect=case.expect.with_part(replace(check, baseline=baseline)))
     return exchange
 
 

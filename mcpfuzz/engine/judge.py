@@ -20,6 +20,7 @@ from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.json_value import long_integers
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.tool_call import ToolCallCheck
 from mcpfuzz.oracles.base import Failure, Severity, run_checks
 
 MAX_LISTED_TARGETS = 6
@@ -89,7 +90,8 @@ def to_finding(failure: Failure, exchange: Exchange, cause: Cause | None = None)
     return Finding(
         oracle=failure.oracle, severity=failure.severity, title=failure.title, message=failure.message,
         target=case.target, case_title=case.title, expected=case.expect.describe(),
-        frames=tuple(exchange.frames), received=received_lines(exchange), key=cause.key, tool=case.expect.tool,
+        frames=tuple(exchange.frames), received=received_lines(exchange), key=cause.key,
+        tool=call.tool if (call := case.expect.part(ToolCallCheck)) is not None else None,
         stderr_tail=exchange.crash.stderr_tail if exchange.crash else "",
         stderr_context=exchange.crash.stderr_context if exchange.crash else "", case=case, era=exchange.era.value,
         protocol_version=exchange.protocol_version, server_wide=server_wide,

@@ -4,29 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpfuzz.jsonrpc.client_check import AnswerMode, ClientCheck, RetryKind
-from mcpfuzz.jsonrpc.expectation import (
-    CancelCheck,
-    ConcurrencyCheck,
-    Expectation,
-    HttpRule,
-    IdentityCheck,
-    ListingCheck,
-    ReaderLimit,
-    ResourceCheck,
-    StateCheck,
-    ToolCallCheck,
-    VersionCheck,
-)
+from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.frame import Case, Posting
 from mcpfuzz.jsonrpc.ids import ABSENT
-from mcpfuzz.jsonrpc.oracle_ids import OracleId
-from mcpfuzz.jsonrpc.task_check import TaskCheck, TaskIdKind, TaskStep
+from mcpfuzz.jsonrpc.parts.registry import registered_parts
 from mcpfuzz.jsonrpc.versions import Era
 
 _ABSENT_MARK = {"$absent": True}
-# How `extra.arguments` names valid and invalid tool arguments (the strategies' `ArgumentCall.kind`).
-POSITIVE, NEGATIVE = "positive", "negative"
 
 
 class CaseFormatError(ValueError):
@@ -74,77 +58,24 @@ def expectation_to_json(expect: Expectation) -> dict:
     }
 
 
+# The members of `extra` in the order earlier versions wrote them, so a transcript read and written again is the
+# same text; a newer part's members follow them.
+_EXTRA_ORDER = ("tool", "arguments", "rule", "output_schema", "result_schema", "declared_errors", "lenient",
+                "unicode_unsafe", "is_error_result_ok", "quiet_ok", "past_limit", "http_status", "http_severity",
+                "codes", "http_served_ok", "initialize_version", "refusal_ok", "unsupported_version",
+                "discover_failed", "listing", "resource", "cancel", "concurrent", "concurrent_changes_state",
+                "client", "task", "identity", "wrong_answer", "slow_after", "state")
+
+
 def _extra_to_json(expect: Expectation) -> dict[str, Any]:
-    """The oracle-specific parts as the free `extra` dict of earlier transcripts, key for key and in order."""
+    """The parts as the free `extra` dict of earlier transcripts, key for key and in order."""
     extra: dict[str, Any] = {}
-    call = expect.tool_call
-    if call is not None:
-        extra.update(tool=call.tool, arguments=POSITIVE if call.valid else NEGATIVE, rule=call.rule,
-                     output_schema=None if call.output_schema is None else dict(call.output_schema))
-        if call.result_schema is not None:
-            extra["result_schema"] = dict(call.result_schema)
-        if call.declared_errors is not None:
-            extra["declared_errors"] = list(call.declared_errors)
-    if expect.lenient:
-        extra["lenient"] = True
-    if call is not None and call.unicode_unsafe:
-        extra["unicode_unsafe"] = True
-    if expect.is_error_result_ok:
-        extra["is_error_result_ok"] = True
-    if expect.quiet_ok:
-        extra["quiet_ok"] = True
-    if expect.past_limit is not None:
-        extra["past_limit"] = expect.past_limit.value
-    if expect.http is not None:
-        extra.update(http_status=list(expect.http.statuses), http_severity=expect.http.severity)
-        if expect.http.codes:
-            extra["codes"] = list(expect.http.codes)
-        if expect.http.served_ok:
-            extra["http_served_ok"] = True
-    versions = expect.versions
-    if versions is not None:
-        if versions.initialize is not None:
-            extra.update(initialize_version=versions.initialize, refusal_ok=versions.refusal_ok)
-        if versions.unsupported is not None:
-            extra["unsupported_version"] = versions.unsupported
-        if versions.discover_failed:
-            extra["discover_failed"] = True
-    if expect.listing is not None:
-        extra["listing"] = {"capability": expect.listing.capability, "page": expect.listing.page,
-                            "cursors": list(expect.listing.cursors)}
-    if expect.resource is not None:
-        extra["resource"] = {"uri": expect.resource.uri, "listed": expect.resource.listed,
-                             "missing": expect.resource.missing}
-    if expect.cancel is not None:
-        extra["cancel"] = {"request": expect.cancel.request, "probe": expect.cancel.probe}
-        if expect.cancel.running is not None:
-            extra["cancel"].update(running=expect.cancel.running, pause=expect.cancel.pause,
-                                   latency=expect.cancel.latency)
-    if expect.concurrent is not None:
-        extra["concurrent"] = [list(request) for request in expect.concurrent.requests]
-        if expect.concurrent.changes_state:
-            extra["concurrent_changes_state"] = True
-    if expect.client is not None:
-        client = expect.client
-        extra["client"] = {"mode": client.mode.value, "declared": list(client.declared)}
-        if client.retry is not None:
-            extra["client"].update(retry=client.retry.value, baseline=client.baseline)
-    if expect.task is not None:
-        task = expect.task
-        extra["task"] = {"step": task.step.value, "kind": task.kind.value, "task_id": task.task_id,
-                         "known": list(task.known), "cancel_acked": task.cancel_acked,
-                         "seen_cancelled": task.seen_cancelled, "method": task.method, "stale_keys": task.stale_keys}
-    if expect.identity is not None:
-        extra["identity"] = {"list_key": expect.identity.list_key, "name_key": expect.identity.name_key,
-                             "ordered": expect.identity.ordered}
+    for part in expect.parts:
+        extra.update(part.to_extra())
     if expect.wrong_answer != "medium":
         extra["wrong_answer"] = expect.wrong_answer
-    if expect.slow_after is not None:
-        extra["slow_after"] = expect.slow_after
-    if expect.state is not None:
-        extra["state"] = {"judge": expect.state.judge.value, "item": expect.state.item,
-                          "observe": [[method, params] for method, params in expect.state.observe]}
-    return extra
+    rank = {name: index for index, name in enumerate(_EXTRA_ORDER)}
+    return dict(sorted(extra.items(), key=lambda item: rank.get(item[0], len(rank))))
 
 
 def expectation_from_json(data: Any) -> Expectation:
@@ -155,17 +86,10 @@ def expectation_from_json(data: Any) -> Expectation:
     extra: dict[str, Any] = raw_extra if isinstance(raw_extra, dict) else {}
     values = {name: _unvalue(data[name]) for name in _PLAIN if name in data}
     try:
-        return Expectation(
-            **values, codes=frozenset(data.get("codes") or ()),
-            batch_ids=tuple(_unvalue(v) for v in data.get("batch_ids") or ()),
-            lenient=bool(extra.get("lenient")), quiet_ok=bool(extra.get("quiet_ok")),
-            is_error_result_ok=bool(extra.get("is_error_result_ok")),
-            past_limit=ReaderLimit(extra["past_limit"]) if extra.get("past_limit") else None,
-            http=_http_rule(extra), versions=_version_check(extra), tool_call=_tool_call(extra),
-            listing=_listing(extra), resource=_resource(extra), cancel=_cancel(extra),
-            concurrent=_concurrent(extra), client=_client(extra), task=_task(extra), identity=_identity(extra),
-            wrong_answer=extra.get("wrong_answer", "medium"), slow_after=_seconds(extra.get("slow_after")),
-            state=_state(extra))
+        parts = tuple(part for kind in registered_parts() if (part := kind.from_extra(extra)) is not None)
+        return Expectation(**values, codes=frozenset(data.get("codes") or ()),
+                           batch_ids=tuple(_unvalue(v) for v in data.get("batch_ids") or ()),
+                           wrong_answer=extra.get("wrong_answer", "medium"), parts=parts)
     except (TypeError, ValueError) as error:
         raise CaseFormatError(f"the expectation cannot be read: {error}") from None
 
@@ -173,104 +97,6 @@ def expectation_from_json(data: Any) -> Expectation:
 # Members copied as they are; `codes`, `batch_ids` and `extra` are converted.
 _PLAIN = ("judge", "reply", "id", "id_recoverable", "error_ok", "result_ok", "null_id_ok", "well_formed", "method",
           "note")
-
-
-def _http_rule(extra: dict) -> HttpRule | None:
-    if "http_status" not in extra:
-        return None
-    return HttpRule(tuple(extra["http_status"] or ()), extra.get("http_severity", "medium"),
-                    tuple(extra.get("codes") or ()), served_ok=bool(extra.get("http_served_ok")))
-
-
-def _version_check(extra: dict) -> VersionCheck | None:
-    if not {"initialize_version", "unsupported_version", "discover_failed"} & set(extra):
-        return None
-    return VersionCheck(unsupported=extra.get("unsupported_version"), initialize=extra.get("initialize_version"),
-                        refusal_ok=bool(extra.get("refusal_ok")), discover_failed=bool(extra.get("discover_failed")))
-
-
-def _tool_call(extra: dict) -> ToolCallCheck | None:
-    if not {"tool", "arguments", "output_schema"} & set(extra):
-        return None
-    schema = extra.get("output_schema")
-    result_schema = extra.get("result_schema")
-    declared = extra.get("declared_errors")
-    tool = extra.get("tool")
-    return ToolCallCheck(tool=tool if isinstance(tool, str) else None, valid=extra.get("arguments") == POSITIVE,
-                         rule=str(extra.get("rule") or ""), output_schema=schema if isinstance(schema, dict) else None,
-                         unicode_unsafe=bool(extra.get("unicode_unsafe")),
-                         result_schema=result_schema if isinstance(result_schema, dict) else None,
-                         declared_errors=tuple(c for c in declared if isinstance(c, int)) if isinstance(
-                             declared, list) else None)
-
-
-def _listing(extra: dict) -> ListingCheck | None:
-    part = extra.get("listing")
-    if not isinstance(part, dict):
-        return None
-    return ListingCheck(str(part.get("capability", "")), int(part.get("page") or 1),
-                        tuple(str(cursor) for cursor in part.get("cursors") or ()))
-
-
-def _identity(extra: dict) -> IdentityCheck | None:
-    part = extra.get("identity")
-    if not isinstance(part, dict) or not isinstance(part.get("list_key"), str):
-        return None
-    return IdentityCheck(part["list_key"], str(part.get("name_key") or "name"), bool(part.get("ordered")))
-
-
-def _resource(extra: dict) -> ResourceCheck | None:
-    part = extra.get("resource")
-    if not isinstance(part, dict) or not isinstance(part.get("uri"), str):
-        return None
-    return ResourceCheck(part["uri"], listed=bool(part.get("listed")), missing=bool(part.get("missing")))
-
-
-def _cancel(extra: dict) -> CancelCheck | None:
-    part = extra.get("cancel")
-    if not isinstance(part, dict) or not isinstance(part.get("request"), int) or not isinstance(part.get("probe"), int):
-        return None
-    running = part.get("running")
-    pause, latency = part.get("pause", 0.0), part.get("latency", 0.0)
-    if not isinstance(running, int) or not isinstance(pause, int | float) or not isinstance(latency, int | float):
-        return CancelCheck(part["request"], part["probe"])
-    return CancelCheck(part["request"], part["probe"], running, float(pause), float(latency))
-
-
-def _concurrent(extra: dict) -> ConcurrencyCheck | None:
-    part = extra.get("concurrent")
-    if not isinstance(part, list):
-        return None
-    return ConcurrencyCheck(tuple((int(rid), str(method), str(uri)) for rid, method, uri in part),
-                            changes_state=extra.get("concurrent_changes_state") is True)
-
-
-def _state(extra: dict) -> StateCheck | None:
-    part = extra.get("state")
-    if not isinstance(part, dict) or not isinstance(part.get("observe"), list):
-        return None
-    return StateCheck(OracleId(part["judge"]), tuple((str(method), params) for method, params in part["observe"]),
-                      str(part.get("item") or ""))
-
-
-def _client(extra: dict) -> ClientCheck | None:
-    part = extra.get("client")
-    if not isinstance(part, dict):
-        return None
-    retry = part.get("retry")
-    return ClientCheck(AnswerMode(part.get("mode", AnswerMode.ACCEPT.value)),
-                       tuple(str(name) for name in part.get("declared") or ()),
-                       RetryKind(retry) if isinstance(retry, str) else None, part.get("baseline"))
-
-
-def _task(extra: dict) -> TaskCheck | None:
-    part = extra.get("task")
-    if not isinstance(part, dict):
-        return None
-    return TaskCheck(TaskStep(part.get("step")), TaskIdKind(part.get("kind", TaskIdKind.VALID.value)),
-                     part.get("task_id"), tuple(str(known) for known in part.get("known") or ()),
-                     bool(part.get("cancel_acked")), bool(part.get("seen_cancelled")), str(part.get("method") or ""),
-                     bool(part.get("stale_keys")))
 
 
 def case_to_json(case: Case) -> dict:
@@ -311,9 +137,3 @@ def _slow_ok(data: dict, expect: Expectation) -> bool:
     if "slow_ok" in data:
         return bool(data["slow_ok"])
     return bool(data.get("patient")) and expect.method == "tools/call"
-
-
-def _seconds(value: Any) -> float | None:
-    """A positive number of seconds, or None."""
-    is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    return float(value) if is_number and value > 0 else None

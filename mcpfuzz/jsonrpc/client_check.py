@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
 
 # 2026-07-28 basic/patterns/mrtr, "Supported Requests": the only requests a server may answer `input_required`.
 MRTR_METHODS = ("tools/call", "prompts/get", "resources/read")
@@ -53,22 +52,6 @@ class RetryKind(str, Enum):
     def tampered(self) -> bool:
         """Whether the retry carries a requestState the server did not write (one it MUST NOT trust blindly)."""
         return self in (RetryKind.FLIPPED_STATE, RetryKind.EDITED_STATE)
-
-
-@dataclass(frozen=True)
-class ClientCheck:
-    """A call whose server asks mcpfuzz for input (read by client-requests, input-required, missing-capability).
-
-    `mode`: how the session's responder answers the server's requests while the case is open. `declared`: the
-    client capabilities the case declares. `retry`: the kind of 2026-07-28 retry this call is, if one.
-    `baseline`: for a tampered retry, the result the same retry got with the state untouched (None: not a
-    successful one, so no verdict on tampering).
-    """
-
-    mode: AnswerMode = AnswerMode.ACCEPT
-    declared: tuple[str, ...] = ()
-    retry: RetryKind | None = None
-    baseline: Any = field(default=None, hash=False, compare=False)
 
 
 @dataclass(frozen=True)

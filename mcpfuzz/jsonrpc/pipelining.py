@@ -8,12 +8,19 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from mcpfuzz.jsonrpc.ids import id_key, is_valid_mcp_id
+from mcpfuzz.jsonrpc.parts.cancel import CancelCheck
+from mcpfuzz.jsonrpc.parts.concurrency import ConcurrencyCheck
+from mcpfuzz.jsonrpc.parts.http_rule import HttpRule
+from mcpfuzz.jsonrpc.parts.past_limit import PastLimit
+from mcpfuzz.jsonrpc.parts.version_check import VersionCheck
 
 if TYPE_CHECKING:
     from mcpfuzz.jsonrpc.frame import Case
 
 # Above this a frame is sent alone: a big frame is slow to read and is where readers set limits.
 MAX_SHARED_BYTES = 64 * 1024
+# A case with one of these parts is about a reader's limit, timing, HTTP or versions: it is sent alone.
+_UNSHARED_PARTS = (PastLimit, CancelCheck, ConcurrencyCheck, HttpRule, VersionCheck)
 # Deeper than this a frame is sent alone (RFC 8259 lets a reader limit nesting; a deep frame may kill a parser).
 MAX_SHARED_DEPTH = 8
 # Requests that change what the server answers next: run alone, in order, so a server that handles requests
@@ -38,8 +45,7 @@ def isolation_reason(case: Case) -> str | None:
         return "needs a process, a setup or HTTP of its own"
     if expect.reply and (not expect.id_recoverable or expect.null_id_ok or not is_valid_mcp_id(expect.id)):
         return "its answer cannot be told by id alone"
-    if expect.batch_ids or expect.past_limit is not None or expect.cancel is not None \
-            or expect.concurrent is not None or expect.http is not None or expect.versions is not None:
+    if expect.batch_ids or any(expect.has(kind) for kind in _UNSHARED_PARTS):
         return "a batch, a frame past a reader's limit, or a case about timing, HTTP or versions"
     if len(case.data) > MAX_SHARED_BYTES or b"\r" in case.data or b"\n" in case.data:
         return "a big frame, or one with line breaks"
@@ -72,8 +78,7 @@ def post_isolation_reason(case: Case) -> str | None:
     expect = case.expect
     if case.fresh or case.setup or case.http_headers or case.era is not None or case.posts is not Posting.ONE:
         return "needs a process, a setup or HTTP of its own"
-    if expect.batch_ids or expect.past_limit is not None or expect.cancel is not None \
-            or expect.concurrent is not None or expect.http is not None or expect.versions is not None:
+    if expect.batch_ids or any(expect.has(kind) for kind in _UNSHARED_PARTS):
         return "a batch, a frame past a reader's limit, or a case about timing, HTTP or versions"
     if len(case.data) > MAX_SHARED_BYTES:
         return "a big frame"

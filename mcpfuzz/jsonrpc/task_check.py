@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
-from typing import Any
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 TASK_STATUSES = frozenset({"working", "input_required", "completed", "cancelled", "failed"})
@@ -39,23 +37,3 @@ class TaskIdKind(str, Enum):
     def well_formed(self) -> bool:
         """Whether a conforming client could send this id (an id it kept after the task expired, say)."""
         return self in (TaskIdKind.VALID, TaskIdKind.UNKNOWN)
-
-
-@dataclass(frozen=True)
-class TaskCheck:
-    """A tasks case (read by task-ids).
-
-    `task_id`: the id sent (None when `kind` is MISSING). `known`: the ids of the tasks the run created, so an
-    answer naming another one is told apart. `cancel_acked`: a tasks/cancel of this task was answered with a result.
-    `seen_cancelled`: a tasks/get already showed it `cancelled`, a terminal status. `stale_keys`: a tasks/update
-    whose inputResponses answer keys the task never asked (the server should ignore them and acknowledge).
-    """
-
-    step: TaskStep
-    kind: TaskIdKind = TaskIdKind.VALID
-    task_id: Any = None
-    known: tuple[str, ...] = ()
-    cancel_acked: bool = False
-    seen_cancelled: bool = False
-    method: str = ""
-    stale_keys: bool = False

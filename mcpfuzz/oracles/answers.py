@@ -5,14 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, ID_MISSING, ID_NULL, ID_UNKNOWN, Arrival, Exchange
-from mcpfuzz.jsonrpc.expectation import (
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
-)
+from mcpfuzz.jsonrpc.expectation import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
 from mcpfuzz.jsonrpc.ids import show_id
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.past_limit import PastLimit
+from mcpfuzz.jsonrpc.parts.tool_call import ToolCallCheck
 from mcpfuzz.oracles.base import Failure, Severity
 
 HEADER_MISMATCH = -32020
@@ -57,7 +54,7 @@ def judge_answers(exchange: Exchange, failure: type[Failure], silence: Any) -> l
     expect = exchange.case.expect
     found = []
     answers = case_answers(exchange)
-    if expect.past_limit is not None and expect.id_recoverable:
+    if expect.has(PastLimit) and expect.id_recoverable:
         silence = None  # silence past a reader limit is no-hang's (one low finding, whatever the judge)
     elif silence is None and expect.id_recoverable and not expect.well_formed:
         # A MUST broken on malformed input only: medium (the severity model in docs/severity.md).
@@ -77,7 +74,7 @@ def judge_answers(exchange: Exchange, failure: type[Failure], silence: Any) -> l
         silence = (min(silence[0], Severity.LOW), f"refused at once with HTTP {http.status} and {got}: the client "
                    f"has its answer, but not the JSON-RPC error its request id {show_id(expect.id)} was owed")
     codes = expect.codes
-    negative_call = expect.tool_call is not None and not expect.tool_call.valid
+    negative_call = (call := expect.part(ToolCallCheck)) is not None and not call.valid
     if ((http is not None and not expect.well_formed) or negative_call) and codes and _modern_http(exchange):
         # 2026-07-28 streamable HTTP: a server may check the mirrored headers first (-32020 HeaderMismatch); a
         # negative call's argument may be one no Mcp-Param header carries as the server renders it (a lone

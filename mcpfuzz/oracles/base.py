@@ -9,6 +9,10 @@ from enum import Flag, IntEnum, auto
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.incoming import RESPONSE
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.cancel import CancelCheck
+from mcpfuzz.jsonrpc.parts.concurrency import ConcurrencyCheck
+from mcpfuzz.jsonrpc.parts.listing import ListingCheck
+from mcpfuzz.jsonrpc.parts.resource import ResourceCheck
 
 
 class Severity(IntEnum):
@@ -167,8 +171,8 @@ def plain_answer(exchange: Exchange) -> bool:
     if arrival.id_tag != ID_CURRENT or arrival.answer_count > 1 or arrival.incoming.kind != RESPONSE:
         return False
     expect = exchange.case.expect
-    return expect.reply and expect.cancel is None and expect.concurrent is None and expect.listing is None \
-        and expect.resource is None
+    return expect.reply and not any(expect.has(kind) for kind in (CancelCheck, ConcurrencyCheck, ListingCheck,
+                                                                   ResourceCheck))
 
 
 Checks = tuple[tuple[str, Check], ...]

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Arrival, Exchange
-from mcpfuzz.jsonrpc.expectation import CancelCheck
 from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.cancel import CancelCheck
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 
 # How far into the target's shortest measured latency the cancel must have been read for a verdict: well before
@@ -22,7 +22,7 @@ CancelRespectedFailure = failure_class(OracleId.CANCEL_RESPECTED, "Cancelled req
 @register(CancelRespectedFailure, Severity.LOW, quiet_on_plain=True)
 def cancel_respected(exchange: Exchange) -> Iterator[Failure]:
     """MCP cancellation: a request answered after a probe sent behind its cancel was answered (SHOULD NOT: low)."""
-    cancel = exchange.case.expect.cancel
+    cancel = exchange.case.expect.part(CancelCheck)
     if cancel is None:
         return
     # Over streamable HTTP the three are POSTs in order, each sent once the previous one's response headers are

@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from mcpfuzz.jsonrpc.client_check import AnswerMode, ClientCheck, RetryKind
+from mcpfuzz.jsonrpc.client_check import AnswerMode, RetryKind
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.expectation import INVALID_PARAMS, INVALID_REQUEST
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.client import ClientCheck
 from mcpfuzz.oracles.answers import case_answers
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 
@@ -30,7 +31,7 @@ def _silent_while_serving(exchange: Exchange) -> bool:
 @register(ClientRequestsFailure, Severity.CRITICAL)
 def client_requests(exchange: Exchange) -> Iterator[Failure]:
     """Legacy: a call whose server asked mcpfuzz for input is answered, whatever mcpfuzz answered (bar silence)."""
-    check = exchange.case.expect.client
+    check = exchange.case.expect.part(ClientCheck)
     if check is None or check.retry is not None or not exchange.server_requests:
         return
     if check.mode is AnswerMode.SILENCE or not _silent_while_serving(exchange):
@@ -54,7 +55,7 @@ def client_requests(exchange: Exchange) -> Iterator[Failure]:
 @register(InputRequiredFailure, Severity.CRITICAL)
 def input_required(exchange: Exchange) -> Iterator[Failure]:
     """2026-07-28 basic/patterns/mrtr: a valid retry is served; a tampered requestState is never trusted blindly."""
-    check = exchange.case.expect.client
+    check = exchange.case.expect.part(ClientCheck)
     if check is None or check.retry is None:
         return
     kind = check.retry
@@ -108,7 +109,7 @@ def _outcome(result: dict) -> Any:
 @register(MissingCapabilityFailure, Severity.HIGH)
 def missing_capability(exchange: Exchange) -> Iterator[Failure]:
     """A server asks only for input the client declared it can give (else -32021 in 2026-07-28)."""
-    check = exchange.case.expect.client
+    check = exchange.case.expect.part(ClientCheck)
     if check is None:
         return
     asked = [str(r.message.get("method")) for r in exchange.server_requests]

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
-from mcpfuzz.jsonrpc.expectation import ConcurrencyCheck
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.concurrency import ConcurrencyCheck
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 from mcpfuzz.oracles.result_shapes import result_problems
 
@@ -18,7 +18,7 @@ ConcurrencyFailure = failure_class(OracleId.CONCURRENCY, "Concurrent requests lo
 @register(ConcurrencyFailure, Severity.HIGH, quiet_on_plain=True)
 def concurrency(exchange: Exchange) -> Iterator[Failure]:
     """Requests sent at once each get their own answer (not another's; if read-only, not what another gets alone)."""
-    check = exchange.case.expect.concurrent
+    check = exchange.case.expect.part(ConcurrencyCheck)
     if check is None or exchange.timed_out and not exchange.barrier_answered:
         return  # a stuck server is no-hang's
     answers: dict[Any, Any] = {}

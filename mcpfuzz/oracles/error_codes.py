@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.expectation import INVALID_REQUEST, PARSE_ERROR, Expectation
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.leniency import IsErrorResultOk, Lenient, QuietOk
 from mcpfuzz.oracles.answers import case_answers, judge_answers, misused_code
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 
@@ -35,7 +36,7 @@ def parse_error(exchange: Exchange) -> Iterator[Failure]:
     """JSON-RPC 2.0 section 5.1: -32700 with id null. Silence is what the official SDKs do (low)."""
     expect = exchange.case.expect
     if expect.judge == OracleId.PARSE_ERROR:
-        if expect.lenient:
+        if expect.has(Lenient):
             # Frames a parser may accept (BOM, invalid UTF-8 inside a string): an answer carrying
             # the id is fine; a null-id answer must be -32700.
             for arrival in case_answers(exchange):
@@ -63,7 +64,7 @@ def invalid_request(exchange: Exchange) -> Iterator[Failure]:
     """JSON-RPC 2.0 section 5: -32600 with the id when readable, null otherwise."""
     expect = exchange.case.expect
     if expect.judge == OracleId.INVALID_REQUEST:
-        if expect.id_recoverable and not expect.quiet_ok:
+        if expect.id_recoverable and not expect.has(QuietOk):
             silence = None  # the default: high, the id was readable
         else:
             silence = (Severity.LOW, "no reply to an invalid request (its id is unreadable, so no client "
@@ -93,7 +94,7 @@ def invalid_params(exchange: Exchange) -> Iterator[Failure]:
         for failure in judge_answers(exchange, InvalidParamsFailure, None):
             if not (failure.key == PARSE_CODE_KEY and _invalid_envelope_too(expect)):
                 yield failure
-        if expect.is_error_result_ok:
+        if expect.has(IsErrorResultOk):
             # SEP-1303 (2025-11-25): bad tool arguments may come back as a result, but only one
             # that says it failed.
             for arrival in case_answers(exchange):

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
-from mcpfuzz.jsonrpc.expectation import HttpRule
 from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.http_rule import HttpRule
 from mcpfuzz.jsonrpc.transport_kind import TransportKind
 from mcpfuzz.oracles.base import Failure, Scope, Severity, failure_class, register
 from mcpfuzz.oracles.memory import Growth
@@ -63,7 +63,7 @@ def http_status(exchange: Exchange) -> Iterator[Failure]:
     if http is None or http.status is None:  # (_streamable returns only replies with a status)
         return
     expect = exchange.case.expect
-    rule = expect.http
+    rule = expect.part(HttpRule)
     if http.status >= 500:
         yield HttpStatusFailure(Severity.MEDIUM, f"answered HTTP {http.status}: the server failed on this frame",
                                 "5xx", server_wide=True)

@@ -8,6 +8,8 @@ from mcpfuzz.jsonrpc.exchange import ID_NULL, ID_UNKNOWN, Exchange
 from mcpfuzz.jsonrpc.expectation import ReaderLimit
 from mcpfuzz.jsonrpc.ids import ABSENT, json_type, show_id
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.http_rule import HttpRule
+from mcpfuzz.jsonrpc.parts.past_limit import PastLimit
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 
 IdPreservedFailure = failure_class(OracleId.ID_PRESERVED, "Response id differs from the request id")
@@ -36,7 +38,7 @@ def id_preserved(exchange: Exchange) -> Iterator[Failure]:
             message = f"answered id {show_id(got)}, which was never sent"
             key = f"unsent:{json_type(got)}"
         severity = Severity.HIGH if expect.well_formed else Severity.MEDIUM
-        if expect.past_limit is ReaderLimit.BIG_INTEGER or _beyond_exact_integers(expect.id):
+        if PastLimit(ReaderLimit.BIG_INTEGER) in expect.parts or _beyond_exact_integers(expect.id):
             # RFC 8259 section 6: a reader may hold such an integer inexactly; unhelpful, not wrong. Whatever
             # frame carried the id (a catalogue case or a mutated one), it is the one cause.
             severity, key = Severity.LOW, "limit:big-integer"
@@ -59,7 +61,7 @@ def _http_refusal_ids(exchange: Exchange) -> Iterator[Failure]:
     body is free (401, 403, 404, 413, 429): its status says it all.
     """
     expect, http = exchange.case.expect, exchange.http
-    if http is None or not http.refused or expect.http is None or expect.judge == OracleId.ORIGIN_CHECK \
+    if http is None or not http.refused or expect.part(HttpRule) is None or expect.judge == OracleId.ORIGIN_CHECK \
             or http.body_free:
         return
     if expect.id is ABSENT or expect.id is None:

@@ -6,8 +6,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from mcpfuzz.jsonrpc.exchange import Exchange
-from mcpfuzz.jsonrpc.expectation import IdentityCheck
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.identity import IdentityCheck
 from mcpfuzz.oracles.answers import case_answers
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 
@@ -35,7 +35,7 @@ def _quoted(names: set[str]) -> str:
 def list_identity(exchange: Exchange) -> Iterator[Failure]:
     """2026-07-28: a fresh connection lists the tools, prompts and resources the one in use does (tools in order)."""
     expect = exchange.case.expect
-    check = expect.identity
+    check = expect.part(IdentityCheck)
     if check is None or check.baseline is None:
         return
     for arrival in case_answers(exchange)[:1]:

@@ -9,6 +9,7 @@ from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.ids import show_id
 from mcpfuzz.jsonrpc.incoming import NOISE, OVERSIZED
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.past_limit import PastLimit
 from mcpfuzz.oracles.answers import case_answers
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 from mcpfuzz.oracles.crash_signature import crash_signature
@@ -41,7 +42,8 @@ def no_hang(exchange: Exchange) -> Iterator[Failure]:
     if exchange.write_error:
         yield NoHangFailure(Severity.CRITICAL, f"writing the frame failed: {exchange.write_error}", "write")
         return
-    limit = expect.past_limit
+    past = expect.part(PastLimit)
+    limit = past.limit if past is not None else None
     if limit is not None and exchange.http is not None and exchange.http.refused:
         return  # refused at the HTTP level (413: as too large): the response ended, so no client waits for anything
     if limit is not None and expect.reply and expect.id_recoverable and not case_answers(exchange) \

@@ -7,6 +7,7 @@ from typing import Any
 
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Arrival, Exchange
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.tool_call import ToolCallCheck
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 from mcpfuzz.oracles.spec_schema import spec_result_problems
@@ -165,7 +166,7 @@ JSONRPC_CODES = frozenset({-32700, -32600, -32601, -32602, -32603})
 
 def _undeclared_error(exchange: Exchange, arrival: Arrival) -> str | None:
     """A plain method's valid call answered with an error code neither JSON-RPC 2.0 nor its document declares."""
-    call = exchange.case.expect.tool_call
+    call = exchange.case.expect.part(ToolCallCheck)
     if call is None or call.declared_errors is None or not call.valid or arrival.id_tag != ID_CURRENT:
         return None
     code = arrival.incoming.error_code
@@ -193,7 +194,7 @@ def response_schema(exchange: Exchange) -> Iterator[Failure]:
         if not problems and arrival.id_tag == ID_CURRENT and "result" in message:
             problems = result_problems(method, message["result"], exchange.era, exchange.protocol_version)
             where = f"the {method} result"
-            call = exchange.case.expect.tool_call
+            call = exchange.case.expect.part(ToolCallCheck)
             if not problems and call is not None and call.result_schema is not None:
                 broken = schema_problem(call.result_schema, message["result"])
                 if broken is not None:

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
-from mcpfuzz.jsonrpc.expectation import StateCheck
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.state import StateCheck
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 
 ReadOnlyTruthfulFailure = failure_class(OracleId.READ_ONLY_TRUTHFUL, "A read-only tool changes state")
@@ -28,7 +28,7 @@ WORD_BREAK = re.compile(r"[\s,;:'\"()\[\]{}<>|=]+")
 
 
 def _state(exchange: Exchange, judge: OracleId) -> StateCheck | None:
-    state = exchange.case.expect.state
+    state = exchange.case.expect.part(StateCheck)
     return state if state is not None and state.judge is judge else None
 
 

@@ -10,6 +10,8 @@ from mcpfuzz.jsonrpc.client_check import MISSING_CAPABILITY
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.expectation import INVALID_PARAMS, LEGACY_NOT_FOUND
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.listing import ListingCheck
+from mcpfuzz.jsonrpc.parts.resource import ResourceCheck
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.answers import case_answers
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
@@ -31,7 +33,7 @@ def declared_served(exchange: Exchange) -> Iterator[Failure]:
     expect = exchange.case.expect
     for arrival in case_answers(exchange)[:1]:
         incoming = arrival.incoming
-        listing, resource = expect.listing, expect.resource
+        listing, resource = expect.part(ListingCheck), expect.part(ResourceCheck)
         if listing is not None and expect.method is not None:
             if incoming.is_error and listing.page == 1:
                 # Only the first page: a later one replays a cursor of an earlier process, which may be stale.
@@ -71,7 +73,7 @@ def _listed_read(incoming: Any, uri: str) -> Iterator[Failure]:
 @register(ResourceNotFoundFailure, Severity.MEDIUM, quiet_on_plain=True)
 def resource_not_found(exchange: Exchange) -> Iterator[Failure]:
     """An unknown URI gets -32002 before 2026-07-28 (SHOULD), -32602 from it (MUST, and never empty contents)."""
-    resource = exchange.case.expect.resource
+    resource = exchange.case.expect.part(ResourceCheck)
     if resource is None or not resource.missing:
         return
     modern = exchange.era is Era.MODERN

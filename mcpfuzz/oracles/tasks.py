@@ -12,7 +12,8 @@ from typing import Any
 
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
-from mcpfuzz.jsonrpc.task_check import TASK_STATUSES, TaskCheck, TaskIdKind, TaskStep
+from mcpfuzz.jsonrpc.parts.task import TaskCheck
+from mcpfuzz.jsonrpc.task_check import TASK_STATUSES, TaskIdKind, TaskStep
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.answers import case_answers, judge_answers
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
@@ -40,7 +41,7 @@ def _task_of(result: Any, era: Era) -> dict | None:
 def task_ids(exchange: Exchange) -> Iterator[Failure]:
     """Task-augmented calls, tasks/get, tasks/cancel and the result path answered as the tasks spec says."""
     expect = exchange.case.expect
-    check = expect.task
+    check = expect.part(TaskCheck)
     if check is None or expect.judge != OracleId.TASK_IDS:
         return
     yield from judge_answers(exchange, TaskIdsFailure, None)

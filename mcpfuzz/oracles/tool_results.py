@@ -13,6 +13,7 @@ from jsonschema.exceptions import SchemaError
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.expectation import INVALID_PARAMS
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.tool_call import ToolCallCheck
 from mcpfuzz.oracles.answers import case_answers
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 
@@ -23,7 +24,7 @@ OutputSchemaFailure = failure_class(OracleId.OUTPUT_SCHEMA, "structuredContent b
 @register(ValidInputAcceptedFailure, Severity.MEDIUM)
 def valid_input_accepted(exchange: Exchange) -> Iterator[Failure]:
     """A call whose arguments the tool's own inputSchema accepts must not be refused as invalid params."""
-    call = exchange.case.expect.tool_call
+    call = exchange.case.expect.part(ToolCallCheck)
     if call is None or not call.valid or call.unicode_unsafe:
         return
     for arrival in case_answers(exchange):
@@ -38,7 +39,7 @@ def valid_input_accepted(exchange: Exchange) -> Iterator[Failure]:
 @register(OutputSchemaFailure, Severity.MEDIUM)
 def output_schema(exchange: Exchange) -> Iterator[Failure]:
     """MCP 2025-06-18 server/tools: a tool with an outputSchema returns conforming structuredContent."""
-    call = exchange.case.expect.tool_call
+    call = exchange.case.expect.part(ToolCallCheck)
     schema = call.output_schema if call is not None else None
     if schema is None:
         return

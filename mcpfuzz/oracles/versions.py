@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.version_check import VersionCheck
 from mcpfuzz.jsonrpc.versions import (
     MODERN_VERSIONS,
     UNSUPPORTED_VERSION_CODE,
@@ -21,7 +22,7 @@ VersionNegotiationFailure = failure_class(OracleId.VERSION_NEGOTIATION,
 @register(VersionNegotiationFailure, Severity.MEDIUM)
 def version_negotiation(exchange: Exchange) -> Iterator[Failure]:
     """Modern: -32022 with data.supported; legacy: initialize answers a version the server supports."""
-    check = exchange.case.expect.versions
+    check = exchange.case.expect.part(VersionCheck)
     answers = [a for a in case_answers(exchange) if a.id_tag == ID_CURRENT]
     for arrival in answers:
         message = arrival.incoming.message

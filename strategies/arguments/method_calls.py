@@ -9,9 +9,11 @@ from mcpfuzz.strategies.messages import FrameBuilder
 
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.encode import dumps
-from mcpfuzz.jsonrpc.expectation import Expectation, ToolCallCheck
+from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.leniency import Lenient
+from mcpfuzz.jsonrpc.parts.tool_call import ToolCallCheck
 
 METHOD_FAMILY = "method"
 
@@ -46,12 +48,12 @@ def method_expectation(rid: int, call: ArgumentCall, method: dict) -> Expectatio
                           declared_errors=tuple(errors) if isinstance(errors, list) else None)
     if call.unicode_unsafe:
         return Expectation(judge=OracleId.PARSE_ERROR, id=rid, codes=frozenset({ex.PARSE_ERROR, ex.INVALID_PARAMS}),
-                           result_ok=True, error_ok=True, null_id_ok=True, lenient=True, tool_call=check)
+                           result_ok=True, error_ok=True, null_id_ok=True, parts=(Lenient(), check))
     if call.kind == NEGATIVE:
         return Expectation(judge=OracleId.INVALID_PARAMS, id=rid, codes=frozenset({ex.INVALID_PARAMS}),
-                           well_formed=True, tool_call=check)
+                           well_formed=True, parts=(check,))
     return Expectation(judge=OracleId.VALID_INPUT_ACCEPTED, id=rid, result_ok=True, error_ok=True, well_formed=True,
-                       tool_call=check)
+                       parts=(check,))
 
 
 def method_call_case(builder: FrameBuilder, method: dict, call: ArgumentCall, *, family: str = METHOD_FAMILY,

@@ -8,9 +8,11 @@ from mcpfuzz.strategies.arguments.call import NEGATIVE, POSITIVE, ArgumentCall
 from mcpfuzz.strategies.messages import FrameBuilder
 
 from mcpfuzz.jsonrpc import expectation as ex
-from mcpfuzz.jsonrpc.expectation import Expectation, ToolCallCheck
+from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.leniency import IsErrorResultOk, Lenient
+from mcpfuzz.jsonrpc.parts.tool_call import ToolCallCheck
 
 TOOL_FAMILY = "tool"
 
@@ -30,14 +32,14 @@ def call_expectation(rid: int, call: ArgumentCall, tool: dict, *, unicode_unsafe
         # RFC 8259 section 8.2: a lone surrogate is valid grammar with unpredictable handling. A
         # parser may refuse the frame (-32700, id null) or answer it; silence is parse-error's (low).
         return Expectation(judge=OracleId.PARSE_ERROR, id=rid, codes=frozenset({ex.PARSE_ERROR, ex.INVALID_PARAMS}),
-                           result_ok=True, null_id_ok=True, method="tools/call", lenient=True,
-                           tool_call=replace(check, unicode_unsafe=True))
+                           result_ok=True, null_id_ok=True, method="tools/call",
+                           parts=(Lenient(), replace(check, unicode_unsafe=True)))
     if call.kind == NEGATIVE:
         return Expectation(judge=OracleId.INVALID_PARAMS, id=rid, codes=frozenset({ex.INVALID_PARAMS}),
                            result_ok=True, well_formed=True, method="tools/call", note="or an isError result",
-                           is_error_result_ok=True, tool_call=check)
+                           parts=(IsErrorResultOk(), check))
     return Expectation(judge=OracleId.VALID_INPUT_ACCEPTED, id=rid, result_ok=True, error_ok=True, well_formed=True,
-                       method="tools/call", tool_call=check)
+                       method="tools/call", parts=(check,))
 
 
 def tool_call_case(builder: FrameBuilder, tool: dict, call: ArgumentCall, *, family: str = TOOL_FAMILY,

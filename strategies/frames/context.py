@@ -9,6 +9,7 @@ from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.leniency import QuietOk
 from mcpfuzz.jsonrpc.versions import Era
 
 UNKNOWN_PREFIX = "mcpfuzz/"  # every unknown method we send starts with it, so none is real
@@ -50,4 +51,4 @@ def anything(note: str, ids: tuple[Any, ...] = ()) -> Expectation:
 def quiet_invalid(id: Any) -> Expectation:
     """An MCP-invalid id (fraction, boolean, object, array): -32600, echoed or null; silence is low."""
     return Expectation(judge=OracleId.INVALID_REQUEST, id=id, id_recoverable=True, null_id_ok=True,
-                       codes=frozenset({ex.INVALID_REQUEST}), quiet_ok=True)
+                       codes=frozenset({ex.INVALID_REQUEST}), parts=(QuietOk(),))

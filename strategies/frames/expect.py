@@ -18,6 +18,8 @@ from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.expectation import Expectation, ReaderLimit
 from mcpfuzz.jsonrpc.ids import is_valid_mcp_id
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.leniency import Lenient
+from mcpfuzz.jsonrpc.parts.past_limit import PastLimit
 from mcpfuzz.jsonrpc.versions import BATCH_VERSION
 
 BIG_FRAME = 64 * 1024  # RFC 8259 section 9: a reader may limit the size of texts
@@ -61,7 +63,7 @@ def _either_reading(values: list[Any], ctx: FrameContext, ids: tuple[Any, ...]) 
             # As the catalogue's parse/utf8-bom and parse/two-on-one-line.
             return Expectation(judge=OracleId.PARSE_ERROR, id=found[0], codes=frozenset({ex.PARSE_ERROR}),
                                result_ok=True, null_id_ok=True, batch_ids=found if len(found) > 1 else (),
-                               lenient=True)
+                               parts=(Lenient(),))
     if len(values) == 1 and not has_duplicates(values[0]):
         inner = expect_value(values[0], ctx)
         if inner.reply and not inner.id_recoverable and inner.codes and not inner.batch_ids:
@@ -84,14 +86,14 @@ def _readable(id: Any) -> bool:
 
 def _loosen(expect: Expectation, data: bytes, values: list[Any], ids: tuple[Any, ...]) -> Expectation:
     """RFC 8259 section 9: past a size or depth limit a reader may refuse the text (with id null); section 6:
-    integers beyond 2**53 may be read inexactly. Silence past such a limit is low (`past_limit`)."""
+    integers beyond 2**53 may be read inexactly. Silence past such a limit is low (a `PastLimit` part)."""
     limit = _limit_passed(data, values)
     if limit is None:
         return expect
     if limit is ReaderLimit.BIG_INTEGER:
         # A reader may refuse the frame (any error, id null when it cannot hold the id): allowed, not a finding.
-        return replace(expect, past_limit=limit, error_ok=True, null_id_ok=True) if expect.reply else expect
-    if not expect.reply or expect.lenient:
+        return replace(expect.with_part(PastLimit(limit)), error_ok=True, null_id_ok=True) if expect.reply else expect
+    if not expect.reply or expect.has(Lenient):
         return anything("a reader may refuse a frame this big or this deep", ids)
     # Silence is blamed on the limit only when nothing else is wrong with the frame: an invalid envelope that is
     # also deep is dropped for being invalid as often as for its depth, and invalid-request says so. An unknown
@@ -100,8 +102,8 @@ def _loosen(expect: Expectation, data: bytes, values: list[Any], ids: tuple[Any,
     if past is ReaderLimit.NESTING and all(depth(v) <= SDK_READER_DEPTH for v in values) \
             and any(has_big_integer(v) for v in values):
         past = ReaderLimit.BIG_INTEGER  # past both limits, and only this one is any SDK's
-    return replace(expect, codes=frozenset(), error_ok=True, null_id_ok=True, past_limit=past,
-                   note="a frame this big or this deep may be refused")
+    return replace(expect if past is None else expect.with_part(PastLimit(past)), codes=frozenset(), error_ok=True,
+                   null_id_ok=True, note="a frame this big or this deep may be refused")
 
 
 def _limit_passed(data: bytes, values: list[Any]) -> ReaderLimit | None:

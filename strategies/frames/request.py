@@ -17,6 +17,7 @@ from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.ids import ABSENT, is_valid_mcp_id
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.leniency import IsErrorResultOk
 from mcpfuzz.jsonrpc.versions import Era
 
 ENVELOPE = frozenset({"jsonrpc", "id", "method", "params"})
@@ -136,7 +137,7 @@ def _call(params: dict, rid: Any, ctx: FrameContext, any_code: bool) -> Expectat
     if not isinstance(arguments, dict):
         # The catalogue's params/call-arguments-string: -32602, or an isError result (SEP-1303).
         return Expectation(judge=OracleId.INVALID_PARAMS, id=rid, codes=frozenset({ex.INVALID_PARAMS}), result_ok=True,
-                           method="tools/call", is_error_result_ok=True)
+                           method="tools/call", parts=(IsErrorResultOk(),))
     if arguments == ctx.arguments:
         return call_expectation(rid, ArgumentCall(POSITIVE, arguments, "the simplest valid arguments"), ctx.tool)
     return anything("arguments mcpfuzz did not check against the schema", (rid,))

@@ -9,6 +9,7 @@ from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.leniency import Lenient
 
 GET = "prompts/get"
 PROMPT_FAMILY = "prompt"
@@ -35,7 +36,7 @@ def unicode_unsafe(rid: int, method: str) -> Expectation:
     """A lone surrogate: RFC 8259 section 8.2 leaves its handling open, so a parser may refuse the frame
     (-32700, id null) or answer it; silence is parse-error's (low), as for tool arguments."""
     return Expectation(judge=OracleId.PARSE_ERROR, id=rid, codes=frozenset({ex.PARSE_ERROR, ex.INVALID_PARAMS}),
-                       result_ok=True, null_id_ok=True, method=method, lenient=True)
+                       result_ok=True, null_id_ok=True, method=method, parts=(Lenient(),))
 
 
 def drawn_call_expectation(rid: int, method: str, call: ArgumentCall, refusal: str) -> Expectation:

@@ -8,9 +8,10 @@ from collections.abc import Iterable
 from mcpfuzz.strategies.messages import FrameBuilder
 
 from mcpfuzz.jsonrpc import expectation as ex
-from mcpfuzz.jsonrpc.expectation import Expectation, ResourceCheck
+from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.resource import ResourceCheck
 from mcpfuzz.jsonrpc.versions import Era
 
 READ = "resources/read"
@@ -29,7 +30,7 @@ def listed_read_case(builder: FrameBuilder, uri: str, *, family: str = RESOURCE_
     """Read a URI resources/list named: a result whose contents carry that URI."""
     rid = builder.fresh_id()
     expect = Expectation(judge=OracleId.DECLARED_SERVED, id=rid, result_ok=True, error_ok=True, well_formed=True,
-                         method=READ, note="listed by resources/list", resource=ResourceCheck(uri, listed=True))
+                         method=READ, note="listed by resources/list", parts=(ResourceCheck(uri, listed=True),))
     return Case(uri, family, f"read the listed resource {uri}", builder.frame(READ, {"uri": uri}, rid), expect,
                 history=history, patient=True)
 
@@ -39,7 +40,7 @@ def template_read_case(builder: FrameBuilder, template: str, uri: str, descripti
     """Read a URI expanded from a template: any result or error (it may not exist), never a crash or silence."""
     rid = builder.fresh_id()
     expect = Expectation(judge=OracleId.NO_HANG, id=rid, result_ok=True, error_ok=True, well_formed=True,
-                         method=READ, resource=ResourceCheck(uri))
+                         method=READ, parts=(ResourceCheck(uri),))
     return Case(template, family, f"{uri[:120]} ({description})", builder.frame(READ, {"uri": uri}, rid), expect,
                 history=history, patient=True)
 
@@ -50,7 +51,7 @@ def missing_read_case(builder: FrameBuilder, uri: str) -> Case:
     code = not_found_code(builder.era)
     expect = Expectation(judge=OracleId.RESOURCE_NOT_FOUND, id=rid, codes=frozenset({code}), result_ok=True,
                          error_ok=True, well_formed=True, method=READ, note="the resource does not exist",
-                         resource=ResourceCheck(uri, missing=True))
+                         parts=(ResourceCheck(uri, missing=True),))
     return Case(uri, RESOURCE_FAMILY, f"read {uri}, which does not exist", builder.frame(READ, {"uri": uri}, rid),
                 expect, patient=True)
 
@@ -87,6 +88,6 @@ def linked_read_case(builder: FrameBuilder, uri: str, *, history: tuple[bytes, .
     """
     rid = builder.fresh_id()
     expect = Expectation(judge=OracleId.NO_HANG, id=rid, result_ok=True, error_ok=True, well_formed=True,
-                         method=READ, note="linked by an earlier result", resource=ResourceCheck(uri))
+                         method=READ, note="linked by an earlier result", parts=(ResourceCheck(uri),))
     return Case(uri, LINKED_FAMILY, f"read {uri[:120]}, which an earlier result linked to",
                 builder.frame(READ, {"uri": uri}, rid), expect, history=history, patient=True, slow_ok=True)

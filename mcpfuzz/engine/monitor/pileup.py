@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from mcpfuzz.engine.monitor.resources import ResourceSampler, Sample
 from mcpfuzz.engine.session.session import Session
 from mcpfuzz.jsonrpc.exchange import Exchange
-from mcpfuzz.jsonrpc.expectation import Expectation, HttpRule
+from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.json_value import Json
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.http_rule import HttpRule
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.http import SessionPileupFailure
 from mcpfuzz.oracles.memory import KIB, MIB, Growth, GrowthLimits, judge_growth
@@ -156,7 +157,7 @@ def _case(builder: FrameBuilder, refusal: Refusal) -> Case:
         rid, data, title = None, refusal.body, f"refused for {refusal.title}"  # JSON-RPC 2.0 5.1: id null
     expect = Expectation(judge=OracleId.SESSION_LEAK, reply=False, id=rid,
                          note=f"{refusal.title} is refused; a refused request must not create a session",
-                         http=HttpRule(refusal.statuses, "medium"))
+                         parts=(HttpRule(refusal.statuses, "medium"),))
     return Case(f"pileup-{refusal.id}", FAMILY, title, data, expect, http_headers=refusal.headers)
 
 

@@ -48,7 +48,6 @@ from mcpfuzz.transport.errors import ServerStartError
 
 # Fresh ids of frames: far above the harness's (10000+) and the tool calls' (2**32+), below 2**53.
 FRAME_FIRST_ID = 2**40
-FRAME_SHARE = 0.25  # of the fuzz phase, when there are tools to fuzz too
 USED_LIMIT = 20_000  # explicit ids remembered per process; past it the next case gets a fresh process
 # Frames per example, by family: a batch pays Hypothesis' per-example cost once, and its frames with fresh ids
 # may share pipelined windows; a failure still shrinks to one frame (the shrinker deletes the frames before it).

@@ -10,6 +10,7 @@ from typing import Any
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.parts.tool_call import ToolCallCheck
 from mcpfuzz.strategies.payloads.canaries import carries_canary
 
 MAX_SAMPLES = 64  # per target: enough for a median, bounded for a long soak
@@ -71,7 +72,7 @@ class LatencyBook:
 
 def _valid(case: Case) -> bool:
     """A call whose params satisfy the target's schema (a tool's arguments; other kinds: a well-formed request)."""
-    check = case.expect.tool_call
+    check = case.expect.part(ToolCallCheck)
     return check.valid if check is not None else case.expect.well_formed
 
 

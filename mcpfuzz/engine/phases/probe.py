@@ -11,12 +11,13 @@ from mcpfuzz.engine.phases.targets import TargetType, target_types
 from mcpfuzz.engine.phases.version_fallback import version_refusal
 from mcpfuzz.engine.session.session import HarnessError, ServerLost, Session
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange, ProcessEnd
-from mcpfuzz.jsonrpc.expectation import Expectation, ListingCheck
+from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.handshake_order import INITIALIZED
 from mcpfuzz.jsonrpc.ids import show_id
 from mcpfuzz.jsonrpc.incoming import Incoming
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.listing import ListingCheck
 from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, LATEST_MODERN, MODERN_VERSIONS, Era, era_of
 from mcpfuzz.strategies.lifecycle import discover_first, initialize_case
@@ -235,7 +236,7 @@ async def _list_declared(session: Session, result: ProbeResult, target_type: Tar
         case_id = method.replace("/", "-") + ("" if page_number == 1 else f"-page-{page_number}")
         listing = ListingCheck(target_type.capability, page_number, sent)
         expect = Expectation(judge=OracleId.DECLARED_SERVED, id=rid, result_ok=True, error_ok=True, well_formed=True,
-                             method=method, note=f"the server declares `{target_type.capability}`", listing=listing)
+                             method=method, note=f"the server declares `{target_type.capability}`", parts=(listing,))
         case = Case(case_id, "probe", f"{method}, page {page_number}",
                     session.message(method, {"cursor": cursor} if cursor else {}, rid), expect, patient=True)
         exchange = await session.run_case(case)

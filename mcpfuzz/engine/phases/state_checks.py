@@ -10,8 +10,8 @@ import re
 from typing import Any
 
 from mcpfuzz.engine.phases.targets import CallTarget
-from mcpfuzz.jsonrpc.expectation import StateCheck
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.state import StateCheck
 from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.strategies.arguments.harvest import id_sites
 from mcpfuzz.strategies.arguments.schema_prep import SchemaProblem

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from mcpfuzz.engine.phases.search import database_key
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.parts.leniency import Lenient
 from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.strategies.arguments.call import ArgumentCall
 from mcpfuzz.strategies.arguments.schema_prep import SchemaProblem
@@ -175,7 +176,8 @@ class CallTarget:
         case = self.type.make_case(builder, self, call, family or self.kind.value, history)
         # A call of a read-only target changes nothing another call sees: it may share a pipelined window.
         # A lone-surrogate call (lenient: a parser may refuse it) is a call too: its answer may take as long.
-        return replace(case, slow_ok=case.patient or case.expect.lenient, shared_ok=self.safety is Safety.READ_ONLY)
+        return replace(case, slow_ok=case.patient or case.expect.has(Lenient),
+                       shared_ok=self.safety is Safety.READ_ONLY)
 
     def database(self, root: Path | None, server: str) -> Path | None:
         """Server + target + schema: this target's Hypothesis example database (None without a corpus)."""

@@ -9,13 +9,14 @@ The policy, in one place:
   catalogue, lifecycle, verification of what they found) share the rest, in that order; what does not fit is
   left out and said. A case that needs a fresh process is charged the server's measured start-up time before it
   starts, so a server that takes seconds to start does not spend the run restarting.
-- Within the call phases: coverage up to `COVERAGE_SHARE` of their time, then the fuzz phase `FUZZ_SHARE` of
-  the rest (random frames first, a quarter of it), then call sequences the remainder but up to `FLIGHT_SHARE` of
-  it, kept for work in flight (requests cancelled inside their measured latency, one target called at once):
-  about twice the answer times the calls so far measured for what it will send (flight_phases.flight_share), and
-  `CLIENT_SHARE` for the client phase when a tool asked for input (a server request, `input_required`, -32021),
-  and `TASKS_SHARE` for the tasks phase when the server declares tasks. Without call sequences (`--phases`), the
-  fuzz phase leaves the same parts of its remainder to those phases.
+- Within the call phases, each phase declares its own share (`share` on its class): coverage up to 30% of their
+  time, then the fuzz phase 60% of the rest (random frames first, a quarter of it), then call sequences the
+  remainder, less what they keep for the phases of the plan after them: each such phase declares what it needs
+  (`KeepsTime.kept_share`) and `kept` sums them. The flight phase (requests cancelled inside their measured
+  latency, one target called at once) keeps about twice the answer times the calls so far measured for what it
+  will send, up to 25%; the client phase 20% when a tool asked for input (a server request, `input_required`,
+  -32021); the tasks phase 15% when the server declares tasks. Without call sequences (`--phases`), the fuzz phase
+  leaves the same parts of its remainder to those phases.
 - Without a target to call, the protocol phases and the random frames have the whole run.
 - A run that counts its examples (`--max-examples`, `counted`) is not sliced: each phase and each search runs
   until its count is done, and only `--budget` ends it. A share of time would make a slower machine draw fewer
@@ -25,7 +26,7 @@ The policy, in one place:
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -35,12 +36,6 @@ REPORT_MARGIN = 2.0  # seconds at most kept at the very end for the reports
 # console), generously: a run that found a thousand things still ends on time.
 REPORT_SECONDS_PER_FINDING = 0.003
 CALL_SHARE = 0.7  # of the time left after the probe, at least, for the phases that call targets
-COVERAGE_SHARE = 0.3  # of the call phases' time, at most, for the deterministic coverage calls
-FUZZ_SHARE = 0.6  # of what coverage leaves, for the fuzz phase (the rest: call sequences)
-FRAME_SHARE = 0.25  # of the fuzz phase, for random frames before the targets' searches
-FLIGHT_SHARE = 0.25  # of what the fuzz phase leaves, at most, kept from call sequences for work in flight
-CLIENT_SHARE = 0.2  # of what the fuzz phase leaves, kept from call sequences for the client phase (when a tool asked)
-TASKS_SHARE = 0.15  # of what the fuzz phase leaves, kept from call sequences for the tasks phase (when declared)
 
 
 @dataclass
@@ -90,6 +85,12 @@ class Budget:
             return end
         now = time.monotonic()
         return now + max(0.0, end - now) * fraction
+
+    @staticmethod
+    def kept(shares: Iterable[float]) -> float:
+        """The part of what the fuzz phase leaves that the call sequences keep for the phases after them: the sum of
+        the shares those phases declare."""
+        return sum(shares, 0.0)
 
     def reserve_calls(self, has_targets: bool) -> None:
         """Fix the protocol phases' share now that the probe has said whether there is anything to call."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from mcpfuzz.engine.client.asking import AskingBook
 from mcpfuzz.engine.client.capabilities import METHOD_CAPABILITY, ClientCapability, declared_capabilities
@@ -17,17 +17,11 @@ from mcpfuzz.engine.events import PhaseName, PhaseStarted
 from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.plan.phase_cases import PhaseCases, PhaseOver
 from mcpfuzz.engine.session.session import Session
-from mcpfuzz.jsonrpc.client_check import (
-    FUZZ_MODES,
-    VALID_MODES,
-    AnswerMode,
-    AskingRequest,
-    ClientCheck,
-    RetryKind,
-)
+from mcpfuzz.jsonrpc.client_check import FUZZ_MODES, VALID_MODES, AnswerMode, AskingRequest, RetryKind
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.client import ClientCheck
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.strategies.client_cases import client_request_case, request_params, retry_case
 from mcpfuzz.strategies.messages import FrameBuilder
@@ -79,6 +73,10 @@ class ClientPhase:
     """The server's requests for input answered in every way, and its 2026-07-28 retries fuzzed."""
 
     name: str = PhaseName.CLIENT.value
+    share: ClassVar[float] = 0.2  # of what the fuzz phase leaves, kept from call sequences when a tool asked
+
+    def kept_share(self, context: RunContext) -> float:
+        return self.share if asks_for_input(context) else 0.0
 
     def skip_reason(self, context: RunContext) -> str | None:
         reason = client_skip(context)

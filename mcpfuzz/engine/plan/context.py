@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from mcpfuzz.corpus.redact import Redactor
 from mcpfuzz.engine.attribution.detect import SdkInfo
@@ -23,11 +24,14 @@ from mcpfuzz.engine.events import (
 from mcpfuzz.engine.internal_errors import InternalErrors
 from mcpfuzz.engine.judge import FindingSet, Verdict, observed_finding
 from mcpfuzz.engine.monitor.monitor import Monitor, MonitorOptions
-from mcpfuzz.engine.phases.call_phases import CallPhases
+from mcpfuzz.engine.phases.caller import Caller
+from mcpfuzz.engine.phases.coverage_search import CoverageSearch
 from mcpfuzz.engine.phases.frame_fuzz import FrameFuzz
+from mcpfuzz.engine.phases.fuzz_search import FuzzSearch
 from mcpfuzz.engine.phases.hypothesis_bridge import HypothesisWarmup
 from mcpfuzz.engine.phases.preparation import TargetPreparation
 from mcpfuzz.engine.phases.probe import ProbeResult
+from mcpfuzz.engine.phases.stateful_search import StatefulSearch
 from mcpfuzz.engine.phases.targets import Selection, TargetPlan
 from mcpfuzz.engine.plan.budget import Budget
 from mcpfuzz.engine.plan.corpus_writer import CorpusWriter
@@ -57,10 +61,19 @@ SECURITY_ORACLES = (OracleId.SANDBOX_ESCAPE, OracleId.COMMAND_INJECTION)
 
 @dataclass(frozen=True)
 class Searches:
-    """The run's two searches: random frames, and calls of its targets (coverage, fuzz, sequences)."""
+    """The run's searches: random frames, and the coverage, fuzz and stateful searches of its targets, which share
+    one caller (what the calls so far taught: answer times, wedging calls, lines reached)."""
 
     frames: FrameFuzz
-    calls: CallPhases
+    caller: Caller
+    coverage: CoverageSearch
+    fuzz: FuzzSearch
+    stateful: StatefulSearch
+
+    @classmethod
+    def over(cls, frames: FrameFuzz, caller: Caller) -> Searches:
+        """The frames' search and the three searches of calls through `caller`."""
+        return cls(frames, caller, CoverageSearch(caller), FuzzSearch(caller), StatefulSearch(caller))
 
 
 @dataclass
@@ -87,6 +100,7 @@ class RunContext:
     stopped: StopReason = StopReason.NONE
     error: str = ""
     stale: tuple[str, ...] = ()
+    plan: tuple[Any, ...] = ()  # the phases being executed (`phase.Plan`), so a phase can ask those after it
     # What each phase of the plan did: ran, or skipped and why (the JSON report's `plan`).
     phase_log: list[tuple[str, str]] = field(default_factory=list)
     judged_observers: list[JudgedObserver] = field(default_factory=list)

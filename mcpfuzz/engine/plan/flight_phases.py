@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
 from mcpfuzz.engine.alone_answers import run_case
 from mcpfuzz.engine.config import CALL_PHASES
@@ -16,7 +17,6 @@ from mcpfuzz.engine.events import Notice, PhaseName, PhaseStarted
 from mcpfuzz.engine.phases.latencies import LatencyBook
 from mcpfuzz.engine.phases.target_kinds import TOOLS
 from mcpfuzz.engine.phases.targets import target_types
-from mcpfuzz.engine.plan.budget import FLIGHT_SHARE
 from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.jsonrpc.frame import Case
@@ -42,7 +42,7 @@ def latency_book(context: RunContext) -> LatencyBook | None:
 
 def flight_share(context: RunContext) -> float:
     """The part of the time left that the flight phase is expected to need, which the call sequences keep for it:
-    about twice its cases' measured work, at most FLIGHT_SHARE; 0 when it will have nothing to cancel or to call
+    about twice its cases' measured work, at most `FlightPhase.share`; 0 when it will have nothing to cancel or to call
     at once."""
     measured, left = latency_book(context), context.budget.left()
     if measured is None or left <= 0:
@@ -55,7 +55,7 @@ def flight_share(context: RunContext) -> float:
         works = [work for work, _ in target.params.values()][:MAX_TOOL_CALLS]
         if target.method == TOOLS.method and len(works) > 1:
             seconds += sum(works) * (3 if target.read_only else 1) + CASE_OVERHEAD
-    return min(FLIGHT_SHARE, 2 * seconds / left) if seconds else 0.0
+    return min(FlightPhase.share, 2 * seconds / left) if seconds else 0.0
 
 
 def _stdio_only(context: RunContext) -> str | None:
@@ -92,6 +92,10 @@ class FlightPhase:
     with distinct arguments, each answer its own, and for a read-only tool equal to the same call's alone."""
 
     name: str = PhaseName.FLIGHT.value
+    share: ClassVar[float] = 0.25  # of what the fuzz phase leaves, at most, kept from call sequences
+
+    def kept_share(self, context: RunContext) -> float:
+        return flight_share(context)
 
     def skip_reason(self, context: RunContext) -> str | None:
         reason = _stdio_only(context)

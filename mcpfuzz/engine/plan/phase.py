@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from mcpfuzz.engine.errors import UnusableServer
 from mcpfuzz.engine.events import StopReason
@@ -30,6 +30,15 @@ class Phase(Protocol):
         ...
 
 
+@runtime_checkable
+class KeepsTime(Protocol):
+    """A phase after the call searches whose time they keep: the budget sums what the plan's phases declare."""
+
+    def kept_share(self, context: RunContext) -> float:
+        """The part of what the fuzz phase leaves that this phase needs (0: none, it will have no work)."""
+        ...
+
+
 Plan = tuple[Phase, ...]
 
 
@@ -39,6 +48,7 @@ async def execute_phases(plan: Plan, context: RunContext, session: Session) -> N
 
     An error of mcpfuzz's own that a phase did not contain to one case ends that phase only: it is reported,
     and the next phase runs. A server that cannot be started or used ends the run (the runner says why)."""
+    context.plan = plan
     for phase in plan:
         reason = phase.skip_reason(context)
         if reason is None and context.stopped is StopReason.SERVER_UNRECOVERABLE:

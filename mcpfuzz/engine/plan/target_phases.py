@@ -3,26 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from mcpfuzz.engine.config import CALL_PHASES
 from mcpfuzz.engine.coverage.book import CoverageBook
 from mcpfuzz.engine.events import Notice, PhaseName, PhaseStarted, TargetsPlanned
-from mcpfuzz.engine.phases.call_phases import CallPhases
+from mcpfuzz.engine.phases.caller import Caller
 from mcpfuzz.engine.phases.frame_fuzz import FrameFuzz, simplest_tool
 from mcpfuzz.engine.phases.preparation import TargetPreparation
 from mcpfuzz.engine.phases.search import PhaseStopped, SearchOptions
 from mcpfuzz.engine.phases.targets import TargetPlan, plan_targets
-from mcpfuzz.engine.plan.budget import (
-    CLIENT_SHARE,
-    COVERAGE_SHARE,
-    FRAME_SHARE,
-    FUZZ_SHARE,
-    TASKS_SHARE,
-)
-from mcpfuzz.engine.plan.client_phases import asks_for_input
 from mcpfuzz.engine.plan.context import RunContext, Searches
-from mcpfuzz.engine.plan.flight_phases import flight_share
-from mcpfuzz.engine.plan.task_phases import expects_tasks
+from mcpfuzz.engine.plan.phase import KeepsTime
 from mcpfuzz.engine.session.session import Session
 
 NO_TARGET = "no target to call"
@@ -70,7 +62,7 @@ class TargetsReadyPhase:
                                 worker=config.shard.index, on_internal_error=context.note_internal)
         frames = FrameFuzz(session, context.judge, options, simplest_tool(plan.targets),
                            tools_listed="tools" in context.probe.capabilities)
-        calls = CallPhases(session, plan.targets, context.judge, options, strict_types=config.strict_types,
+        caller = Caller(session, plan.targets, context.judge, options, strict_types=config.strict_types,
                            timeouts=config.target_timeouts, known_arguments=config.known_arguments,
                            canaries=context.security.layout if context.security is not None else None,
                            oracles=config.oracles, coverage=traced(context))
@@ -78,7 +70,7 @@ class TargetsReadyPhase:
         for label in config.known_arguments:
             if label not in called:
                 context.emit(Notice(f"--args: {label} is not a target this run calls; its arguments are not used"))
-        context.searches = Searches(frames, calls)
+        context.searches = Searches.over(frames, caller)
 
 
 def traced(context: RunContext) -> CoverageBook | None:
@@ -129,7 +121,7 @@ class _CallPhase:
         except PhaseStopped as error:
             context.server_lost(error, "the tool phases")
         finally:
-            context.stats.tool_calls = searches.calls.calls
+            context.stats.tool_calls = searches.caller.calls
             context.stats.frame_cases = searches.frames.examples
 
     async def calls(self, context: RunContext, searches: Searches, plan: TargetPlan) -> None:
@@ -141,6 +133,7 @@ class CoveragePhase(_CallPhase):
     """Each target's deterministic calls (bounds, enum values, single-rule breaks): once per run, by the lead."""
 
     name: str = PhaseName.COVERAGE.value
+    share: ClassVar[float] = 0.3  # of the call phases' time, at most
 
     def skip_reason(self, context: RunContext) -> str | None:
         return _call_phase_skip(context, PhaseName.COVERAGE)
@@ -148,11 +141,11 @@ class CoveragePhase(_CallPhase):
     async def calls(self, context: RunContext, searches: Searches, plan: TargetPlan) -> None:
         context.emit(PhaseStarted(PhaseName.COVERAGE, None, f"the first call of {count_of(plan)}, then their "
                                                                 "boundaries and single-rule breaks"))
-        for refused in await searches.calls.checked_arguments():
+        for refused in await searches.coverage.checked_arguments():
             context.emit(Notice(refused))
         # Every target's first call may run past the phase's share, into the later call phases' time (never the
         # time kept for the phases after them): a target never called is the largest gap a run can leave.
-        left_out = await searches.calls.coverage(context.budget.share(COVERAGE_SHARE),
+        left_out = await searches.coverage.coverage(context.budget.share(self.share),
                                                  first_calls_until=context.budget.share(1.0 - _kept(context)))
         if left_out:
             context.emit(Notice(f"coverage: {left_out.words()} left out to keep time for fuzzing; raise --budget "
@@ -165,6 +158,8 @@ class FuzzPhase(_CallPhase):
     random frames for the whole phase."""
 
     name: str = PhaseName.FUZZ.value
+    share: ClassVar[float] = 0.6  # of what coverage leaves (the rest: call sequences and the phases after them)
+    frames_share: ClassVar[float] = 0.25  # of the fuzz phase, for random frames before the targets' searches
 
     def skip_reason(self, context: RunContext) -> str | None:
         if PhaseName.FUZZ not in context.config.phases:
@@ -183,14 +178,14 @@ class FuzzPhase(_CallPhase):
             await searches.frames.fuzz(budget.share(1.0))
             return
         # Without call sequences, the fuzz phase keeps what they would have left to the phases after them.
-        share = FUZZ_SHARE if PhaseName.STATEFUL in context.config.phases else 1.0 - (1.0 - FUZZ_SHARE) * _kept(context)
+        share = self.share if PhaseName.STATEFUL in context.config.phases else 1.0 - (1.0 - self.share) * _kept(context)
         frames_first = "" if context.plain else "random frames, then "
         context.emit(PhaseStarted(PhaseName.FUZZ, None, f"{frames_first}{count_of(plan, fuzzed=True)}, about "
                                                         f"{budget.left() * share:.0f}s", budget.left() * share))
         end = budget.share(share)
         if not context.plain:  # the frame families speak MCP
-            await searches.frames.fuzz(budget.part(end, FRAME_SHARE))
-        await searches.calls.fuzz(end)
+            await searches.frames.fuzz(budget.part(end, self.frames_share))
+        await searches.fuzz.fuzz(end)
 
 
 @dataclass(frozen=True)
@@ -207,15 +202,10 @@ class StatefulPhase(_CallPhase):
         share = 1.0 - _kept(context)
         context.emit(PhaseStarted(PhaseName.STATEFUL, None, f"call sequences across {count_of(plan)}, about "
                                                             f"{budget.left() * share:.0f}s", budget.left() * share))
-        await searches.calls.stateful(budget.share(share))
+        await searches.stateful.stateful(budget.share(share))
 
 
 def _kept(context: RunContext) -> float:
-    """The part of what the fuzz phase leaves that is kept for work in flight, the client and the tasks phases (as
-    far as the calls so far show each will have work)."""
-    kept = flight_share(context)
-    if asks_for_input(context):
-        kept += CLIENT_SHARE
-    if expects_tasks(context):
-        kept += TASKS_SHARE
-    return kept
+    """The part of what the fuzz phase leaves that is kept for the plan's phases that declare a share (as far as the
+    calls so far show each will have work)."""
+    return context.budget.kept(phase.kept_share(context) for phase in context.plan if isinstance(phase, KeepsTime))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 
@@ -20,8 +20,9 @@ from mcpfuzz.jsonrpc.client_check import AnswerMode
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.task import TaskCheck
 from mcpfuzz.jsonrpc.target_kind import TargetKind
-from mcpfuzz.jsonrpc.task_check import TASKS_EXTENSION, TaskCheck, TaskIdKind, TaskStep
+from mcpfuzz.jsonrpc.task_check import TASKS_EXTENSION, TaskIdKind, TaskStep
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.strategies.client_answers import input_responses
 from mcpfuzz.strategies.messages import FrameBuilder
@@ -72,6 +73,10 @@ class TasksPhase:
     """Task ids answered for what they are, cancelled tasks kept cancelled, removed methods answered -32601."""
 
     name: str = PhaseName.TASKS.value
+    share: ClassVar[float] = 0.15  # of what the fuzz phase leaves, kept from call sequences when tasks are declared
+
+    def kept_share(self, context: RunContext) -> float:
+        return self.share if expects_tasks(context) else 0.0
 
     def skip_reason(self, context: RunContext) -> str | None:
         return _tasks_skip(context)

@@ -25,6 +25,7 @@ from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.ids import ABSENT, IdKey, id_key, show_id
 from mcpfuzz.jsonrpc.incoming import NOTIFICATION, REQUEST, RESPONSE, Incoming
+from mcpfuzz.jsonrpc.parts.cancel import CancelCheck
 
 MAX_SERVER_REQUESTS = 100  # the server's own requests kept per exchange
 
@@ -477,7 +478,7 @@ def case_ids(expect: Expectation) -> frozenset[IdKey]:
 
 def _watching(case: Case, exchange: Exchange) -> bool:
     """A request cancelled in flight and not answered yet: its grace is spent watching for an answer anyway."""
-    cancel = case.expect.cancel
+    cancel = case.expect.part(CancelCheck)
     if cancel is None or cancel.running is None:
         return False
     return not any(a.id_tag == ID_CURRENT and a.incoming.kind == RESPONSE and a.incoming.id == cancel.request

@@ -19,6 +19,7 @@ from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.frame import Case, Posting
 from mcpfuzz.jsonrpc.handshake_order import initialize_id
 from mcpfuzz.jsonrpc.http_reply import HttpReply
+from mcpfuzz.jsonrpc.parts.cancel import CancelCheck
 from mcpfuzz.transport.base import DeliveryKind
 from mcpfuzz.transport.errors import TransportError
 
@@ -88,7 +89,7 @@ class JoinedStream(Delivery):
         if lean:
             return await super().send_case(link, case, exchange, lean=lean)
         frame, barrier = link.barrier_frame()
-        pause = case.expect.cancel.pause if case.expect.cancel is not None else 0.0
+        pause = cancel.pause if (cancel := case.expect.part(CancelCheck)) is not None else 0.0
         if pause > 0:  # work in flight: the request first, the rest once it has run a while
             first, _, rest = case.data.partition(b"\n")
             await link.send_frames((first,))

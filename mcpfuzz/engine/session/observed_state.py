@@ -9,9 +9,9 @@ import anyio
 
 from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.jsonrpc.exchange import Exchange
-from mcpfuzz.jsonrpc.expectation import StateCheck
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.state import StateCheck
 from mcpfuzz.transport.errors import TransportError
 
 # Times a call whose observation changed is sent again, each judged the same way: a value that changes by itself
@@ -22,7 +22,7 @@ IDLE_CONTROL_MAX = 15.0
 
 
 async def run_observed(session: Session, case: Case, *, timeout: float | None = None) -> Exchange:
-    """The case (`expect.state` set) sent after two observations of the state and followed by one; where an
+    """The case (with a `StateCheck`) sent after two observations of the state and followed by one; where an
     observation changed, the case is sent again RESENDS times, each between two more observations, while the change
     repeats (a clock that ticked during one call does not tick with each). The observations are recorded on the
     exchange's expectation.
@@ -30,7 +30,7 @@ async def run_observed(session: Session, case: Case, *, timeout: float | None = 
     A saved case (`fresh`: a replay, a verification) runs on a fresh server: its setup (the handshake and the
     sequence before the call) goes first, then the observations, so they see the state the call saw.
     """
-    state = case.expect.state
+    state = case.expect.part(StateCheck)
     assert state is not None
     sent = case
     if case.fresh:
@@ -59,7 +59,7 @@ async def run_observed(session: Session, case: Case, *, timeout: float | None = 
         observed = await _idle_control(session, state, observed, exchange.waited)
     if case.fresh:
         session.ready = False  # the next case starts on a process of its own, as after any fresh case
-    exchange.case = replace(case, expect=replace(case.expect, state=observed))
+    exchange.case = replace(case, expect=case.expect.with_part(observed))
     return exchange
 
 

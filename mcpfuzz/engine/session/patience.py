@@ -35,6 +35,8 @@ from mcpfuzz.engine.session.wedge import AnswerTimes, CpuSample, times_its_targe
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.http_reply import HttpReply
+from mcpfuzz.jsonrpc.parts.cancel import CancelCheck
+from mcpfuzz.jsonrpc.parts.leniency import Lenient
 from mcpfuzz.oracles.cancellation import CLEAR_GAP
 from mcpfuzz.transport.errors import TransportError
 
@@ -91,7 +93,7 @@ class Graces:
 
     def grace(self, grace: float, case: Case, timeout: float) -> float:
         """The grace after the barrier: longer for a call, or a frame that may run one (see MAX_CALL_GRACE)."""
-        cancel = case.expect.cancel
+        cancel = case.expect.part(CancelCheck)
         if cancel is not None and cancel.running is not None:
             # A request cancelled in flight: long enough to see it answered anyway, clearly after the probe.
             return max(grace, min(2 * max(CLEAR_GAP, cancel.latency), timeout))
@@ -135,7 +137,7 @@ class Patience:
         busy = not alive and barrier is not None and link.alive and not exchange.write_error
         # A lenient call (a lone surrogate, which a parser may refuse) went out with its barrier; once that is
         # answered, its own answer may still be on the way: it gets the same limit as a valid call.
-        if (lean or case.expect.lenient) and case.slow_ok and exchange.timed_out and (alive or busy):
+        if (lean or case.expect.has(Lenient)) and case.slow_ok and exchange.timed_out and (alive or busy):
             # Slow is not dropped: a valid call to a server that answers pings gets the call limit,
             # and each progress notification moves that limit on.
             exchange.timed_out, exchange.extended, exchange.blocked = False, True, busy

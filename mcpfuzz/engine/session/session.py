@@ -28,6 +28,7 @@ from mcpfuzz.jsonrpc.exchange import Exchange, ProcessEnd
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.handshake_order import is_handshake_request
 from mcpfuzz.jsonrpc.incoming import REQUEST, RESPONSE_BATCH, classify, split_batch
+from mcpfuzz.jsonrpc.parts.client import ClientCheck
 from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, Era
 from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions, ServerConnection, TransportKind
 from mcpfuzz.transport.connect import ServerTarget, open_connection, standby_holder, standby_refusal
@@ -245,7 +246,7 @@ class Session:
     async def run_case_on_current(self, case: Case, *, timeout: float | None = None) -> Exchange:
         """Run a case on the process as it is (no restart, no handshake), the server's requests answered as the
         case's client check says (valid answers otherwise)."""
-        client = case.expect.client
+        client = case.expect.part(ClientCheck)
         if client is None:
             return await self._run_case_on_current(case, timeout=timeout)
         self.responder.mode = client.mode

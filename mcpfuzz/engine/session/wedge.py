@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import psutil
 
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.parts.tool_call import ToolCallCheck
 
 ANSWER_FACTOR = 100  # times a target's slowest answer: past this, its call is no longer slow but stuck
 TIMEOUT_FACTOR = 3  # times --timeout: the shortest such bound (a target that answers at once is not bounded
@@ -25,7 +26,7 @@ MAX_TARGETS = 4096  # targets remembered (a long soak with many targets forgets 
 def times_its_target(case: Case) -> bool:
     """Whether the answer to `case` says how long its target's work takes: a valid call (a call refused for its
     arguments is answered before any work, so it would make the bound too short)."""
-    check = case.expect.tool_call
+    check = case.expect.part(ToolCallCheck)
     return case.slow_ok and (check.valid if check is not None else case.expect.well_formed)
 
 

@@ -25,8 +25,8 @@ from mcpfuzz.engine.events import (
 )
 from mcpfuzz.engine.judge import FindingKey
 from mcpfuzz.engine.monitor.monitor import MonitorOptions, release_free_memory
-from mcpfuzz.engine.phases.call_phases import STATEFUL
 from mcpfuzz.engine.phases.search import PhaseStopped, Verdict, derive_seed
+from mcpfuzz.engine.phases.stateful_search import STATEFUL
 from mcpfuzz.engine.phases.targets import CallTarget, TargetPlan
 from mcpfuzz.engine.plan.client_phases import (
     CLIENT_FIRST_ID,
@@ -41,7 +41,7 @@ from mcpfuzz.engine.plan.finishing import outcome
 from mcpfuzz.engine.plan.phase import Phase, Plan
 from mcpfuzz.engine.plan.plans import PROTOCOL_PHASES
 from mcpfuzz.engine.plan.protocol_phases import ProbePhase, VerifySoFarPhase
-from mcpfuzz.engine.plan.target_phases import PlanTargetsPhase, TargetsReadyPhase
+from mcpfuzz.engine.plan.target_phases import CoveragePhase, PlanTargetsPhase, TargetsReadyPhase
 from mcpfuzz.engine.runner import Run
 from mcpfuzz.engine.session.session import Session
 from mcpfuzz.engine.session.tracking import BoundedDict
@@ -53,7 +53,6 @@ from mcpfuzz.strategies.frames.mutations import FAMILIES
 
 MIN_SLICE = 1.0  # a slice shorter than this is not worth starting a search for
 SEEN_LIMIT = 200_000  # behaviour signatures remembered (a soak must stay flat in memory)
-COVERAGE_SHARE = 0.3  # of the soak at most, for the deterministic coverage calls at the start
 CLIENT_SLICE = "client"  # the slice target of the client cases
 # Client slices' id blocks before they wrap (they stay below the random frames' ids, 2**40 on).
 CLIENT_ID_BLOCKS = (2**40 - CLIENT_FIRST_ID) // CLIENT_ID_STRIDE
@@ -169,7 +168,7 @@ class SoakState:
             release_free_memory()
             context.count_session()
             if context.searches is not None:
-                context.stats.tool_calls = context.searches.calls.calls
+                context.stats.tool_calls = context.searches.caller.calls
                 context.stats.frame_cases = context.searches.frames.examples
             context.stats.duration = time.monotonic() - self.started
             findings = tuple(context.findings.all())
@@ -231,10 +230,10 @@ class SoakCoveragePhase:
 
     async def run(self, context: RunContext, session: Session) -> None:
         assert context.searches is not None
-        calls = context.searches.calls
-        context.emit(PhaseStarted(PhaseName.COVERAGE, await calls.planned_coverage_size()))
+        coverage = context.searches.coverage
+        context.emit(PhaseStarted(PhaseName.COVERAGE, await coverage.planned_coverage_size()))
         try:
-            await calls.coverage(context.budget.share(COVERAGE_SHARE))
+            await coverage.coverage(context.budget.share(CoveragePhase.share))  # of the soak
         except PhaseStopped as error:
             context.server_lost(error, "the coverage calls")
 
@@ -270,7 +269,7 @@ class SoakSlicesPhase:
             except PhaseStopped as error:
                 context.server_lost(error, "the soak")
             finally:
-                context.stats.tool_calls = searches.calls.calls
+                context.stats.tool_calls = searches.caller.calls
                 context.stats.frame_cases = searches.frames.examples
                 group.cancel_scope.cancel()
 
@@ -305,7 +304,7 @@ async def _loop(context: RunContext, session: Session, state: SoakState, plan: T
     assert state.scheduler is not None
     targets: dict[str, CallTarget] = {target.label: target for target in plan.targets}
     index, count = state.options.shard
-    frames, phases = searches.frames, searches.calls
+    frames = searches.frames
     # One client slice per cycle (as many slices as targets), first right after coverage, while some request is
     # seen asking; not scheduled by score: its cases are the same each time and find what takes many tries.
     client = client_skip(context) is None
@@ -331,11 +330,11 @@ async def _loop(context: RunContext, session: Session, state: SoakState, plan: T
                 frames.mark_origin()  # the slices before sent their own ids on this process
                 await frames.fuzz_family(name.removeprefix("frames/"), end, epoch=epoch)
             elif name == STATEFUL:
-                await phases.stateful(end, epoch=epoch)
+                await searches.stateful.stateful(end, epoch=epoch)
             elif name == CLIENT_SLICE:
                 await client_cases(context, session, end, _client_first_id(epoch))
             else:
-                await phases.fuzz_target(targets[name], end, epoch=epoch)
+                await searches.fuzz.fuzz_target(targets[name], end, epoch=epoch)
         finally:
             state.target = ""
         state.slices += 1

@@ -1,0 +1,171 @@
+"""The caller the coverage, fuzz and stateful searches share: one call of a target on the session, judged, with what
+the calls so far taught (answer times, wedging calls, lines reached, targets called)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
+
+from mcpfuzz.engine.coverage.book import CoverageBook
+from mcpfuzz.engine.events import PhaseName
+from mcpfuzz.engine.phases.search import Judge, PhaseStopped, SearchOptions, Verdict, steers_by_time
+from mcpfuzz.engine.phases.slow_calls import (
+    SLOW_CONFIRMATIONS,
+    SlowWatch,
+    answer_seconds,
+    latency_score,
+    slow_beside,
+)
+from mcpfuzz.engine.phases.target_arguments import TargetArguments
+from mcpfuzz.engine.phases.targets import CallTarget
+from mcpfuzz.engine.phases.wedging_calls import WedgingCalls
+from mcpfuzz.engine.session.observed_state import run_observed
+from mcpfuzz.engine.session.session import HarnessError, Session
+from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.parts.slow_after import SlowAfter
+from mcpfuzz.jsonrpc.parts.state import StateCheck
+from mcpfuzz.jsonrpc.versions import Era
+from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
+from mcpfuzz.strategies.arguments.covering import CoveringPool
+from mcpfuzz.strategies.arguments.growing import GrowingPool
+from mcpfuzz.strategies.arguments.schema_prep import SchemaProblem
+from mcpfuzz.strategies.messages import FrameBuilder
+from mcpfuzz.strategies.payloads.canaries import CanaryLayout
+from mcpfuzz.transport.errors import ServerStartError
+
+# Call ids live far above the catalogue's (100+) and the harness's (10000+).
+CALL_FIRST_ID = 2**32
+# Calls sent aside to time a slow answer again (`Session.aside`): ids of their own, so the run's calls keep theirs.
+ASIDE_CALL_FIRST_ID = 2**35
+
+
+class Caller:
+    """Calls targets on the session and hands every exchange to the run's judge."""
+
+    def __init__(self, session: Session, targets: list[CallTarget], judge: Judge, options: SearchOptions, *,
+                 strict_types: bool = False, timeouts: Mapping[str, float] | None = None,
+                 canaries: CanaryLayout | None = None,
+                 known_arguments: Mapping[str, Sequence[dict]] | None = None,
+                 oracles: Collection[str] | None = None, coverage: CoverageBook | None = None) -> None:
+        self.session = session
+        self.targets = targets
+        self.judge = judge
+        self.options = options
+        # The run's oracles (None: all): a semantic oracle left out costs no observations of the state.
+        self.oracles = None if oracles is None else frozenset(oracles)
+        self.traced = coverage  # --coverage: the lines the traced server reports; None when it is off
+        self.timeouts = dict(timeouts or {})  # target label -> its own per-call timeout
+        self.arguments = TargetArguments(targets, known_arguments, canaries, strict_types=strict_types)
+        self.covering_pools: dict[str, CoveringPool] = {}  # target label -> its calls that reached new code
+        self.growing_pools: dict[str, GrowingPool] = {}  # target label -> its slowest calls, grown by fuzz draws
+        self.reached = 0  # lines the fuzz example being run reached first (its coverage target)
+        self.slowest = 0.0  # the slowest answer of the fuzz example being run (its latency target)
+        self.slow = SlowWatch()  # each target's answer times: the slow-input limit
+        self.wedging = WedgingCalls()  # calls that wedged the server: never sent again
+        self.builder = FrameBuilder(session.era or Era.LEGACY, session.version, next_id=CALL_FIRST_ID)
+        self._aside_builder = FrameBuilder(session.era or Era.LEGACY, session.version, next_id=ASIDE_CALL_FIRST_ID)
+        self.calls = 0
+        self.called: set[str] = set()  # the labels of the targets called so far
+        self.unanswered: set[str] = set()  # ... and of those among them a call of which got no answer
+
+    async def call(self, phase: PhaseName, target: CallTarget, call: ArgumentCall, *, history: tuple[bytes, ...] = (),
+                   state: StateCheck | None = None, aside: bool = False) -> tuple[Exchange, list[Verdict]]:
+        """One call of a target on a ready server, judged; a small call far slower than the target's usual is sent
+        again between calls of the target's simplest arguments (`_slow_again`, all aside), and slow-input judges it
+        only when it was far slower than its neighbours each time (a loaded machine or a busy server is not a
+        finding). `state`: the call is sent between observations of the server's
+        state, for the semantic oracles; `aside`: the call itself times an answer again (`Session.aside`)."""
+        exchange = await self._run_call(target, call, history, state, aside=aside)
+        self.called.add(target.label)
+        if exchange.wedged:
+            self.wedging.note(target.label, call.arguments)
+        seconds = answer_seconds(exchange)
+        judged: list[Verdict] = []
+        limit = self.slow.limit(target.label)
+        if limit is not None and self.slow.suspect(target.label, exchange) \
+                and await self._slow_again(phase, target, call, limit, history, judged):
+            exchange = replace(exchange,
+                               case=replace(exchange.case, expect=exchange.case.expect.with_part(SlowAfter(limit))))
+        if seconds is None:
+            self.unanswered.add(target.label)
+        else:
+            self.slow.note(target.label, seconds)
+            self.slowest = max(self.slowest, seconds)
+            if latency_score(seconds) is not None and steers_by_time(self.options):
+                self.growing_pools.setdefault(target.label, GrowingPool()).add(call, seconds)
+        if phase is PhaseName.COVERAGE:
+            self.arguments.dictionary.add_result(exchange)
+        return exchange, self.judge(phase, exchange) + judged
+
+    async def _slow_again(self, phase: PhaseName, target: CallTarget, call: ArgumentCall, limit: float,
+                          history: tuple[bytes, ...], judged: list[Verdict]) -> bool:
+        """Whether the call stays slow when it is sent again SLOW_CONFIRMATIONS times, each repeat between two
+        calls of the target's simplest arguments timed right beside it: slow past `limit` and BESIDE_FACTOR times
+        the slower of its two neighbours each time. A loaded machine slows a repeat and its neighbours alike, and
+        a stall of it spans one call, not a repeat each time with quick calls around it."""
+        before = await self._control_seconds(phase, target, history, judged)
+        for _ in range(SLOW_CONFIRMATIONS):
+            if before is None:
+                return False
+            again = await self._run_call(target, call, history, aside=True)
+            judged += self.judge(phase, again)
+            after = await self._control_seconds(phase, target, history, judged)
+            if not slow_beside(answer_seconds(again), limit, before, after):
+                return False
+            before = after
+        return True
+
+    async def _control_seconds(self, phase: PhaseName, target: CallTarget, history: tuple[bytes, ...],
+                               judged: list[Verdict]) -> float | None:
+        """How long the target's simplest valid call, made now, took to be answered (its verdicts added to
+        `judged`); None when it has none or got no answer."""
+        try:
+            simplest = target.plain[0]
+        except (SchemaProblem, IndexError):
+            return None
+        control = await self._run_call(target, ArgumentCall(POSITIVE, simplest, "the simplest valid arguments"),
+                                       history, aside=True)
+        judged += self.judge(phase, control)
+        return answer_seconds(control)
+
+    async def _run_call(self, target: CallTarget, call: ArgumentCall, history: tuple[bytes, ...],
+                        state: StateCheck | None = None, *, aside: bool = False) -> Exchange:
+        """One call on a ready server; `aside`: a timing re-check, sent as `Session.aside` says."""
+        case = target.case(self._aside_builder if aside else self.builder, call, history=history)
+        timeout = self.timeouts.get(target.label)
+        if self.traced is not None:
+            self.traced.settle()
+        try:
+            if aside:
+                with self.session.aside():
+                    exchange = await self.session.run_case(case, timeout=timeout)
+            elif state is None:
+                exchange = await self.session.run_case(case, timeout=timeout)
+            else:
+                case = replace(case, expect=case.expect.with_part(state))
+                exchange = await run_observed(self.session, case, timeout=timeout)
+        except (HarnessError, ServerStartError) as error:
+            raise PhaseStopped(str(error)) from None
+        self.calls += 1
+        self.took_coverage(target, [call])
+        return exchange
+
+    async def run_case(self, case: Case) -> Exchange:
+        """A case that is no call of a target's arguments (a kind's own case, a linked read), on a ready server."""
+        try:
+            return await self.session.run_case(case)
+        except (HarnessError, ServerStartError) as error:
+            raise PhaseStopped(str(error)) from None
+
+    def took_coverage(self, target: CallTarget, calls: list[ArgumentCall]) -> None:
+        """The lines `calls` (one call, or a window's) reached first: counted for the target and the example, and
+        the calls kept as covering calls when there were some."""
+        if self.traced is None:
+            return
+        new = self.traced.after_call(target.label)
+        if new:
+            self.reached += new
+            pool = self.covering_pools.setdefault(target.label, CoveringPool())
+            for call in calls:
+                pool.add(call)

@@ -1,0 +1,142 @@
+"""The coverage search: each target's deterministic calls (its first call, then bounds, enum values and
+single-rule breaks), round by round, once per run."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass
+from itertools import zip_longest
+
+import anyio
+
+from mcpfuzz.engine.events import PhaseName
+from mcpfuzz.engine.phases.caller import Caller
+from mcpfuzz.engine.phases.targets import CallTarget
+from mcpfuzz.engine.session.modes import patient_until
+from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
+
+SIMPLEST = "the simplest valid arguments"  # as coverage_calls describes its first call
+
+
+@dataclass(frozen=True)
+class CoverageLeft:
+    """What the coverage phase left out for lack of time: calls not made (of the targets whose calls were
+    computed), targets called once whose other calls were never computed, targets not called at all."""
+
+    calls: int = 0
+    after_first: int = 0
+    uncalled: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.calls or self.after_first or self.uncalled)
+
+    def words(self) -> str:
+        """`12 calls, the calls after the first of 3 targets` (what a notice says was left out)."""
+        parts = [f"{self.calls} calls"] if self.calls else []
+        if self.after_first:
+            parts.append(f"the calls after the first of {self.after_first} targets")
+        if self.uncalled:
+            parts.append(f"every call of {self.uncalled} targets")
+        return ", ".join(parts)
+
+
+class CoverageSearch:
+    """Each kind's own cases, then every target's deterministic calls, made through the shared caller."""
+
+    def __init__(self, caller: Caller) -> None:
+        self.caller = caller
+        self._kind_planned: list[Case] | None = None
+
+    async def coverage(self, deadline: float, *, first_calls_until: float | None = None) -> CoverageLeft:
+        """Each kind's own cases, then each target's first call (the user's arguments or the simplest valid ones)
+        until `first_calls_until` (later than `deadline`: every target called before any is called twice), then
+        every target's other deterministic calls, round by round until `deadline` (a slow call waited for until
+        `deadline` at most); returns what was left out for lack of time."""
+        with patient_until(self.caller.session, deadline):
+            return await self._coverage(deadline, max(deadline, first_calls_until or deadline))
+
+    async def _coverage(self, deadline: float, first_calls_until: float) -> CoverageLeft:
+        caller = self.caller
+        for case in self._kind_cases():
+            if time.monotonic() >= deadline:
+                break
+            caller.judge(PhaseName.COVERAGE, await caller.run_case(case))
+        # The first calls are cheap to make (no coverage calls computed): they start at once.
+        firsts = await anyio.to_thread.run_sync(self._first_calls)
+        for index, (target, call) in enumerate(firsts):
+            if time.monotonic() >= first_calls_until:
+                return CoverageLeft(uncalled=len(firsts) - index)
+            await caller.call(PhaseName.COVERAGE, target, call)
+        # A target's other calls are computed when its second call is due (seconds for a large schema).
+        rest: dict[str, list[ArgumentCall]] = {}
+        made: Counter[str] = Counter()
+        waiting = [target for target, _ in firsts]
+        while waiting:
+            going_on = []
+            for target in waiting:
+                if time.monotonic() >= deadline:
+                    return CoverageLeft(sum(len(calls) - made[label] for label, calls in rest.items()),
+                                        len(firsts) - len(rest))
+                calls = rest.get(target.label)
+                if calls is None:
+                    calls = rest[target.label] = await anyio.to_thread.run_sync(self._after_first, target)
+                if made[target.label] < len(calls):
+                    await caller.call(PhaseName.COVERAGE, target, calls[made[target.label]])
+                    made[target.label] += 1
+                    going_on.append(target)
+            waiting = going_on
+        return CoverageLeft()
+
+    def _first_calls(self) -> list[tuple[CallTarget, ArgumentCall]]:
+        """Each target's first coverage call (CPU work: off the event loop)."""
+        return [(target, call) for target in self.caller.targets if (call := self._first_call(target)) is not None]
+
+    def _first_call(self, target: CallTarget) -> ArgumentCall | None:
+        """The user's first arguments, else the simplest valid ones (a target kind with calls of its own: its first;
+        None when it has none), made without computing the target's other coverage calls."""
+        arguments = self.caller.arguments
+        if target.type.coverage_calls is not None:
+            own = arguments.coverage_of(target)
+            return own[0] if own else None
+        given = arguments.given(target)
+        return given[0] if given else ArgumentCall(POSITIVE, target.prepare().plain[0], SIMPLEST)
+
+    def _after_first(self, target: CallTarget) -> list[ArgumentCall]:
+        """A target's coverage calls but its first (CPU work: off the event loop)."""
+        first = self._first_call(target)
+        return [call for call in self.caller.arguments.coverage_of(target)
+                if first is None or call.kind != first.kind or call.arguments != first.arguments]
+
+    async def checked_arguments(self) -> list[str]:
+        """Why some --args objects are left out (their target's schema refuses them), every target's checked
+        (off the event loop)."""
+        arguments = self.caller.arguments
+        await anyio.to_thread.run_sync(lambda: [arguments.given(target) for target in self.caller.targets])
+        return arguments.refused_arguments
+
+    def coverage_size(self) -> int:
+        """How many coverage calls there are (CPU work the first time: every target's calls are computed)."""
+        return len(self._coverage_plan()) + len(self._kind_cases())
+
+    async def planned_coverage_size(self) -> int:
+        """`coverage_size`, its calls made in a worker thread (milliseconds per target, not on the event loop)."""
+        return await anyio.to_thread.run_sync(self.coverage_size)
+
+    def _kind_cases(self) -> list[Case]:
+        """Cases about a kind as a whole (a prompt or a URI that does not exist), once per kind with targets."""
+        if self._kind_planned is None:
+            self._kind_planned = []
+            targets = self.caller.targets
+            for target_type in dict.fromkeys(t.type for t in targets):
+                if target_type.kind_cases is not None:
+                    self._kind_planned += target_type.kind_cases(self.caller.builder, targets)
+        return self._kind_planned
+
+    def _coverage_plan(self) -> list[tuple[CallTarget, ArgumentCall]]:
+        """Every target's coverage calls, round by round: each target's first call, then each one's second, ...,
+        so that coverage cut short by its share still called every target (CPU work: off the event loop)."""
+        coverage_of = self.caller.arguments.coverage_of
+        rounds = zip_longest(*([(target, call) for call in coverage_of(target)] for target in self.caller.targets))
+        return [planned for calls in rounds for planned in calls if planned is not None]
