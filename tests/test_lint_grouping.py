@@ -12,6 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from mcpfuzz.engine.events import fingerprint_of
 from mcpfuzz.engine.lint_run import LintOutcome, lint_server
 from mcpfuzz.engine.session.session import SessionOptions
 from mcpfuzz.report.lint_report import lint_sarif
@@ -62,3 +63,7 @@ def test_run_files_a_shared_flaw_once() -> None:
     shared = next(f for f in flaws if f.scope == "tool/*")
     assert len(shared.also_on) == TOOLS - 1 and shared.target == "tool/lookup_0"
     assert f"in {2 * TOOLS} places of {TOOLS} targets" in shared.message
+    # A baseline written when each place was a finding of its own still accepts the grouped one.
+    place = "tools[lookup_0].inputSchema.properties.limit.default"
+    one_place = fingerprint_of("lint", "tool/lookup_0", f"SCHEMA-012|{place}")
+    assert one_place in shared.grouped and len(shared.grouped) == 2 * TOOLS

@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 
-from mcpfuzz.engine.events import Finding, Sample
+from mcpfuzz.engine.events import Finding, Sample, fingerprint_of
 from mcpfuzz.engine.phases.listing import list_everything
 from mcpfuzz.engine.phases.probe import ProbeResult
 from mcpfuzz.engine.session.session import Session
@@ -161,7 +161,10 @@ def lint_findings(problems: list[Problem], era: str, version: str) -> list[Findi
                 also_on=also,
                 samples=tuple(Sample(location, 1, target) for location, target in
                               zip(problem.locations[:MAX_PLACES], _targets_of(problem), strict=False)),
-                sample_count=problem.count))
+                sample_count=problem.count,
+                # The identity each place had as a finding of its own: a baseline that accepted one still does.
+                grouped=tuple(fingerprint_of(OracleId.LINT.value, target, f"{problem.rule}|{location}")
+                              for location, target in zip(problem.locations, _targets_of(problem), strict=False))))
             continue
         findings.append(Finding(
             oracle=OracleId.LINT.value, severity=severity, title=f"{problem.rule} {problem.name}",
