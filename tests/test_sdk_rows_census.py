@@ -28,6 +28,15 @@ TS_MODULES = ROOT / "tests" / "sdk_servers" / "ts" / "node_modules"
 MCP1_PYTHON = Path(os.environ.get("MCPFUZZ_MCP1_PYTHON") or ROOT / ".venv-mcp1" / "bin" / "python")
 
 
+# The Python and TypeScript rows this module checks (the suite's SDK servers do not show them: a stateless HTTP
+# server, no 2026-07-28 era on the installed 2.x, no Express app): tests/test_sdk_servers.py leaves them here.
+CHECKED_HERE = frozenset({
+    "typescript-modern-list-results-without-cache-fields", "typescript-express-html-400",
+    "typescript-express-html-400-invalid", "typescript-http-session-errors-id-null",
+    "python-handler-exception-code-0", "python-handler-exception-code-0-resource",
+})
+
+
 def finding(oracle: str, key: str, target: str, *received: str) -> SimpleNamespace:
     return SimpleNamespace(oracle=oracle, key=key, target=target, received=received, message="", stderr_tail="")
 
@@ -83,6 +92,7 @@ def test_the_go_sdk_v1_8_answers_method_null_and_string_arguments_its_own_way() 
                  'json: cannot unmarshal string into Go value of type map[string]interface {} for tool x"}}')
     found = finding("invalid-params", "code:0", "params/call-arguments-string", arguments)
     assert known(Sdk.GO, "v1.8.0", "stdio", found) == "go-tool-arguments-code-0"
+    assert known(Sdk.GO, "v1.4.1", "stdio", found) is None  # seen from v1.8.0 only
     own = '{"jsonrpc":"2.0","id":120,"error":{"code":0,"message":"bad arguments"}}'
     assert known(Sdk.GO, "v1.8.0", "stdio", finding("invalid-params", "code:0", "params/x", own)) is None
 
@@ -96,6 +106,12 @@ def test_rmcp_2_2s_id_less_error_is_its_own() -> None:
         "rust-error-response-without-id"
     assert known(Sdk.RUST, "1.1.1", "stdio", finding("invalid-request", "id-not-null", "envelope/null", idless)) \
         is None
+    # Its id-less answer to a request whose id was readable reads as no reply to that id: the same answer.
+    silent = finding("invalid-request", "silent-medium", "frames/envelope", idless)
+    assert known(Sdk.RUST, "2.2.0", "stdio", silent) == "rust-invalid-request-without-id"
+    # A request with an id of the wrong type, mutated by the fuzzer, is dropped as the id/* frames are.
+    assert known(Sdk.RUST, "1.1.1", "stdio", finding("invalid-request", "silent-low", "frames/id", "<no reply>")) \
+        == "rust-invalid-id-dropped"
     own = '{"jsonrpc":"2.0","error":{"code":-32600,"message":"bad frame"}}'
     assert known(Sdk.RUST, "2.2.0", "stdio", finding("invalid-request", "id-not-null", "envelope/null", own)) is None
 
