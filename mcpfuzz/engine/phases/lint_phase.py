@@ -152,8 +152,7 @@ def lint_findings(problems: list[Problem], era: str, version: str) -> list[Findi
             also = tuple(t for t in problem.targets[1:])
             findings.append(Finding(
                 oracle=OracleId.LINT.value, severity=severity, title=f"{problem.rule} {problem.name}",
-                message=f"{problem.rule} in {problem.count} places of {len(problem.targets)} targets, first at "
-                        f"{problem.location}: {problem.message}",
+                message=f"{problem.rule} in {problem.count} places, first at {problem.location}: {problem.message}",
                 target=problem.targets[0], case_title=f"lint rule {problem.rule} ({problem.name})",
                 expected=problem.fix, frames=(), received=received + tuple(problem.locations[1:MAX_PLACES]),
                 key=f"{problem.rule}|{problem.evidence}", era=era, protocol_version=version, observed=True,
