@@ -16,10 +16,11 @@ import re
 
 FRAMES_KEPT = 3  # innermost stack frames in a signature: enough to tell two raise sites apart
 # A quoted value, its escaped quotes inside it; a single quote must not touch a letter (the apostrophe of "can't"
-# opens no quoted value). Then hex addresses, then any word holding a digit (ids, hashes, versions' parts), then
-# numbers.
+# opens no quoted value). Then UUIDs and long hex hashes (whatever letters they happen to hold), hex addresses, any
+# word holding a digit (ids, versions' parts), then numbers.
 _QUOTED = re.compile(r"(?<!\w)'(?:[^'\\\n]|\\.)*'(?!\w)|\"(?:[^\"\\\n]|\\.)*\"")
-_NUMBERS = re.compile(r"0[xX][0-9a-fA-F]+|\b[0-9a-fA-F]*[0-9][0-9a-fA-F]*\b|[0-9]+")
+_NUMBERS = re.compile(r"\b[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b|\b[0-9a-fA-F]{16,}\b"
+                      r"|0[xX][0-9a-fA-F]+|\b[0-9a-fA-F]*[0-9][0-9a-fA-F]*\b|[0-9]+")
 # A structured log line's quoted field (`error="server error: ..."`): its text is the message, not one value.
 _FIELD = re.compile(r"(?<![\w\\])(\w+)=\"((?:[^\"\\\n]|\\.)*)\"")
 _ESCAPE = re.compile(r"\\(.)")
