@@ -54,6 +54,14 @@ def test_an_unknown_tool_answered_with_method_not_found_is_no_finding() -> None:
     assert finished.findings == (), _show(finished.findings)
 
 
+def test_an_unknown_tool_answered_with_an_is_error_result_is_low() -> None:
+    """MCP asks for a protocol error; SEP-2145 (open) would make an isError result the rule: at most low."""
+    finished = run_engine(fixture_command("unknown-tool-is-error"), phases=("probe", "catalogue"))
+    assert not finished.error, finished.error
+    assert [(f.oracle, f.target, f.severity) for f in finished.findings] == [
+        ("invalid-params", "params/call-unknown-tool", Severity.LOW)], _show(finished.findings)
+
+
 def test_a_plain_json_rpc_server_may_answer_a_response_object_with_invalid_request(tmp_path: Path) -> None:
     """JSON-RPC 2.0: a server receives only requests, so a response sent to it is an invalid request (-32600)."""
     server = SERVERS / "jsonrpc_server.py"

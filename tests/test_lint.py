@@ -184,7 +184,7 @@ def test_cli_json_report(tmp_path: Path) -> None:
     assert report["problems"][0] | {"message": ""} == {
         "rule": "META-002", "name": "duplicate-name", "category": "metadata", "severity": "error",
         "location": "tools[echo]", "target": "tool/echo", "tool": "echo", "message": "",
-        "fix": report["problems"][0]["fix"]}
+        "fix": report["problems"][0]["fix"], "count": 1, "targets": ["tool/echo"], "locations": ["tools[echo]"]}
 
 
 def test_sarif_has_one_rule_per_id_and_validates() -> None:

@@ -174,6 +174,7 @@ class Rule:
 
 
 P = OracleId
+UNKNOWN_TOOL_CALL = b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"mcpfuzz-no-such-tool"}}'
 def missing(rid: int) -> Expectation:
     """resources/read of a URI that exists nowhere, the code of the exchange's era due."""
     return Expectation(judge=P.RESOURCE_NOT_FOUND, id=rid, result_ok=True, error_ok=True, well_formed=True,
@@ -297,6 +298,12 @@ RULES: dict[str, Rule] = {
     # invalid-params: -32602, or (tool arguments, SEP-1303) an isError result.
     "invalid-params answered right": Rule(P.INVALID_PARAMS, exchange(ex.invalid_params(5), error(5, -32602)), ()),
     "invalid-params wrong code": Rule(P.INVALID_PARAMS, exchange(ex.invalid_params(5), error(5, -32603)), (MEDIUM,)),
+    "invalid-params unknown tool as an isError result is low (SEP-2145 is open)": Rule(P.INVALID_PARAMS, exchange(
+        ex.invalid_params(5, also=frozenset({-32601})), result(5, {"content": [], "isError": True}),
+        frame=UNKNOWN_TOOL_CALL), (LOW,)),
+    "invalid-params unknown tool as a successful result": Rule(P.INVALID_PARAMS, exchange(
+        ex.invalid_params(5, also=frozenset({-32601})), result(5, {"content": []}), frame=UNKNOWN_TOOL_CALL),
+        (MEDIUM,)),
     "invalid-params isError result": Rule(P.INVALID_PARAMS, exchange(tool_call(5, valid=False),
                                                                      result(5, call_result(is_error=True))), ()),
     "invalid-params bad arguments refused by the header check over modern HTTP": Rule(P.INVALID_PARAMS, exchange(
@@ -429,7 +436,14 @@ RULES: dict[str, Rule] = {
     # valid-input-accepted: schema-valid arguments are not refused with -32602.
     "valid-input-accepted accepted": Rule(P.VALID_INPUT_ACCEPTED, exchange(tool_call(6), result(6, call_result())),
                                           ()),
-    "valid-input-accepted refused": Rule(P.VALID_INPUT_ACCEPTED, exchange(tool_call(6), error(6, -32602)), (MEDIUM,)),
+    "valid-input-accepted refused by a validator": Rule(P.VALID_INPUT_ACCEPTED, exchange(tool_call(6), error(
+        6, -32602, "Invalid arguments: expected string, received number")), (MEDIUM,)),
+    "valid-input-accepted refused past a bound": Rule(P.VALID_INPUT_ACCEPTED, exchange(tool_call(6), error(
+        6, -32602, "limit must be below 50")), (MEDIUM,)),
+    "valid-input-accepted refused without a message": Rule(P.VALID_INPUT_ACCEPTED, exchange(tool_call(6), error(
+        6, -32602, "")), (MEDIUM,)),
+    "valid-input-accepted refused for a rule of the tool's own": Rule(P.VALID_INPUT_ACCEPTED, exchange(
+        tool_call(6), error(6, -32602, "Provide exactly one of url or alexandria")), (LOW,)),
     "valid-input-accepted domain error": Rule(P.VALID_INPUT_ACCEPTED, exchange(tool_call(6), error(6, -32000)), ()),
     "valid-input-accepted lone surrogate": Rule(P.VALID_INPUT_ACCEPTED, exchange(
         tool_call(6, unicode_unsafe=True), error(6, -32602)), ()),
@@ -486,6 +500,11 @@ RULES: dict[str, Rule] = {
     "declared-served a page": Rule(P.DECLARED_SERVED, exchange(listing(3), result(3, {"prompts": [],
                                                                                       "nextCursor": "b"})), ()),
     "declared-served refused": Rule(P.DECLARED_SERVED, exchange(listing(3), error(3, -32601)), (HIGH,)),
+    "declared-served served but failing (a backend away)": Rule(P.DECLARED_SERVED, exchange(listing(3), error(
+        3, -32603, "connect ECONNREFUSED 127.0.0.1:5432")), ()),
+    "declared-served templates/list missing": Rule(P.DECLARED_SERVED, exchange(Expectation(
+        judge=P.DECLARED_SERVED, id=3, result_ok=True, error_ok=True, well_formed=True,
+        method="resources/templates/list", listing=ListingCheck("resources", 1, ())), error(3, -32601)), (MEDIUM,)),
     "declared-served later page refused (a stale cursor)": Rule(P.DECLARED_SERVED, exchange(
         listing(3, page=2, cursors=("a",)), error(3, -32602)), ()),
     "declared-served cursor loop": Rule(P.DECLARED_SERVED, exchange(listing(3, page=2, cursors=("a",)), result(

@@ -25,6 +25,7 @@ import pytest
 
 from mcpfuzz.engine.attribution.detect import Sdk, detect_sdk
 from mcpfuzz.engine.attribution.known import explain, known_behaviours
+from mcpfuzz.engine.attribution.sdks import SdkInfo
 from mcpfuzz.engine.events import RunFinished
 from tests.engine_runs import run_engine
 
@@ -105,9 +106,10 @@ def _shown(finished: RunFinished) -> dict[str, list[str]]:
     return shown
 
 
-def _rows(sdk: Sdk, transport: str = "stdio") -> set[str]:
-    """The rows of an SDK that hold over `transport` (a run over stdio shows no HTTP row, and the other way round)."""
-    return {row.id for row in known_behaviours() if row.sdk is sdk and row.transport in ("any", transport)}
+def _rows(sdk: Sdk, version: str, transport: str = "stdio") -> set[str]:
+    """The rows of an SDK that hold for `version` over `transport` (a run over stdio shows no HTTP row, and the other
+    way round; a row of later versions shows on none of these servers)."""
+    return {row.id for row in known_behaviours() if row.covers(SdkInfo(sdk, version, "test"), transport)}
 
 
 def test_the_go_sdk_is_read_from_the_binary_behind_unshare(go_sdk_server: list[str]) -> None:
@@ -124,7 +126,7 @@ def _stack(finished: RunFinished) -> tuple[str, str]:
 def test_every_go_sdk_row_shows_on_a_real_go_sdk_server(go_sdk_run: RunFinished) -> None:
     assert _stack(go_sdk_run) == ("Go SDK", "v1.4.1")
     shown = _shown(go_sdk_run)
-    assert set(shown) - MUTATION_ONLY == _rows(Sdk.GO) - MUTATION_ONLY - GO_EXIT_ONLY
+    assert set(shown) - MUTATION_ONLY == _rows(Sdk.GO, "v1.4.1") - MUTATION_ONLY - GO_EXIT_ONLY
     assert {"parse/truncated", "envelope/number"} <= set(shown["go-stdio-ends-session-on-undecodable"])
 
 
@@ -169,7 +171,7 @@ HANDSHAKE = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
 def test_every_mcp_go_row_shows_on_a_real_mcp_go_server(mcp_go_run: RunFinished) -> None:
     assert detect_sdk(_offline(MCP_GO_SERVER)) is not None
     assert _stack(mcp_go_run) == ("mcp-go", "v0.33.0")
-    assert set(_shown(mcp_go_run)) == _rows(Sdk.MCP_GO) - MUTATION_ONLY
+    assert set(_shown(mcp_go_run)) == _rows(Sdk.MCP_GO, "v0.33.0") - MUTATION_ONLY
 
 
 def test_the_go_sdk_serving_id_null_as_a_notification_is_its_own_row(go_sdk_server: list[str]) -> None:
@@ -230,14 +232,14 @@ def test_every_rmcp_row_shows_on_a_real_rmcp_server(rmcp_run: RunFinished) -> No
     found = detect_sdk(_offline(RMCP_SERVER))
     assert found is not None and (found.sdk, found.version) == (Sdk.RUST, "1.1.1")
     assert _stack(rmcp_run) == ("Rust SDK (rmcp)", "1.1.1")
-    assert set(_shown(rmcp_run)) == _rows(Sdk.RUST)
+    assert set(_shown(rmcp_run)) == _rows(Sdk.RUST, "1.1.1")
 
 
 def test_every_csharp_row_shows_on_a_real_csharp_server(csharp_run: RunFinished) -> None:
     found = detect_sdk(_offline(CSHARP_SERVER, "server", "start"))
     assert found is not None and (found.sdk, found.version) == (Sdk.CSHARP, "1.0.0")
     assert _stack(csharp_run) == ("C# SDK", "1.0.0")
-    assert set(_shown(csharp_run)) == _rows(Sdk.CSHARP)
+    assert set(_shown(csharp_run)) == _rows(Sdk.CSHARP, "1.0.0")
 
 
 SANDBOX = ("unshare", "--net", "--pid", "--fork", "--kill-child", "--mount-proc")

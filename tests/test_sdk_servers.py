@@ -20,6 +20,7 @@ from mcpfuzz.engine.attribution.known import known_behaviours
 from mcpfuzz.engine.events import RunFinished
 from mcpfuzz.transport.http_target import HttpTarget
 from tests.engine_runs import run_engine
+from tests.test_sdk_rows_census import CHECKED_HERE
 
 ROOT = Path(__file__).resolve().parent.parent
 SDK_SERVERS = ROOT / "tests" / "sdk_servers"
@@ -32,7 +33,7 @@ SILENT_ON_BAD_FRAMES = {
     ("parse-error", "parse/truncated", "low"),
     ("invalid-request", "envelope/jsonrpc-missing", "medium"),
     ("invalid-params", "params/string", "medium"),
-    ("invalid-params", "params/call-unknown-tool", "medium"),
+    ("invalid-params", "params/call-unknown-tool", "low"),  # an isError result: SEP-2145 is open
     ("no-hang", "size/nested-256", "low"),
 }
 
@@ -155,8 +156,10 @@ def test_every_row_of_the_known_behaviour_table_shows_on_a_real_server(
     for finished in (sdk2_run, sdk1_run, ts_run, ts_http_run, ts_tasks_run):
         shown |= {(f.upstream.link, f.upstream.behaviour) for f in finished.findings if f.upstream is not None}
     # The Go, Rust and C# rows are checked on their own servers (tests/test_sdk_attribution_real.py).
+    # The rows written from the census are checked in tests/test_sdk_rows_census.py (CHECKED_HERE).
     missing = [row.id for row in known_behaviours()
-               if row.sdk in (Sdk.PYTHON, Sdk.TYPESCRIPT) and (row.link, row.behaviour) not in shown]
+               if row.sdk in (Sdk.PYTHON, Sdk.TYPESCRIPT) and (row.link, row.behaviour) not in shown
+               and row.id not in CHECKED_HERE]
     assert missing == []
 
 

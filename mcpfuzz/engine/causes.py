@@ -11,6 +11,9 @@ belongs, so that one fix is one finding:
 - a reply to a frame that wants none: one cause per kind of frame (notifications, responses), whatever the method.
 - anything else keeps the identity its oracle gave it: its target, or the whole server when the oracle says so.
 
+A finding of how the server reads a frame (its parse, its envelope) is the frame reader's: it names the frames it
+showed on, never a tool, resource or prompt a mutated frame happened to call (`claims`).
+
 The identity a failure had before (its target, its oracle's key) stays known as `legacy`, so a baseline written
 then still accepts its cause.
 """
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.oracles.base import Failure
 
 SERVER = "*"
@@ -35,6 +39,10 @@ ACROSS_TARGETS = frozenset({
     OracleId.INVALID_PARAMS.value, OracleId.VALID_INPUT_ACCEPTED.value, OracleId.OUTPUT_SCHEMA.value,
     OracleId.RESPONSE_SCHEMA.value, OracleId.RESOURCE_NOT_FOUND.value,
 })
+
+# Oracles of how the server reads a frame, whatever the frame asks for: the fix is in the frame reader.
+FRAME_LEVEL = frozenset({OracleId.PARSE_ERROR.value, OracleId.INVALID_REQUEST.value})
+CALLABLE_KINDS = frozenset(kind.value for kind in TargetKind)  # what a server declares, as opposed to frame families
 
 
 @dataclass(frozen=True)
@@ -62,10 +70,22 @@ def cause_of(failure: Failure, case: Case) -> Cause:
     return Cause(own_scope, failure.key, case.target, legacy)
 
 
+def claims(oracle: str, target: str) -> bool:
+    """Whether a finding of `oracle` names `target` among the places its cause showed: a frame reader's finding
+    names frames, not the tools (resources, prompts) a mutated frame called."""
+    return oracle not in FRAME_LEVEL or target.partition("/")[0] not in CALLABLE_KINDS
+
+
+def kind_noun(kind: str, count: int) -> str:
+    """A target kind as a counted noun: `1 tool`, `2 tools`, `params` either way."""
+    return kind if count == 1 or kind.endswith("s") else f"{kind}s"
+
+
 def kind_scope(target: str) -> str:
-    """`tool/search` -> `tool/*`: every target of the kind; a target without a kind is its own scope."""
+    """`tool/search` -> `tool/*`: every target of the kind; a frame of the catalogue (`params/string`) or a target
+    without a kind is its own scope (a family of frames is no kind of target a server declares)."""
     kind, slash, _ = target.partition("/")
-    return f"{kind}/*" if slash and kind else target
+    return f"{kind}/*" if slash and kind in CALLABLE_KINDS else target
 
 
 def line_shape(template: str) -> str:

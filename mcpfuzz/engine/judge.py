@@ -13,7 +13,7 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, replace
 
 from mcpfuzz.corpus.redact import Redactor
-from mcpfuzz.engine.causes import SERVER, Cause, cause_of
+from mcpfuzz.engine.causes import SERVER, Cause, cause_of, claims, kind_noun
 from mcpfuzz.engine.events import Finding, Occurrence, Sample, fingerprint_of
 from mcpfuzz.engine.redaction import redacted_exchange
 from mcpfuzz.jsonrpc.exchange import Exchange
@@ -175,9 +175,16 @@ class FindingSet:
         target = exchange.case.target
         cause = cause_of(failure, exchange.case)
         key = failure.oracle, cause.scope, cause.key
-        self._occurred(key, Occurrence(target, failure.detail))
-        self._sampled(key, cause, failure, exchange)
+        if claims(failure.oracle, target):
+            self._occurred(key, Occurrence(target, failure.detail))
+            self._sampled(key, cause, failure, exchange)
         known = self._by_key.get(key)
+        if known is not None and not claims(failure.oracle, target):
+            return None  # a frame reader's finding seen again through a tool's frame: the tool is not a place of it
+        if known is not None and not claims(failure.oracle, known.target):
+            # First seen through a tool's frame: a frame of its own leads from now on, the tool is not named.
+            self._by_key[key] = to_finding(failure, exchange, cause)
+            return None
         if known is not None:
             if failure.severity > known.severity:
                 # One root cause seen at its worst here (a valid request, not only malformed ones): this
@@ -277,7 +284,8 @@ class FindingSet:
         self._by_key[key] = lead
         # Each worker saw the cause on targets of its own: the merged finding names them all.
         seen = (known.target, *known.also_on, *self._also.get(key, ()), finding.target, *finding.also_on)
-        self._also[key] = [target for target in dict.fromkeys(seen) if target != lead.target]
+        self._also[key] = [target for target in dict.fromkeys(seen)
+                           if target != lead.target and claims(lead.oracle, target)]
         return None
 
     def entries(self) -> list[tuple[FindingKey, Finding]]:
@@ -468,7 +476,7 @@ def name_the_share(findings: tuple[Finding, ...], called: Iterable[str]) -> tupl
             on = {t for t in (finding.target, *finding.also_on) if t.startswith(kind + "/")}
             total = max(len(on), sum(1 for label in labels if label.startswith(kind + "/")))
             message = _SHARE.sub("", finding.message, count=1)  # a worker's count, said again for the whole run
-            finding = replace(finding, message=f"{len(on)} of {total} {kind}s: {message}")
+            finding = replace(finding, message=f"{len(on)} of {total} {kind_noun(kind, total)}: {message}")
         named.append(finding)
     return tuple(named)
 

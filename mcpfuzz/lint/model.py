@@ -60,13 +60,25 @@ class Problem:
     location: str
     message: str
     fix: str
-    target: str | None = None
+    target: str | None = None  # `tool/NAME`, or `tool/*` for one flaw on several tools
     value: Any = None
+    # One flaw found in several places (lint/grouping.py): every target and location it was found at, first first,
+    # and what the places share (the message with its values and names blanked). Empty: found once, here.
+    targets: tuple[str, ...] = ()
+    locations: tuple[str, ...] = ()
+    evidence: str = ""
 
     @property
     def tool(self) -> str | None:
-        """The tool's name when the problem concerns a tool."""
-        return self.target.removeprefix("tool/") if self.target and self.target.startswith("tool/") else None
+        """The tool's name when the problem concerns one tool."""
+        if not self.target or not self.target.startswith("tool/") or self.target == "tool/*":
+            return None
+        return self.target.removeprefix("tool/")
+
+    @property
+    def count(self) -> int:
+        """In how many places the flaw was found."""
+        return max(1, len(self.locations))
 
 
 @dataclass(frozen=True)

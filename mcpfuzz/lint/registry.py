@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from mcpfuzz.lint.grouping import grouped
 from mcpfuzz.lint.model import Category, Declared, Found, LintSeverity, Problem
 
 Check = Callable[[Declared], Iterable[Found]]
@@ -56,7 +57,8 @@ def _order(rule_id: str) -> tuple[int, int]:
 
 
 def run_rules(declared: Declared, *, skip_covered: bool = False) -> list[Problem]:
-    """Every rule over the snapshot (without those an oracle covers, when asked); sorted by severity, rule, location."""
+    """Every rule over the snapshot (without those an oracle covers, when asked); sorted by severity, rule, location;
+    one flaw on many targets is one problem naming them (lint/grouping.py)."""
     problems = []
     for registered in all_rules().values():
         if skip_covered and registered.covered_by:
@@ -72,4 +74,4 @@ def run_rules(declared: Declared, *, skip_covered: bool = False) -> list[Problem
             problems.append(Problem(registered.id, registered.name, registered.category, LintSeverity.INFO,
                                     "(this rule)", f"the rule could not finish on these declarations: "
                                     f"{type(error).__name__}: {error}", "report this as a bug of mcpfuzz"))
-    return sorted(problems, key=lambda p: (p.severity.rank, _order(p.rule), p.location))
+    return grouped(sorted(problems, key=lambda p: (p.severity.rank, _order(p.rule), p.location)))

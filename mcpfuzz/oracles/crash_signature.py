@@ -4,6 +4,10 @@ Two crashes with one signature are one root cause, whichever frame set them off;
 line numbers, addresses and quoted values, so the same bug keeps its signature across inputs, and the server's
 paths and file names (a frame is named by its function), so it keeps it when the server is renamed, copied or
 installed elsewhere.
+
+Values are read as their writers quote them: a quoted value may hold escaped quotes (`"a \\"b\\" c"`), and a
+structured log line's field (`error="..."`, Go's and logfmt's) is read unescaped, so a value quoted inside it
+(`\\"42\\"`) is one value too; numbers, hex addresses, ids and paths are blanked wherever they stand.
 """
 
 from __future__ import annotations
@@ -11,8 +15,19 @@ from __future__ import annotations
 import re
 
 FRAMES_KEPT = 3  # innermost stack frames in a signature: enough to tell two raise sites apart
-# A quote must not touch a letter: the apostrophe of "can't" opens no quoted value.
-_VALUES = re.compile(r"(?<!\w)'[^']*'(?!\w)|\"[^\"]*\"|0x[0-9a-fA-F]+|[0-9]+")
+# A quoted value, its escaped quotes inside it; a single quote must not touch a letter (the apostrophe of "can't"
+# opens no quoted value). Then UUIDs and long hex hashes (whatever letters they happen to hold), hex addresses, any
+# word holding a digit (ids, versions' parts), then numbers.
+_QUOTED = re.compile(r"(?<!\w)'(?:[^'\\\n]|\\.)*'(?!\w)|\"(?:[^\"\\\n]|\\.)*\"")
+_NUMBERS = re.compile(r"\b[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b|\b[0-9a-fA-F]{16,}\b"
+                      r"|0[xX][0-9a-fA-F]+|\b[0-9a-fA-F]*[0-9][0-9a-fA-F]*\b|[0-9]+")
+# A structured log line's quoted field (`error="server error: ..."`): its text is the message, not one value.
+_FIELD = re.compile(r"(?<![\w\\])(\w+)=\"((?:[^\"\\\n]|\\.)*)\"")
+_ESCAPE = re.compile(r"\\(.)")
+# A date and time (ISO 8601, RFC 3339, or a log's `2026/01/02 15:04:05`): one value, not six numbers.
+_TIMESTAMP = re.compile(r"\b\d{4}[-/]\d{2}[-/]\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?")
+SIGNATURE_LINE = 120  # characters of the exception line kept: a structured log's fields come before its message
+VALUE = "#"
 # Paths (`/srv/app/server.py`, `C:\app\server.js`, `file:///...`) and bare source file names in an exception line.
 _PATHS = re.compile(r"(?<![\w.-])(?:file://|[A-Za-z]:|\.{1,2})?(?:[\\/][^\s\\/:'\"()\[\],]+)+[\\/]?"
                     r"|\b[\w.-]+\.(?:py|pyc|js|mjs|cjs|ts|mts|go|rs|java|kt|cs|rb)\b")
@@ -74,6 +89,18 @@ def innermost_frames(stderr: str) -> list[str]:
 
 def crash_signature(stderr: str) -> str:
     """`ExceptionLine@function<function<function` with values and paths blanked; empty when stderr says nothing."""
-    line = _VALUES.sub("#", _PATHS.sub("<path>", exception_line(stderr)))[:80]
+    line = blank_values(exception_line(stderr))[:SIGNATURE_LINE]
     frames = innermost_frames(stderr)
     return f"{line}@{'<'.join(frames)}" if frames else line
+
+
+def blank_values(line: str) -> str:
+    """The line with its values blanked: quoted values, paths, hex addresses, ids and numbers each become one mark,
+    whatever they held; a structured log field's text is read unescaped and blanked the same way."""
+    fields = _FIELD.sub(lambda m: f"{m.group(1)}=[{blank_values(unescaped(m.group(2)))}]", line)
+    return _NUMBERS.sub(VALUE, _PATHS.sub("<path>", _QUOTED.sub(VALUE, _TIMESTAMP.sub(VALUE, fields))))
+
+
+def unescaped(text: str) -> str:
+    """A quoted field's text as written before quoting: each backslash escape undone once."""
+    return _ESCAPE.sub(lambda m: m.group(1), text)

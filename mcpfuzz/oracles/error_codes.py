@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
@@ -10,6 +11,7 @@ from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.parts.leniency import IsErrorResultOk, Lenient, QuietOk
 from mcpfuzz.oracles.answers import case_answers, judge_answers, misused_code
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
+from mcpfuzz.strategies.catalogue import UNKNOWN_TOOL
 
 ParseErrorFailure = failure_class(OracleId.PARSE_ERROR, "Unparseable input not answered with -32700 and id null")
 InvalidRequestFailure = failure_class(OracleId.INVALID_REQUEST, "Invalid request not answered with -32600")
@@ -18,6 +20,23 @@ InvalidParamsFailure = failure_class(OracleId.INVALID_PARAMS, "Bad params not an
 
 
 PARSE_CODE_KEY = f"code:{PARSE_ERROR}"
+RESULT_KEY = "result"  # a result where an error is due (judge_answers' key)
+
+
+def _unknown_tool_is_error(exchange: Exchange) -> bool:
+    """Whether this is the call of the tool no server has, answered with a result that says it failed."""
+    try:
+        sent = json.loads(exchange.case.data)
+    except (ValueError, UnicodeDecodeError):
+        return False
+    params = sent.get("params") if isinstance(sent, dict) else None
+    if not isinstance(params, dict) or sent.get("method") != "tools/call" or params.get("name") != UNKNOWN_TOOL:
+        return False
+    for arrival in case_answers(exchange):
+        result = arrival.incoming.message.get("result") if arrival.incoming.is_result else None
+        if isinstance(result, dict) and result.get("isError") is True:
+            return True
+    return False
 
 
 def _invalid_envelope_too(expect: Expectation) -> bool:
@@ -92,7 +111,13 @@ def invalid_params(exchange: Exchange) -> Iterator[Failure]:
     expect = exchange.case.expect
     if expect.judge == OracleId.INVALID_PARAMS:
         for failure in judge_answers(exchange, InvalidParamsFailure, None):
-            if not (failure.key == PARSE_CODE_KEY and _invalid_envelope_too(expect)):
+            if failure.key == RESULT_KEY and _unknown_tool_is_error(exchange):
+                # MCP server/tools: an unknown tool is a protocol error; an isError result tells the model so too,
+                # and the open SEP-2145 would make it the rule: at most low until it is accepted.
+                yield InvalidParamsFailure(Severity.LOW, "an unknown tool was answered with an isError result; MCP "
+                                           "asks for a protocol error (-32602 in its example)", RESULT_KEY,
+                                           server_wide=failure.server_wide)
+            elif not (failure.key == PARSE_CODE_KEY and _invalid_envelope_too(expect)):
                 yield failure
         if expect.has(IsErrorResultOk):
             # SEP-1303 (2025-11-25): bad tool arguments may come back as a result, but only one

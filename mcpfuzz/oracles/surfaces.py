@@ -8,7 +8,7 @@ from typing import Any
 
 from mcpfuzz.jsonrpc.client_check import MISSING_CAPABILITY
 from mcpfuzz.jsonrpc.exchange import Exchange
-from mcpfuzz.jsonrpc.expectation import INVALID_PARAMS, LEGACY_NOT_FOUND
+from mcpfuzz.jsonrpc.expectation import INVALID_PARAMS, LEGACY_NOT_FOUND, METHOD_NOT_FOUND
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.parts.listing import ListingCheck
 from mcpfuzz.jsonrpc.parts.resource import ResourceCheck
@@ -35,13 +35,15 @@ def declared_served(exchange: Exchange) -> Iterator[Failure]:
         incoming = arrival.incoming
         listing, resource = expect.part(ListingCheck), expect.part(ResourceCheck)
         if listing is not None and expect.method is not None:
-            if incoming.is_error and listing.page == 1:
+            if incoming.is_error and listing.page == 1 and incoming.error_code == METHOD_NOT_FOUND:
                 # Only the first page: a later one replays a cursor of an earlier process, which may be stale.
                 yield DeclaredServedFailure(
-                    Severity.HIGH, f"the server declares the `{listing.capability}` capability, but {expect.method} "
-                    f"answered error {incoming.error_code}: {_error_text(incoming.message)}",
+                    _unserved_severity(expect.method), f"the server declares the `{listing.capability}` capability, "
+                    f"but {expect.method} answered error {incoming.error_code}: {_error_text(incoming.message)}",
                     f"refused:{expect.method}")
                 continue
+            if incoming.is_error:
+                continue  # served, and failed for a reason of its own (a backend away): not a capability unserved
             result = incoming.message.get("result") if incoming.is_result else None
             cursor = result.get("nextCursor") if isinstance(result, dict) else None
             if isinstance(cursor, str) and cursor and cursor in listing.cursors:
@@ -50,6 +52,17 @@ def declared_served(exchange: Exchange) -> Iterator[Failure]:
                     "client that follows nextCursor pages for ever", f"cursor-loop:{expect.method}")
         if resource is not None and resource.listed:
             yield from _listed_read(incoming, resource.uri)
+
+
+# The list method a declared capability is for: a client that finds it missing cannot use the capability at all.
+# `resources/templates/list` rides on `resources` too, but a client without it still lists and reads resources.
+SECONDARY_LISTS = frozenset({"resources/templates/list"})
+
+
+def _unserved_severity(method: str) -> Severity:
+    """How bad a declared capability's list method missing is: high for the capability's own list, medium for a
+    list a client can do without."""
+    return Severity.MEDIUM if method in SECONDARY_LISTS else Severity.HIGH
 
 
 def _listed_read(incoming: Any, uri: str) -> Iterator[Failure]:

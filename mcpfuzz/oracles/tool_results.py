@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
@@ -30,10 +31,33 @@ def valid_input_accepted(exchange: Exchange) -> Iterator[Failure]:
     for arrival in case_answers(exchange):
         if arrival.incoming.is_error and arrival.incoming.error_code == INVALID_PARAMS:
             message = _error_text(arrival.incoming.message)
-            yield ValidInputAcceptedFailure(
-                Severity.MEDIUM, f"arguments valid under the tool's inputSchema were rejected with -32602: "
-                f"{message!r}", "rejected")
+            if schema_words(message):
+                yield ValidInputAcceptedFailure(
+                    Severity.MEDIUM, f"arguments valid under the tool's inputSchema were rejected with -32602 by a "
+                    f"check of types or shapes the schema does not declare: {message!r}", "rejected")
+            else:
+                yield ValidInputAcceptedFailure(
+                    Severity.LOW, f"arguments valid under the tool's inputSchema were refused with -32602 for a rule "
+                    f"of the tool's own ({message!r}); a refusal is allowed, but the schema could say the rule, or "
+                    "an isError result could tell the model how to fix its call", "rejected")
             return
+
+
+# Words of a type, shape or bound check (JSON Schema, zod, pydantic, a range check): the server checks what the
+# schema could say (a type, `required`, `maximum`, `maxLength`) and disagrees with what it declares. A refusal
+# without them is a rule the tool states in its own words (one of two fields, a date's content, a lookup).
+_SCHEMA_WORDS = re.compile(r"\b(?:is not of type|invalid[_ ]type|expected (?:a |an )?(?:string|number|integer|"
+                           r"boolean|object|array)|should be a valid|validation errors? for|is a required property|"
+                           r"required property|additional propert|must be (?:a |an )?(?:string|number|integer|"
+                           r"boolean|object|array)|(?:type|input) mismatch|below|above|at most|at least|maximum|"
+                           r"minimum|greater than|less than|exceeds?|out of range|too (?:long|short|large|small|"
+                           r"many|few)|length)\b", re.IGNORECASE)
+
+
+def schema_words(message: str) -> bool:
+    """Whether a refusal reads as a type or shape validator's, rather than a rule the tool states itself (or no
+    message at all, which says nothing either way: a validator's, as before)."""
+    return message == "(no message)" or not message.strip() or bool(_SCHEMA_WORDS.search(message))
 
 
 @register(OutputSchemaFailure, Severity.MEDIUM)

@@ -18,11 +18,30 @@ LINT_REPORT_VERSION = 1
 SARIF_LEVELS = {LintSeverity.ERROR: "error", LintSeverity.WARNING: "warning", LintSeverity.INFO: "note"}
 
 
+SAMPLES_SHOWN = 3  # targets named on the console for a flaw found on many (all of them in JSON and SARIF)
+
+
 def problem_json(problem: Problem) -> dict:
-    """One problem as the JSON report shapes it."""
+    """One problem as the JSON report shapes it; a flaw found in several places lists them (`targets`,
+    `locations`) and counts them (`count`)."""
     return {"rule": problem.rule, "name": problem.name, "category": str(problem.category),
             "severity": str(problem.severity), "location": problem.location, "target": problem.target,
-            "tool": problem.tool, "message": problem.message, "fix": problem.fix}
+            "tool": problem.tool, "message": problem.message, "fix": problem.fix, "count": problem.count,
+            "targets": list(problem.targets) or ([problem.target] if problem.target else []),
+            "locations": list(problem.locations) or [problem.location]}
+
+
+def places_line(problem: Problem) -> str:
+    """`on 68 places of 12 tools: a, b, c and 9 more`; empty for a problem found once."""
+    if problem.count == 1:
+        return ""
+    targets = problem.targets
+    kind = targets[0].split("/", 1)[0] if targets else "target"
+    names = [t.split("/", 1)[1] if "/" in t else t for t in targets]
+    listed = ", ".join(names[:SAMPLES_SHOWN]) + (f" and {len(names) - SAMPLES_SHOWN} more"
+                                                  if len(names) > SAMPLES_SHOWN else "")
+    places = f"{counted(problem.count, 'place')} of " if problem.count > len(targets) else ""
+    return f"on {places}{counted(len(targets), kind)}: {listed}"
 
 
 def counts(problems: list[Problem]) -> dict[str, int]:
@@ -47,6 +66,8 @@ def lint_text(outcome: LintOutcome) -> str:
     for problem in outcome.problems:
         lines.append(f"{problem.severity:<7} {problem.rule:<10} {problem.name:<26} {problem.location}")
         lines.append(f"        {problem.message}")
+        if problem.count > 1:
+            lines.append(f"        {places_line(problem)}")
         lines.append(f"        fix: {problem.fix}")
     if outcome.error:
         lines.append(f"error: the server could not be linted: {outcome.error}")
@@ -75,6 +96,10 @@ def sarif_rule(rule: Rule) -> dict:
 
 
 def _fingerprint(problem: Problem) -> str:
+    """A problem found once keeps its place's fingerprint; a flaw found in several places is named by what they
+    share (its rule, its kind of target, its evidence), so one more tool with the flaw keeps it."""
+    if problem.count > 1:
+        return hashlib.sha256(f"{problem.rule}|{problem.target}|{problem.evidence}".encode()).hexdigest()[:12]
     return hashlib.sha256(f"{problem.rule}|{problem.location}".encode()).hexdigest()[:12]
 
 
@@ -87,10 +112,13 @@ def sarif_result(problem: Problem, index: int, script: str | None) -> dict:
         location["physicalLocation"] = {"artifactLocation": {"uri": Path(script).as_posix(),
                                                              "uriBaseId": "%SRCROOT%"}, "region": {"startLine": 1}}
     fingerprint = _fingerprint(problem)
+    places = f" ({places_line(problem)})" if problem.count > 1 else ""
     properties = {"location": problem.location, "target": problem.target, "fix": problem.fix,
-                  "value": short(problem.value, 300) if problem.value is not None else None}
+                  "value": short(problem.value, 300) if problem.value is not None else None,
+                  "count": problem.count if problem.count > 1 else None,
+                  "targets": list(problem.targets) or None, "locations": list(problem.locations) or None}
     return {"ruleId": problem.rule, "ruleIndex": index, "kind": "fail", "level": SARIF_LEVELS[problem.severity],
-            "message": {"text": f"{problem.location}: {problem.message}. Fix: {problem.fix}"},
+            "message": {"text": f"{problem.location}: {problem.message}{places}. Fix: {problem.fix}"},
             "locations": [location],
             "partialFingerprints": {"mcpfuzz-lint/v1": fingerprint, "primaryLocationLineHash": f"{fingerprint}:1"},
             "properties": {key: value for key, value in properties.items() if value is not None}}

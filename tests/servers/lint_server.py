@@ -73,12 +73,27 @@ TEMPLATE = {"uriTemplate": "note://{id}{?lang}", "name": "note", "description": 
 PROMPT = {"name": "greet", "description": "Greet someone.", "arguments": [{"name": "who", "required": True}]}
 
 
-def declarations(mode: str) -> dict[str, Any]:
-    """Tools, resources, templates and prompts with the mode's one change."""
+def alike(count: int) -> list[dict[str, Any]]:
+    """`count` tools sharing one schema flaw, as a framework writes `Optional[str] = None`: a `default` of null on
+    a property typed `string` (and one typed `integer`), and one more tool whose `default` is outside its `enum`
+    (another flaw of the same rule)."""
+    tools = [{"name": f"lookup_{n}", "description": f"Look up thing {n}.", "inputSchema": {
+        "type": "object", "properties": {"query": {"type": "string", "default": None},
+                                         "limit": {"type": "integer", "default": None}},
+        "additionalProperties": False}} for n in range(count)]
+    if count:
+        tools.append({"name": "pick", "description": "Pick a colour.", "inputSchema": {
+            "type": "object", "properties": {"colour": {"type": "string", "enum": ["red"], "default": "blue"}},
+            "additionalProperties": False}})
+    return tools
+
+
+def declarations(mode: str, many: int = 0) -> dict[str, Any]:
+    """Tools, resources, templates and prompts with the mode's one change (and `many` tools sharing a flaw)."""
     echo = copy.deepcopy(ECHO)
     props = echo["inputSchema"]["properties"]
-    tools, resources, templates, prompts = [echo, copy.deepcopy(NOARGS)], [dict(RESOURCE)], [dict(TEMPLATE)], \
-        [copy.deepcopy(PROMPT)]
+    tools, resources, templates, prompts = [echo, copy.deepcopy(NOARGS), *alike(many)], [dict(RESOURCE)], \
+        [dict(TEMPLATE)], [copy.deepcopy(PROMPT)]
     changes = {
         "PROTO-005": lambda: tools.append({"description": "nameless", "inputSchema": {"type": "object",
                                                                                        "properties": {}}}),
@@ -112,10 +127,10 @@ def declarations(mode: str) -> dict[str, Any]:
 class Server:
     """One stdio session."""
 
-    def __init__(self, mode: str) -> None:
+    def __init__(self, mode: str, many: int = 0) -> None:
         self.mode = mode
         self.initialized = False
-        self.lists = declarations(mode)
+        self.lists = declarations(mode, many)
 
     def capabilities(self) -> dict[str, Any]:
         caps: dict[str, Any] = {"tools": {}, "resources": {}, "prompts": {}}
@@ -197,7 +212,9 @@ class Server:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--break", dest="mode", default="", choices=["", *MODES])
-    server = Server(parser.parse_args().mode)
+    parser.add_argument("--many", type=int, default=0, help="add this many tools sharing one schema flaw")
+    arguments = parser.parse_args()
+    server = Server(arguments.mode, arguments.many)
     for line in sys.stdin:
         try:
             message = json.loads(line)

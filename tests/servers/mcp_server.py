@@ -55,6 +55,8 @@ BUGS: dict[str, str] = {
     "legacy-only": "not a bug: serves only the legacy era",
     "unknown-tool-32601": "not a bug: an unknown tool is answered -32601 (any protocol error is right; the spec's "
                           "example uses -32602)",
+    "unknown-tool-is-error": "an unknown tool is answered with an isError result (low: the open SEP-2145 would "
+                             "allow it; MCP asks for a protocol error)",
 }
 
 MODERN_VERSION = "2026-07-28"
@@ -416,6 +418,8 @@ class Server:
         if not any(t["name"] == name for t in self.TOOLS):
             if "unknown-tool-32601" in self.bugs:
                 raise RpcError(-32601, "unknown tool")
+            if "unknown-tool-is-error" in self.bugs:
+                return tool_error("unknown tool")
             raise InvalidParams("unknown tool")  # fixed text: never echo input that may look like a path
         arguments = params.get("arguments", {})
         if not isinstance(arguments, dict):

@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 
-from mcpfuzz.engine.events import Finding
+from mcpfuzz.engine.events import Finding, Sample, fingerprint_of
 from mcpfuzz.engine.phases.listing import list_everything
 from mcpfuzz.engine.phases.probe import ProbeResult
 from mcpfuzz.engine.session.session import Session
@@ -146,6 +146,25 @@ def lint_findings(problems: list[Problem], era: str, version: str) -> list[Findi
             continue
         received = (f"{problem.location}: {short(problem.value, 280)}",) if problem.value is not None else \
             (problem.location,)
+        if problem.count > 1:
+            # One flaw in several places: one finding on its first target, naming the others; its identity is
+            # the flaw (rule, kind of target, evidence), not one of its places.
+            also = tuple(t for t in problem.targets[1:])
+            findings.append(Finding(
+                oracle=OracleId.LINT.value, severity=severity, title=f"{problem.rule} {problem.name}",
+                message=f"{problem.rule} in {problem.count} places, first at {problem.location}: {problem.message}",
+                target=problem.targets[0], case_title=f"lint rule {problem.rule} ({problem.name})",
+                expected=problem.fix, frames=(), received=received + tuple(problem.locations[1:MAX_PLACES]),
+                key=f"{problem.rule}|{problem.evidence}", era=era, protocol_version=version, observed=True,
+                rule=problem.rule, scope=problem.target if problem.target and problem.target.endswith("/*") else "",
+                also_on=also,
+                samples=tuple(Sample(location, 1, target) for location, target in
+                              zip(problem.locations[:MAX_PLACES], _targets_of(problem), strict=False)),
+                sample_count=problem.count,
+                # The identity each place had as a finding of its own: a baseline that accepted one still does.
+                grouped=tuple(fingerprint_of(OracleId.LINT.value, target, f"{problem.rule}|{location}")
+                              for location, target in zip(problem.locations, _targets_of(problem), strict=False))))
+            continue
         findings.append(Finding(
             oracle=OracleId.LINT.value, severity=severity, title=f"{problem.rule} {problem.name}",
             message=f"{problem.rule} at {problem.location}: {problem.message}", target=problem.target or "server",
@@ -153,6 +172,19 @@ def lint_findings(problems: list[Problem], era: str, version: str) -> list[Findi
             received=received, key=f"{problem.rule}|{problem.location}", tool=problem.tool, era=era,
             protocol_version=version, observed=True, rule=problem.rule))
     return findings
+
+
+MAX_PLACES = 20  # places of one flaw a run's finding lists (all of them in `mcpfuzz lint --json`)
+
+
+def _targets_of(problem: Problem) -> list[str]:
+    """The target of each of a grouped problem's locations, read from the location (`tools[NAME]...`)."""
+    names = {t.split("/", 1)[1]: t for t in problem.targets if "/" in t}
+    found = []
+    for location in problem.locations:
+        inside = location.split("[", 1)[1].split("]", 1)[0] if "[" in location else ""
+        found.append(names.get(inside, problem.targets[0] if problem.targets else "server"))
+    return found
 
 
 def silent_handshake(era: str = "legacy", version: str = LATEST_LEGACY) -> list[Problem]:
