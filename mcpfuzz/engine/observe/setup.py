@@ -1,0 +1,73 @@
+"""Where the hooks start from: a temporary folder with the Python hook (as `sitecustomize.py`) and the Node one, the
+record file, and the environment that makes the server load them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcpfuzz.engine.coverage.launch import PythonServer, python_server
+from mcpfuzz.engine.coverage.node_launch import NodeServer, node_server
+from mcpfuzz.transport.target import ServerKind
+
+ENV_FILE = "MCPFUZZ_OBSERVE_FILE"
+PYTHON_HOOK = Path(__file__).with_name("hook.py")
+NODE_HOOK = Path(__file__).with_name("node_hook.cjs")
+NODE_HOOK_NAME = "mcpfuzz-observe.cjs"
+
+
+@dataclass(frozen=True)
+class ObserveSetup:
+    """The hooks' folder, their record file, the server's code folders, and the variables the server is started
+    with (PYTHONPATH or NODE_OPTIONS kept after the hook's)."""
+
+    folder: Path
+    log: Path
+    env: dict[str, str]
+    code: tuple[str, ...]
+    runtime: str  # "python" or "node", in notices
+
+    @classmethod
+    def create(cls, server: PythonServer | NodeServer, env: Mapping[str, str]) -> ObserveSetup:
+        """The folder made and the hook copied in; `env` is the server's own (--env over mcpfuzz's environment)."""
+        folder = Path(tempfile.mkdtemp(prefix="mcpfuzz-observe-")).resolve()
+        log = folder / "effects.jsonl"
+        log.touch()
+        added = {ENV_FILE: str(log)}
+        if isinstance(server, NodeServer):
+            hook = folder / NODE_HOOK_NAME
+            shutil.copyfile(NODE_HOOK, hook)
+            existing = env.get("NODE_OPTIONS", os.environ.get("NODE_OPTIONS", ""))
+            quoted = '"' + str(hook).replace("\\", "\\\\").replace('"', '\\"') + '"'
+            added["NODE_OPTIONS"] = " ".join([f"--require {quoted}", *([existing] if existing else [])])
+            code = (*server.roots, str(Path(sys.executable).parent))
+            return cls(folder, log, added, code, "node")
+        shutil.copyfile(PYTHON_HOOK, folder / "sitecustomize.py")
+        existing = env.get("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
+        added["PYTHONPATH"] = os.pathsep.join([str(folder), *([existing] if existing else [])])
+        interpreter = Path(server.interpreter).absolute()
+        return cls(folder, log, added, (*server.roots, str(interpreter.parent.parent)), "python")
+
+    def remove(self) -> None:
+        """The folder gone."""
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def observed_server(kind: ServerKind, command: tuple[str, ...], launch: tuple[str, ...], cwd: str | None
+                    ) -> PythonServer | NodeServer | str:
+    """The Python or Node server mcpfuzz starts, or why its side effects cannot be seen, in the user's words."""
+    if kind is ServerKind.COMMAND:
+        found = node_server(command, cwd) or python_server(command, cwd)
+    elif kind is ServerKind.URL and launch:
+        found = node_server(launch) or python_server(launch)
+    else:
+        return "mcpfuzz does not start the server (observation needs a stdio command or an HTTP server's --launch)"
+    if isinstance(found, str) and "does not run on Python or Node" in found:
+        return "the server is neither a Python nor a Node program (a compiled binary's calls cannot be hooked " \
+               "without root)"
+    return found
