@@ -32,8 +32,7 @@ _WHERE = {Place.SIBLING.value: "the sibling folder sharing the workspace's name 
 
 @register(SandboxEscapeFailure, Severity.HIGH)
 def sandbox_escape(exchange: Exchange) -> Iterator[Failure]:
-    """The server touched a path outside the folders it was given, as the hook loaded into it saw (--observe,
-    --security); where no hook could be loaded, an answer quotes a canary planted outside the workspace (--security)."""
+    """The hook in the server saw a path outside its folders touched; unhooked, an answer quotes an outside canary."""
     if exchange.observation is not None:
         for message, key, detail in escapes(exchange):
             yield SandboxEscapeFailure(Severity.HIGH, message, key, detail=detail)
@@ -55,13 +54,7 @@ def sandbox_escape(exchange: Exchange) -> Iterator[Failure]:
 
 @register(CommandInjectionFailure, Severity.HIGH, quiet_on_plain=False)
 def command_injection(exchange: Exchange) -> Iterator[Failure]:
-    """A canary file that only a shell running this call's payload could create appeared (--security); or the hook
-    loaded into the server saw the call start a program its input named, or a shell line holding its input."""
-    for message, key, detail in injections(exchange):
-        yield CommandInjectionFailure(Severity.HIGH, message, key, detail=detail)
-        return
-    if not exchange.canary_files:
-        return
+    """A canary file only this call's shell payload makes appeared, or the hook saw input run as program or shell."""
     sent = b"".join(exchange.frames) or exchange.case.data
     for name in exchange.canary_files:
         if name.encode() in sent:
@@ -70,3 +63,6 @@ def command_injection(exchange: Exchange) -> Iterator[Failure]:
                                "evaluator) ran the command this call put in its arguments", "shell",
                 detail=name)
             return
+    for message, key, detail in injections(exchange):  # no hit file: the process the hook saw start is the evidence
+        yield CommandInjectionFailure(Severity.HIGH, message, key, detail=detail)
+        return

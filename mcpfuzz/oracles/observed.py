@@ -58,7 +58,7 @@ def injections(exchange: Exchange) -> Iterator[tuple[str, str, str]]:
             continue
         program = effect.argv[0]
         if any(text in (program, os.path.basename(program)) for text in inputs):
-            yield (f"the call started the program its input named: {effect.line()}", "observed-program",
+            yield (f"the call started the program its input named: {effect.line()}", "program",
                    effect.line())
             return
         line = _shell_line(effect)
@@ -67,7 +67,7 @@ def injections(exchange: Exchange) -> Iterator[tuple[str, str, str]]:
         for text in inputs:
             if text in line and SHELL_SYNTAX.intersection(text):
                 yield (f"a shell ran a command line holding the call's input {text[:80]!r}: {effect.line()}",
-                       "observed-shell", effect.line())
+                       "shell", effect.line())
                 return
 
 
@@ -104,8 +104,7 @@ def _egress(effect: Effect) -> bool:
 
 @register(NetworkEgressFailure, Severity.MEDIUM, quiet_on_plain=False)
 def network_egress(exchange: Exchange) -> Iterator[Failure]:
-    """A tool not annotated openWorldHint: true opened a connection or looked a name up while its call ran
-    (--observe, --security: seen by the hook mcpfuzz loads into a Python or Node server)."""
+    """A tool not annotated openWorldHint: true opened a connection or looked a name up (seen by the hook)."""
     observation = exchange.observation
     if observation is None or observation.open_world or not exchange.case.target.startswith("tool/"):
         return

@@ -65,8 +65,7 @@ def _changed_message(state: StateCheck, index: int) -> str:
 
 @register(ReadOnlyTruthfulFailure, Severity.MEDIUM)
 def read_only_truthful(exchange: Exchange) -> Iterator[Failure]:
-    """A call of a tool annotated readOnlyHint: true changes what a list, a read or a read-only tool answers; or (seen
-    by the hook of --observe, --security) it changed a file or started a process."""
+    """A readOnlyHint: true tool's call changes what is listed or read, or (seen by the hook) a file or a process."""
     for message, key, detail in read_only_changes(exchange):
         yield ReadOnlyTruthfulFailure(Severity.MEDIUM, message, key, detail=detail)
         return

@@ -178,7 +178,7 @@ def _wrap_stat(name: str) -> None:
         if not _observer.busy() and not isinstance(path, int):
             _observer.local.busy = True
             try:
-                resolved = _resolved(path)
+                resolved = _resolved(path, follow=False)  # a link inside is looked at, not yet followed
                 if resolved is not None and not _imported(resolved):
                     _observer.write({"op": "stat", "path": resolved})
             except Exception:  # noqa: S110

@@ -133,7 +133,7 @@ function install(log) {
     unlink: one("delete", false), rm: one("delete", false), rmdir: one("delete", false), rename: two("rename"),
     mkdir: one("create", false), mkdtemp: one("create", false), symlink: linked, link: two("link"),
     chmod: one("chmod"), chown: one("chmod"), lchown: one("chmod", false), utimes: written,
-    stat: one("stat"), lstat: one("stat", false), access: one("stat"), exists: one("stat"),
+    stat: one("stat", false), lstat: one("stat", false), access: one("stat", false), exists: one("stat", false),
     readdir: one("list"), opendir: one("list"), readlink: one("stat", false),
     watch: one("list"),
   };

@@ -73,6 +73,8 @@ class Places:
         """True when touching `path` this way leaves the folders the server was given."""
         if not path or _under(path, self.given) or _under(path, self.own):
             return False
+        if op is Op.STAT and any(folder.startswith(os.path.join(path, "")) for folder in self.given):
+            return False  # a folder above the workspace, looked at on the way to it (makedirs, resolving)
         if _under(path, self.planted):
             return True
         if path in self.startup or _under(path, self.startup_folders):

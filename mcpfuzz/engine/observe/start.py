@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from mcpfuzz.strategies.payloads.canaries import CanaryLayout
@@ -101,3 +103,19 @@ def unseen_notice(context: RunContext, setup: ObserveSetup) -> None:
         context.emit(Notice(f"side effects were not observed: the {setup.runtime} hook never started in the server "
                             "(it may run on another interpreter); canary answers stay the evidence"))
 
+
+
+def replay_observation(server: Any, layout: CanaryLayout | None, env: Mapping[str, str]
+                       ) -> tuple[ObserveSetup, ObservationWatch] | None:
+    """The hooks and a watch for one replayed case of `server` (placed in its workspace, when `layout` is given);
+    None when the server cannot be hooked. Annotations are not known to a replay: tools count as unannotated."""
+    target = server
+    found = observed_server(target.kind, tuple(getattr(target, "command", ()) or ()),
+                            tuple(getattr(target, "launch", ()) or ()), getattr(target, "cwd", None))
+    if isinstance(found, str):
+        return None
+    setup = ObserveSetup.create(found, env=env)
+    allowed = SimpleNamespace(allow_paths=(), target=target)
+    given, planted, own = given_places(allowed, layout)
+    places = Places.create(given, planted=planted, own=[*own, str(setup.folder)], code=list(setup.code))
+    return setup, ObservationWatch(RecordFile(str(setup.log)), places)
