@@ -25,6 +25,9 @@ LIBRARY_PARTS = ("/site-packages/", "/dist-packages/", "/node_modules/", "/.venv
                  "/.nvm/", "/.pyenv/", "/.cache/", "/.npm/", "/.local/share/uv/", "/.local/lib/")
 
 
+MIN_DEPTH = 3  # path separators a folder learnt from start-up has at least: `/home/user/.config`
+
+
 def _folder(path: str) -> str:
     """A folder as a prefix: real, with one trailing separator."""
     return os.path.join(os.path.realpath(path), "")
@@ -64,8 +67,10 @@ class Places:
             return
         self.startup.add(path)
         folder = os.path.dirname(path)
-        broad = {"/", str(Path.home()), tempfile.gettempdir(), "/tmp", "/var/tmp"}
-        if folder in broad or any(kept.startswith(os.path.join(folder, "")) for kept in self.given + self.planted):
+        broad = {str(Path.home()), tempfile.gettempdir(), "/tmp", "/var/tmp"}
+        # A shallow folder (`/`, `/home/user`, `/srv`) holds too much to be allowed for one file read there.
+        holds_kept = any(kept.startswith(os.path.join(folder, "")) for kept in self.given + self.planted)
+        if folder in broad or folder.rstrip("/").count("/") < MIN_DEPTH or holds_kept:
             return
         self.startup_folders.add(os.path.join(folder, ""))
 
