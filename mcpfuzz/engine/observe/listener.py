@@ -22,6 +22,7 @@ class LoopbackListener:
         self.socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.socket.bind(("127.0.0.1", 0))
         self.socket.listen(16)
+        self.port: int = self.socket.getsockname()[1]
         self.connections = 0
         self._closed = threading.Event()
         self._thread = threading.Thread(target=self._serve, name="mcpfuzz-listener", daemon=True)
@@ -30,7 +31,7 @@ class LoopbackListener:
     @property
     def url(self) -> str:
         """`http://127.0.0.1:PORT`."""
-        return f"http://127.0.0.1:{self.socket.getsockname()[1]}"
+        return f"http://127.0.0.1:{self.port}"
 
     def _serve(self) -> None:
         while not self._closed.is_set():
