@@ -18,6 +18,7 @@ from mcpfuzz.engine.observe.listener import LoopbackListener
 from mcpfuzz.engine.observe.records import Record, RecordFile
 from mcpfuzz.engine.observe.setup import ObserveSetup
 from mcpfuzz.jsonrpc.effects import Op
+from tests.conftest import SERVERS_DIR, run_cli
 
 pytestmark = pytest.mark.process
 
@@ -148,3 +149,29 @@ def test_the_listener_answers_on_loopback_only() -> None:
         assert listener.connections == 1
     finally:
         listener.close()
+
+
+def _report(tmp_path: Path, *args: str) -> tuple[str, dict]:
+    report = tmp_path / "report.json"
+    result = run_cli(["run", "--json", str(report), "--seed", "2", "--phases", "coverage", "--max-examples", "2",
+                      "--budget", "120", *args], timeout=240)
+    return result.stdout, json.loads(report.read_text())
+
+
+def test_observation_and_coverage_share_the_server(tmp_path: Path) -> None:
+    """--coverage's tracer and the hook both load (each sitecustomize runs the next): lines are counted, and the
+    read through the planted symlink is seen and re-checked."""
+    out, report = _report(tmp_path, "--security", "--coverage", "--oracles", "sandbox-escape", "--",
+                          sys.executable, str(SERVERS_DIR / "files_server.py"), "--root", "{workspace}",
+                          "--bug", "startswith")
+    assert report["stats"]["coverage"]["lines"] > 0, out
+    escapes = [f for f in report["findings"] if f["oracle"] == "sandbox-escape"]
+    assert [(f["target"], f["reproducible"]) for f in escapes] == [("tool/read_file", True)], out
+    assert "/linked/linked.txt')" in escapes[0]["message"]
+
+
+def test_a_server_the_hooks_cannot_reach_gets_one_notice(tmp_path: Path) -> None:
+    out, report = _report(tmp_path, "--observe", "--", "/bin/sh", "-c",
+                          f"exec {sys.executable} {SERVERS_DIR / 'mcp_server.py'}")
+    assert out.count("side effects are not observed") == 1, out
+    assert report["stats"]["cases"] > 0 and report["error"] in ("", None)
