@@ -9,12 +9,18 @@ that is seen again alone on a fresh process in a newly planted workspace.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
 
+from mcpfuzz.engine.coverage.launch import PythonServer
+from mcpfuzz.engine.observe.records import RecordFile
+from mcpfuzz.engine.observe.setup import ObserveSetup
 from tests.conftest import REPO_ROOT, run_cli
 
 pytestmark = pytest.mark.slow
@@ -81,3 +87,55 @@ def test_observe_alone_sends_no_security_payload_and_still_sees_the_lies(tmp_pat
     found = {(f["target"], f["oracle"]) for f in findings}
     assert {("tool/lookup", "read-only-truthful"), ("tool/ping", "network-egress")} <= found, out
     assert "mcpfuzz-canary" not in out and "mcpfuzz-workspace" not in out  # nothing planted, no canary sent
+
+
+def _mcp1_python() -> str | None:
+    """The interpreter of the mcp 1.x virtual environment."""
+    candidate = os.environ.get("MCPFUZZ_MCP1_PYTHON") or str(REPO_ROOT / ".venv-mcp1" / "bin" / "python")
+    return candidate if Path(candidate).is_file() else None
+
+
+def test_on_the_mcp1_sdk_a_record_names_its_request(tmp_path: Path) -> None:
+    """The mcp 1.x SDK keeps the request each task serves in a context variable: the hook tags the call's records
+    with its id, so they find their case even when other requests are in flight."""
+    python = _mcp1_python()
+    if python is None:
+        pytest.skip("no mcp 1.x environment: .ci/run creates .venv-mcp1 (or set MCPFUZZ_MCP1_PYTHON)")
+    server = tmp_path / "server.py"
+    server.write_text(textwrap.dedent("""
+        from mcp.server.fastmcp import FastMCP
+
+        app = FastMCP("tagged")
+
+        @app.tool()
+        def touch(name: str) -> str:
+            \"\"\"Create a file.\"\"\"
+            open(name, "w").close()
+            return "done"
+
+        app.run()
+    """))
+    setup = ObserveSetup.create(PythonServer(python, (str(tmp_path),)), env={})
+    frames = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+         "params": {"name": "touch", "arguments": {"name": "f.txt"}}},
+    ]
+    try:
+        process = subprocess.Popen([python, str(server)], cwd=tmp_path, env={**os.environ, **setup.env},
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert process.stdin is not None and process.stdout is not None
+        for frame in frames:
+            process.stdin.write(json.dumps(frame).encode() + b"\n")
+            process.stdin.flush()
+            if "id" in frame:
+                process.stdout.readline()  # its answer: the records are written before it
+        process.stdin.close()
+        process.wait(timeout=60)
+        records = RecordFile(str(setup.log)).read()
+    finally:
+        setup.remove()
+    written = [r for r in records if r.effect is not None and r.effect.path == str(tmp_path.resolve() / "f.txt")]
+    assert [r.request for r in written] == ["7"]
