@@ -175,3 +175,19 @@ def test_a_server_the_hooks_cannot_reach_gets_one_notice(tmp_path: Path) -> None
                           f"exec {sys.executable} {SERVERS_DIR / 'mcp_server.py'}")
     assert out.count("side effects are not observed") == 1, out
     assert report["stats"]["cases"] > 0 and report["error"] in ("", None)
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_a_child_on_the_other_runtime_is_observed_too(tmp_path: Path) -> None:
+    """Both hooks ride in the environment: a Node server's Python child reports what it does."""
+    script = tmp_path / "program.cjs"
+    script.write_text("require('child_process').execFileSync(process.argv[2], "
+                      "['-c', \"open('from-python.txt', 'w').close()\"]);\n")
+    setup = ObserveSetup.create(NodeServer(str(script), (str(tmp_path),)), env={})
+    try:
+        records = _run(setup, [NODE, str(script), sys.executable], tmp_path)  # type: ignore[list-item]
+    finally:
+        setup.remove()
+    written = [r for r in records if r.effect is not None and r.effect.path.endswith("from-python.txt")]
+    assert len(written) == 1 and written[0].effect is not None and written[0].effect.op is Op.WRITE
+    assert written[0].pid != records[0].pid

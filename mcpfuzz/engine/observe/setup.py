@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -38,18 +37,20 @@ class ObserveSetup:
         folder = Path(tempfile.mkdtemp(prefix="mcpfuzz-observe-")).resolve()
         log = folder / "effects.jsonl"
         log.touch()
-        added = {ENV_FILE: str(log)}
-        if isinstance(server, NodeServer):
-            hook = folder / NODE_HOOK_NAME
-            shutil.copyfile(NODE_HOOK, hook)
-            existing = env.get("NODE_OPTIONS", os.environ.get("NODE_OPTIONS", ""))
-            quoted = '"' + str(hook).replace("\\", "\\\\").replace('"', '\\"') + '"'
-            added["NODE_OPTIONS"] = " ".join([f"--require {quoted}", *([existing] if existing else [])])
-            code = (*server.roots, str(Path(sys.executable).parent))
-            return cls(folder, log, added, code, "node")
+        # Both hooks, whatever the server runs on: a Node server's Python child (or the other way round) is seen too.
+        hook = folder / NODE_HOOK_NAME
+        shutil.copyfile(NODE_HOOK, hook)
         shutil.copyfile(PYTHON_HOOK, folder / "sitecustomize.py")
-        existing = env.get("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
-        added["PYTHONPATH"] = os.pathsep.join([str(folder), *([existing] if existing else [])])
+        existing_node = env.get("NODE_OPTIONS", os.environ.get("NODE_OPTIONS", ""))
+        quoted = '"' + str(hook).replace("\\", "\\\\").replace('"', '\\"') + '"'
+        existing_path = env.get("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
+        added = {ENV_FILE: str(log),
+                 "NODE_OPTIONS": " ".join([f"--require {quoted}", *([existing_node] if existing_node else [])]),
+                 "PYTHONPATH": os.pathsep.join([str(folder), *([existing_path] if existing_path else [])])}
+        if isinstance(server, NodeServer):
+            node = shutil.which("node")
+            prefix = (str(Path(node).resolve().parent.parent),) if node else ()
+            return cls(folder, log, added, (*server.roots, *prefix), "node")
         interpreter = Path(server.interpreter).absolute()
         return cls(folder, log, added, (*server.roots, str(interpreter.parent.parent)), "python")
 
