@@ -7,13 +7,12 @@ from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from mcpfuzz.strategies.payloads.canaries import CanaryLayout
-
 from mcpfuzz.engine.events import Notice
 from mcpfuzz.engine.observe.places import Places
 from mcpfuzz.engine.observe.records import RecordFile
 from mcpfuzz.engine.observe.setup import ObserveSetup, observed_server
 from mcpfuzz.engine.observe.watch import ObservationWatch
+from mcpfuzz.strategies.payloads.canaries import CanaryLayout
 
 if TYPE_CHECKING:
     from mcpfuzz.engine.plan.context import RunContext
