@@ -46,13 +46,13 @@ def start_observation(context: RunContext) -> ObserveSetup | None:
 
 
 def given_places(config: Any, layout: CanaryLayout | None) -> tuple[list[str], ...]:
-    """(given, planted, own) folders: the workspace (or the server's working folder) and --allow-path; the run's
-    planted root; the hits folder."""
+    """(given, planted, own) folders: the workspace and the server's working folder (--cwd), --allow-path; the
+    run's planted root; the hits folder."""
     allowed = list(getattr(config, "allow_paths", ()))
+    cwd = getattr(config.target, "cwd", None)  # the workspace, or the folder --cwd named for the server
     if layout is not None:
-        return [layout.workspace, *allowed], [layout.root], [layout.hits]
-    cwd = getattr(config.target, "cwd", None) or os.getcwd()
-    return [cwd, *allowed], [], []
+        return [layout.workspace, *([cwd] if cwd else []), *allowed], [layout.root], [layout.hits]
+    return [cwd or os.getcwd(), *allowed], [], []
 
 
 def planted_places(watch: ObservationWatch, config: Any, layout: CanaryLayout) -> Places:
