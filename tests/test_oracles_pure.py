@@ -17,6 +17,7 @@ from mcpfuzz.engine.monitor.pileup import PILEUP_LIMITS
 from mcpfuzz.engine.session.collector import Collector
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.client_check import AnswerMode, RetryKind
+from mcpfuzz.jsonrpc.effects import Effect, Observation, Op
 from mcpfuzz.jsonrpc.exchange import Exchange, ProcessEnd
 from mcpfuzz.jsonrpc.expectation import Expectation, ReaderLimit
 from mcpfuzz.jsonrpc.frame import Case
@@ -231,6 +232,19 @@ def tools_at_once(alone_a: tuple[object, object], alone_b: tuple[object, object]
 def text(value: str, **meta: object) -> dict:
     """A tool result of one text item (with `_meta` when given)."""
     return {"content": [{"type": "text", "text": value}], **({"_meta": meta} if meta else {})}
+
+
+def hooked(*effects: Effect, read_only: bool = False, open_world: bool = False, inputs: tuple[str, ...] = ()
+             ) -> Exchange:
+    """A tool call answered plainly, with what the hook in the server saw it do."""
+    built = exchange(tool_call(5), result(5, text("done")))
+    return replace(built, case=replace(built.case, family="tool"),
+                   observation=Observation(effects, read_only=read_only, open_world=open_world, inputs=inputs))
+
+
+OUTSIDE_READ = Effect(Op.READ, path="/tmp/r/linked/linked.txt", pid=4, program="s.py", outside=True)
+SHELL_LINE = Effect(Op.EXEC, argv=("/bin/sh", "-c", "wc -l x; touch /tmp/m"), pid=4, program="s.py")
+CONNECTION = Effect(Op.CONNECT, address="127.0.0.1:9", pid=4, program="s.py")
 
 
 def listed(rid: int) -> Expectation:
@@ -504,7 +518,7 @@ RULES: dict[str, Rule] = {
         3, -32603, "connect ECONNREFUSED 127.0.0.1:5432")), ()),
     "declared-served templates/list missing": Rule(P.DECLARED_SERVED, exchange(Expectation(
         judge=P.DECLARED_SERVED, id=3, result_ok=True, error_ok=True, well_formed=True,
-        method="resources/templates/list", listing=ListingCheck("resources", 1, ())), error(3, -32601)), (MEDIUM,)),
+        method="resources/templates/list", parts=(ListingCheck("resources", 1, ()),)), error(3, -32601)), (MEDIUM,)),
     "declared-served later page refused (a stale cursor)": Rule(P.DECLARED_SERVED, exchange(
         listing(3, page=2, cursors=("a",)), error(3, -32602)), ()),
     "declared-served cursor loop": Rule(P.DECLARED_SERVED, exchange(listing(3, page=2, cursors=("a",)), result(
@@ -591,6 +605,17 @@ RULES: dict[str, Rule] = {
         canary_files=("hit-0123456789abcdef",)), (HIGH,)),
     "command-injection another call's hit file": Rule(P.COMMAND_INJECTION, replace(exchange(
         tool_call(5), result(5, text("hello"))), canary_files=("hit-0123456789abcdef",)), ()),
+    # Seen by the hook in the server (--observe, --security): what the call did, whatever it answered.
+    "sandbox-escape a read outside seen": Rule(P.SANDBOX_ESCAPE, hooked(OUTSIDE_READ), (HIGH,)),
+    "sandbox-escape a read inside seen": Rule(P.SANDBOX_ESCAPE, hooked(replace(OUTSIDE_READ, outside=False)), ()),
+    "command-injection a shell line holding the input": Rule(P.COMMAND_INJECTION, hooked(
+        SHELL_LINE, inputs=("x; touch /tmp/m",)), (HIGH,)),
+    "command-injection a shell line without the input": Rule(P.COMMAND_INJECTION, hooked(
+        SHELL_LINE, inputs=("hello",)), ()),
+    "read-only-truthful a read-only tool's shell": Rule(P.READ_ONLY_TRUTHFUL, hooked(SHELL_LINE, read_only=True),
+                                                        (MEDIUM,)),
+    "network-egress a closed-world tool connects": Rule(P.NETWORK_EGRESS, hooked(CONNECTION), (MEDIUM,)),
+    "network-egress an open-world tool connects": Rule(P.NETWORK_EGRESS, hooked(CONNECTION, open_world=True), ()),
     # client-requests: legacy, the call whose server asked for input is answered, whatever mcpfuzz answered.
     "client-requests dropped after a valid answer": Rule(P.CLIENT_REQUESTS, exchange(asking(1), ELICIT), (CRITICAL,)),
     "client-requests dropped after a bad answer": Rule(P.CLIENT_REQUESTS, exchange(

@@ -119,6 +119,13 @@ SERVER_OPTIONS = [
               help="Also look for sandbox escapes and command injection: the stdio server runs in a temporary "
               "workspace ({workspace} in its command) with canary files around it; path and shell payloads "
               "aim at them (sandbox-escape, command-injection oracles)."),
+    click.option("--observe", is_flag=True, default=False,
+              help="See what each call does, not only what it answers: a hook loaded into a Python or Node server "
+              "mcpfuzz starts reports the files it touches, the processes it starts and the connections it opens "
+              "(sandbox-escape, command-injection, network-egress, read-only-truthful); on with --security."),
+    click.option("--allow-path", "allow_paths", multiple=True, type=click.Path(file_okay=False), metavar="DIR",
+              help="A folder the server may touch besides its workspace (or working folder), with --observe or "
+              "--security (repeatable)."),
     click.option("--coverage", is_flag=True, default=False,
               help="Steer the fuzz phase by the lines of the server's own code each call reaches (a Python or Node "
               "server mcpfuzz starts, over stdio or --launch: a tracer loaded at its start-up, V8's coverage for "
@@ -222,7 +229,8 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
         include_targets=include, exclude_targets=exclude, read_only=options["read_only"],
         target_options=_typed_options(options),
         cwd=cwd, security=options["security"], coverage=options["coverage"] or options["coverage_sdk"],
-        coverage_sdk=options["coverage_sdk"],
+        coverage_sdk=options["coverage_sdk"], observe=options["observe"],
+        allow_paths=tuple(str(Path(path).resolve()) for path in options["allow_paths"]),
         strict_types=options["strict_types"],
         corpus=check_corpus(options["corpus_dir"]), replay_corpus=not options["no_replay"],
         log_frames=Path(log_frames) if log_frames else None, max_examples=options["max_examples"], http=http,

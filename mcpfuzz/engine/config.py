@@ -75,6 +75,8 @@ class RunConfig:
     security: bool = False  # --security: a canary workspace for the server, the sandbox and injection oracles
     coverage: bool = False  # --coverage: a Python stdio server traced, the fuzz phase steered by the lines it reaches
     coverage_sdk: bool = False  # --coverage-sdk: installed packages' lines count too
+    observe: bool = False  # --observe: the side effects of each call seen by a hook in the server (no payloads)
+    allow_paths: tuple[str, ...] = ()  # --allow-path: folders besides the workspace the server may touch
     baseline: Baseline | None = None  # accepted findings: they do not fail the run; a stale entry does
     # Values from ${VAR} in a config or servers file: they may be credentials wherever they were put.
     known_secrets: tuple[str, ...] = ()

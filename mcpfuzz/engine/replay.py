@@ -9,6 +9,8 @@ from mcpfuzz.corpus.store import CorpusError, CorpusStore
 from mcpfuzz.engine.alone_answers import run_case
 from mcpfuzz.engine.events import Finding
 from mcpfuzz.engine.judge import FindingSet
+from mcpfuzz.engine.observe.start import replay_observation
+from mcpfuzz.engine.observe.watch import ObservationWatch
 from mcpfuzz.engine.security.canary_watch import CanaryWatch
 from mcpfuzz.engine.security.workspace import WORKSPACE_PLACEHOLDER, SecurityWorkspace
 from mcpfuzz.engine.session.modes import speaking, thorough
@@ -18,6 +20,7 @@ from mcpfuzz.jsonrpc.case_json import CaseFormatError
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.versions import PLAIN_JSONRPC
+from mcpfuzz.strategies.payloads.canaries import CanaryLayout
 from mcpfuzz.transport.connect import ServerTarget
 from mcpfuzz.transport.errors import ServerStartError, TransportError
 
@@ -87,21 +90,38 @@ async def replay_one(replayable: Replayable, server: ServerTarget | None, option
                              "workspace of a --security finding, and this transcript is not one; write a folder in "
                              "its place", replayable, server=server)
     if replayable.security is None:
-        return await _replay_in(replayable, replayable.case, server, options, oracles, None)
+        return await _observed_replay(replayable, replayable.case, server, options, oracles, None, None)
     workspace = SecurityWorkspace.create()
     try:
         case = workspace.relocate(replayable.case, replayable.security)
-        outcome = await _replay_in(replayable, case, workspace.place(server), options, oracles,
-                                   CanaryWatch(workspace.layout.hits, workspace.folder))
+        outcome = await _observed_replay(replayable, case, workspace.place(server), options, oracles,
+                                         CanaryWatch(workspace.layout.hits, workspace.folder), workspace.layout)
         # The workspace is gone once this returns: the outcome shows the server with `{workspace}` as saved.
         return replace(outcome, server=server)
     finally:
         workspace.remove()
 
 
+async def _observed_replay(replayable: Replayable, case: Case, server: ServerTarget, options: SessionOptions,
+                           oracles: tuple[str, ...], canaries: CanaryWatch | None, layout: CanaryLayout | None
+                           ) -> ReplayOutcome:
+    """`_replay_in` with the side effects of the case seen, when the server is a Python or Node program."""
+    observed = replay_observation(server, layout, options.env or {})
+    if observed is None:
+        return await _replay_in(replayable, case, server, options, oracles, canaries)
+    setup, watch = observed
+    try:
+        options = replace(options, env={**(options.env or {}), **setup.env})
+        return await _replay_in(replayable, case, server, options, oracles, canaries, watch)
+    finally:
+        setup.remove()
+
+
 async def _replay_in(replayable: Replayable, case: Case, server: ServerTarget, options: SessionOptions,
-                     oracles: tuple[str, ...], canaries: CanaryWatch | None) -> ReplayOutcome:
-    """The case sent to a fresh `server` and judged (with the hit files `canaries` saw, when it watches any)."""
+                     oracles: tuple[str, ...], canaries: CanaryWatch | None,
+                     watch: ObservationWatch | None = None) -> ReplayOutcome:
+    """The case sent to a fresh `server` and judged (with the hit files `canaries` saw, when it watches any, and
+    the side effects `watch` saw)."""
     try:
         async with Session(server, options) as session:
             with speaking(session, replayable.era, replayable.version or None), thorough(session):
@@ -122,6 +142,10 @@ async def _replay_in(replayable: Replayable, case: Case, server: ServerTarget, o
         return ReplayOutcome(replayable.path, ERROR, unusable, replayable, server=server)
     if canaries is not None:
         canaries.look(exchange)
+    if watch is not None:
+        watch.look(exchange)
+        if not watch.seeing:
+            exchange.observation = None
     status, findings = judge_replay(replayable, exchange, oracles)
     return ReplayOutcome(replayable.path, status, "", replayable, findings, server)
 

@@ -17,6 +17,9 @@ from mcpfuzz.engine.errors import UnusableServer
 from mcpfuzz.engine.events import EventSink, Notice, ResourcesSampled, RunFinished, RunStarted, StopReason
 from mcpfuzz.engine.monitor.monitor import Monitor
 from mcpfuzz.engine.monitor.resources import Sample
+from mcpfuzz.engine.observe.listener import LoopbackListener
+from mcpfuzz.engine.observe.setup import ObserveSetup
+from mcpfuzz.engine.observe.start import start_observation, unseen_notice
 from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.plan.finishing import finish, verify
 from mcpfuzz.engine.plan.phase import Plan, execute_phases
@@ -34,6 +37,9 @@ class Run:
 
     def __init__(self, config: RunConfig, emit: EventSink, plan: Plan | None = None) -> None:
         workspace = SecurityWorkspace.create() if config.security else None
+        self.listener = LoopbackListener() if workspace is not None else None  # where URL payloads point
+        if workspace is not None and self.listener is not None:
+            workspace = workspace.listening(self.listener.url)
         self.context = RunContext.create(secured(config, workspace) if workspace is not None else config, emit)
         if workspace is not None:
             self.context.security = workspace
@@ -43,6 +49,7 @@ class Run:
             self.context.corpus.target, self.context.corpus.security = config.target, workspace.layout
         self.plan = plan if plan is not None else plan_for(self.context.config)
         self.coverage: CoverageSetup | None = None  # --coverage: the tracer's folder, made when the run starts
+        self.observing: ObserveSetup | None = None  # --observe, --security: the hooks' folder
 
 
     async def execute(self) -> RunFinished:
@@ -54,6 +61,10 @@ class Run:
                 self.context.security.remove()
             if self.coverage is not None:
                 self.coverage.remove()
+            if self.observing is not None:
+                self.observing.remove()
+            if self.listener is not None:
+                self.listener.close()
 
     async def _execute(self) -> RunFinished:
         context = self.context
@@ -62,8 +73,11 @@ class Run:
         context.emit(RunStarted(config.server_label, config.seed, config.oracles, config.budget, config.timeout))
         context.hypothesis()  # its tables built in the background while the server starts and is probed
         _detect_sdk(context)
-        self.coverage = _start_coverage(context)
-        extra_env = self.coverage.env if self.coverage is not None else {}
+        # The hooks first: the coverage tracer goes before them on PYTHONPATH, and runs their sitecustomize after it.
+        self.observing = start_observation(context)
+        observe_env = self.observing.env if self.observing is not None else {}
+        self.coverage = _start_coverage(context, {**config.env, **observe_env})
+        extra_env = {**observe_env, **(self.coverage.env if self.coverage is not None else {})}
         if config.shared is not None:
             context.shared = await anyio.to_thread.run_sync(partial(
                 SharedHub, config.shared, server=config.target, seed=config.seed, redactor=context.redactor))
@@ -116,6 +130,8 @@ class Run:
             context.internal_error(error)
         finally:
             context.monitor.finish()  # memory judged on each process' whole series, a stopped run's too
+            if self.observing is not None:
+                unseen_notice(context, self.observing)
         await verify(context, session, context.budget.verify_until_for(len(context.findings.entries())))
 
 
@@ -142,7 +158,7 @@ def _detect_sdk(context: RunContext) -> None:
     context.sdk = detect_sdk(words)
 
 
-def _start_coverage(context: RunContext) -> CoverageSetup | None:
+def _start_coverage(context: RunContext, env: dict[str, str]) -> CoverageSetup | None:
     """--coverage: the tracer's folder for a Python or Node server mcpfuzz starts (a stdio command, or an HTTP
     server's --launch command); else one Notice why not."""
     config = context.config
@@ -160,9 +176,9 @@ def _start_coverage(context: RunContext) -> CoverageSetup | None:
         context.emit(Notice(f"--coverage is off: {server}; the run goes on without it"))
         return None
     if isinstance(server, NodeServer):
-        setup = node_setup(server, include_sdk=config.coverage_sdk, env=config.env)
+        setup = node_setup(server, include_sdk=config.coverage_sdk, env=env)
     else:
-        setup = CoverageSetup.create(server, include_sdk=config.coverage_sdk, env=config.env)
+        setup = CoverageSetup.create(server, include_sdk=config.coverage_sdk, env=env)
     context.coverage = CoverageBook(setup.log)
     return setup
 

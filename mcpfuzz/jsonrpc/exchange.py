@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
+from mcpfuzz.jsonrpc.effects import Observation
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.incoming import NOTIFICATION, Incoming
@@ -87,6 +89,10 @@ class Exchange:
     # --security: canary tokens no answer can be evidence of: sent by mcpfuzz earlier in the run, or naming a file
     # or folder inside the workspace (something the fuzzer created there), so the server may only be echoing them.
     canaries_echoed: tuple[str, ...] = ()
+    # --observe / --security: what the server process was seen doing during the case (None: not observed).
+    observation: Observation | None = None
+    # When the exchange was made (time.monotonic(), just before its frame went out): side effects after it are its.
+    started: float = field(default_factory=time.monotonic)
 
     def progress_count(self) -> int:
         """How many progress notifications arrived while the case was open (a long call saying it is working)."""

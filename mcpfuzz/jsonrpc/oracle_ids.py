@@ -47,6 +47,7 @@ class OracleId(str, Enum):
     USE_AFTER_DELETE = "use-after-delete"
     TASK_IDS = "task-ids"
     LIST_IDENTITY = "list-identity"
+    NETWORK_EGRESS = "network-egress"
 
     def __str__(self) -> str:
         # The id itself in messages, f-strings and file names, on every Python version.

@@ -13,6 +13,7 @@ from mcpfuzz.oracles import (  # noqa: F401
     list_identity,
     memory,
     notifications,
+    observed,
     process,
     result_shapes,
     semantic,

@@ -20,16 +20,23 @@ from collections.abc import Iterator
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
+from mcpfuzz.oracles.observed import escapes, injections
 from mcpfuzz.strategies.payloads.canaries import CANARY_TOKEN, OUTSIDE, Place
 
 SandboxEscapeFailure = failure_class(OracleId.SANDBOX_ESCAPE, "A file outside the server's workspace was read")
 CommandInjectionFailure = failure_class(OracleId.COMMAND_INJECTION, "A shell ran text from the arguments")
 _OUTSIDE = {place.value for place in OUTSIDE}
+_WHERE = {Place.SIBLING.value: "the sibling folder sharing the workspace's name as a prefix",
+          Place.LINKED.value: "the folder a symlink inside the workspace points to"}
 
 
 @register(SandboxEscapeFailure, Severity.HIGH)
 def sandbox_escape(exchange: Exchange) -> Iterator[Failure]:
-    """An answer quotes a canary planted outside the workspace mcpfuzz gave the server (--security only)."""
+    """The hook in the server saw a path outside its folders touched; unhooked, an answer quotes an outside canary."""
+    if exchange.observation is not None:
+        for message, key, detail in escapes(exchange):
+            yield SandboxEscapeFailure(Severity.HIGH, message, key, detail=detail)
+        return
     sent = b"".join(exchange.frames) or exchange.case.data
     echoed = set(exchange.canaries_echoed)
     seen: set[str] = set()
@@ -39,8 +46,7 @@ def sandbox_escape(exchange: Exchange) -> Iterator[Failure]:
             place, token = match.group("place"), match.group(0)
             if place in _OUTSIDE and place not in seen and token not in echoed and token.encode() not in sent:
                 seen.add(place)
-                where = "the sibling folder sharing the workspace's name as a prefix" \
-                    if place == Place.SIBLING.value else "the workspace's parent folder"
+                where = _WHERE.get(place, "the workspace's parent folder")
                 yield SandboxEscapeFailure(
                     Severity.HIGH, f"the answer holds the canary planted in {where}, outside the workspace the "
                                    "server was given: the call read a file its sandbox should have refused", place)
@@ -48,9 +54,7 @@ def sandbox_escape(exchange: Exchange) -> Iterator[Failure]:
 
 @register(CommandInjectionFailure, Severity.HIGH, quiet_on_plain=False)
 def command_injection(exchange: Exchange) -> Iterator[Failure]:
-    """A canary file that only a shell running this call's payload could create appeared (--security only)."""
-    if not exchange.canary_files:
-        return
+    """A canary file only this call's shell payload makes appeared, or the hook saw input run as program or shell."""
     sent = b"".join(exchange.frames) or exchange.case.data
     for name in exchange.canary_files:
         if name.encode() in sent:
@@ -59,3 +63,6 @@ def command_injection(exchange: Exchange) -> Iterator[Failure]:
                                "evaluator) ran the command this call put in its arguments", "shell",
                 detail=name)
             return
+    for message, key, detail in injections(exchange):  # no hit file: the process the hook saw start is the evidence
+        yield CommandInjectionFailure(Severity.HIGH, message, key, detail=detail)
+        return

@@ -17,6 +17,7 @@ from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.parts.state import StateCheck
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
+from mcpfuzz.oracles.observed import read_only_changes
 
 ReadOnlyTruthfulFailure = failure_class(OracleId.READ_ONLY_TRUTHFUL, "A read-only tool changes state")
 IdempotentRetryFailure = failure_class(OracleId.IDEMPOTENT_RETRY, "An idempotent tool changes state when retried")
@@ -64,7 +65,10 @@ def _changed_message(state: StateCheck, index: int) -> str:
 
 @register(ReadOnlyTruthfulFailure, Severity.MEDIUM)
 def read_only_truthful(exchange: Exchange) -> Iterator[Failure]:
-    """A call of a tool annotated readOnlyHint: true changes what a list, a read or a read-only tool answers."""
+    """A readOnlyHint: true tool's call changes what is listed or read, or (seen by the hook) a file or a process."""
+    for message, key, detail in read_only_changes(exchange):
+        yield ReadOnlyTruthfulFailure(Severity.MEDIUM, message, key, detail=detail)
+        return
     state = _state(exchange, OracleId.READ_ONLY_TRUTHFUL)
     if state is None or not state.confirmed():
         return

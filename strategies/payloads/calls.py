@@ -14,7 +14,7 @@ from mcpfuzz.strategies.payloads.expressions import expression_payloads
 from mcpfuzz.strategies.payloads.family import Family, Payload
 from mcpfuzz.strategies.payloads.paths import path_payloads
 from mcpfuzz.strategies.payloads.regexes import REGEX_PAYLOADS
-from mcpfuzz.strategies.payloads.urls import URL_PAYLOADS
+from mcpfuzz.strategies.payloads.urls import url_payloads
 
 
 def site_payloads(site: Site, layout: CanaryLayout | None, target: str) -> list[tuple[Family, Payload]]:
@@ -32,7 +32,7 @@ def site_payloads(site: Site, layout: CanaryLayout | None, target: str) -> list[
         elif family is Family.REGEX:
             found += [(family, p) for p in REGEX_PAYLOADS]
         else:
-            found += [(family, p) for p in URL_PAYLOADS]
+            found += [(family, p) for p in url_payloads(layout)]
     if layout is not None and Family.COMMAND not in families_of(site.name, site.schema) and is_string_site(site.schema):
         found += [(Family.COMMAND, p) for p in shell_payloads(layout, where)]
     return found

@@ -17,9 +17,10 @@ class Place(str, Enum):
     WORKSPACE = "workspace"  # inside: the server may read it
     SIBLING = "sibling"  # a folder beside the workspace whose name starts with the workspace's
     PARENT = "parent"  # the folder holding both
+    LINKED = "linked"  # a folder beside the workspace that a symlink planted inside the workspace points to
 
 
-OUTSIDE = (Place.SIBLING, Place.PARENT)
+OUTSIDE = (Place.SIBLING, Place.PARENT, Place.LINKED)
 TOKEN_HEX = 16
 # A token names its place, so a result holding one says where the server read from.
 CANARY_TOKEN = re.compile(rf"mcpfuzz-canary-(?P<place>{'|'.join(p.value for p in Place)})-[0-9a-f]{{{TOKEN_HEX}}}")
@@ -32,6 +33,9 @@ SIBLING_NAME = "workspace-private"  # shares the workspace's name as a prefix: `
 WORKSPACE_FILE = "notes.txt"
 SIBLING_FILE = "secret.txt"
 PARENT_FILE = "outside.txt"
+LINKED_NAME = "linked"
+LINKED_FILE = "linked.txt"
+LINK_NAME = "shared"  # the symlink inside the workspace, to the linked folder: `shared/linked.txt` looks inside
 
 
 def canary_token(place: Place, nonce: str) -> str:
@@ -62,6 +66,7 @@ class CanaryLayout:
     root: str
     hits: str
     nonce: str
+    listener: str = ""  # the run's loopback listener (`http://127.0.0.1:PORT`), where URL payloads point
 
     @property
     def workspace(self) -> str:
@@ -72,6 +77,11 @@ class CanaryLayout:
     def sibling(self) -> str:
         """The folder beside the workspace whose name starts with the workspace's."""
         return f"{self.root}/{SIBLING_NAME}"
+
+    @property
+    def linked(self) -> str:
+        """The folder outside the workspace that the workspace's symlink `LINK_NAME` points to."""
+        return f"{self.root}/{LINKED_NAME}"
 
     def hit_path(self, token: str) -> str:
         """The file a shell running the payload of `token` creates."""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from mcpfuzz.strategies.payloads.canaries import (
+    LINK_NAME,
+    LINKED_FILE,
     PARENT_FILE,
     SIBLING_FILE,
     SIBLING_NAME,
@@ -33,7 +35,13 @@ def path_payloads(layout: CanaryLayout | None) -> tuple[Payload, ...]:
     if layout is None:
         return INERT
     root, workspace = layout.root, layout.workspace
+    climbed = root.rstrip("/").rsplit("/", 1)[-1]
     return INERT + (
+        ("a symlink inside the workspace pointing out", f"{LINK_NAME}/{LINKED_FILE}"),
+        ("an absolute path through a symlink pointing out", f"{workspace}/{LINK_NAME}/{LINKED_FILE}"),
+        ("a climb past the root and back", f"../../{climbed}/{PARENT_FILE}"),
+        ("a percent-encoded parent escape", f"..%2f{PARENT_FILE}"),
+        ("a double-encoded parent escape", f"%252e%252e%252f{PARENT_FILE}"),
         ("a sibling-prefix escape", f"../{SIBLING_NAME}/{SIBLING_FILE}"),
         ("an absolute sibling-prefix path", f"{layout.sibling}/{SIBLING_FILE}"),
         ("the workspace, then up to its sibling", f"{workspace}/../{SIBLING_NAME}/{SIBLING_FILE}"),

@@ -24,6 +24,8 @@ from mcpfuzz.engine.events import (
 from mcpfuzz.engine.internal_errors import InternalErrors
 from mcpfuzz.engine.judge import FindingSet, Verdict, observed_finding
 from mcpfuzz.engine.monitor.monitor import Monitor, MonitorOptions
+from mcpfuzz.engine.observe.start import judge_with
+from mcpfuzz.engine.observe.watch import ObservationWatch
 from mcpfuzz.engine.phases.caller import Caller
 from mcpfuzz.engine.phases.coverage_search import CoverageSearch
 from mcpfuzz.engine.phases.frame_fuzz import FrameFuzz
@@ -55,8 +57,8 @@ ReportAdjuster = Callable[[tuple[Finding, ...], Stats], tuple[tuple[Finding, ...
 StatusPart = Callable[[], dict[str, object]]
 # MCP's streamable HTTP rules (status codes, sessions, Origin) do not bind a plain JSON-RPC endpoint.
 MCP_TRANSPORT_ORACLES = (OracleId.HTTP_STATUS, OracleId.SESSION_LEAK, OracleId.ORIGIN_CHECK)
-# Judged only with --security: without its canaries they have nothing to see.
-SECURITY_ORACLES = (OracleId.SANDBOX_ESCAPE, OracleId.COMMAND_INJECTION)
+# Judged only with --security or --observe: without canaries or a hook in the server they have nothing to see.
+SECURITY_ORACLES = (OracleId.SANDBOX_ESCAPE, OracleId.COMMAND_INJECTION, OracleId.NETWORK_EGRESS)
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,7 @@ class RunContext:
     # --security: the server as given, `{workspace}` unexpanded, so that each re-check plants a workspace of its own.
     target_as_given: ServerTarget | None = None
     coverage: CoverageBook | None = None  # --coverage: the lines the traced server reported, once its tracer is in
+    observation: ObservationWatch | None = None  # --observe, --security: side effects the server's hook reports
     internal: InternalErrors = field(default_factory=InternalErrors)  # mcpfuzz's own errors, each ending one case
     phase: str = ""  # the phase running now (where an internal error happened)
 
@@ -120,7 +123,7 @@ class RunContext:
         """A fresh context: events redacted once before any handler sees them, the corpus opened (or said why not)."""
         if config.jsonrpc_methods is not None:
             config = replace(config, oracles=tuple(o for o in config.oracles if o not in MCP_TRANSPORT_ORACLES))
-        if not config.security:
+        if not (config.security or config.observe):
             config = replace(config, oracles=tuple(o for o in config.oracles if o not in SECURITY_ORACLES))
         redactor = Redactor(config.secrets)
         sink: EventSink = RedactingSink(emit, redactor)
@@ -159,6 +162,8 @@ class RunContext:
             self.stats.targets[target] = self.stats.targets.get(target, 0) + 1
         if self.canaries is not None:
             self.canaries.look(exchange)
+        if self.observation is not None:
+            judge_with(self, exchange)
         try:
             judged = self.findings.judge_all(exchange, self.config.oracles)
         except Exception as error:  # a bug of mcpfuzz's own ends this case's judging only, and is reported

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from functools import partial
 
 from mcpfuzz.engine.alone_answers import run_case
 from mcpfuzz.engine.attribution.known import explain
 from mcpfuzz.engine.events import Finding, Notice, RunFinished, Upstream
 from mcpfuzz.engine.judge import FindingSet, group_by_upstream, group_under_tools, name_the_share
+from mcpfuzz.engine.observe.start import judge_planted, judge_with
 from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.plan.verdict import untested_reason
 from mcpfuzz.engine.security.planted_run import plantable, run_planted
@@ -89,11 +91,14 @@ async def _rerun(context: RunContext, session: Session, finding: Finding, case: 
     if _planted(context):
         assert context.security is not None and context.target_as_given is not None
         return await run_planted(context.target_as_given, session.options, case, context.security.layout,
-                                 era=era, version=finding.protocol_version or None, until=until)
+                                 era=era, version=finding.protocol_version or None, until=until,
+                                 judged=partial(judge_planted, context))
     with speaking(session, era, finding.protocol_version or None):
         exchange = await run_case(session, case)
     if context.canaries is not None:
         context.canaries.look(exchange)
+    if context.observation is not None:
+        judge_with(context, exchange)
     return exchange
 
 

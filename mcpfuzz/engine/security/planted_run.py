@@ -8,6 +8,7 @@ for the run's sake, not the server's.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 import anyio
@@ -33,10 +34,12 @@ def plantable(target: ServerTarget) -> bool:
 
 
 async def run_planted(target: ServerTarget, options: SessionOptions, case: Case, saved: CanaryLayout, *,
-                      era: Era | None, version: str | None, until: float) -> Exchange | None:
+                      era: Era | None, version: str | None, until: float,
+                      judged: Callable[[Exchange, CanaryLayout], None] | None = None) -> Exchange | None:
     """`case` (its frames naming the folders of `saved`) sent alone to a fresh server of `target` (`{workspace}`
     unexpanded) started in a newly planted workspace, with that workspace's hit files told to the exchange; the
-    workspace is removed afterwards. None when `until` (time.monotonic()) came before the case was judged.
+    workspace is removed afterwards (`judged`: told the exchange and the new layout before). None when `until`
+    (time.monotonic()) came before the case was judged.
 
     Raises what opening a Session and `run_case` raise (ServerStartError, HarnessError, TransportError).
     """
@@ -53,6 +56,8 @@ async def run_planted(target: ServerTarget, options: SessionOptions, case: Case,
         if exchange is None or exchange.cut_short:
             return None
         CanaryWatch(workspace.layout.hits, workspace.folder).look(exchange)
+        if judged is not None:
+            judged(exchange, workspace.layout)
         return exchange
     finally:
         workspace.remove()

@@ -13,6 +13,8 @@ from typing import Any
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.strategies.payloads.canaries import (
+    LINK_NAME,
+    LINKED_FILE,
     PARENT_FILE,
     SIBLING_FILE,
     WORKSPACE_FILE,
@@ -41,10 +43,18 @@ class SecurityWorkspace:
         layout = CanaryLayout(str(root), str(hits), secrets.token_hex(8))
         for folder, name, place in ((Path(layout.workspace), WORKSPACE_FILE, Place.WORKSPACE),
                                     (Path(layout.sibling), SIBLING_FILE, Place.SIBLING),
-                                    (root, PARENT_FILE, Place.PARENT)):
+                                    (root, PARENT_FILE, Place.PARENT),
+                                    (Path(layout.linked), LINKED_FILE, Place.LINKED)):
             folder.mkdir(exist_ok=True)
             (folder / name).write_text(canary_token(place, layout.nonce) + "\n", encoding="utf-8")
+        # A name inside the workspace that leads out of it: a check of the path as written passes, the file opened
+        # is the linked folder's (CVE-2025-53109's shape).
+        (Path(layout.workspace) / LINK_NAME).symlink_to(layout.linked, target_is_directory=True)
         return cls(layout)
+
+    def listening(self, url: str) -> SecurityWorkspace:
+        """The same folders, with URL payloads pointed at the run's loopback listener `url`."""
+        return SecurityWorkspace(replace(self.layout, listener=url))
 
     @property
     def folder(self) -> str:
