@@ -18,5 +18,6 @@ server.service.on("beforeResponse", (response) => {
   if (response.body && "expires_in" in response.body) response.body.expires_in = lifetime;
 });
 await server.start(port, "127.0.0.1");
+server.issuer.url = `http://127.0.0.1:${server.address().port}`;
 process.stdout.write(`ready ${server.issuer.url}\n`);
 for (const signal of ["SIGTERM", "SIGINT"]) process.on(signal, () => server.stop().then(() => process.exit(0)));
