@@ -47,6 +47,8 @@ class OracleId(str, Enum):
     USE_AFTER_DELETE = "use-after-delete"
     TASK_IDS = "task-ids"
     LIST_IDENTITY = "list-identity"
+    AUTH_REQUIRED = "auth-required"
+    AUTH_CHALLENGE = "auth-challenge"
 
     def __str__(self) -> str:
         # The id itself in messages, f-strings and file names, on every Python version.

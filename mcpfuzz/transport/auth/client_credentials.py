@@ -29,15 +29,16 @@ class ClientCredentialsSource:
             raise AuthError(f"--oauth-client-secret-env names ${self.secret_env}, which is not set (or empty)")
         return secret
 
-    async def fetch(self) -> Token:
-        """A fresh token; AuthError saying which URL failed and what it answered (never the secret)."""
+    async def fetch(self, resource: str | None = None) -> Token:
+        """A fresh token (for this server, or for `resource`); AuthError saying which URL failed and what it answered
+        (never the secret)."""
         secret = self._secret()
         async with httpx.AsyncClient(timeout=REQUEST_TIMEOUT, follow_redirects=False, trust_env=False) as client:
             if self.discovery is None:
                 self.discovery = await discover(client, self.url)
             endpoint = self.discovery.token_endpoint
             assert endpoint is not None  # discover() refuses metadata without one
-            form = {"grant_type": "client_credentials", "resource": self.discovery.resource_id or self.url}
+            form = {"grant_type": "client_credentials", "resource": resource or self.discovery.resource_id or self.url}
             scope = self.scope or (self.discovery.challenge.params.get("scope") if self.discovery.challenge else None)
             if scope:
                 form["scope"] = scope
