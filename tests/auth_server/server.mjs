@@ -15,7 +15,11 @@ server.service.on("beforeTokenSigning", (token, req) => {
   token.payload.sub = req.body?.client_id ?? "client";
 });
 server.service.on("beforeResponse", (response) => {
-  if (response.body && "expires_in" in response.body) response.body.expires_in = lifetime;
+  if (response.body && "expires_in" in response.body) {
+    response.body.expires_in = lifetime;
+    // Each token issued, for the tests to count the renewals and to look for it in what mcpfuzz wrote.
+    process.stdout.write(`issued ${response.body.access_token}\n`);
+  }
 });
 await server.start(port, "127.0.0.1");
 server.issuer.url = `http://127.0.0.1:${server.address().port}`;

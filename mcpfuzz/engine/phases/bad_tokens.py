@@ -35,18 +35,19 @@ def forged_tokens(good: str, expired: str | None, other_audience: str | None) ->
     tokens = [BadToken("none", "no token", None),
               BadToken("garbage", "a garbage token", f"Bearer mcpfuzz-garbage-{secrets.token_hex(12)}")]
     header, claims = jwt_header(good), jwt_claims(good)
+    key = _own_key(header) if header is not None else None
     if expired is not None:
         tokens.append(BadToken("expired", "an expired token the authorization server issued", f"Bearer {expired}"))
     elif header is not None and claims is not None:
         now = int(time.time())
         old = {**claims, "iat": now - 2 * HOUR, "nbf": now - 2 * HOUR, "exp": now - HOUR}
         tokens.append(BadToken("expired", "an expired token (the good one's claims, an hour past, signed anew)",
-                               f"Bearer {_signed(header, old)}"))
+                               f"Bearer {_signed(header, old, key)}"))
     if header is not None and claims is not None:
         tokens.append(BadToken("alg-none", "an unsigned JWT (alg none) with the good token's claims",
                                f"Bearer {unsigned(header, claims)}"))
         tokens.append(BadToken("other-key", "a JWT with the good token's claims signed with another key",
-                               f"Bearer {_signed(header, claims)}"))
+                               f"Bearer {_signed(header, claims, key)}"))
     if other_audience is not None:
         tokens.append(BadToken("other-audience", "a token the authorization server issued for another resource",
                                f"Bearer {other_audience}"))
@@ -61,18 +62,22 @@ def unsigned(header: dict[str, Any], claims: dict[str, Any]) -> str:
     return ".".join((b64url_encode(json.dumps(head).encode()), b64url_encode(json.dumps(claims).encode()), ""))
 
 
-def _signed(header: dict[str, Any], claims: dict[str, Any]) -> str:
-    """The claims signed with a key of mcpfuzz's own, in the good token's algorithm family (its `kid` kept)."""
+def _own_key(header: dict[str, Any]) -> tuple[str, Any]:
+    """A key of mcpfuzz's own in the good token's algorithm family, and the algorithm to sign with."""
     alg = str(header.get("alg", "RS256"))
-    extra = {k: v for k, v in header.items() if k not in ("alg", "typ")}
-    key: Any
     if alg.startswith(("RS", "PS")):
-        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    elif alg.startswith("ES"):
+        return alg, rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    if alg.startswith("ES"):
         curve = {"ES384": ec.SECP384R1(), "ES512": ec.SECP521R1()}.get(alg, ec.SECP256R1())
-        key = ec.generate_private_key(curve)
-    elif alg.startswith("HS"):
-        key = secrets.token_bytes(64)
-    else:
-        alg, key = "RS256", rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    return jwt.encode(claims, key, algorithm=alg, headers=extra)
+        return alg, ec.generate_private_key(curve)
+    if alg.startswith("HS"):
+        return alg, secrets.token_bytes(64)
+    return "RS256", rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+def _signed(header: dict[str, Any], claims: dict[str, Any], key: tuple[str, Any] | None) -> str:
+    """The claims signed with mcpfuzz's own key (the good token's `kid` kept, so the server looks up its own key)."""
+    assert key is not None
+    alg, secret = key
+    extra = {k: v for k, v in header.items() if k not in ("alg", "typ")}
+    return jwt.encode(claims, secret, algorithm=alg, headers=extra)

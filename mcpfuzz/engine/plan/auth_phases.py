@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import anyio
 
-from mcpfuzz.engine.events import Notice, PhaseName
+from mcpfuzz.engine.events import Notice
 from mcpfuzz.engine.phases.auth_probes import LEGACY_VERSION, ProbeTarget, probe_auth
 from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.session.session import Session
@@ -19,6 +19,8 @@ from mcpfuzz.transport.http_headers import get_header
 
 AUTH_ORACLES = (OracleId.AUTH_REQUIRED.value, OracleId.AUTH_CHALLENGE.value)
 MAX_SECONDS = 30.0  # at most, for the probes (a few dozen requests; about a second on the test servers)
+# At least, whatever the protocol phases' share left: a few dozen requests, worth more than the calls they displace.
+MIN_SECONDS = 15.0
 
 
 @dataclass(frozen=True)
@@ -30,8 +32,6 @@ class AuthPhase:
 
     def skip_reason(self, context: RunContext) -> str | None:
         config = context.config
-        if PhaseName.CATALOGUE not in config.phases:
-            return "not in --phases (it runs with the catalogue)"
         if not any(oracle in config.oracles for oracle in AUTH_ORACLES):
             return "auth-required and auth-challenge are not selected"
         http = config.http
@@ -55,7 +55,7 @@ class AuthPhase:
         assert authorization is not None
         version = session.version if session.era is Era.LEGACY and session.version else LEGACY_VERSION
         target = ProbeTarget(str(getattr(server, "url", http.url)), authorization, keeper, _tool(context), version)
-        seconds = min(MAX_SECONDS, max(1.0, context.budget.protocol_deadline - time.monotonic()))
+        seconds = min(MAX_SECONDS, max(MIN_SECONDS, context.budget.protocol_deadline - time.monotonic()))
         with anyio.move_on_after(seconds) as scope:
             verdict = await probe_auth(target, context.config.timeout)
         if scope.cancelled_caught:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import os
+from urllib.parse import quote_plus
 
 import httpx
 
@@ -42,12 +44,15 @@ class ClientCredentialsSource:
             scope = self.scope or (self.discovery.challenge.params.get("scope") if self.discovery.challenge else None)
             if scope:
                 form["scope"] = scope
-            auth: httpx.BasicAuth | None = httpx.BasicAuth(self.client_id, secret)
-            if not self._basic_allowed():
+            headers = {"Accept": "application/json"}
+            if self._basic_allowed():
+                # RFC 6749 section 2.3.1: the id and secret form-encoded, then joined for HTTP Basic.
+                pair = f"{quote_plus(self.client_id)}:{quote_plus(secret)}".encode()
+                headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+            else:
                 form.update(client_id=self.client_id, client_secret=secret)
-                auth = None
             try:
-                response = await client.post(endpoint, data=form, auth=auth, headers={"Accept": "application/json"})
+                response = await client.post(endpoint, data=form, headers=headers)
             except httpx.HTTPError as error:
                 raise AuthError(f"OAuth token request to {endpoint} failed ({type(error).__name__})") from None
         if response.status_code != 200:
