@@ -8,7 +8,6 @@ authorization server issued reaches anything mcpfuzz writes; a failing token sou
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -17,7 +16,7 @@ import anyio
 import pytest
 
 from mcpfuzz.engine.config import RunConfig
-from mcpfuzz.engine.events import Event, RunFinished
+from mcpfuzz.engine.events import Event, Notice, RunFinished
 from mcpfuzz.engine.runner import run
 from mcpfuzz.oracles.base import all_oracles
 from mcpfuzz.transport.auth.settings import AuthSettings
@@ -43,6 +42,10 @@ def run_protected(target: HttpTarget, *, phases: tuple[str, ...] = ("probe",), b
     return anyio.run(run, config, (lambda event: None) if events is None else events.append)
 
 
+def notices(events: list[Event]) -> list[str]:
+    return [event.message for event in events if isinstance(event, Notice)]
+
+
 def auth_findings(finished: RunFinished) -> list[tuple[str, str, str]]:
     return sorted((f.oracle, f.severity.name.lower(), f.key) for f in finished.findings if f.oracle in AUTH_ORACLES)
 
@@ -60,10 +63,11 @@ PLANTED = [
 
 @pytest.mark.parametrize(("bug", "oracle", "severity", "key"), PLANTED, ids=[row[0] for row in PLANTED])
 def test_each_planted_bug_is_found(tmp_path: Path, bug: str, oracle: str, severity: str, key: str) -> None:
+    events: list[Event] = []
     with authorization_server(tmp_path) as issuer:
-        finished = run_protected(protected_target(issuer.url, bug))
+        finished = run_protected(protected_target(issuer.url, bug), events=events)
     found = auth_findings(finished)
-    assert any(o == oracle and s == severity and k.startswith(key) for o, s, k in found), found
+    assert any(o == oracle and s == severity and k.startswith(key) for o, s, k in found), (found, notices(events))
     assert len(found) == 1, found  # one cause, one finding
 
 
@@ -72,21 +76,21 @@ def test_the_clean_twin_has_no_auth_finding(tmp_path: Path) -> None:
     with authorization_server(tmp_path) as issuer:
         finished = run_protected(protected_target(issuer.url), events=events)
     assert auth_findings(finished) == []
-    notes = [getattr(e, "message", "") for e in events]
     # The probes ran: seven kinds of bad token on the three request kinds, none served.
-    assert "auth: 21 requests with 7 kinds of bad token, 0 served" in notes, [n for n in notes if n]
+    assert "auth: 21 requests with 7 kinds of bad token, 0 served" in notices(events), notices(events)
 
 
 def test_a_run_outlives_its_tokens_and_writes_none_of_them(tmp_path: Path) -> None:
-    """Tokens living 4 s over a 14 s run: renewed before they expire, the tools called all along; no token issued
-    is in the corpus, the frame log or any event."""
+    """Tokens living 4 s (renewed 2 s before they end) over a 60 s run: renewed all along, the tools called with
+    them; no token issued is in the corpus, the frame log or any event."""
     events: list[Event] = []
     with authorization_server(tmp_path, lifetime=4) as issuer:
-        finished = run_protected(protected_target(issuer.url), phases=("probe", "fuzz"), budget=14,
+        finished = run_protected(protected_target(issuer.url), phases=("probe", "fuzz"), budget=60,
                                  corpus=tmp_path / "corpus", log_frames=tmp_path / "frames.log", events=events)
         issued = issuer.issued()
-    assert len(issued) >= 4, len(issued)  # the first token, renewals every ~2 s, the auth phase's other audience
-    assert finished.stats.tool_calls > 0
+    # The run's last calls are past its first ten seconds: at least four renewals of 2-second tokens by then.
+    assert len(issued) >= 5, (len(issued), notices(events))
+    assert finished.stats.tool_calls > 0, notices(events)
     assert not [f for f in finished.findings if f.oracle in ("response-schema", "no-hang", *AUTH_ORACLES)], \
         [(f.oracle, f.message) for f in finished.findings]
     written = [p.read_text(errors="replace") for p in tmp_path.rglob("*") if p.is_file()
@@ -111,7 +115,7 @@ def test_a_token_command_is_run_again_as_its_tokens_expire(tmp_path: Path) -> No
         # The command asks for a token for the server's URL (its audience), so the port is chosen here.
         bound = protected_target(issuer.url).on_free_port()
         command = AuthSettings(token_command=f"{sys.executable} {script} {bound.url}")
-        finished = run_protected(replace(bound, auth=command), phases=("probe", "fuzz"), budget=12)
+        finished = run_protected(replace(bound, auth=command), phases=("probe", "fuzz"), budget=60)
     assert len(calls.read_text()) >= 3
     assert finished.stats.tool_calls > 0
     assert auth_findings(finished) == []
@@ -140,12 +144,3 @@ def test_failed_discovery_says_which_url_answered_what(tmp_path: Path) -> None:
     assert result.returncode not in (0, 1), output
     assert f"{dead}/.well-known/oauth-authorization-server" in output, output
     assert "s3cret-value-never-shown" not in output
-
-
-def test_transcripts_say_how_auth_was_given(tmp_path: Path) -> None:
-    with authorization_server(tmp_path) as issuer:
-        run_protected(protected_target(issuer.url, "no-challenge"), corpus=tmp_path / "corpus")
-    transcripts = [json.loads(p.read_text()) for p in (tmp_path / "corpus").glob("*.json") if p.name != "manifest.json"]
-    blocks = [t["server"].get("auth") for t in transcripts if isinstance(t.get("server"), dict)]
-    assert blocks and all(b and b["kind"] == "oauth-client-credentials" for b in blocks), transcripts
-    assert "--oauth-client-secret-env" in blocks[0]["replay"]

@@ -19,6 +19,7 @@ from mcpfuzz.transport.auth.challenge import parse_challenge
 from mcpfuzz.transport.auth.discovery import Fetched, authorization_server_urls, resource_metadata_urls
 from mcpfuzz.transport.auth.settings import AuthSettings
 from mcpfuzz.transport.auth.token import Token, TokenFormatError, parse_token_output
+from mcpfuzz.transport.http_target import HttpTarget
 
 pytestmark = pytest.mark.unit
 
@@ -142,3 +143,12 @@ def test_a_token_obtained_mid_run_is_hidden_by_a_redactor_made_before_it() -> No
     remember(opaque)
     assert redactor.text(f"server said {opaque}") == f"server said {REDACTED}"
     assert redactor.known(f"x{opaque}x") == f"x{REDACTED}x"
+
+
+def test_a_transcripts_server_block_says_how_to_authenticate_on_replay() -> None:
+    settings = AuthSettings(token_command="vault read -field=token secret/mcp")
+    target = HttpTarget("http://127.0.0.1:8000/mcp", auth=settings)
+    block = json.loads(json.dumps(target.to_json(Redactor())))
+    assert block["auth"]["kind"] == "token-command"
+    assert block["auth"]["replay"] == "--auth-token-command 'vault read -field=token secret/mcp'"
+    assert HttpTarget.from_json(block) == target  # `mcpfuzz replay` gets its token the same way
