@@ -65,6 +65,10 @@ class ProbeTarget:
     keeper: TokenKeeper | None
     tool: str | None  # a tool to call (None: the server lists none the run may call)
     version: str = LEGACY_VERSION
+    # True when the run was told to get tokens (a command, OAuth): the server is meant to be protected. A static
+    # Authorization header alone does not say so: a server that serves every request without a token then just
+    # does not check tokens (a note, no finding).
+    asserted: bool = False
 
 
 async def probe_auth(target: ProbeTarget, timeout: float) -> AuthVerdict:
@@ -88,8 +92,13 @@ async def probe_auth(target: ProbeTarget, timeout: float) -> AuthVerdict:
                 attempt = await _attempt(client, target, method, token, session)
                 verdict.attempts.append(attempt)
                 verdict.failures.extend((f, attempt.lines(), _expected(f.oracle)) for f in judge_attempt(attempt))
-        verdict.failures.extend((f, a.lines(), _expected(f.oracle)) for f, a in judge_served(verdict.attempts))
-        await _judge_metadata(client, target.url, verdict)
+        bare = [a for a in verdict.attempts if a.token_id == "none"]
+        if not target.asserted and bare and all(a.served for a in bare):
+            verdict.notes.append("auth probes: the server served every request without a token, so it checks no "
+                                 "token (the Authorization header given is not needed); no auth finding")
+        else:
+            verdict.failures.extend((f, a.lines(), _expected(f.oracle)) for f, a in judge_served(verdict.attempts))
+            await _judge_metadata(client, target.url, verdict)
         if session is not None:
             await _close(client, target, session)
     return verdict

@@ -53,7 +53,8 @@ class AuthPhase:
                          else get_header(dict(http.headers), "Authorization"))
         assert authorization is not None
         version = session.version if session.era is Era.LEGACY and session.version else LEGACY_VERSION
-        target = ProbeTarget(str(getattr(server, "url", http.url)), authorization, keeper, _tool(context), version)
+        target = ProbeTarget(str(getattr(server, "url", http.url)), authorization, keeper, _tool(context), version,
+                             asserted=http.auth is not None)
         seconds = MAX_SECONDS
         with anyio.move_on_after(seconds) as scope:
             verdict = await probe_auth(target, context.config.timeout)
