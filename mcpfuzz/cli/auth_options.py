@@ -23,7 +23,8 @@ AUTH_OPTIONS = [
     click.option("--oauth-client-secret-env", default=None, metavar="VAR",
                  help="With --oauth-client-id: the environment variable holding the client secret."),
     click.option("--oauth-scope", default=None, metavar="SCOPE",
-                 help="With --oauth-client-id: the scope to ask for (default: the one the server's 401 names)."),
+                 help="With --oauth-client-id: the scope to ask for (default: the 401's scope, else the resource "
+                      "metadata's scopes_supported)."),
 ]
 OPTION_NAMES = ("auth_token_command", "oauth_client_id", "oauth_client_secret_env", "oauth_scope")
 # A servers file's `auth` object: the same settings, spelled as MCP client configs spell keys.

@@ -41,7 +41,7 @@ class ClientCredentialsSource:
             endpoint = self.discovery.token_endpoint
             assert endpoint is not None  # discover() refuses metadata without one
             form = {"grant_type": "client_credentials", "resource": resource or self.discovery.resource_id or self.url}
-            scope = self.scope or (self.discovery.challenge.params.get("scope") if self.discovery.challenge else None)
+            scope = self.scope or self.discovery.scope
             if scope:
                 form["scope"] = scope
             headers = {"Accept": "application/json"}

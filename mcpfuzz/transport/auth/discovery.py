@@ -52,6 +52,18 @@ class Discovery:
         return endpoint if isinstance(endpoint, str) else None
 
     @property
+    def scope(self) -> str | None:
+        """The scope to ask for when none is given: the challenge's `scope`, else the resource's `scopes_supported`
+        (the order the MCP authorization spec's scope selection gives)."""
+        if self.challenge is not None and self.challenge.params.get("scope"):
+            return self.challenge.params["scope"]
+        doc = self.resource.document if self.resource else None
+        scopes = doc.get("scopes_supported") if doc else None
+        if isinstance(scopes, list) and scopes and all(isinstance(s, str) for s in scopes):
+            return " ".join(scopes)
+        return None
+
+    @property
     def resource_id(self) -> str | None:
         """The protected resource's identifier (RFC 9728 `resource`), the RFC 8707 `resource` to ask tokens for."""
         doc = self.resource.document if self.resource else None
