@@ -16,7 +16,7 @@ from mcpfuzz.jsonrpc.issued_secrets import remember
 from mcpfuzz.oracles.auth import Attempt, judge_attempt, judge_resource_metadata, judge_served, same_resource
 from mcpfuzz.oracles.base import Severity
 from mcpfuzz.transport.auth.challenge import parse_challenge
-from mcpfuzz.transport.auth.discovery import Fetched, authorization_server_urls, resource_metadata_urls
+from mcpfuzz.transport.auth.discovery import Discovery, Fetched, authorization_server_urls, resource_metadata_urls
 from mcpfuzz.transport.auth.settings import AuthSettings
 from mcpfuzz.transport.auth.token import Token, TokenFormatError, parse_token_output
 from mcpfuzz.transport.http_target import HttpTarget
@@ -152,3 +152,12 @@ def test_a_transcripts_server_block_says_how_to_authenticate_on_replay() -> None
     assert block["auth"]["kind"] == "token-command"
     assert block["auth"]["replay"] == "--auth-token-command 'vault read -field=token secret/mcp'"
     assert HttpTarget.from_json(block) == target  # `mcpfuzz replay` gets its token the same way
+
+
+def test_the_scope_asked_for_is_the_challenges_else_the_metadatas() -> None:
+    metadata = Fetched("http://h/.well-known/oauth-protected-resource", 200,
+                       {"resource": "http://h/mcp", "scopes_supported": ["mcp", "files:read"]})
+    assert Discovery(None, 401, metadata).scope == "mcp files:read"
+    named = parse_challenge('Bearer scope="mcp:tools", resource_metadata="x"')
+    assert Discovery(named, 401, metadata).scope == "mcp:tools"
+    assert Discovery(None, 401, Fetched("u", 200, {"resource": "r"})).scope is None
