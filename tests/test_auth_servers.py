@@ -25,7 +25,7 @@ from mcpfuzz.transport.auth.settings import AuthSettings
 from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions
 from mcpfuzz.transport.connect import open_connection
 from mcpfuzz.transport.http_target import HttpTarget
-from tests.auth_fixtures import CLIENT_SECRET_ENV, authorization_server, protected_target
+from tests.auth_fixtures import CLIENT_SECRET_ENV, ROOT, authorization_server, protected_target
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.slow
@@ -60,7 +60,7 @@ PLANTED = [
     ("alg-none", "auth-required", "critical", "served:initialize,tools/list,tools/call:alg-none"),
     ("any-audience", "auth-required", "critical", "served:initialize,tools/list,tools/call:other-audience"),
     ("query-token", "auth-required", "critical", "served:initialize,tools/list,tools/call:query"),
-    ("garbage-500", "auth-challenge", "medium", "5xx:garbage"),
+    ("garbage-500", "auth-challenge", "medium", "5xx"),
     ("no-challenge", "auth-challenge", "medium", "no-challenge"),
 ]
 
@@ -185,3 +185,27 @@ def test_failed_discovery_says_which_url_answered_what(tmp_path: Path) -> None:
     assert result.returncode not in (0, 1), output
     assert f"{dead}/.well-known/oauth-authorization-server" in output, output
     assert "s3cret-value-never-shown" not in output
+
+
+TS_PROTECTED = ROOT / "tests" / "sdk_servers" / "ts" / "protected_server.mjs"
+
+
+@pytest.mark.parametrize("bug", [None, "garbage-500"])
+def test_the_typescript_sdk_bearer_middleware(tmp_path: Path, bug: str | None) -> None:
+    """The TypeScript SDK's requireBearerAuth and metadata router: correct with an InvalidTokenError verifier (no auth
+    finding, every probe refused), a 500 for bad tokens when the verifier lets its library's error through."""
+    if not (TS_PROTECTED.parent / "node_modules" / "@modelcontextprotocol").is_dir():
+        pytest.skip("the TypeScript SDK is not installed (tests/sdk_servers/ts: npm ci)")
+    events: list[Event] = []
+    with authorization_server(tmp_path) as issuer:
+        planted = ("--bug", bug) if bug else ()
+        launch = ("node", str(TS_PROTECTED), "--port", "{port}", "--issuer", issuer.url, *planted)
+        target = replace(protected_target(issuer.url), launch=launch)
+        finished = run_protected(target, events=events)
+    found = auth_findings(finished)
+    if bug is None:
+        assert found == [], found
+        assert "auth: 21 requests with 7 kinds of bad token, 0 served" in notices(events), notices(events)
+    else:
+        assert any(k == "5xx" for _, _, k in found), (found, notices(events))
+        assert len(found) == 1, found  # every bad token answered 500: one cause

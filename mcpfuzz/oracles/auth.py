@@ -85,7 +85,7 @@ def judge_attempt(attempt: Attempt) -> Iterator[Failure]:
     if attempt.status >= 500:
         yield AuthChallengeFailure(Severity.MEDIUM, f"{attempt.method} sent with {attempt.token} got HTTP "
                                    f"{attempt.status}: the server failed on the token instead of refusing it with "
-                                   "401", f"5xx:{attempt.token_id}", server_wide=True)
+                                   "401", "5xx", server_wide=True)
         return
     challenge = parse_challenge(attempt.www_authenticate)
     if attempt.status == 403:
