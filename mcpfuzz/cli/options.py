@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from mcpfuzz.cli.auth_options import AUTH_OPTIONS, with_auth
 from mcpfuzz.cli.durations import Seconds
 from mcpfuzz.cli.shared_options import SHARED_OPTIONS, shared_from_options
 from mcpfuzz.transport.base import AUTO, TRANSPORT_CHOICES
@@ -158,6 +159,7 @@ SERVER_OPTIONS = [
               help="Extra environment variable for the server (repeatable)."),
     click.option("--header", "header_lines", multiple=True, metavar="'NAME: VALUE'",
               help="HTTP: header sent with every request, e.g. for auth (repeatable; values are never written)."),
+    *AUTH_OPTIONS,
     click.option("--launch", default=None, metavar="'CMD'",
               help="HTTP: start the server with this shell-quoted command, restart it after crashes, watch it; "
                    "{port} here and in the URL: a free port."),
@@ -193,7 +195,8 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
                                "  mcpfuzz run -- python my_server.py\nor give the URL of an HTTP server:\n"
                                "  mcpfuzz run http://127.0.0.1:8000/mcp")
     env = parse_env(options["env_pairs"])
-    http = http_target(command, options["header_lines"], options["launch"], options["transport"], env)
+    http = with_auth(http_target(command, options["header_lines"], options["launch"], options["transport"], env),
+                     options)
     if http is not None:
         command = []
     include = target_labels(options["include_tools"], options["include_targets"], "--include-target")

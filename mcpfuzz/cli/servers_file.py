@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from mcpfuzz.cli.auth_options import entry_auth_options
 from mcpfuzz.cli.variables import Expander, UnknownVariable
 from mcpfuzz.transport.base import AUTO
 
@@ -37,6 +38,7 @@ class ServerEntry:
     env: tuple[tuple[str, str], ...] = ()
     headers: tuple[tuple[str, str], ...] = ()
     transport: str = AUTO
+    auth: tuple[tuple[str, str], ...] = ()  # the `auth` object's options (a token command, OAuth client credentials)
     disabled: bool = False
     # Values that came from ${VAR}: secrets, like --env values.
     secrets: tuple[str, ...] = ()
@@ -126,7 +128,7 @@ def _entry(path: Path, name: str, spec: Any, environ: Mapping[str, str]) -> Serv
     if not isinstance(url, str):
         raise ServersFileError(f"{where}: \"url\" must be a string")
     return ServerEntry(name, url=url, headers=headers, env=env, transport=TYPES.get(kind or "", AUTO),
-                       disabled=disabled, secrets=secrets)
+                       auth=tuple(entry_auth_options(spec.get("auth")).items()), disabled=disabled, secrets=secrets)
 
 
 def _pairs(where: str, key: str, value: Any) -> tuple[tuple[str, str], ...]:
@@ -209,4 +211,6 @@ def entry_options(entry: ServerEntry, options: dict[str, Any]) -> dict[str, Any]
         merged["header_lines"] = (*(f"{k}: {v}" for k, v in entry.headers), *options.get("header_lines", ()))
         if options.get("transport", AUTO) == AUTO:
             merged["transport"] = entry.transport
+        for option, value in entry.auth:  # the command line's own settings win
+            merged[option] = options.get(option) or value
     return merged

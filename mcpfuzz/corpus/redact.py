@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from mcpfuzz.jsonrpc import issued_secrets
+
 REDACTED = "<redacted>"
 # Shorter values would blank out ordinary words ("a", "dev", "1") wherever they occur.
 MIN_SECRET_LENGTH = 4
@@ -131,17 +133,29 @@ class Redactor:
     """Replaces known secrets and anything shaped like a credential with `<redacted>`."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
-        known = {v for s in secrets if len(s) >= MIN_SECRET_LENGTH for v in _secret_variants(s)}
+        self._given = tuple(secrets)
+        self._issued = -1
+        self._compile()
+
+    def _compile(self) -> None:
+        """The patterns of the given secrets and of those the run obtained since (`issued_secrets`: tokens)."""
+        self._issued = issued_secrets.count()
+        every = (*self._given, *issued_secrets.issued())
+        known = {v for s in every if len(s) >= MIN_SECRET_LENGTH for v in _secret_variants(s)}
         self._known = _alternation(known)
         self._pieces = _alternation(piece for secret in known for piece in _secret_pieces(secret))
 
     def known(self, s: str) -> str:
         """`s` with only the known secrets replaced (for frames, which must replay byte for byte)."""
+        if self._issued != issued_secrets.count():
+            self._compile()
         return self._known.sub(REDACTED, s) if self._known is not None else s
 
     def text(self, s: str) -> str:
         """`s` with every known secret (and any start or end of one a cut left) and credential-shaped substring
         replaced."""
+        if self._issued != issued_secrets.count():
+            self._compile()
         if self._known is not None:
             s = self._known.sub(REDACTED, s)
         if self._pieces is not None:

@@ -48,6 +48,8 @@ class OracleId(str, Enum):
     TASK_IDS = "task-ids"
     LIST_IDENTITY = "list-identity"
     NETWORK_EGRESS = "network-egress"
+    AUTH_REQUIRED = "auth-required"
+    AUTH_CHALLENGE = "auth-challenge"
 
     def __str__(self) -> str:
         # The id itself in messages, f-strings and file names, on every Python version.

@@ -1,6 +1,7 @@
 """Import every built-in oracle module so that each registers itself."""
 
 from mcpfuzz.oracles import (  # noqa: F401
+    auth,
     canaries,
     cancellation,
     client,

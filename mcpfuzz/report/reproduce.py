@@ -156,6 +156,9 @@ def curl_reproduction(target: HttpTarget, frames: Sequence[bytes], posts: Postin
         names = ", ".join(name for name, _ in target.headers)
         notes.append(f"add your own {names} header{'s' if len(target.headers) > 1 else ''} "
                      "(values are never written)")
+    if target.auth is not None:
+        notes.append(f"add -H \"Authorization: Bearer $TOKEN\" to each curl line, with a token from "
+                     f"{target.auth.describe()}; `mcpfuzz replay` gets one the same way")
     if target.launch and target.env_names:
         notes.append(_env_note(target.env_names, "was launched"))
     if target.picks_port:

@@ -12,6 +12,7 @@ import httpx
 
 from mcpfuzz.jsonrpc.exchange import ProcessEnd
 from mcpfuzz.jsonrpc.http_reply import HttpReply
+from mcpfuzz.transport.auth.keeper import TokenKeeper, keeper_for
 from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions
 from mcpfuzz.transport.http_client import Poster, new_client
 from mcpfuzz.transport.http_target import HttpTarget
@@ -34,6 +35,7 @@ class HttpConnection:
         self._on_line = callbacks.on_line
         self._on_exit = callbacks.on_exit
         self._headers = dict(target.headers)
+        self.auth: TokenKeeper | None = keeper_for(target.auth, target.url) if target.auth is not None else None
         self.timeout = options.timeout
         self.call_timeout = max(options.call_timeout, options.timeout)
         self._max_line = options.max_line
@@ -72,6 +74,12 @@ class HttpConnection:
 
     async def _close(self) -> None:
         """Transport-specific cleanup at the end (shielded): end the session, close the stream."""
+
+    @property
+    def _authorized(self) -> dict[str, str]:
+        """The headers of every request, with the current bearer token when the run keeps one."""
+        token = self.auth.token if self.auth is not None else None
+        return {**self._headers, "Authorization": f"Bearer {token.value}"} if token is not None else self._headers
 
     @property
     def launched_alive(self) -> bool:

@@ -13,6 +13,7 @@ import anyio
 import httpx
 
 from mcpfuzz.jsonrpc.transport_kind import TransportKind
+from mcpfuzz.transport.auth.settings import AuthSettings
 from mcpfuzz.transport.base import AUTO, TRANSPORT_CHOICES, transport_choice
 from mcpfuzz.transport.http_headers import ACCEPT_BOTH, META_VERSION_KEY
 from mcpfuzz.transport.target import Redaction, ServerKind
@@ -38,6 +39,7 @@ class HttpTarget:
     transport: TransportKind | None = None  # None: detected from the URL's answers
     env_names: tuple[str, ...] = ()
     port: str = ""  # the port `on_free_port` chose for `{port}`; "" before (or without a placeholder)
+    auth: AuthSettings | None = None  # a token kept fresh for the run (a command or OAuth client credentials)
     kind: ClassVar[Literal[ServerKind.URL]] = ServerKind.URL
 
     @property
@@ -63,6 +65,10 @@ class HttpTarget:
                                 "launch": redaction.argv(self.launch), "headers": [name for name, _ in self.headers]}
         if self.env_names:
             data["env"] = list(self.env_names)
+        if self.auth is not None:
+            auth = self.auth.to_json()
+            data["auth"] = {**auth, **({"token_command": redaction.text(self.auth.token_command),
+                                        "replay": redaction.text(auth["replay"])} if self.auth.token_command else {})}
         return data
 
     @classmethod
@@ -73,7 +79,8 @@ class HttpTarget:
             return None
         return cls(url, launch=tuple(str(word) for word in launch) if isinstance(launch, list) else (),
                    transport=transport_choice(choice) if choice in TRANSPORT_CHOICES else None,
-                   env_names=tuple(str(name) for name in env) if isinstance(env, list) else ())
+                   env_names=tuple(str(name) for name in env) if isinstance(env, list) else (),
+                   auth=AuthSettings.from_json(data.get("auth")))
 
     @property
     def picks_port(self) -> bool:

@@ -64,6 +64,8 @@ class LegacySseServer(HttpConnection):
         self._close_stream()
         self.end, self.endpoint, self.session_id = None, None, None
         await self._start_process()
+        if self.auth is not None:
+            await self.auth.current()  # the stream and each POST carry the run's token (renewed when due)
         ready = anyio.Event()
         problem: list[str] = []
         assert self._group is not None
@@ -85,7 +87,9 @@ class LegacySseServer(HttpConnection):
         """POST one frame to the endpoint; the answer comes on the stream."""
         if not self.alive or self.endpoint is None or self._client is None:
             raise ConnectionClosed("the SSE stream is closed")
-        headers = {"Content-Type": "application/json", **self._headers}
+        if self.auth is not None:
+            await self.auth.current()
+        headers = {"Content-Type": "application/json", **self._authorized}
         if self.session_id:
             headers[SESSION_HEADER] = self.session_id
         for name, value in (extra_headers or {}).items():
@@ -117,7 +121,7 @@ class LegacySseServer(HttpConnection):
         assert self._client is not None
         scope = anyio.CancelScope()
         self._stream_scope = scope
-        headers = {"Accept": "text/event-stream", **self._headers}
+        headers = {"Accept": "text/event-stream", **self._authorized}
         try:
             with scope:
                 async with self._client.stream("GET", self.url, headers=headers,

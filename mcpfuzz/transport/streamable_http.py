@@ -14,6 +14,7 @@ from mcpfuzz.jsonrpc.exchange import ProcessEnd
 from mcpfuzz.jsonrpc.http_reply import BODY_SNIPPET, HttpReply
 from mcpfuzz.jsonrpc.param_headers import ANNOTATION, ParamHeader, param_headers
 from mcpfuzz.jsonrpc.transport_kind import TransportKind
+from mcpfuzz.transport.auth.errors import AuthError
 from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions, DeliveryKind
 from mcpfuzz.transport.errors import ConnectionClosed, ServerStartError
 from mcpfuzz.transport.http_client import POST_ERRORS, header
@@ -75,6 +76,8 @@ class StreamableHttpServer(HttpConnection):
         self.session_id, self.version, self.end, self._dead = None, None, None, False
         if self._launched is not None:
             await self._start_process()
+        if self.auth is not None:
+            await self.auth.current()  # a token source that fails stops the run here, saying why
         elif not await port_open(*host_port(self.url)):
             raise ServerStartError(f"cannot connect to {self.url} (connection refused); is the server running? "
                                    "Use --launch 'CMD' to let mcpfuzz start it")
@@ -101,13 +104,17 @@ class StreamableHttpServer(HttpConnection):
                    **mcp_headers(message, self.version, self.param_headers)}
         if self.session_id is not None:
             headers[SESSION_HEADER] = self.session_id
+        token = None
+        if self.auth is not None and not any(name.lower() == "authorization" for name in extra_headers or {}):
+            token = await self.auth.current()  # a case that sets Authorization itself (an auth probe) keeps it
+            headers["Authorization"] = f"Bearer {token}"
         for name, value in (extra_headers or {}).items():
             set_header(headers, name, value)
         reply = HttpReply(sent_session_id=get_header(headers, SESSION_HEADER))
         is_initialize = isinstance(message, dict) and message.get("method") == "initialize"
         headers_in = anyio.Event()
         assert self._group is not None
-        self._group.start_soon(self._post, data, headers, reply, is_initialize, headers_in, self._generation)
+        self._group.start_soon(self._post, data, headers, reply, is_initialize, headers_in, self._generation, token)
         # Waiting for the status keeps the server's processing order the order of our frames.
         with anyio.move_on_after(self.timeout):
             await headers_in.wait()
@@ -122,7 +129,7 @@ class StreamableHttpServer(HttpConnection):
     # -- internals -------------------------------------------------------------------------------
 
     async def _post(self, data: bytes, headers: dict[str, str], reply: HttpReply, is_initialize: bool,
-                    headers_in: anyio.Event, generation: int) -> None:
+                    headers_in: anyio.Event, generation: int, token: str | None = None) -> None:
         assert self._client is not None
         scope = anyio.CancelScope()
         self._scopes.add(scope)
@@ -131,6 +138,12 @@ class StreamableHttpServer(HttpConnection):
             with scope, anyio.move_on_after(self.call_timeout) as capped:
                 assert self._poster is not None
                 response = await self._poster.post(self.url, data, headers)
+                if response.status == 401 and token is not None and self.auth is not None:
+                    # The run's token expired or was revoked: a new one, and the frame again (the server refused it
+                    # unread, so it is sent once as far as the server is concerned).
+                    await response.aclose()
+                    headers["Authorization"] = f"Bearer {await self.auth.rejected(token)}"
+                    response = await self._poster.post(self.url, data, headers)
                 try:
                     self._record_headers(reply, response, is_initialize, generation)
                     headers_in.set()
@@ -141,6 +154,8 @@ class StreamableHttpServer(HttpConnection):
                     reply.session_live = await self._session_live(reply.session_id)
             if capped.cancelled_caught:
                 reply.error = f"no complete response within {self.call_timeout:g}s"
+        except AuthError as error:
+            reply.error = str(error)  # no new token after a 401: this frame goes unanswered, the reason said
         except (httpx.HTTPError, *POST_ERRORS) as error:
             reply.error = _describe(error)
             if generation == self._generation:
@@ -217,7 +232,7 @@ class StreamableHttpServer(HttpConnection):
     async def _listen(self, generation: int) -> None:
         """The optional GET stream of a legacy session: server requests and notifications arrive here."""
         assert self._client is not None
-        headers = {"Accept": "text/event-stream", **self._headers}
+        headers = {"Accept": "text/event-stream", **self._authorized}
         if self.session_id:
             headers[SESSION_HEADER] = self.session_id
         if self.version:
@@ -242,13 +257,13 @@ class StreamableHttpServer(HttpConnection):
         The SDKs put a fresh id on some refusals that then answers 404: that is not a leak.
         """
         assert self._client is not None
-        headers = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json", **self._headers,
+        headers = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json", **self._authorized,
                    SESSION_HEADER: session_id, **mcp_headers(None, self.version)}
         response = await self._client.post(self.url, content=SESSION_PROBE, headers=headers)
         live = response.status_code < 400
         if live:
             with contextlib.suppress(httpx.HTTPError):
-                await self._client.delete(self.url, headers={**self._headers, SESSION_HEADER: session_id})
+                await self._client.delete(self.url, headers={**self._authorized, SESSION_HEADER: session_id})
         return live
 
     async def _end_session(self) -> None:
@@ -257,7 +272,7 @@ class StreamableHttpServer(HttpConnection):
         if session_id is None or self._client is None or self._dead:
             return
         with anyio.move_on_after(CLOSE_TIMEOUT):
-            await self._client.delete(self.url, headers={**self._headers, SESSION_HEADER: session_id})
+            await self._client.delete(self.url, headers={**self._authorized, SESSION_HEADER: session_id})
 
     def _new_generation(self) -> None:
         """Answers still in flight belong to the old session or process: cancel and forget them."""
