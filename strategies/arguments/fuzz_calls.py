@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from time import perf_counter
 
 from hypothesis import reject
 from hypothesis import strategies as st
@@ -11,6 +12,8 @@ from mcpfuzz.strategies.arguments.edges import edge_call, fuzz_edge_candidates
 from mcpfuzz.strategies.arguments.negative import MAX_CHOICE, MAX_START, SPREADS, one_break
 from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema
 from mcpfuzz.strategies.short_repr import TRIES, named_composite
+
+from mcpfuzz.jsonrpc.call_split import SPLIT
 
 VALID = "valid arguments"
 # One kind of call: draws one from the example's data, or None when the drawn pieces do not fit together.
@@ -59,6 +62,15 @@ class FuzzKinds:
 
     def draw(self, draw: st.DrawFn) -> ArgumentCall:
         """One call of a kind drawn first (Hypothesis' mutator copies the kind's span between calls of an example)."""
+        if SPLIT.on:
+            started = perf_counter()
+            try:
+                return self._draw(draw)
+            finally:
+                SPLIT.add("draw", started)
+        return self._draw(draw)
+
+    def _draw(self, draw: st.DrawFn) -> ArgumentCall:
         kind = self.kinds[draw(self._kind)]
         for _ in range(TRIES):
             call = kind(draw)
