@@ -7,6 +7,7 @@ from time import perf_counter
 
 from hypothesis import reject
 from hypothesis import strategies as st
+from mcpfuzz.strategies.arguments.bulk_draws import BulkDraws
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
 from mcpfuzz.strategies.arguments.edges import edge_call, fuzz_edge_candidates
 from mcpfuzz.strategies.arguments.negative import MAX_CHOICE, MAX_START, SPREADS, one_break
@@ -46,6 +47,8 @@ class FuzzKinds:
         # Bases for negative and edge calls: every listed property present (unless that object cannot be drawn,
         # as when a property's schema is `false`), or any valid value.
         self.bases = [base for base in (schema.populated, schema.positive) if not base.is_empty]
+        # The same values from one bytes choice each where the schema compiles to a generator (bulk.py).
+        self.bulk = BulkDraws(schema)
         kinds: list[KindDraw] = [self._valid, self._negative]
         if self.edges:
             kinds.append(self._edge)
@@ -81,10 +84,11 @@ class FuzzKinds:
 
     def _base(self, draw: st.DrawFn) -> dict:
         """A valid value to change: every listed property present, or any valid value (in this order)."""
-        return draw(self.bases[draw(self._base_index)] if len(self.bases) > 1 else self.bases[0])
+        base = self.bases[draw(self._base_index)] if len(self.bases) > 1 else self.bases[0]
+        return self.bulk.value(draw, base, populated=base is self.schema.populated)
 
     def _valid(self, draw: st.DrawFn) -> ArgumentCall:
-        return ArgumentCall(POSITIVE, draw(self.schema.positive), VALID)
+        return ArgumentCall(POSITIVE, self.bulk.value(draw, self.schema.positive, populated=False), VALID)
 
     def _negative(self, draw: st.DrawFn) -> ArgumentCall | None:
         base = self._base(draw)
