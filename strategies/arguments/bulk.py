@@ -192,6 +192,8 @@ class _Compiler:
         # Each optional member present half the time up to PER_MEMBER_UP_TO of them, then OPTIONAL_AVERAGE on
         # average (compiled.py's odds), one byte each.
         threshold = 128 if optional <= PER_MEMBER_UP_TO else max(1, 256 * OPTIONAL_AVERAGE // optional)
+        if extra is True:
+            self.compiled += 2  # members nobody declared, of any JSON value: the costliest strategy to draw from
         extras = None if extra is False else _extra_members(
             _any_json if extra is True else self.compile(extra), frozenset(properties))
 
