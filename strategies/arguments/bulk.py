@@ -378,14 +378,15 @@ def _number(reader: Reader, low: float | None, low_open: bool, high: float | Non
     if byte == 0 and (low is None or low < 0 or low == 0 and not low_open) and (high is None or high > 0
                                                                             or high == 0 and not high_open):
         return 0.0
+    wanted: float
     if byte == 0:  # the simplest allowed: the bound nearest zero
-        wanted = low if low is not None and low >= 0 else high  # type: ignore[assignment]
+        wanted = low if low is not None and low >= 0 else high if high is not None else 0.0
     elif byte < 96:
         wanted = (byte % 41 - 20) / (1, 2, 4, 10)[byte % 4]
     elif byte < 160:
         wanted = FLOATS[byte % len(FLOATS)] * (-1 if byte & 1 else 1)
     elif byte < 192 and (low is not None or high is not None):
-        wanted = low if low is not None and (byte & 1 or high is None) else high  # type: ignore[assignment]
+        wanted = low if low is not None and (byte & 1 or high is None) else high if high is not None else 0.0
     else:
         wanted = struct.unpack(">d", reader.take(8))[0]
         if not math.isfinite(wanted):
