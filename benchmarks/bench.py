@@ -227,8 +227,9 @@ def print_split(rows: list[tuple[str, list[float], list[dict[str, float]], list[
     meanings = {"hypothesis": "Hypothesis' engine between examples", "draw": "drawing the calls",
                 "encode": "frame and expectation", "write": "the write to the pipe",
                 "wait": "write end to the next read", "parse": "lines split, parsed, routed",
-                "judge": "the oracles", "bookkeeping": "events, stats, corpus", "rest": "asyncio, thread hops, session"}
-    for part in (*PARTS, "rest"):
+                "judge": "the oracles", "bookkeeping": "events, stats, corpus", "rest": "asyncio, thread hops, session",
+                "cpu": "mcpfuzz's CPU per call (both threads)"}
+    for part in (*PARTS, "rest", "cpu"):
         cells = []
         for _, _, parts, _ in rows:
             values = [split[part] for split in parts]

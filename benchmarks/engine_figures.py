@@ -182,9 +182,11 @@ def fuzz_split(command: Target, seconds: float, exclude: tuple[str, ...] = ()) -
             now = time.perf_counter()
             if "start" not in marks:
                 marks["start"] = now
+                marks["cpu start"] = time.process_time()
                 SPLIT.start()
                 return
             marks["end"] = now
+            marks["cpu end"] = time.process_time()
             calls += 1
 
     # More margin than fuzz_calls: on a loaded machine the frame searches before the tools take longer.
@@ -194,8 +196,10 @@ def fuzz_split(command: Target, seconds: float, exclude: tuple[str, ...] = ()) -
     finally:
         totals = SPLIT.stop()
     if not calls:
-        return 0.0, dict.fromkeys((*PARTS, "rest"), 0.0)
+        return 0.0, dict.fromkeys((*PARTS, "rest", "cpu"), 0.0)
     wall = marks["end"] - marks["start"]
     parts = {part: totals[part] / calls * 1e6 for part in PARTS}
     parts["rest"] = wall / calls * 1e6 - sum(parts.values())
+    # mcpfuzz's own CPU (both threads) per call: what a loaded machine changes least.
+    parts["cpu"] = (marks["cpu end"] - marks["cpu start"]) / calls * 1e6
     return calls / wall, parts
