@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,26 @@ def startup_seconds(argv: list[str]) -> float:
 def help_seconds() -> float:
     """`mcpfuzz --help`, start to exit."""
     return startup_seconds([*mcpfuzz_command(), "--help"])
+
+
+def first_line_seconds(server: list[str]) -> float:
+    """`mcpfuzz run` on `server`, from its start to the first line it prints (then stopped)."""
+    with tempfile.TemporaryDirectory(prefix="mcpfuzz-first-line-") as folder:
+        started = time.perf_counter()
+        process = subprocess.Popen([*mcpfuzz_command(), "run", "--budget", "30", "--corpus", str(Path(folder) / "c"),
+                                    "--", *server], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                   stdin=subprocess.DEVNULL, cwd=folder, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        try:
+            assert process.stdout is not None
+            process.stdout.readline()
+            return time.perf_counter() - started
+        finally:
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
 
 def python_seconds() -> float:

@@ -163,3 +163,43 @@ def judged_pings(command: list[str], count: int, window: int = 32) -> tuple[floa
         return count / wall, cpu / count * 1e6
 
     return anyio.run(main)
+
+
+def fuzz_split(command: Target, seconds: float, exclude: tuple[str, ...] = ()) -> tuple[float, dict[str, float]]:
+    """Judged tool calls per second of the fuzz phase, and the microseconds per call of each part of a call
+    (`mcpfuzz.jsonrpc.call_split`), with "rest" what the parts leave of the wall time.
+
+    The parts are summed from the first judged tool call to the last (the frame searches before it are left out).
+    """
+    from mcpfuzz.jsonrpc.call_split import PARTS, SPLIT
+
+    marks: dict[str, float] = {}
+    calls = 0
+
+    def listen(event: object) -> None:
+        nonlocal calls
+        if isinstance(event, CaseDone) and event.phase == "fuzz" and event.exchange.case.family == TOOL_FAMILY:
+            now = time.perf_counter()
+            if "start" not in marks:
+                marks["start"] = now
+                marks["cpu start"] = time.process_time()
+                SPLIT.start()
+                return
+            marks["end"] = now
+            marks["cpu end"] = time.process_time()
+            calls += 1
+
+    # More margin than fuzz_calls: on a loaded machine the frame searches before the tools take longer.
+    budget = seconds / (1.0 - FRAME_SHARE) + 4.0
+    try:
+        _checked(anyio.run(run, _config(command, ("probe", "fuzz"), budget, exclude), listen), "split")
+    finally:
+        totals = SPLIT.stop()
+    if not calls:
+        return 0.0, dict.fromkeys((*PARTS, "rest", "cpu"), 0.0)
+    wall = marks["end"] - marks["start"]
+    parts = {part: totals[part] / calls * 1e6 for part in PARTS}
+    parts["rest"] = wall / calls * 1e6 - sum(parts.values())
+    # mcpfuzz's own CPU (both threads) per call: what a loaded machine changes least.
+    parts["cpu"] = (marks["cpu end"] - marks["cpu start"]) / calls * 1e6
+    return calls / wall, parts

@@ -140,18 +140,29 @@ def test_every_target_of_the_issue_is_printed_met_missed_or_not_measured() -> No
 
     measured = bench.Measured(
         catalogue=percent(60.0), fuzz_small=percent(10.0), fuzz_nested=percent(31.0), http_catalogue=None,
-        http_fuzz=percent(29.9), help=Figure("help", "s", 3, [0.12]), cold=(_run(100_000_000), 0, ""),
+        http_fuzz=percent(29.9), help=Figure("help", "s", 3, [0.12]),
+        first_line=Figure("`mcpfuzz run`, start to its first line", "s", 3, [0.2]), cold=(_run(100_000_000), 0, ""),
         warm=(_run(130_000_000), 0, ""), parallel=(_run(300_000_000, frames=600), 0, ""),
         peers=[peers.PeerResult("mcp-fuzzer", timed=_run(150_000_000, frames=500)),
                peers.PeerResult("mcp-toolproof", error="could not install")],
         repeat=cli_figures.Repeatability(False, (400, 401), 12))
     verdicts = {row.goal: row.met for row in bench.targets(measured)}
-    assert list(verdicts.values()) == [True, False, True, None, False, True, None, False, None, True, True, False,
-                                       False]
+    assert list(verdicts.values()) == [True, False, True, None, False, True, None, False, None, True, False, True,
+                                       False, False]
     goals = list(verdicts)
     assert "raw pipelined" in goals[0] and "30 properties" in goals[2] and "mcp-fuzzer" in goals[5]
     assert "mcp-toolproof" in goals[6] and "--workers 2" in goals[7] and "mcp-fuzzer" in goals[7]
-    assert "--help" in goals[9] and "same frames" in goals[12]
+    assert "--help" in goals[9] and "first line" in goals[10] and "same frames" in goals[13]
     lines = [row.line() for row in bench.targets(measured)]
     assert "1.20x" in lines[7] and lines[7].endswith("MISSED")
-    assert "differ at 12" in lines[12] and lines[12].endswith("MISSED") and lines[3].endswith("not measured")
+    assert "differ at 12" in lines[13] and lines[13].endswith("MISSED") and lines[3].endswith("not measured")
+
+
+def test_sections_not_run_are_not_measured() -> None:
+    """`--only` leaves out the whole runs and the start-up: their targets say so, the others are judged."""
+    measured = bench.Measured(
+        catalogue=Figure("ratio", "%", 1, [60.0]), fuzz_small=Figure("ratio", "%", 1), fuzz_nested=Figure("r", "%", 1),
+        http_catalogue=None, http_fuzz=None, help=Figure("help", "s", 3), first_line=Figure("first", "s", 3),
+        cold=None, warm=None, parallel=None, peers=[], repeat=None)
+    verdicts = [row.met for row in bench.targets(measured)]
+    assert verdicts[0] is True and verdicts[1:] == [None] * (len(verdicts) - 1)

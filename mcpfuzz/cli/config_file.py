@@ -8,7 +8,6 @@ to one command. The command line overrides the file.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import shlex
@@ -21,11 +20,6 @@ from typing import Any
 import click
 
 from mcpfuzz.cli.variables import Expander, UnknownVariable
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
 
 CONFIG_NAME = "mcpfuzz.toml"
 PYPROJECT = "pyproject.toml"
@@ -206,6 +200,10 @@ def read_config(path: Path, *, explicit: bool = True) -> ConfigSource | None:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"cannot read the config file {path}: {error}") from None
+    if sys.version_info >= (3, 11):  # imported here: a command line without a config file never parses TOML
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -312,6 +310,8 @@ def _check_keys(source: ConfigSource, section: tuple[str, ...], table: dict[str,
             raise ConfigError(f"{where}: {key!r} is not an option of `mcpfuzz {section[0]}` (it is one of "
                               f"`mcpfuzz {elsewhere[0]}`); tip: move it to {source.header((elsewhere[0],))} "
                               "or to the top-level table")
+        import difflib  # only to suggest a name for a mistyped one
+
         close = difflib.get_close_matches(key, sorted(known), n=1)
         if not close and "_" in key:
             close = difflib.get_close_matches(key.replace("_", "-"), sorted(known), n=1)

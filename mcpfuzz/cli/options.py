@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +40,8 @@ def _parse_oracle_list(value: str | None, option: str) -> list[str]:
     chosen = [part.strip() for part in value.split(",") if part.strip()]
     for oracle_id in chosen:
         if oracle_id not in known:
+            import difflib  # only to suggest a name for a mistyped one
+
             close = difflib.get_close_matches(oracle_id, known, n=2)
             hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
             raise click.BadParameter(f"unknown oracle {oracle_id!r}.{hint} Known oracles: {', '.join(known)} "
@@ -436,6 +437,8 @@ def parse_phases(value: str) -> list[str]:
     names = [part.strip() for part in value.split(",") if part.strip()]
     for name in names:
         if name not in known:
+            import difflib  # only to suggest a name for a mistyped one
+
             close = difflib.get_close_matches(name, known, n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
             raise click.BadParameter(f"unknown phase {name!r}.{hint} Phases are {', '.join(known)}.",

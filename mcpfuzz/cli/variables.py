@@ -8,8 +8,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcpfuzz.corpus.redact import is_secret_setting, looks_like_path
-
 # ${NAME}, ${NAME:-default}, VS Code's ${env:NAME}; `$$` is a literal `$`. A name is what a shell accepts,
 # plus the `prefix:` of VS Code's variables (`${workspaceFolder}`, `${input:id}`) so they are recognised.
 _VARIABLE = re.compile(
@@ -63,6 +61,8 @@ class Expander:
         if found is not None:
             # A value that came from the environment may be a credential: reports must never show it. A path
             # (${HOME}, a data folder) is none, and hiding it would cut that folder out of the server's command.
+            from mcpfuzz.corpus.redact import is_secret_setting, looks_like_path  # its patterns: only when needed
+
             if not looks_like_path(found) or is_secret_setting(name, found):
                 self.values.append(found)
             return found

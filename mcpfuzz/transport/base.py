@@ -6,19 +6,21 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum, auto
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from mcpfuzz.jsonrpc.exchange import ProcessEnd
-from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.transport_kind import TransportKind
 from mcpfuzz.transport.line_reader import LineSink
 from mcpfuzz.transport.stderr_tail import StderrTail
+
+if TYPE_CHECKING:  # annotations only: the command line's options import this module, and a frame's model is heavy
+    from mcpfuzz.jsonrpc.exchange import ProcessEnd
+    from mcpfuzz.jsonrpc.http_reply import HttpReply
 
 __all__ = ["AUTO", "DEFAULT_STARTUP_TIMEOUT", "TRANSPORT_CHOICES", "ConnectionCallbacks", "ConnectionOptions",
            "ExitSink", "HoldsStandby", "LineSink", "ServerConnection", "StderrTail", "TransportKind",
            "transport_choice"]
 
-ExitSink = Callable[[ProcessEnd], None]
+ExitSink = Callable[["ProcessEnd"], None]
 Connection = TypeVar("Connection", bound="ServerConnection")
 
 # How long a process mcpfuzz started may take to give its first answer (--startup-timeout), whatever --timeout is.

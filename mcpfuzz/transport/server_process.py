@@ -7,10 +7,12 @@ import os
 import subprocess
 import time
 from collections.abc import Callable, Sequence
+from time import perf_counter
 
 import anyio
 import anyio.abc
 
+from mcpfuzz.jsonrpc.call_split import SPLIT
 from mcpfuzz.jsonrpc.exchange import ProcessEnd
 from mcpfuzz.transport import process_groups
 from mcpfuzz.transport.errors import ServerStartError
@@ -140,6 +142,12 @@ class ServerProcess:
             while True:
                 chunk = await stdout.receive(READ_CHUNK)
                 held = self._held
+                if held is None and SPLIT.on:
+                    SPLIT.read()
+                    started = perf_counter()
+                    self._splitter.feed(chunk)
+                    SPLIT.add("parse", started)
+                    continue
                 if held is None:
                     self._splitter.feed(chunk)
                     continue

@@ -6,10 +6,12 @@ import asyncio
 import math
 import os
 from collections.abc import Mapping, Sequence
+from time import perf_counter
 
 import anyio
 import anyio.abc
 
+from mcpfuzz.jsonrpc.call_split import SPLIT
 from mcpfuzz.jsonrpc.exchange import ProcessEnd
 from mcpfuzz.jsonrpc.http_reply import HttpReply
 from mcpfuzz.jsonrpc.transport_kind import TransportKind
@@ -230,6 +232,7 @@ class StdioServer:
         if current.holds_output:
             current.release_held()  # a taken standby's own output: into the case now open, as on a fresh start
         stdin = current.process.stdin
+        started = perf_counter() if SPLIT.on else 0.0
         try:
             writer = _asyncio_writer(stdin)
             if writer is None:
@@ -249,6 +252,9 @@ class StdioServer:
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, BrokenPipeError,
                 ConnectionResetError) as error:
             raise ConnectionClosed(f"the server closed its input ({type(error).__name__})") from None
+        if started:
+            SPLIT.add("write", started)
+            SPLIT.written()
 
     async def wait_exit(self, timeout: float = math.inf) -> bool:
         """Wait until the current process has ended; True when it did within `timeout`."""

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from time import perf_counter
 
 from hypothesis import reject
 from hypothesis import strategies as st
+from mcpfuzz.strategies.arguments.bulk_draws import BulkDraws
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
 from mcpfuzz.strategies.arguments.edges import edge_call, fuzz_edge_candidates
 from mcpfuzz.strategies.arguments.negative import MAX_CHOICE, MAX_START, SPREADS, one_break
 from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema
 from mcpfuzz.strategies.short_repr import TRIES, named_composite
+
+from mcpfuzz.jsonrpc.call_split import SPLIT
 
 VALID = "valid arguments"
 # One kind of call: draws one from the example's data, or None when the drawn pieces do not fit together.
@@ -43,6 +47,8 @@ class FuzzKinds:
         # Bases for negative and edge calls: every listed property present (unless that object cannot be drawn,
         # as when a property's schema is `false`), or any valid value.
         self.bases = [base for base in (schema.populated, schema.positive) if not base.is_empty]
+        # The same values from one bytes choice each where the schema compiles to a generator (bulk.py).
+        self.bulk = BulkDraws(schema)
         kinds: list[KindDraw] = [self._valid, self._negative]
         if self.edges:
             kinds.append(self._edge)
@@ -59,6 +65,15 @@ class FuzzKinds:
 
     def draw(self, draw: st.DrawFn) -> ArgumentCall:
         """One call of a kind drawn first (Hypothesis' mutator copies the kind's span between calls of an example)."""
+        if SPLIT.on:
+            started = perf_counter()
+            try:
+                return self._draw(draw)
+            finally:
+                SPLIT.add("draw", started)
+        return self._draw(draw)
+
+    def _draw(self, draw: st.DrawFn) -> ArgumentCall:
         kind = self.kinds[draw(self._kind)]
         for _ in range(TRIES):
             call = kind(draw)
@@ -69,10 +84,11 @@ class FuzzKinds:
 
     def _base(self, draw: st.DrawFn) -> dict:
         """A valid value to change: every listed property present, or any valid value (in this order)."""
-        return draw(self.bases[draw(self._base_index)] if len(self.bases) > 1 else self.bases[0])
+        base = self.bases[draw(self._base_index)] if len(self.bases) > 1 else self.bases[0]
+        return self.bulk.value(draw, base, populated=base is self.schema.populated)
 
     def _valid(self, draw: st.DrawFn) -> ArgumentCall:
-        return ArgumentCall(POSITIVE, draw(self.schema.positive), VALID)
+        return ArgumentCall(POSITIVE, self.bulk.value(draw, self.schema.positive, populated=False), VALID)
 
     def _negative(self, draw: st.DrawFn) -> ArgumentCall | None:
         base = self._base(draw)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from time import perf_counter
 
 from mcpfuzz.strategies.arguments.call import NEGATIVE, POSITIVE, ArgumentCall
 from mcpfuzz.strategies.messages import FrameBuilder
 
 from mcpfuzz.jsonrpc import expectation as ex
+from mcpfuzz.jsonrpc.call_split import SPLIT
 from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
@@ -49,6 +51,7 @@ def tool_call_case(builder: FrameBuilder, tool: dict, call: ArgumentCall, *, fam
     Stateful sequences share the target: a bug one call reproduces is one finding, and a bug that
     needs the sequence carries it in `history`.
     """
+    started = perf_counter() if SPLIT.on else 0.0
     rid = builder.fresh_id()
     name = tool["name"]
     unsafe = call.unicode_unsafe
@@ -61,5 +64,8 @@ def tool_call_case(builder: FrameBuilder, tool: dict, call: ArgumentCall, *, fam
     title = f"{name}: {call.description}"
     # Patient: a tool may take a while, and an async server answers the barrier before it is done.
     # Not for a lone surrogate: parsers that refuse it stay silent, and the barrier's answer says so.
-    return Case(name, family, title, frame, call_expectation(rid, call, tool, unicode_unsafe=unsafe), history=history,
+    case = Case(name, family, title, frame, call_expectation(rid, call, tool, unicode_unsafe=unsafe), history=history,
                 patient=not unsafe)
+    if started:
+        SPLIT.add("encode", started)
+    return case

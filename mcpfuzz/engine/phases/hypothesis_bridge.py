@@ -23,6 +23,8 @@ from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from hypothesis.errors import UnsatisfiedAssumption
 
+from mcpfuzz.jsonrpc.call_split import SPLIT
+
 # Hypothesis keeps the examples of a run in memory (a 10,000-entry cache and its data tree), up to
 # 150 KB each for a list of tool calls: one search running for minutes grew mcpfuzz by about 60 MB a
 # minute. Without --max-examples a search is therefore cut into rounds of this many valid examples,
@@ -276,11 +278,16 @@ async def run_given(strategy: st.SearchStrategy[Any], body: Callable[[Any], Base
         except cancelled:
             raise OutOfTime from None
         examples += 1
+        if SPLIT.on:
+            SPLIT.example_starts()
         try:
             failure = body(value)
         except UnsatisfiedAssumption:
             rejected += 1  # Hypothesis does not count it toward max_examples either
             raise
+        finally:
+            if SPLIT.on:
+                SPLIT.example_ends()
         if failure is not None:
             raise failure
 

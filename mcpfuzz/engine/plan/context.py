@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from time import perf_counter
 from typing import Any
 
 from mcpfuzz.corpus.redact import Redactor
@@ -43,6 +44,7 @@ from mcpfuzz.engine.security.canary_watch import CanaryWatch
 from mcpfuzz.engine.security.workspace import SecurityWorkspace
 from mcpfuzz.engine.session.session import Session
 from mcpfuzz.engine.shared.hub import SharedHub
+from mcpfuzz.jsonrpc.call_split import SPLIT
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import Era
@@ -153,6 +155,7 @@ class RunContext:
 
     def judge(self, phase: PhaseName, exchange: Exchange) -> list[Verdict]:
         """Run the oracles, emit new findings; return every failure with its key (Hypothesis shrinks on them)."""
+        started = perf_counter() if SPLIT.on else 0.0
         if self.slow is not None:
             self.slow.note(exchange)
         self.stats.cases += 1
@@ -164,11 +167,13 @@ class RunContext:
             self.canaries.look(exchange)
         if self.observation is not None:
             judge_with(self, exchange)
+        oracles_from = perf_counter() if started else 0.0
         try:
             judged = self.findings.judge_all(exchange, self.config.oracles)
         except Exception as error:  # a bug of mcpfuzz's own ends this case's judging only, and is reported
             self.note_internal(error, f"{exchange.case.target}: {exchange.case.title} (judging it)")
             return []
+        oracles_took = perf_counter() - oracles_from if started else 0.0
         if self.canaries is not None:
             self.canaries.settle(exchange)
         new = tuple(finding for _, _, finding in judged if finding is not None)
@@ -181,6 +186,9 @@ class RunContext:
         self.emit(CaseDone(phase, exchange, new))
         for observer in self.judged_observers:
             observer(phase, exchange, judged)
+        if started:
+            SPLIT.seconds["judge"] += oracles_took
+            SPLIT.seconds["bookkeeping"] += perf_counter() - started - oracles_took
         return judged
 
     def observed(self, failure: Failure, received: tuple[str, ...], expected: str = "") -> None:
