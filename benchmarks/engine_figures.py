@@ -16,7 +16,7 @@ from mcpfuzz.oracles.base import all_oracles
 from mcpfuzz.transport.http_target import HttpTarget
 
 try:  # engines with random frame fuzzing spend this share of the fuzz phase on frames before the tools
-    from mcpfuzz.engine.phases.frame_fuzz import FRAME_SHARE
+    from mcpfuzz.engine.searches.frame_fuzz import FRAME_SHARE
 except ImportError:
     FRAME_SHARE = 0.0
 

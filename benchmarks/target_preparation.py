@@ -25,14 +25,14 @@ from figures import Figure  # noqa: E402
 from mcpfuzz.strategies.arguments.coverage import coverage_calls  # noqa: E402
 from nested_server import nested_schema  # noqa: E402
 
-from mcpfuzz.engine.phases.hypothesis_bridge import HypothesisWarmup  # noqa: E402
-from mcpfuzz.engine.phases.targets import CallTarget, Selection, plan_targets  # noqa: E402
+from mcpfuzz.engine.searches.hypothesis_bridge import HypothesisWarmup  # noqa: E402
+from mcpfuzz.engine.surface.targets import CallTarget, Selection, plan_targets  # noqa: E402
 from mcpfuzz.jsonrpc.target_kind import TargetKind  # noqa: E402
 
 SMALL_SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 TARGET_MILLIS = 50.0  # preparing an ordinary schema (up to about 50 properties) takes well under this
 WARMUP_CODE = ("import time; t = time.perf_counter()\n"
-               "from mcpfuzz.engine.phases.hypothesis_bridge import HypothesisWarmup\n"
+               "from mcpfuzz.engine.searches.hypothesis_bridge import HypothesisWarmup\n"
                "HypothesisWarmup.start().wait(); print(time.perf_counter() - t)\n")
 
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from mcpfuzz.strategies.frames.draft import FrameDraft, Message
 from mcpfuzz.strategies.frames.mutations import FAMILIES, frame_drafts
 
-from mcpfuzz.engine.phases.frame_fuzz import FRAME_FIRST_ID, reuse_keys
+from mcpfuzz.engine.searches.frame_fuzz import FRAME_FIRST_ID, reuse_keys
 from mcpfuzz.jsonrpc.encode import dumps, request
 from mcpfuzz.jsonrpc.ids import ABSENT, Absent
 from mcpfuzz.jsonrpc.incoming import classify

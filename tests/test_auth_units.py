@@ -11,7 +11,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from mcpfuzz.corpus.redact import REDACTED, Redactor
-from mcpfuzz.engine.phases.bad_tokens import forged_tokens
+from mcpfuzz.engine.auth.bad_tokens import forged_tokens
 from mcpfuzz.jsonrpc.issued_secrets import remember
 from mcpfuzz.oracles.auth import Attempt, judge_attempt, judge_resource_metadata, judge_served, same_resource
 from mcpfuzz.oracles.base import Severity

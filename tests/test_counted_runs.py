@@ -9,8 +9,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcpfuzz.engine.phases.search import SearchOptions, slice_end, steers_by_time
 from mcpfuzz.engine.plan.budget import Budget
+from mcpfuzz.engine.searches.search import SearchOptions, slice_end, steers_by_time
 from mcpfuzz.engine.session.session import HARNESS_FIRST_ID, Session, SessionOptions
 from mcpfuzz.engine.session.wire import ASIDE_HARNESS_FIRST_ID
 from mcpfuzz.transport.memory import MemoryTarget

@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from mcpfuzz.engine.phases.every_module import acts_when_imported, import_every_module, module_names
+
+from mcpfuzz.engine.searches.every_module import acts_when_imported, import_every_module, module_names
 
 pytestmark = pytest.mark.unit
 

@@ -20,7 +20,7 @@ from mcpfuzz.strategies.arguments.negative import EXTRA_PROPERTY
 from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema, draw_examples
 from mcpfuzz.strategies.arguments.sites import MISSING, delete_at, set_at
 
-from mcpfuzz.engine.phases.hypothesis_bridge import UNICODE_TABLES, hypothesis_home
+from mcpfuzz.engine.searches.hypothesis_bridge import UNICODE_TABLES, hypothesis_home
 from mcpfuzz.engine.session.session import Session, SessionOptions
 from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.frame import Case
@@ -118,7 +118,7 @@ def test_hypothesis_caches_stay_out_of_the_working_directory(tmp_path: Path) -> 
     env.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
     script = textwrap.dedent("""
         import hypothesis.configuration
-        from mcpfuzz.engine.phases.hypothesis_bridge import prepare_hypothesis
+        from mcpfuzz.engine.searches.hypothesis_bridge import prepare_hypothesis
         from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema, draw_examples
         prepare_hypothesis()
         draw_examples(ArgumentSchema({"type": "object", "properties": {"s": {"type": "string"}}}).positive, 5, 1)
@@ -140,7 +140,7 @@ def test_importing_the_engine_starts_no_process(tmp_path: Path) -> None:
         def refuse(*args, **kwargs):
             raise AssertionError(f"a process was started at import: {args}")
         subprocess.run = refuse
-        import mcpfuzz.engine.runner, mcpfuzz.engine.soak.soak, mcpfuzz.engine.phases.hypothesis_bridge
+        import mcpfuzz.engine.runner, mcpfuzz.engine.soak.soak, mcpfuzz.engine.searches.hypothesis_bridge
     """)
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "empty-cache")}
     env.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)

@@ -3,8 +3,6 @@ called; a family of catalogue frames is no kind of target ("1 of 1 paramss"); co
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from mcpfuzz.engine.causes import claims, kind_noun, kind_scope
@@ -12,6 +10,7 @@ from mcpfuzz.engine.judge import FindingSet, name_the_share
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.leniency import Lenient
 from mcpfuzz.oracles.base import all_oracles
 from tests.test_cause_grouping import at
 from tests.test_oracles_pure import exchange, result, tool_call
@@ -23,7 +22,7 @@ EVERY = tuple(all_oracles())
 
 def silent_on(target: str) -> Exchange:
     """A frame a parser may refuse, left unanswered while the next request was answered."""
-    return at(target, exchange(replace(ex.parse_error(), lenient=True), frame=b'\xef\xbb\xbf{"jsonrpc":"2.0"}'))
+    return at(target, exchange(ex.parse_error().with_part(Lenient()), frame=b'\xef\xbb\xbf{"jsonrpc":"2.0"}'))
 
 
 def test_a_frame_readers_finding_never_names_a_tool() -> None:

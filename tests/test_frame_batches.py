@@ -14,8 +14,8 @@ import pytest
 
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.judge import FindingSet, Verdict
-from mcpfuzz.engine.phases.frame_fuzz import BATCH, FrameFuzz
-from mcpfuzz.engine.phases.search import SearchOptions
+from mcpfuzz.engine.searches.frame_fuzz import BATCH, FrameFuzz
+from mcpfuzz.engine.searches.search import SearchOptions
 from mcpfuzz.engine.session.session import Session, SessionOptions
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case

@@ -22,9 +22,9 @@ from mcpfuzz.strategies.frames.mutations import FAMILIES, frame_drafts
 
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import CaseDone, Finding, FindingFound, RunFinished
-from mcpfuzz.engine.phases.frame_fuzz import FRAME_FIRST_ID
 from mcpfuzz.engine.replay import FAILED, FIXED, load_replayables, replay_one
 from mcpfuzz.engine.runner import run
+from mcpfuzz.engine.searches.frame_fuzz import FRAME_FIRST_ID
 from mcpfuzz.engine.session.session import HARNESS_FIRST_ID, SessionOptions
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.case_json import expectation_to_json

@@ -13,8 +13,8 @@ import anyio
 import pytest
 
 from mcpfuzz.engine.judge import FindingSet
-from mcpfuzz.engine.phases.frame_fuzz import FrameFuzz, dispatchable
-from mcpfuzz.engine.phases.search import SearchOptions
+from mcpfuzz.engine.searches.frame_fuzz import FrameFuzz, dispatchable
+from mcpfuzz.engine.searches.search import SearchOptions
 from mcpfuzz.engine.session.session import Session, SessionOptions
 from mcpfuzz.jsonrpc.encode import dumps, response
 from mcpfuzz.jsonrpc.expectation import any_answer

@@ -16,7 +16,7 @@ from mcpfuzz.strategies.arguments.fuzz_calls import VALID, FuzzKinds, fuzz_calls
 from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema, draw_examples
 from mcpfuzz.strategies.short_repr import kept
 
-from mcpfuzz.engine.phases.fuzz_search import BATCH
+from mcpfuzz.engine.searches.fuzz_search import BATCH
 
 pytestmark = pytest.mark.unit
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mcpfuzz.engine.events import Event, Notice, ProbeDone
-from mcpfuzz.engine.phases.version_fallback import VersionRefusal
+from mcpfuzz.engine.surface.version_fallback import VersionRefusal
 from mcpfuzz.transport.http_headers import VERSION_HEADER, mcp_headers
 from mcpfuzz.transport.http_target import HttpTarget
 from tests.conftest import run_cli

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import CaseDone
-from mcpfuzz.engine.phases import hypothesis_bridge, search
-from mcpfuzz.engine.phases.hypothesis_bridge import ROUND_EXAMPLES, GivenOutcome, run_given
 from mcpfuzz.engine.runner import run
+from mcpfuzz.engine.searches import hypothesis_bridge, search
+from mcpfuzz.engine.searches.hypothesis_bridge import ROUND_EXAMPLES, GivenOutcome, run_given
 from mcpfuzz.oracles.base import all_oracles
 from tests.conftest import SERVERS_DIR
 

@@ -20,8 +20,8 @@ from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import CaseDone, Event, RunFinished
 from mcpfuzz.engine.internal_errors import InternalErrors
 from mcpfuzz.engine.judge import FindingSet
-from mcpfuzz.engine.phases.frame_fuzz import reuse_keys
 from mcpfuzz.engine.runner import Run
+from mcpfuzz.engine.searches.frame_fuzz import reuse_keys
 from mcpfuzz.jsonrpc.encode import dumps, error_response, response
 from mcpfuzz.jsonrpc.ids import ABSENT, show_id
 from mcpfuzz.oracles.base import all_oracles
@@ -169,7 +169,7 @@ def test_a_strategy_error_ends_its_example_and_the_other_families_run(monkeypatc
 
 
 def test_a_call_phase_error_ends_its_example_and_the_search_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    from mcpfuzz.engine.phases.fuzz_search import FuzzSearch
+    from mcpfuzz.engine.searches.fuzz_search import FuzzSearch
 
     async def call_batch(self: FuzzSearch, *args: Any, **kwargs: Any) -> Any:
         raise KeyError("injected")
@@ -275,7 +275,7 @@ def test_hypothesis_own_errors_in_an_example_are_left_to_hypothesis(monkeypatch:
     """A replayed example that draws differently (the server answered at another pace) is Hypothesis' business."""
     from hypothesis.errors import FlakyStrategyDefinition
 
-    from mcpfuzz.engine.phases.frame_fuzz import FrameFuzz
+    from mcpfuzz.engine.searches.frame_fuzz import FrameFuzz
 
     real = FrameFuzz._example
     calls = {"count": 0}

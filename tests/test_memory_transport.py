@@ -188,7 +188,7 @@ def test_a_handler_may_answer_with_a_reply_a_line_lines_or_nothing(answer: Any, 
 def test_initialize_answered_with_another_id_says_which_id_came_back() -> None:
     """A server that gets the handshake's id wrong is unusable; the error names the id it sent, not a timeout."""
     from mcpfuzz.engine.errors import UnusableServer
-    from mcpfuzz.engine.phases.probe import probe
+    from mcpfuzz.engine.surface.probe import probe
 
     def server(frame: bytes) -> bytes | None:
         message = json.loads(frame)

@@ -80,7 +80,7 @@ def test_a_schema_bound_beyond_any_double_skips_that_tool_with_a_warning_and_fuz
 def test_an_internal_error_keeps_the_findings_made_before_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """A bug of mcpfuzz's own in a later phase ends that phase only: the error is reported as an internal error,
     the earlier findings kept."""
-    from mcpfuzz.engine.phases.coverage_search import CoverageSearch
+    from mcpfuzz.engine.searches.coverage_search import CoverageSearch
     from tests.engine_runs import fixture_command, run_engine
 
     async def broken(self: CoverageSearch, deadline: float, **_: object) -> int:

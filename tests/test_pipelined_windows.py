@@ -14,8 +14,8 @@ import anyio
 import pytest
 
 from mcpfuzz.engine.judge import FindingSet
-from mcpfuzz.engine.phases.caller import CALL_FIRST_ID
-from mcpfuzz.engine.phases.frame_fuzz import FRAME_FIRST_ID
+from mcpfuzz.engine.searches.caller import CALL_FIRST_ID
+from mcpfuzz.engine.searches.frame_fuzz import FRAME_FIRST_ID
 from mcpfuzz.engine.session.session import HARNESS_FIRST_ID, Session, SessionOptions
 from mcpfuzz.engine.session.windows import run_in_order
 from mcpfuzz.jsonrpc import expectation as ex

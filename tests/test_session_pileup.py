@@ -16,8 +16,8 @@ import anyio
 import pytest
 
 from mcpfuzz.engine.monitor.pileup import PileupVerdict, check_session_pileup
-from mcpfuzz.engine.phases.probe import probe
 from mcpfuzz.engine.session.session import Session
+from mcpfuzz.engine.surface.probe import probe
 from mcpfuzz.oracles.base import Severity
 from mcpfuzz.oracles.memory import KIB, MIB
 from mcpfuzz.transport.http_target import HttpTarget

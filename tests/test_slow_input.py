@@ -12,8 +12,8 @@ import pytest
 
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import RunFinished
-from mcpfuzz.engine.phases.slow_calls import SLOW_FLOOR, SlowWatch, latency_score, slow_beside
 from mcpfuzz.engine.runner import run
+from mcpfuzz.engine.searches.slow_calls import SLOW_FLOOR, SlowWatch, latency_score, slow_beside
 from mcpfuzz.oracles.base import all_oracles
 
 pytestmark = pytest.mark.slow

@@ -18,8 +18,8 @@ from mcpfuzz.strategies.surfaces.templates import EDGE_VALUES, edge_calls, expan
 
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import CaseDone, Event, RunFinished, TargetsPlanned
-from mcpfuzz.engine.phases.targets import Selection, plan_targets, target_types
 from mcpfuzz.engine.runner import run
+from mcpfuzz.engine.surface.targets import Selection, plan_targets, target_types
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.parts.concurrency import ConcurrencyCheck
 from mcpfuzz.jsonrpc.target_kind import TargetKind

@@ -19,10 +19,11 @@ from mcpfuzz.strategies.arguments.schema_prep import SchemaProblem
 
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import CaseDone, Event, TargetsPlanned
-from mcpfuzz.engine.phases.hypothesis_bridge import UNICODE_TABLES, HypothesisWarmup
-from mcpfuzz.engine.phases.preparation import PreparationCancelled, TargetPreparation
-from mcpfuzz.engine.phases.search import SearchOptions, database_key, derive_seed, search
-from mcpfuzz.engine.phases.targets import (
+from mcpfuzz.engine.runner import run
+from mcpfuzz.engine.searches.hypothesis_bridge import UNICODE_TABLES, HypothesisWarmup
+from mcpfuzz.engine.searches.search import SearchOptions, database_key, derive_seed, search
+from mcpfuzz.engine.surface.preparation import PreparationCancelled, TargetPreparation
+from mcpfuzz.engine.surface.targets import (
     Safety,
     Selection,
     TargetType,
@@ -31,7 +32,6 @@ from mcpfuzz.engine.phases.targets import (
     register_target_type,
     target_types,
 )
-from mcpfuzz.engine.runner import run
 from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.oracles.base import all_oracles
 from tests.conftest import MCP_SERVER, run_cli
@@ -151,8 +151,8 @@ def test_a_kind_registers_once() -> None:
 def test_the_search_loop_goes_round_after_round_with_new_seeds_until_its_deadline(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A round that ended (here: capped) is followed by another with the next round's seed; the epoch is part of it."""
-    from mcpfuzz.engine.phases import hypothesis_bridge
-    from mcpfuzz.engine.phases import search as search_module
+    from mcpfuzz.engine.searches import hypothesis_bridge
+    from mcpfuzz.engine.searches import search as search_module
 
     monkeypatch.setattr(hypothesis_bridge, "ROUND_EXAMPLES", 5)
     seeds: list[tuple] = []
@@ -233,7 +233,7 @@ def test_hypothesis_warms_up_in_the_background_once_per_process(tmp_path: Path) 
     start() gets the same warm-up, and ready() is awaited without holding the event loop."""
     script = textwrap.dedent("""
         import anyio
-        from mcpfuzz.engine.phases.hypothesis_bridge import UNICODE_TABLES, HypothesisWarmup
+        from mcpfuzz.engine.searches.hypothesis_bridge import UNICODE_TABLES, HypothesisWarmup
         warmup = HypothesisWarmup.start()
         assert HypothesisWarmup.start() is warmup
         anyio.run(warmup.ready)

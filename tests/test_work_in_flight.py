@@ -17,8 +17,8 @@ from mcpfuzz.strategies.messages import FrameBuilder
 
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import CaseDone, Event, PhaseName, RunFinished
-from mcpfuzz.engine.phases.latencies import LatencyBook
 from mcpfuzz.engine.runner import run
+from mcpfuzz.engine.searches.latencies import LatencyBook
 from mcpfuzz.jsonrpc.case_json import expectation_from_json, expectation_to_json
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Arrival, Exchange
 from mcpfuzz.jsonrpc.expectation import Expectation

@@ -126,7 +126,7 @@ async def _call_once(config: RunConfig, label: str, arguments: Any) -> CallOutco
 async def _call(context: RunContext, session: Session, label: str, arguments: Any, outcome: CallOutcome) -> None:
     """Find the target among the declarations, send the one call, keep its answer and its failed oracles."""
     from mcpfuzz.engine.events import PhaseName
-    from mcpfuzz.engine.phases.targets import CallTarget, target_types
+    from mcpfuzz.engine.surface.targets import CallTarget, target_types
     from mcpfuzz.jsonrpc.exchange import ID_CURRENT
     from mcpfuzz.jsonrpc.target_kind import TargetKind
     from mcpfuzz.jsonrpc.versions import Era

@@ -12,8 +12,8 @@ import anyio
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.errors import UnusableServer
 from mcpfuzz.engine.json_paths import Step, without
-from mcpfuzz.engine.phases.probe import probe
 from mcpfuzz.engine.session.session import HarnessError, Session, SessionOptions
+from mcpfuzz.engine.surface.probe import probe
 from mcpfuzz.jsonrpc.exchange import ID_EARLIER, Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.transport.errors import ServerStartError

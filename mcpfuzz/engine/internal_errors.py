@@ -21,7 +21,7 @@ class InternalError:
     """One distinct error of mcpfuzz: what, where, the phase and case it first ended, and how often it came."""
 
     what: str  # the exception type and message: `TypeError: Object of type Absent is not JSON serializable`
-    where: str  # the innermost line of mcpfuzz that raised it: `engine/phases/frame_fuzz.py:308 in _note_ids`
+    where: str  # the innermost line of mcpfuzz that raised it: `engine/searches/frame_fuzz.py:308 in _note_ids`
     phase: str  # the phase it first happened in (`fuzz`)
     case: str  # the case's target or frame family, and the case in a few words
     count: int = 1

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 import anyio
 
 from mcpfuzz.engine.errors import UnusableServer
-from mcpfuzz.engine.phases.lint_phase import lint, silent_handshake
-from mcpfuzz.engine.phases.probe import probe
 from mcpfuzz.engine.session.session import HarnessError, Session, SessionOptions
+from mcpfuzz.engine.surface.lint_phase import lint, silent_handshake
+from mcpfuzz.engine.surface.probe import probe
 from mcpfuzz.lint.model import Problem
 from mcpfuzz.transport.connect import ServerTarget
 from mcpfuzz.transport.errors import ServerStartError

@@ -1,6 +1,6 @@
 """Protected servers (MCP authorization, 2025-03-26 on): bad tokens must be refused, and refused by the rules.
 
-Both oracles judge what the auth phase observed (`mcpfuzz.engine.phases.auth_probes`): each request kind sent
+Both oracles judge what the auth phase observed (`mcpfuzz.engine.auth.auth_probes`): each request kind sent
 with each kind of bad token (`auth-required`), and each refusal with the metadata it points to (`auth-challenge`).
 The rules and their sources are in docs/oracles.md ("Protected servers").
 """

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import anyio
 
+from mcpfuzz.engine.auth.auth_probes import LEGACY_VERSION, ProbeTarget, probe_auth
 from mcpfuzz.engine.events import Notice
-from mcpfuzz.engine.phases.auth_probes import LEGACY_VERSION, ProbeTarget, probe_auth
 from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.session.session import Session
 from mcpfuzz.jsonrpc.oracle_ids import OracleId

@@ -27,23 +27,23 @@ from mcpfuzz.engine.judge import FindingSet, Verdict, observed_finding
 from mcpfuzz.engine.monitor.monitor import Monitor, MonitorOptions
 from mcpfuzz.engine.observe.start import judge_with
 from mcpfuzz.engine.observe.watch import ObservationWatch
-from mcpfuzz.engine.phases.caller import Caller
-from mcpfuzz.engine.phases.coverage_search import CoverageSearch
-from mcpfuzz.engine.phases.frame_fuzz import FrameFuzz
-from mcpfuzz.engine.phases.fuzz_search import FuzzSearch
-from mcpfuzz.engine.phases.hypothesis_bridge import HypothesisWarmup
-from mcpfuzz.engine.phases.preparation import TargetPreparation
-from mcpfuzz.engine.phases.probe import ProbeResult
-from mcpfuzz.engine.phases.stateful_search import StatefulSearch
-from mcpfuzz.engine.phases.targets import Selection, TargetPlan
 from mcpfuzz.engine.plan.budget import Budget
 from mcpfuzz.engine.plan.corpus_writer import CorpusWriter
 from mcpfuzz.engine.plan.slow_notes import SlowNotes
 from mcpfuzz.engine.redaction import RedactingSink
+from mcpfuzz.engine.searches.caller import Caller
+from mcpfuzz.engine.searches.coverage_search import CoverageSearch
+from mcpfuzz.engine.searches.frame_fuzz import FrameFuzz
+from mcpfuzz.engine.searches.fuzz_search import FuzzSearch
+from mcpfuzz.engine.searches.hypothesis_bridge import HypothesisWarmup
+from mcpfuzz.engine.searches.stateful_search import StatefulSearch
 from mcpfuzz.engine.security.canary_watch import CanaryWatch
 from mcpfuzz.engine.security.workspace import SecurityWorkspace
 from mcpfuzz.engine.session.session import Session
 from mcpfuzz.engine.shared.hub import SharedHub
+from mcpfuzz.engine.surface.preparation import TargetPreparation
+from mcpfuzz.engine.surface.probe import ProbeResult
+from mcpfuzz.engine.surface.targets import Selection, TargetPlan
 from mcpfuzz.jsonrpc.call_split import SPLIT
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.oracle_ids import OracleId

@@ -14,11 +14,11 @@ from typing import ClassVar
 from mcpfuzz.engine.alone_answers import run_case
 from mcpfuzz.engine.config import CALL_PHASES
 from mcpfuzz.engine.events import Notice, PhaseName, PhaseStarted
-from mcpfuzz.engine.phases.latencies import LatencyBook
-from mcpfuzz.engine.phases.target_kinds import TOOLS
-from mcpfuzz.engine.phases.targets import target_types
 from mcpfuzz.engine.plan.context import RunContext
+from mcpfuzz.engine.searches.latencies import LatencyBook
 from mcpfuzz.engine.session.session import HarnessError, Session
+from mcpfuzz.engine.surface.target_kinds import TOOLS
+from mcpfuzz.engine.surface.targets import target_types
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.strategies.cancellation import in_flight_cancel_case

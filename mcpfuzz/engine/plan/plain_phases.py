@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 from mcpfuzz.engine.errors import UnusableServer
 from mcpfuzz.engine.events import PhaseName, PhaseStarted, ProbeDone
-from mcpfuzz.engine.phases.probe import ProbeResult
 from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.plan.finishing import PLAIN_ERA, PLAIN_VERSION
 from mcpfuzz.engine.plan.protocol_phases import run_cases
 from mcpfuzz.engine.session.session import HarnessError, Session
+from mcpfuzz.engine.surface.probe import ProbeResult
 from mcpfuzz.jsonrpc.openrpc import OpenRpcError, read_methods
 from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.jsonrpc.versions import Era

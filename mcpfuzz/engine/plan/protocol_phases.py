@@ -17,19 +17,19 @@ from mcpfuzz.engine.config import CALL_PHASES
 from mcpfuzz.engine.events import FindingFound, Notice, PhaseName, PhaseStarted, ProbeDone, ServerRestarted
 from mcpfuzz.engine.judge import received_lines
 from mcpfuzz.engine.monitor.pileup import check_session_pileup
-from mcpfuzz.engine.phases.concurrent_calls import read_only_tool_calls
-from mcpfuzz.engine.phases.lint_phase import lint, lint_findings
-from mcpfuzz.engine.phases.mirrored_calls import mirrored_call
-from mcpfuzz.engine.phases.probe import probe
-from mcpfuzz.engine.phases.target_kinds import TOOLS
-from mcpfuzz.engine.phases.targets import Selection, skip_reason, target_types
 from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.plan.finishing import verify
 from mcpfuzz.engine.plan.stack import settle_stack
 from mcpfuzz.engine.replay import load_replayables, unusable_replay
+from mcpfuzz.engine.searches.concurrent_calls import read_only_tool_calls
+from mcpfuzz.engine.searches.mirrored_calls import mirrored_call
 from mcpfuzz.engine.session.modes import speaking, thorough
 from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.engine.session.windows import run_in_order
+from mcpfuzz.engine.surface.lint_phase import lint, lint_findings
+from mcpfuzz.engine.surface.probe import probe
+from mcpfuzz.engine.surface.target_kinds import TOOLS
+from mcpfuzz.engine.surface.targets import Selection, skip_reason, target_types
 from mcpfuzz.engine.transcripts import Replayable, from_transcript
 from mcpfuzz.jsonrpc.case_json import CaseFormatError
 from mcpfuzz.jsonrpc.exchange import Exchange

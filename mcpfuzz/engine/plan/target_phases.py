@@ -8,14 +8,14 @@ from typing import ClassVar
 from mcpfuzz.engine.config import CALL_PHASES
 from mcpfuzz.engine.coverage.book import CoverageBook
 from mcpfuzz.engine.events import Notice, PhaseName, PhaseStarted, TargetsPlanned
-from mcpfuzz.engine.phases.caller import Caller
-from mcpfuzz.engine.phases.frame_fuzz import FrameFuzz, simplest_tool
-from mcpfuzz.engine.phases.preparation import TargetPreparation
-from mcpfuzz.engine.phases.search import PhaseStopped, SearchOptions
-from mcpfuzz.engine.phases.targets import TargetPlan, plan_targets
 from mcpfuzz.engine.plan.context import RunContext, Searches
 from mcpfuzz.engine.plan.phase import KeepsTime
+from mcpfuzz.engine.searches.caller import Caller
+from mcpfuzz.engine.searches.frame_fuzz import FrameFuzz, simplest_tool
+from mcpfuzz.engine.searches.search import PhaseStopped, SearchOptions
 from mcpfuzz.engine.session.session import Session
+from mcpfuzz.engine.surface.preparation import TargetPreparation
+from mcpfuzz.engine.surface.targets import TargetPlan, plan_targets
 
 NO_TARGET = "no target to call"
 

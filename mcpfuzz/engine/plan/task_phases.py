@@ -12,10 +12,10 @@ import anyio
 
 from mcpfuzz.engine.config import CALL_PHASES
 from mcpfuzz.engine.events import PhaseName, PhaseStarted
-from mcpfuzz.engine.phases.probe import ProbeResult
 from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.plan.phase_cases import PhaseCases, PhaseOver
 from mcpfuzz.engine.session.session import Session
+from mcpfuzz.engine.surface.probe import ProbeResult
 from mcpfuzz.jsonrpc.client_check import AnswerMode
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.frame import Case

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcpfuzz.engine.errors import UnusableServer
-from mcpfuzz.engine.phases.probe import ProbeResult, probe
 from mcpfuzz.engine.runner import session_options
 from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.engine.snapshot.surface import KIND_OF_SECTION, build_surface
+from mcpfuzz.engine.surface.probe import ProbeResult, probe
 from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.transport.errors import ServerStartError
 

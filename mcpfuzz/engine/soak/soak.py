@@ -25,9 +25,6 @@ from mcpfuzz.engine.events import (
 )
 from mcpfuzz.engine.judge import FindingKey
 from mcpfuzz.engine.monitor.monitor import MonitorOptions, release_free_memory
-from mcpfuzz.engine.phases.search import PhaseStopped, Verdict, derive_seed
-from mcpfuzz.engine.phases.stateful_search import STATEFUL
-from mcpfuzz.engine.phases.targets import CallTarget, TargetPlan
 from mcpfuzz.engine.plan.client_phases import (
     CLIENT_FIRST_ID,
     CLIENT_ID_STRIDE,
@@ -43,11 +40,14 @@ from mcpfuzz.engine.plan.plans import PROTOCOL_PHASES
 from mcpfuzz.engine.plan.protocol_phases import ProbePhase, VerifySoFarPhase
 from mcpfuzz.engine.plan.target_phases import CoveragePhase, PlanTargetsPhase, TargetsReadyPhase
 from mcpfuzz.engine.runner import Run
+from mcpfuzz.engine.searches.search import PhaseStopped, Verdict, derive_seed
+from mcpfuzz.engine.searches.stateful_search import STATEFUL
 from mcpfuzz.engine.session.session import Session
 from mcpfuzz.engine.session.tracking import BoundedDict
 from mcpfuzz.engine.soak.behaviour import behaviour
 from mcpfuzz.engine.soak.checkpoint import Checkpoint, write_checkpoint
 from mcpfuzz.engine.soak.scheduler import Scheduler
+from mcpfuzz.engine.surface.targets import CallTarget, TargetPlan
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.strategies.frames.mutations import FAMILIES
 

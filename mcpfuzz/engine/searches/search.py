@@ -23,7 +23,7 @@ from hypothesis.errors import HypothesisException
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.internal_errors import NoteInternal
 from mcpfuzz.engine.judge import FindingKey, Verdict
-from mcpfuzz.engine.phases.hypothesis_bridge import run_given
+from mcpfuzz.engine.searches.hypothesis_bridge import run_given
 from mcpfuzz.oracles.base import Failure
 
 if TYPE_CHECKING:

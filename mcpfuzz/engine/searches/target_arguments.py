@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from mcpfuzz.engine.phases.targets import CallTarget, PreparedTarget
+from mcpfuzz.engine.surface.targets import CallTarget, PreparedTarget
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
 from mcpfuzz.strategies.arguments.coverage import coverage_calls
 from mcpfuzz.strategies.arguments.dictionary import Dictionary

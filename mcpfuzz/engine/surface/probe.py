@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpfuzz.engine.errors import UnusableServer
-from mcpfuzz.engine.phases.targets import TargetType, target_types
-from mcpfuzz.engine.phases.version_fallback import version_refusal
 from mcpfuzz.engine.session.session import HarnessError, ServerLost, Session
+from mcpfuzz.engine.surface.targets import TargetType, target_types
+from mcpfuzz.engine.surface.version_fallback import version_refusal
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange, ProcessEnd
 from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.frame import Case

@@ -6,8 +6,8 @@ import threading
 
 import anyio.to_thread
 
-from mcpfuzz.engine.phases.hypothesis_bridge import HypothesisWarmup
-from mcpfuzz.engine.phases.targets import TargetPlan, prepare_targets
+from mcpfuzz.engine.searches.hypothesis_bridge import HypothesisWarmup
+from mcpfuzz.engine.surface.targets import TargetPlan, prepare_targets
 
 
 class PreparationCancelled(Exception):

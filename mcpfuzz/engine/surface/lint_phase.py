@@ -8,9 +8,9 @@ from typing import Any
 import anyio
 
 from mcpfuzz.engine.events import Finding, Sample, fingerprint_of
-from mcpfuzz.engine.phases.listing import list_everything
-from mcpfuzz.engine.phases.probe import ProbeResult
 from mcpfuzz.engine.session.session import Session
+from mcpfuzz.engine.surface.listing import list_everything
+from mcpfuzz.engine.surface.probe import ProbeResult
 from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, ID_UNKNOWN, Exchange
 from mcpfuzz.jsonrpc.frame import Case

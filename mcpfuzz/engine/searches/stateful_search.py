@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.judge import FindingKey
-from mcpfuzz.engine.phases.caller import Caller
-from mcpfuzz.engine.phases.hypothesis_bridge import check_deadline
-from mcpfuzz.engine.phases.search import Verdict, search, to_raise
-from mcpfuzz.engine.phases.state_checks import read_only, state_check
-from mcpfuzz.engine.phases.targets import CallTarget
+from mcpfuzz.engine.searches.caller import Caller
+from mcpfuzz.engine.searches.hypothesis_bridge import check_deadline
+from mcpfuzz.engine.searches.search import Verdict, search, to_raise
+from mcpfuzz.engine.searches.state_checks import read_only, state_check
 from mcpfuzz.engine.session.modes import patient_until
+from mcpfuzz.engine.surface.targets import CallTarget
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId

@@ -19,8 +19,8 @@ from hypothesis.errors import HypothesisException
 
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.judge import FindingKey
-from mcpfuzz.engine.phases.hypothesis_bridge import OutOfTime
-from mcpfuzz.engine.phases.search import (
+from mcpfuzz.engine.searches.hypothesis_bridge import OutOfTime
+from mcpfuzz.engine.searches.search import (
     Judge,
     PhaseStopped,
     SearchOptions,
@@ -30,9 +30,9 @@ from mcpfuzz.engine.phases.search import (
     slice_end,
     to_raise,
 )
-from mcpfuzz.engine.phases.targets import CallTarget
 from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.engine.session.windows import Unsettled, run_in_order
+from mcpfuzz.engine.surface.targets import CallTarget
 from mcpfuzz.jsonrpc.encode import dumps
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case

@@ -8,19 +8,19 @@ from dataclasses import replace
 
 from mcpfuzz.engine.coverage.book import CoverageBook
 from mcpfuzz.engine.events import PhaseName
-from mcpfuzz.engine.phases.search import Judge, PhaseStopped, SearchOptions, Verdict, steers_by_time
-from mcpfuzz.engine.phases.slow_calls import (
+from mcpfuzz.engine.searches.search import Judge, PhaseStopped, SearchOptions, Verdict, steers_by_time
+from mcpfuzz.engine.searches.slow_calls import (
     SLOW_CONFIRMATIONS,
     SlowWatch,
     answer_seconds,
     latency_score,
     slow_beside,
 )
-from mcpfuzz.engine.phases.target_arguments import TargetArguments
-from mcpfuzz.engine.phases.targets import CallTarget
-from mcpfuzz.engine.phases.wedging_calls import WedgingCalls
+from mcpfuzz.engine.searches.target_arguments import TargetArguments
+from mcpfuzz.engine.searches.wedging_calls import WedgingCalls
 from mcpfuzz.engine.session.observed_state import run_observed
 from mcpfuzz.engine.session.session import HarnessError, Session
+from mcpfuzz.engine.surface.targets import CallTarget
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.parts.slow_after import SlowAfter

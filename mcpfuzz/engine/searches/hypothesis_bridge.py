@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from hypothesis.errors import UnsatisfiedAssumption
 
-from mcpfuzz.engine.phases.every_module import import_every_module
+from mcpfuzz.engine.searches.every_module import import_every_module
 from mcpfuzz.jsonrpc.call_split import SPLIT
 
 # Hypothesis keeps the examples of a run in memory (a 10,000-entry cache and its data tree), up to

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mcpfuzz.engine.phases.targets import CallTarget
+from mcpfuzz.engine.surface.targets import CallTarget
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.parts.state import StateCheck
 from mcpfuzz.jsonrpc.target_kind import TargetKind

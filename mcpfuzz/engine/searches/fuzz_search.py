@@ -12,13 +12,13 @@ from hypothesis import target as hypothesis_target
 
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.judge import FindingKey
-from mcpfuzz.engine.phases.caller import Caller
-from mcpfuzz.engine.phases.search import PhaseStopped, search, slice_end, steers_by_time, to_raise
-from mcpfuzz.engine.phases.slow_calls import answer_seconds, latency_score
-from mcpfuzz.engine.phases.targets import CallTarget, Safety
+from mcpfuzz.engine.searches.caller import Caller
+from mcpfuzz.engine.searches.search import PhaseStopped, search, slice_end, steers_by_time, to_raise
+from mcpfuzz.engine.searches.slow_calls import answer_seconds, latency_score
 from mcpfuzz.engine.session.modes import patient_until
 from mcpfuzz.engine.session.session import HarnessError
 from mcpfuzz.engine.session.windows import MAX_UNSETTLED, Unsettled, run_in_order
+from mcpfuzz.engine.surface.targets import CallTarget, Safety
 from mcpfuzz.oracles.base import Failure
 from mcpfuzz.strategies.arguments.call import ArgumentCall
 from mcpfuzz.strategies.arguments.covering import CoveringPool, covering_calls

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcpfuzz.engine.phases.targets import CallTarget
+from mcpfuzz.engine.surface.targets import CallTarget
 from mcpfuzz.jsonrpc.param_headers import header_text, param_headers, value_at
 from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.strategies.arguments.schema_prep import SchemaProblem

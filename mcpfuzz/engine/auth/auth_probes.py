@@ -17,7 +17,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import httpx
 
-from mcpfuzz.engine.phases.bad_tokens import OTHER_AUDIENCE, BadToken, forged_tokens
+from mcpfuzz.engine.auth.bad_tokens import OTHER_AUDIENCE, BadToken, forged_tokens
 from mcpfuzz.jsonrpc.issued_secrets import remember
 from mcpfuzz.oracles.auth import (
     Attempt,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcpfuzz.engine.phases.targets import CallTarget, Safety
+from mcpfuzz.engine.surface.targets import CallTarget, Safety
 from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.strategies.arguments.schema_prep import SchemaProblem
 

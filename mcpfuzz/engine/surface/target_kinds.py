@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from mcpfuzz.engine.phases.targets import CallTarget, Safety, TargetType, register_target_type
+from mcpfuzz.engine.surface.targets import CallTarget, Safety, TargetType, register_target_type
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
-from mcpfuzz.engine.phases.search import database_key
+from mcpfuzz.engine.searches.search import database_key
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.parts.leniency import Lenient
 from mcpfuzz.jsonrpc.target_kind import TargetKind
@@ -77,7 +77,7 @@ TARGET_TYPES: dict[TargetKind, TargetType] = {}
 
 def target_types() -> dict[TargetKind, TargetType]:
     """Every registered kind, with the built-in ones imported."""
-    from mcpfuzz.engine.phases import target_kinds  # noqa: F401  (registers on import)
+    from mcpfuzz.engine.surface import target_kinds  # noqa: F401  (registers on import)
 
     return TARGET_TYPES
 

@@ -11,9 +11,9 @@ from itertools import zip_longest
 import anyio
 
 from mcpfuzz.engine.events import PhaseName
-from mcpfuzz.engine.phases.caller import Caller
-from mcpfuzz.engine.phases.targets import CallTarget
+from mcpfuzz.engine.searches.caller import Caller
 from mcpfuzz.engine.session.modes import patient_until
+from mcpfuzz.engine.surface.targets import CallTarget
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
 
