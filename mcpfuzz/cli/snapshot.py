@@ -127,8 +127,10 @@ def _write_surface(surface: dict[str, Any], path: str | None) -> None:
 
 def _sizes(surface: dict[str, Any]) -> str:
     from mcpfuzz.engine.snapshot.surface import SECTIONS
+    from mcpfuzz.report.plural import counted
 
-    return ", ".join(f"{len(surface.get(section, {}))} {section}" for section in SECTIONS)
+    # A section is named as the list method calls it ("resourceTemplates"): one item reads in the singular.
+    return ", ".join(counted(len(surface.get(section, {})), section.removesuffix("s")) for section in SECTIONS)
 
 
 def _write(path: Path, text: str) -> None:
