@@ -67,10 +67,10 @@ class Server:
         return dumps(error_response(rid, -32601, "method not found"))
 
 
-def run_memory(server: Server, *, phases: tuple[str, ...] = ("probe", "fuzz"),
-               budget: float = 8.0) -> tuple[RunConfig, RunFinished, list[Event]]:
+def run_memory(server: Server, *, phases: tuple[str, ...] = ("probe", "fuzz"), budget: float = 8.0,
+               max_examples: int | None = None) -> tuple[RunConfig, RunFinished, list[Event]]:
     config = RunConfig(command=[], seed=3, budget=budget, timeout=2.0, grace=0.01, server=MemoryTarget(server),
-                       oracles=tuple(all_oracles()), phases=phases)
+                       oracles=tuple(all_oracles()), phases=phases, max_examples=max_examples)
     events: list[Event] = []
 
     async def main() -> RunFinished:
@@ -187,7 +187,8 @@ def test_an_error_a_phase_does_not_contain_ends_that_phase_only(monkeypatch: pyt
         raise AttributeError("injected")
 
     monkeypatch.setattr(protocol_phases, "run_cases", run_cases)
-    _, finished, events = run_memory(Server(), phases=("probe", "catalogue", "fuzz"))
+    # Ended by its examples, not by the budget: however slow the machine, the fuzz phase reaches every frame family.
+    _, finished, events = run_memory(Server(), phases=("probe", "catalogue", "fuzz"), budget=120, max_examples=3)
     (error,) = finished.internal_errors
     assert error.phase == "catalogue" and error.case == "the rest of the catalogue phase"
     assert "frames/id" in judged_targets(events) and finished.error == ""
