@@ -67,8 +67,10 @@ class Server:
         return dumps(error_response(rid, -32601, "method not found"))
 
 
-def run_memory(server: Server, *, phases: tuple[str, ...] = ("probe", "fuzz"), budget: float = 8.0,
-               max_examples: int | None = None) -> tuple[RunConfig, RunFinished, list[Event]]:
+def run_memory(server: Server, *, phases: tuple[str, ...] = ("probe", "fuzz"), budget: float = 120.0,
+               max_examples: int | None = 3) -> tuple[RunConfig, RunFinished, list[Event]]:
+    """A run on the in-memory server, ended by its examples (three per search) rather than by the budget: however
+    slow the machine, every frame family and tool gets its examples, and a run takes a second or two, not eight."""
     config = RunConfig(command=[], seed=3, budget=budget, timeout=2.0, grace=0.01, server=MemoryTarget(server),
                        oracles=tuple(all_oracles()), phases=phases, max_examples=max_examples)
     events: list[Event] = []
@@ -187,8 +189,7 @@ def test_an_error_a_phase_does_not_contain_ends_that_phase_only(monkeypatch: pyt
         raise AttributeError("injected")
 
     monkeypatch.setattr(protocol_phases, "run_cases", run_cases)
-    # Ended by its examples, not by the budget: however slow the machine, the fuzz phase reaches every frame family.
-    _, finished, events = run_memory(Server(), phases=("probe", "catalogue", "fuzz"), budget=120, max_examples=3)
+    _, finished, events = run_memory(Server(), phases=("probe", "catalogue", "fuzz"))
     (error,) = finished.internal_errors
     assert error.phase == "catalogue" and error.case == "the rest of the catalogue phase"
     assert "frames/id" in judged_targets(events) and finished.error == ""
@@ -263,7 +264,7 @@ def test_a_request_of_the_server_with_a_huge_id_is_answered_with_that_id(monkeyp
 
     monkeypatch.setattr(session_module, "classify", classify)
     server = AskingServer()
-    _, finished, events = run_memory(server, phases=("probe", "fuzz"), budget=6.0)
+    _, finished, events = run_memory(server, phases=("probe", "fuzz"))
     assert server.answers and all(answer["id"] == "9" * 5000 and answer["result"] == {} for answer in server.answers)
     # The reader's own error ended no more than its line: the frames went on.
     (error,) = finished.internal_errors
@@ -288,7 +289,8 @@ def test_hypothesis_own_errors_in_an_example_are_left_to_hypothesis(monkeypatch:
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(FrameFuzz, "_example", example)
-    _, finished, events = run_memory(Server(tools=False), budget=6.0)
+    # An example Hypothesis drops never counts towards --max-examples: this run is ended by its budget.
+    _, finished, events = run_memory(Server(tools=False), budget=6.0, max_examples=None)
     assert calls["count"] >= 6 and finished.internal_errors == () and finished.error == ""
     assert len({t for t in judged_targets(events) if t.startswith("frames/")}) >= 3
 
