@@ -59,6 +59,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             f"at the top of its module\n  {shown}")
 
 
+# With $MCPFUZZ_TEST_TIMES set to a file, every test phase appends a line there as it ends (docs/testing.md).
+TEST_TIMES = os.environ.get("MCPFUZZ_TEST_TIMES")
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Append `seconds phase outcome nodeid` for each test phase: a run stopped half way (or killed by a bound)
+    still says what its tests cost, where --durations prints only at the very end."""
+    if not TEST_TIMES or os.environ.get("PYTEST_XDIST_WORKER"):  # the controller writes every worker's reports
+        return
+    with open(TEST_TIMES, "a", encoding="utf-8") as log:
+        log.write(f"{report.duration:.2f}\t{report.when}\t{report.outcome}\t{report.nodeid}\n")
+
+
 def cli_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment of a CLI run: ours without colour or terminal overrides, plus `extra`."""
     env = {name: value for name, value in os.environ.items() if name not in TERMINAL_VARIABLES}

@@ -31,7 +31,7 @@ from mcpfuzz.transport.stdio_target import StdioTarget
 from tests.conftest import SERVERS_DIR
 from tests.test_sandbox_escape import report_of
 
-pytestmark = pytest.mark.process
+pytestmark = pytest.mark.slow
 
 FILES = (sys.executable, str(SERVERS_DIR / "files_server.py"), "--root", "{workspace}")
 OPTIONS = SessionOptions(timeout=10.0, startup_timeout=30.0)

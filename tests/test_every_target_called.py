@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import cli_env
 
-pytestmark = pytest.mark.process
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 LONG_POLLS = ROOT / "tests" / "servers" / "long_poll_server.py"

@@ -14,7 +14,7 @@ import pytest
 from mcpfuzz.engine.session.comebacks import RestartPolicy
 from tests.conftest import SERVERS_DIR, run_cli
 
-pytestmark = pytest.mark.process
+pytestmark = pytest.mark.slow
 
 STRICT = SERVERS_DIR / "strict_handshake_server.py"
 BROKEN = SERVERS_DIR / "broken_for_good_server.py"

@@ -24,7 +24,7 @@ from mcpfuzz.jsonrpc.versions import LATEST_LEGACY, MODERN_VERSIONS, Era
 from mcpfuzz.oracles.base import all_oracles
 from tests.conftest import REPO_ROOT
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.process
 
 MODERN_VERSION = MODERN_VERSIONS[0]
 SERVER = REPO_ROOT / "tests" / "servers" / "identity_server.py"

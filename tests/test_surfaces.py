@@ -65,7 +65,9 @@ def called_targets(events: list[Event]) -> set[str]:
 @pytest.mark.parametrize("version", [None, "2025-06-18"], ids=["2026-07-28", "2025-06-18"])
 def test_clean_surface_server_gives_no_finding_in_either_era(version: str | None) -> None:
     """Every surface discovered and called (every page listed), in every phase: zero findings."""
-    finished, events = run_collecting(surface(), phases=ALL_CALLS, budget=10, protocol_version=version)
+    # Ended by its examples, not by a budget: a slow machine calls every target too.
+    finished, events = run_collecting(surface(), phases=ALL_CALLS, budget=300, protocol_version=version,
+                                      max_examples=1)
     assert not finished.error
     assert finished.era == ("modern" if version is None else "legacy")
     assert [f"{f.oracle} {f.target}: {f.message}" for f in finished.findings] == []
@@ -268,9 +270,11 @@ SDK_TOOLS = tuple(f"tool/{name}" for name in SDK_TOOLS_NAMES)
 
 
 def _surface_findings(finished: RunFinished) -> set[tuple[str, str, str]]:
-    """Findings on the surfaces, except the SDKs' documented habit: a lone surrogate is dropped silently (low)."""
+    """Findings on the surfaces, except the SDKs' documented habit (a lone surrogate is dropped silently, low) and
+    slow-input, which judges time: on a loaded machine an SDK's answer may stall twice (tests/test_slow_input.py
+    judges that oracle on a server whose slowness is its own)."""
     return {(f.oracle, f.target, str(f.severity)) for f in finished.findings if f.target.startswith(SURFACE_KINDS)
-            and not (f.oracle == "parse-error" and str(f.severity) == "low")}
+            and not (f.oracle == "parse-error" and str(f.severity) == "low") and f.oracle != "slow-input"}
 
 
 @pytest.mark.sdk
@@ -298,9 +302,11 @@ def test_mcp_1x_surfaces_give_true_findings_only() -> None:
     python = _mcp1_python()
     if python is None:
         pytest.skip("no mcp 1.x environment: .ci/run creates .venv-mcp1 (or set MCPFUZZ_MCP1_PYTHON)")
+    # As on mcp 2.x: one example per search, ended by the examples and not by a budget a slow machine would spend.
     finished, _ = run_collecting([python, str(SDK_SERVERS / "sdk1_surface_server.py")],
-                                 phases=("probe", "coverage", "fuzz"), budget=12, exclude=SDK_TOOLS)
-    assert not finished.error and finished.era == "legacy"
+                                 phases=("probe", "coverage", "fuzz"), budget=300, exclude=SDK_TOOLS,
+                                 max_examples=1)
+    assert not finished.error and finished.era == "legacy" and not finished.stopped
     assert _surface_findings(finished) == {
         ("resource-not-found", "resource/notes://static/welcome-mcpfuzz-missing", "low"),
         ("invalid-params", "prompt/mcpfuzz-no-such-prompt", "low"),

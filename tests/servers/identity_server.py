@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,17 @@ from mcp_server import BUGS, TOOLS, Server, main, text_item  # noqa: E402
 
 IDENTITY_BUGS = {
     "tools-per-process": "tools/list names one more tool whose name holds the process id",
-    "order-per-process": "tools/list gives the same tools in an order that depends on the process id",
+    "order-per-process": "tools/list gives the same tools in an order that differs from the run's previous process",
 }
+
+
+def process_number() -> int:
+    """This process's place among the servers its parent (one mcpfuzz run) started, counted in a file named after
+    that parent: two processes in a row never share it (the process id alone would, one time in three)."""
+    counter = Path(tempfile.gettempdir()) / f"identity-server-of-{os.getppid()}"
+    with counter.open("ab") as file:
+        file.write(b".")
+        return file.tell()
 
 
 class IdentityServer(Server):
@@ -37,7 +47,7 @@ class IdentityServer(Server):
             tools.insert(0, {"name": f"session_{os.getpid()}", "description": "Say which process answers.",
                              "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False}})
         if "order-per-process" in bugs:
-            turn = os.getpid() % len(tools) or 1
+            turn = process_number() % len(tools)
             tools = tools[turn:] + tools[:turn]
         self.TOOLS = tools
 
