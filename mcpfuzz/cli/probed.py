@@ -44,8 +44,7 @@ async def on_probed_server(config: RunConfig, phases: Plan, then: Then, emit: Ev
         except ServerStartError as problem:
             error = f"{problem}\ntip: check the command after `--` (or the URL)"
         except UnusableServer as problem:
-            tail = f"\nserver stderr (last lines):\n{problem.stderr_tail}" if problem.stderr_tail else ""
-            error = problem.message + tail + (f"\ntip: {problem.tip}" if problem.tip else "")
+            error = problem.explained()
         except HarnessError as problem:
             error = f"the server stopped answering: {problem}"
     if context.preparation is not None:

@@ -96,9 +96,7 @@ class Run:
                         "check the command after `--`; it runs with mcpfuzz's environment and working directory"
                     context.error = f"{error}\ntip: {tip}"
                 except UnusableServer as error:
-                    tail = f"\nserver stderr (last lines):\n{error.stderr_tail}" if error.stderr_tail else \
-                        "\nserver stderr was empty"
-                    context.error = error.message + tail + (f"\ntip: {error.tip}" if error.tip else "")
+                    context.error = error.explained(say_empty=True)
             if budget_scope.cancelled_caught:
                 context.stopped = context.stopped or StopReason.BUDGET
                 context.emit(Notice(f"the budget of {config.budget:g}s ran out; the report is partial"))

@@ -37,6 +37,7 @@ from mcpfuzz.strategies.arguments.compiled import (
     _json_identity,
     _scalar,
     compile_schema,
+    float_range,
 )
 
 SEEDS = st.integers(0, 2**64 - 1)
@@ -265,14 +266,12 @@ class _Compiler:
         return lambda reader, draw: _integer(reader, first, last) * step
 
     def _number(self, schema: dict) -> Generator | None:
-        bounds = _bounds(schema)
-        if bounds is None:
+        span = float_range(schema)
+        if span is None:
             return None
-        (low, low_open), (high, high_open) = bounds
-        low, high = (None if b is None else float(b) + 0.0 for b in (low, high))
-        if low is not None and high is not None and (low > high or low == high and (low_open or high_open)):
+        if span.empty:
             return _impossible
-        return lambda reader, draw: _number(reader, low, low_open, high, high_open)
+        return lambda reader, draw: _number(reader, span.low, span.low_open, span.high, span.high_open)
 
     def _boolean(self, schema: dict) -> Generator:
         return lambda reader, draw: bool(reader.byte() & 1)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -161,18 +162,16 @@ class _Compiler:
         return st.integers(first, last) if step == 1 else st.integers(first, last).map(lambda k: k * step)
 
     def _number(self, schema: dict) -> st.SearchStrategy[float] | None:
-        bounds = _bounds(schema)
-        if bounds is None:
+        span = float_range(schema)
+        if span is None:
             return None
-        (low, low_open), (high, high_open) = bounds
-        # + 0.0: a bound of -0.0 is 0 (JSON has one zero); Hypothesis orders -0.0 below 0.0 and would find no
-        # float between a minimum of 0.0 and a maximum of -0.0.
-        low, high = (None if b is None else float(b) + 0.0 for b in (low, high))
-        if low is not None and high is not None and (low > high or low == high and (low_open or high_open)):
+        if span.empty:
             return st.nothing()
+        low, high = span.low, span.high
         # -0.0 is not a JSON number of its own: drawn as 0.0, as hypothesis-jsonschema does.
-        return st.floats(low, high, allow_nan=False, allow_infinity=False, exclude_min=low_open and low is not None,
-                         exclude_max=high_open and high is not None).map(lambda n: n if n != 0 else abs(n))
+        return st.floats(low, high, allow_nan=False, allow_infinity=False,
+                         exclude_min=span.low_open and low is not None,
+                         exclude_max=span.high_open and high is not None).map(lambda n: n if n != 0 else abs(n))
 
     def _boolean(self, schema: dict) -> st.SearchStrategy[bool]:
         return st.booleans()
@@ -213,6 +212,36 @@ def _members(members: list[tuple[str, st.SearchStrategy[Any], bool]]) -> st.Sear
                 if required or index in present}
 
     return named_composite("members", draw_members)
+
+
+@dataclass(frozen=True)
+class FloatRange:
+    """A number schema's bounds as floats; a bound of None is open-ended."""
+
+    low: float | None
+    low_open: bool
+    high: float | None
+    high_open: bool
+
+    @property
+    def empty(self) -> bool:
+        """No number fits (a minimum above the maximum, or one point excluded)."""
+        low, high = self.low, self.high
+        if low is None or high is None:
+            return False
+        return low > high or low == high and (self.low_open or self.high_open)
+
+
+def float_range(schema: dict) -> FloatRange | None:
+    """The bounds of a number schema as floats; None when a bound is not a finite number."""
+    bounds = _bounds(schema)
+    if bounds is None:
+        return None
+    (low, low_open), (high, high_open) = bounds
+    # + 0.0: a bound of -0.0 is 0 (JSON has one zero); Hypothesis orders -0.0 below 0.0 and would find no
+    # float between a minimum of 0.0 and a maximum of -0.0.
+    return FloatRange(None if low is None else float(low) + 0.0, low_open,
+                      None if high is None else float(high) + 0.0, high_open)
 
 
 def _bounds(schema: dict) -> tuple[Bound, Bound] | None:

@@ -47,8 +47,7 @@ async def capture(config: RunConfig) -> Capture:
         except ServerStartError as error:
             outcome.error = f"{error}\ntip: check the command after `--` (or the URL)"
         except UnusableServer as error:
-            tail = f"\nserver stderr (last lines):\n{error.stderr_tail}" if error.stderr_tail else ""
-            outcome.error = error.message + tail + (f"\ntip: {error.tip}" if error.tip else "")
+            outcome.error = error.explained()
         except HarnessError as error:
             outcome.error = f"the server stopped answering while its surface was read: {error}"
     if scope.cancelled_caught:
