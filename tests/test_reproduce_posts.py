@@ -84,14 +84,20 @@ def test_every_curl_gives_up_in_time(posts: Posting) -> None:
 # -- printed for a real run, and run against a fresh server ------------------------------------------------
 
 needs_curl = pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+RUNS = 3
 
 
 def reproduction_of(mode: str, version: str | None) -> tuple[str, str]:
     """The JSON report's reproduction of the one finding a run against the surface server in `mode` gives, and
-    the URL it names."""
-    with start_http_server("--surface", "--bug", mode) as url:
-        finished = run_engine([], http=HttpTarget(url), protocol_version=version, phases=("probe", "catalogue"),
-                              timeout=10, budget=90)
+    the URL it names. The run is made again (up to RUNS times) when it found nothing: a bug seen only while a
+    request is still running (a cancel that lands in flight) may be missed by one run on a starved machine, and
+    these tests are about the reproduction printed, not about how sure one run is to find it."""
+    for _ in range(RUNS):
+        with start_http_server("--surface", "--bug", mode) as url:
+            finished = run_engine([], http=HttpTarget(url), protocol_version=version, phases=("probe", "catalogue"),
+                                  timeout=10, budget=90)
+        if finished.findings:
+            break
     assert len(finished.findings) == 1
     return finding_json(finished.findings[0], HttpTarget(url))["reproducer"]["shell"], url
 
