@@ -3,6 +3,7 @@ pool of literals from local modules is the same at every draw (the same seed sen
 
 from __future__ import annotations
 
+import ast
 import sys
 from pathlib import Path
 
@@ -31,3 +32,11 @@ def test_every_other_module_is_loaded_lazily_ones_included() -> None:
     missing = import_every_module()
     assert set(names) - set(missing) <= set(sys.modules)
     assert names == sorted(names) and len(names) == len(set(names))
+
+
+def test_the_text_check_agrees_with_the_parsed_module_on_every_file() -> None:
+    """A module acts when imported if its parsed top level has a call statement; the cheap text check must agree."""
+    for path in [*ROOT.joinpath("mcpfuzz").rglob("*.py"), *ROOT.joinpath("strategies").rglob("*.py")]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        parsed = any(isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) for node in tree.body)
+        assert acts_when_imported(path) == parsed, path
