@@ -83,12 +83,15 @@ def run_cli(args: Sequence[str], timeout: float = 60.0, env: Mapping[str, str] |
             cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Run `mcpfuzz ARGS...` as a subprocess and capture its output as text.
 
-    By default in a fresh empty folder: the default `./corpus` of one run must not be replayed by
-    the next test's run.
+    By default in a fresh empty folder, removed afterwards: the default `./corpus` of one run must not be
+    replayed by the next test's run.
     """
-    folder = cwd or Path(tempfile.mkdtemp(prefix="mcpfuzz-cli-"))
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, env=cli_env(env),
-                          cwd=folder, stdin=subprocess.DEVNULL)
+    if cwd is not None:
+        return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, env=cli_env(env),
+                              cwd=cwd, stdin=subprocess.DEVNULL)
+    with tempfile.TemporaryDirectory(prefix="mcpfuzz-cli-", ignore_cleanup_errors=True) as folder:
+        return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, env=cli_env(env),
+                              cwd=folder, stdin=subprocess.DEVNULL)
 
 
 def private_copy(fixture: Path, directory: Path, imports: tuple[str, ...] = ()) -> Path:
