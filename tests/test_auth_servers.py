@@ -38,7 +38,7 @@ def client_secret(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(CLIENT_SECRET_ENV, "test-client-secret-value")
 
 
-def run_protected(target: HttpTarget, *, phases: tuple[str, ...] = ("probe",), budget: float = 30.0,
+def run_protected(target: HttpTarget, *, phases: tuple[str, ...] = ("probe",), budget: float = 300.0,
                   corpus: Path | None = None, log_frames: Path | None = None,
                   events: list[Event] | None = None) -> RunFinished:
     config = RunConfig(command=[], seed=3, timeout=5.0, budget=budget, oracles=tuple(all_oracles()), phases=phases,

@@ -3,8 +3,8 @@
 // Usage: node http_server.mjs --port PORT
 import { createServer } from "node:http";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { z } from "zod";
+import { serveStateless } from "./stateless.mjs";
 
 const port = Number(process.argv[process.argv.indexOf("--port") + 1]);
 
@@ -29,14 +29,7 @@ const http = createServer(async (req, res) => {
     res.writeHead(405, { Allow: "POST" }).end();
     return;
   }
-  const server = mcpServer();
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-  res.on("close", () => {
-    transport.close();
-    server.close();
-  });
-  await server.connect(transport);
-  await transport.handleRequest(req, res);
+  await serveStateless(mcpServer, req, res);
 });
 
 http.listen(port, "127.0.0.1", () => console.error(`ready http://127.0.0.1:${port}/mcp`));

@@ -8,10 +8,10 @@
 import express from "express";
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { requireBearerAuth } from "@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js";
 import { mcpAuthMetadataRouter, getOAuthProtectedResourceMetadataUrl } from "@modelcontextprotocol/sdk/server/auth/router.js";
 import { z } from "zod";
+import { serveStateless } from "./stateless.mjs";
 
 const arg = (name) => process.argv[process.argv.indexOf(name) + 1];
 const port = Number(arg("--port"));
@@ -52,13 +52,6 @@ app.use(mcpAuthMetadataRouter({ oauthMetadata, resourceServerUrl: resource, scop
 app.post("/mcp", requireBearerAuth({ verifier, requiredScopes: ["mcp"], expectedResource: resource,
                                       resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(resource) }),
   async (req, res) => {
-    const server = mcpServer();
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on("close", () => {
-      transport.close();
-      server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
+    await serveStateless(mcpServer, req, res, req.body);
   });
 app.listen(port, "127.0.0.1", () => console.error(`ready ${resource.href}`));
