@@ -31,13 +31,13 @@ from mcpfuzz.strategies.arguments.compiled import (
     PER_MEMBER_UP_TO,
     UNDERSTOOD,
     Fallback,
-    _bounds,
-    _count,
-    _has_type,
-    _json_identity,
-    _scalar,
     compile_schema,
     float_range,
+    has_json_type,
+    is_count,
+    is_scalar_schema,
+    json_identity,
+    number_bounds,
 )
 
 SEEDS = st.integers(0, 2**64 - 1)
@@ -172,7 +172,7 @@ class _Compiler:
                                                                    "integer", "number")):
             return None
         if kind is not None:
-            values = [v for v in values if _has_type(v, kind)]
+            values = [v for v in values if has_json_type(v, kind)]
         if not values:
             return _impossible
         if len(values) == 1:
@@ -210,10 +210,10 @@ class _Compiler:
     def _array(self, schema: dict) -> Generator | None:
         items = schema.get("items")
         low, high = schema.get("minItems", 0), schema.get("maxItems")
-        if not isinstance(items, dict) or not _count(low) or high is not None and not _count(high):
+        if not isinstance(items, dict) or not is_count(low) or high is not None and not is_count(high):
             return None
         unique = schema.get("uniqueItems") is True
-        if unique and not _scalar(items):
+        if unique and not is_scalar_schema(items):
             return None
         if high is not None and high < low:
             return _impossible
@@ -230,7 +230,7 @@ class _Compiler:
                 if len(values) >= count:
                     break
                 value = element(reader, draw)
-                key = _json_identity(value)
+                key = json_identity(value)
                 if key not in seen:
                     seen.add(key)
                     values.append(value)
@@ -242,7 +242,7 @@ class _Compiler:
 
     def _string(self, schema: dict) -> Generator | None:
         low, high = schema.get("minLength", 0), schema.get("maxLength")
-        if not _count(low) or high is not None and not _count(high):
+        if not is_count(low) or high is not None and not is_count(high):
             return None
         if "format" in schema:
             return None  # the format's own strategy (Hypothesis), as compiled.py draws it
@@ -252,7 +252,7 @@ class _Compiler:
         return lambda reader, draw: _text(reader, _length(reader.byte(), low, cap, short=SHORT))
 
     def _integer(self, schema: dict) -> Generator | None:
-        bounds = _bounds(schema)
+        bounds = number_bounds(schema)
         step = schema.get("multipleOf", 1)
         if bounds is None or not isinstance(step, int) or isinstance(step, bool) or step <= 0:
             return None

@@ -97,7 +97,7 @@ class _Compiler:
         if not isinstance(values, list) or kind is not None and (not isinstance(kind, str) or kind not in _PY_TYPES):
             return self.fallback(schema)
         if kind is not None:
-            values = [v for v in values if _has_type(v, kind)]
+            values = [v for v in values if has_json_type(v, kind)]
         return st.sampled_from(values) if values else st.nothing()
 
     def _object(self, schema: dict) -> st.SearchStrategy[dict] | None:
@@ -117,17 +117,17 @@ class _Compiler:
     def _array(self, schema: dict) -> st.SearchStrategy[list] | None:
         items = schema.get("items")
         low, high = schema.get("minItems", 0), schema.get("maxItems")
-        if not isinstance(items, dict) or not _count(low) or high is not None and not _count(high):
+        if not isinstance(items, dict) or not is_count(low) or high is not None and not is_count(high):
             return None  # no `items`, or the tuple form: any JSON per item, the fallback's
         unique = schema.get("uniqueItems") is True
-        if unique and not _scalar(items):
+        if unique and not is_scalar_schema(items):
             return None
         element = self.compile(items)
         if high is not None and high < low:
             return st.nothing()
         if element.is_empty:
             return st.just([]) if low == 0 else st.nothing()
-        drawn = st.lists(element, min_size=low, max_size=high, unique_by=_json_identity if unique else None)
+        drawn = st.lists(element, min_size=low, max_size=high, unique_by=json_identity if unique else None)
         try:
             drawn.validate()
         except InvalidArgument:  # more unique items required than the items' schema has values
@@ -136,7 +136,7 @@ class _Compiler:
 
     def _string(self, schema: dict) -> st.SearchStrategy[str] | None:
         low, high = schema.get("minLength", 0), schema.get("maxLength")
-        if not _count(low) or high is not None and not _count(high):
+        if not is_count(low) or high is not None and not is_count(high):
             return None
         if "format" in schema:
             drawn = self.formats.get(schema["format"])
@@ -146,7 +146,7 @@ class _Compiler:
         return st.text(ALPHABET, min_size=low, max_size=high) if high is None or low <= high else st.nothing()
 
     def _integer(self, schema: dict) -> st.SearchStrategy[int] | None:
-        bounds = _bounds(schema)
+        bounds = number_bounds(schema)
         if bounds is None:
             return None
         (low, low_open), (high, high_open) = bounds
@@ -234,7 +234,7 @@ class FloatRange:
 
 def float_range(schema: dict) -> FloatRange | None:
     """The bounds of a number schema as floats; None when a bound is not a finite number."""
-    bounds = _bounds(schema)
+    bounds = number_bounds(schema)
     if bounds is None:
         return None
     (low, low_open), (high, high_open) = bounds
@@ -244,7 +244,7 @@ def float_range(schema: dict) -> FloatRange | None:
                       None if high is None else float(high) + 0.0, high_open)
 
 
-def _bounds(schema: dict) -> tuple[Bound, Bound] | None:
+def number_bounds(schema: dict) -> tuple[Bound, Bound] | None:
     """The tightest lower and upper bound (2020-12: exclusive bounds are numbers); None for a non-number."""
     values = [schema.get(k) for k in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum")]
     if any(v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v))
@@ -263,11 +263,12 @@ def _tightest(inclusive: Any, exclusive: Any, pick: Callable[..., Any]) -> Bound
     return (inclusive, False) if tighter == Fraction(inclusive) else (exclusive, True)
 
 
-def _count(value: Any) -> bool:
+def is_count(value: Any) -> bool:
+    """A JSON Schema count (minLength, maxItems...): a non-negative integer, not a boolean."""
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _scalar(schema: dict) -> bool:
+def is_scalar_schema(schema: dict) -> bool:
     """A subschema whose values are never arrays or objects (uniqueness is then simple to key)."""
     values = schema.get("enum", [schema["const"]] if "const" in schema else None)
     if isinstance(values, list):
@@ -275,7 +276,7 @@ def _scalar(schema: dict) -> bool:
     return schema.get("type") in ("string", "integer", "number", "boolean", "null")
 
 
-def _json_identity(value: Any) -> tuple[str, Any]:
+def json_identity(value: Any) -> tuple[str, Any]:
     """Equal under JSON Schema's uniqueItems: 1 and 1.0 are one number, true and 1 are not."""
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return type(value).__name__, value
@@ -284,7 +285,8 @@ def _json_identity(value: Any) -> tuple[str, Any]:
     return "number", value
 
 
-def _has_type(value: Any, kind: str) -> bool:
+def has_json_type(value: Any, kind: str) -> bool:
+    """`value` is of JSON Schema type `kind` (a boolean is no number; 2.0 is an integer)."""
     if isinstance(value, bool) and kind not in ("boolean",):
         return False
     if kind == "integer" and isinstance(value, float):
