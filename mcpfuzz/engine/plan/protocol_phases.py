@@ -26,7 +26,7 @@ from mcpfuzz.engine.searches.mirrored_calls import mirrored_call
 from mcpfuzz.engine.session.modes import speaking, thorough
 from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.engine.session.windows import run_in_order
-from mcpfuzz.engine.surface.lint_phase import lint, lint_findings
+from mcpfuzz.engine.surface.lint_phase import fresh_process_checks, lint, lint_findings
 from mcpfuzz.engine.surface.probe import probe
 from mcpfuzz.engine.surface.target_kinds import TOOLS
 from mcpfuzz.engine.surface.targets import Selection, skip_reason, target_types
@@ -113,8 +113,16 @@ class LintPhase:
     async def run(self, context: RunContext, session: Session) -> None:
         assert context.probe is not None
         context.emit(PhaseStarted(PhaseName.LINT))
+        fresh = fresh_process_checks(context.probe, in_run=True)
+        # Two process starts (the check's, then one handshaken again): only while the calls keep their share.
+        if fresh and not context.budget.fits(2 * context.budget.restart_cost, context.budget.protocol_deadline):
+            fresh = False
+            context.emit(Notice(f"lint: the check on a fresh process (initialize asking for a version the server "
+                                f"announces) left out to keep the run's time for calling targets (each new process "
+                                f"takes about {context.budget.restart_cost:.1f}s to start here); raise --budget to "
+                                "run it"))
         try:
-            problems = await lint(session, context.probe, in_run=True)
+            problems = await lint(session, context.probe, in_run=True, fresh_checks=fresh)
         except (HarnessError, ServerStartError) as error:
             context.emit(Notice(f"the lint phase stopped: {error}"))
             return
