@@ -22,7 +22,7 @@ from mcpfuzz.engine.plan.finishing import verify
 from mcpfuzz.engine.plan.stack import settle_stack
 from mcpfuzz.engine.replay import load_replayables, unusable_replay
 from mcpfuzz.engine.searches.concurrent_calls import read_only_tool_calls
-from mcpfuzz.engine.searches.mirrored_calls import mirrored_call
+from mcpfuzz.engine.searches.mirrored_calls import mirrored_call, mirrors_any
 from mcpfuzz.engine.session.modes import speaking, thorough
 from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.engine.session.windows import run_in_order
@@ -320,9 +320,11 @@ async def _http_cases(context: RunContext, session: Session, built: CatalogueCon
     if session.transport is not TransportKind.STREAMABLE_HTTP:
         return []
     mirrored = None
-    if built.era is Era.MODERN and context.preparation is not None:
+    # Only a tool that mirrors an argument needs prepared arguments here; the catalogue never waits for the rest of
+    # the preparation (a big schema takes seconds to prepare, every target's preparation tens of them).
+    if built.era is Era.MODERN and context.preparation is not None and mirrors_any(context.preparation.plan.targets):
         # Prepared by the background thread, not beside it: two threads drawing at once can trip CPython 3.11's
-        # ast module (Hypothesis reads lambdas' source), so the one preparation is awaited (milliseconds a target).
+        # ast module (Hypothesis reads lambdas' source), so the one preparation is awaited.
         plan = await context.preparation.finished()
         mirrored = await anyio.to_thread.run_sync(mirrored_call, plan.targets)
     builder = FrameBuilder(built.era, built.version, next_id=HTTP_FIRST_ID)
