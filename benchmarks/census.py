@@ -696,7 +696,7 @@ def parse_args(argv: Sequence[str]) -> Options:
     parser.add_argument("--only", action="append", default=[], metavar="NAME",
                         help="run only this server (repeatable; NAME/http picks its HTTP row)")
     parser.add_argument("--jobs", type=int, default=1, help="rows run at once (default 1: keep the load modest)")
-    parser.add_argument("--sdk-python", type=Path, default=SDK_PYTHON,
+    parser.add_argument("--sdk-python", default=str(SDK_PYTHON),
                         help="a Python with the `mcp` package, for the SDK client column ('' to skip it)")
     parser.add_argument("--json", type=Path, help="write the rows here")
     parser.add_argument("--markdown", type=Path, help="write the table into this file's census section")
@@ -729,7 +729,8 @@ def parse_args(argv: Sequence[str]) -> Options:
         parser.error(f"--mcpfuzz {args.mcpfuzz}: no such file")
     if args.retable:
         raise SystemExit(retable(args.retable, args.cache, args.markdown, args.section, args.json, args.runs))
-    sdk_python = args.sdk_python if str(args.sdk_python) and args.sdk_python.exists() else None
+    # A string, not a Path: Path('') is '.', which exists, so '' would not skip the column.
+    sdk_python = Path(args.sdk_python) if args.sdk_python and Path(args.sdk_python).is_file() else None
     runs = args.cache / "runs" / time.strftime("%Y%m%dT%H%M%S")
     base = bench.Options(args.cache, args.seconds, args.seed, args.mcpfuzz, tuple(args.only), runs, args.json,
                          tuple(args.option))

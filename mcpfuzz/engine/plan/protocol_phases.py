@@ -22,11 +22,11 @@ from mcpfuzz.engine.plan.finishing import verify
 from mcpfuzz.engine.plan.stack import settle_stack
 from mcpfuzz.engine.replay import load_replayables, unusable_replay
 from mcpfuzz.engine.searches.concurrent_calls import read_only_tool_calls
-from mcpfuzz.engine.searches.mirrored_calls import mirrored_call
+from mcpfuzz.engine.searches.mirrored_calls import mirrored_call, mirrors_any
 from mcpfuzz.engine.session.modes import speaking, thorough
 from mcpfuzz.engine.session.session import HarnessError, Session
 from mcpfuzz.engine.session.windows import run_in_order
-from mcpfuzz.engine.surface.lint_phase import lint, lint_findings
+from mcpfuzz.engine.surface.lint_phase import fresh_process_checks, lint, lint_findings
 from mcpfuzz.engine.surface.probe import probe
 from mcpfuzz.engine.surface.target_kinds import TOOLS
 from mcpfuzz.engine.surface.targets import Selection, skip_reason, target_types
@@ -113,8 +113,16 @@ class LintPhase:
     async def run(self, context: RunContext, session: Session) -> None:
         assert context.probe is not None
         context.emit(PhaseStarted(PhaseName.LINT))
+        fresh = fresh_process_checks(context.probe, in_run=True)
+        # Two process starts (the check's, then one handshaken again): only while the calls keep their share.
+        if fresh and not context.budget.fits(2 * context.budget.restart_cost, context.budget.protocol_deadline):
+            fresh = False
+            context.emit(Notice(f"lint: the check on a fresh process (initialize asking for a version the server "
+                                f"announces) left out to keep the run's time for calling targets (each new process "
+                                f"takes about {context.budget.restart_cost:.1f}s to start here); raise --budget to "
+                                "run it"))
         try:
-            problems = await lint(session, context.probe, in_run=True)
+            problems = await lint(session, context.probe, in_run=True, fresh_checks=fresh)
         except (HarnessError, ServerStartError) as error:
             context.emit(Notice(f"the lint phase stopped: {error}"))
             return
@@ -312,9 +320,11 @@ async def _http_cases(context: RunContext, session: Session, built: CatalogueCon
     if session.transport is not TransportKind.STREAMABLE_HTTP:
         return []
     mirrored = None
-    if built.era is Era.MODERN and context.preparation is not None:
+    # Only a tool that mirrors an argument needs prepared arguments here; the catalogue never waits for the rest of
+    # the preparation (a big schema takes seconds to prepare, every target's preparation tens of them).
+    if built.era is Era.MODERN and context.preparation is not None and mirrors_any(context.preparation.plan.targets):
         # Prepared by the background thread, not beside it: two threads drawing at once can trip CPython 3.11's
-        # ast module (Hypothesis reads lambdas' source), so the one preparation is awaited (milliseconds a target).
+        # ast module (Hypothesis reads lambdas' source), so the one preparation is awaited.
         plan = await context.preparation.finished()
         mirrored = await anyio.to_thread.run_sync(mirrored_call, plan.targets)
     builder = FrameBuilder(built.era, built.version, next_id=HTTP_FIRST_ID)

@@ -9,6 +9,13 @@ from mcpfuzz.strategies.arguments.schema_prep import SchemaProblem
 from mcpfuzz.strategies.http_cases import MirroredCall
 
 
+def mirrors_any(targets: list[CallTarget]) -> bool:
+    """Whether a selected tool's inputSchema mirrors an argument (x-mcp-header): a read of the declaration, no draw,
+    so it needs no prepared target."""
+    return any(target.kind is TargetKind.TOOL and param_headers(target.declaration.get("inputSchema"))
+               for target in targets)
+
+
 def mirrored_call(targets: list[CallTarget]) -> MirroredCall | None:
     """The first selected tool whose inputSchema mirrors an argument (x-mcp-header), with its simplest valid
     arguments that hold a value for it (plain first, then fully populated); None when no tool has one.

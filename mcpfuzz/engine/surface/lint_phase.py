@@ -43,19 +43,37 @@ async def _ask(session: Session, method: str, params: Any, case_id: str) -> Exch
                                        patient=True))
 
 
-async def gather(session: Session, probe: ProbeResult, *, fresh_checks: bool = True) -> Declared:
+def _handshake_result(probe: ProbeResult, method: str) -> Any:
+    """The result the probe's handshake (`initialize` or `server/discover`) was answered with, or None."""
+    result = None
+    for exchange in probe.exchanges:
+        if HANDSHAKE_CASES.get(exchange.case.id) == method:
+            reply = _answer(exchange)
+            result = reply.get("result") if isinstance(reply, dict) else None
+    return result
+
+
+def fresh_process_checks(probe: ProbeResult, *, in_run: bool) -> bool:
+    """Whether `lint` starts fresh processes of its own (two: the check's, then one handshaken again for what
+    follows): initialize asking for a legacy version a modern server announces, and (legacy, outside `run`) a
+    request before initialize, whose rule is advice that `run` never files."""
+    if probe.era is Era.MODERN:
+        return _legacy_announced(_handshake_result(probe, "server/discover")) is not None
+    return not in_run
+
+
+async def gather(session: Session, probe: ProbeResult, *, fresh_checks: bool = True,
+                 before_initialize: bool = True) -> Declared:
     """The snapshot the rules judge: the probe's handshake, every list, a liveness request and an unknown method.
 
-    In the legacy era `fresh_checks` adds a request before `initialize` on a fresh process (the session is
-    handshaken again afterwards).
+    `fresh_checks` adds the checks on a fresh process (the session is handshaken again afterwards): in the legacy
+    era a request before `initialize` (when `before_initialize`), in the modern era `initialize` asking for a
+    legacy version the server announces.
     """
     modern = probe.era is Era.MODERN
     declared = Declared(probe.era.value, probe.version, "server/discover" if modern else "initialize")
     exchanges = list(probe.exchanges)
-    for exchange in probe.exchanges:
-        if HANDSHAKE_CASES.get(exchange.case.id) == declared.handshake_method:
-            reply = _answer(exchange)
-            declared.handshake = reply.get("result") if isinstance(reply, dict) else None
+    declared.handshake = _handshake_result(probe, declared.handshake_method)
     if session.server.session_id:
         declared.session_ids.append(session.server.session_id)
     listings = await list_everything(session, declared.capabilities)
@@ -67,7 +85,7 @@ async def gather(session: Session, probe: ProbeResult, *, fresh_checks: bool = T
     unknown = await _ask(session, UNKNOWN_METHOD, {}, "unknown-method")
     declared.liveness_reply, declared.unknown_method_reply = _answer(liveness), _answer(unknown)
     exchanges += [liveness, unknown]
-    if fresh_checks and not modern:
+    if fresh_checks and before_initialize and not modern:
         exchanges.append(await _before_initialize(session, declared))
     announced = _legacy_announced(declared.handshake) if fresh_checks and modern else None
     if announced is not None:
@@ -122,13 +140,16 @@ async def _ready_again(session: Session) -> None:
     await session.ensure_ready()
 
 
-async def lint(session: Session, probe: ProbeResult, *, in_run: bool = False) -> list[Problem]:
-    """Every lint problem of the server the session talks to (in `run`, without the rules an oracle covers).
+async def lint(session: Session, probe: ProbeResult, *, in_run: bool = False,
+               fresh_checks: bool = True) -> list[Problem]:
+    """Every lint problem of the server the session talks to (in `run`, without the rules an oracle covers, and
+    without the request before initialize: its rule is advice, never a finding of `run`, and costs two process
+    starts); `fresh_checks` False leaves out every check on a fresh process.
 
     The rules are CPU work (thousands of schemas take seconds): they run in a worker thread, so the budget,
     Ctrl-C and SIGTERM still stop the run on time.
     """
-    declared = await gather(session, probe)
+    declared = await gather(session, probe, fresh_checks=fresh_checks, before_initialize=not in_run)
     return await anyio.to_thread.run_sync(partial(run_rules, declared, skip_covered=in_run), abandon_on_cancel=True)
 
 
