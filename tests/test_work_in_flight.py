@@ -107,6 +107,15 @@ def test_no_verdict_unless_the_request_was_provably_still_running(answers: list)
     assert verdicts(seen(cancelled(), *answers)) == []
 
 
+def test_a_large_answer_after_the_probe_is_no_proof_that_the_work_was_still_running() -> None:
+    """A 4 MB resource answered at once over HTTP: its encoding and transfer outlast the probe's round trip, so it
+    arrives after the probe's answer, as a small answer written after the cancel was read would."""
+    big = {"jsonrpc": "2.0", "id": REQUEST, "result": {"content": [{"type": "text", "text": "x" * 4_000_000}]}}
+    timings = ((0.26, answer(RUNNING)), (0.27, answer(PROBE)))
+    assert verdicts(seen(cancelled(), *timings, (1.0, big))) == []
+    assert len(verdicts(seen(cancelled(), *timings, (1.0, answer(REQUEST))))) == 1
+
+
 def test_without_a_measured_latency_only_an_answer_clearly_after_the_probe_counts() -> None:
     unknown = cancelled(latency=0.0)
     assert verdicts(seen(unknown, (0.01, answer(RUNNING)), (0.02, answer(PROBE)), (0.03, answer(REQUEST)))) == []

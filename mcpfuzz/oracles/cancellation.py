@@ -15,6 +15,9 @@ from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 # the work could have ended by itself, so an answer after it is not a race.
 EARLY = 0.5
 CLEAR_GAP = 1.0  # seconds after the probe's answer: an answer this late was written long after the cancel was read
+# An answer this large spends its time being encoded, written and read: when it arrived (and the latency measured
+# from answers like it) tells its delivery, not whether its work was still running when the cancel was read.
+LARGE_ANSWER = 256 * 1024
 
 CancelRespectedFailure = failure_class(OracleId.CANCEL_RESPECTED, "Cancelled request answered after the cancel")
 
@@ -44,7 +47,8 @@ def cancel_respected(exchange: Exchange) -> Iterator[Failure]:
 def _in_flight(exchange: Exchange, cancel: CancelCheck) -> Iterator[Failure]:
     """A request cancelled while provably still running, and answered anyway.
 
-    Still running: unanswered when the liveness request written just before its cancel was answered. Answered
+    Still running: unanswered when the liveness request written just before its cancel was answered (a
+    LARGE_ANSWER may have been done and on its way then, so it is never judged). Answered
     anyway, beyond any race: when the cancel was read (the probe behind it answered) before EARLY of the target's
     shortest measured latency, an answer after the probe's, or an error before it (a result that early may be the
     work done after all); whatever the latency, an answer CLEAR_GAP after the probe's (a race writes the two
@@ -57,6 +61,8 @@ def _in_flight(exchange: Exchange, cancel: CancelCheck) -> Iterator[Failure]:
     running, probe, answer = first.get(cancel.running), first.get(cancel.probe), first.get(cancel.request)
     if running is None or probe is None or answer is None or answer.at <= running.at:
         return  # no proof, or answered before the cancel was written: done (or on its way) already
+    if answer.incoming.size >= LARGE_ANSWER:
+        return  # its delivery alone may outlast the probe's round trip: no proof the work was still running
     if cancel.latency > 0 and probe.at < EARLY * cancel.latency:
         if answer.at < probe.at and not answer.incoming.is_error:
             return
