@@ -79,13 +79,20 @@ class Heard:
 
 
 def judge_round(heard: Sequence[Heard]) -> Iterator[tuple[Failure, tuple[str, ...]]]:
-    """One round of requests sent at once with the same id: each failure with the lines it shows (at most one per
-    kind: one cause, one finding)."""
-    seen: set[str] = set()
+    """One round of requests sent at once with the same id: each failure with the lines it shows, at most one per
+    kind. Notifications that crossed along with the answers are the same routing: one finding, the answers'."""
+    found: dict[str, tuple[Failure, tuple[str, ...]]] = {}
     for failure, lines in _failures(heard):
-        if failure.key not in seen:
-            seen.add(failure.key)
-            yield failure, lines
+        found.setdefault(failure.key, (failure, lines))
+    crossed = [what for key, what in ((PROGRESS, "progress notifications"), (LOG_LEVEL, "log messages"))
+               if key in found]
+    if ANSWERS in found and crossed:
+        for key in (PROGRESS, LOG_LEVEL):
+            found.pop(key, None)
+        answers, lines = found[ANSWERS]
+        found[ANSWERS] = (SessionIsolationFailure(answers.severity, f"{answers.message}; {' and '.join(crossed)} "
+                                                  "went astray too", ANSWERS, server_wide=True), lines)
+    yield from found.values()
 
 
 def _failures(heard: Sequence[Heard]) -> Iterator[tuple[Failure, tuple[str, ...]]]:

@@ -1,0 +1,266 @@
+"""MCP test server over streamable HTTP for concurrent clients: spec-correct by default, one isolation bug per
+``--bug NAME``.
+
+Usage::
+
+    python tests/servers/isolation_server.py --port N [--bug NAME]...
+
+Binds 127.0.0.1 only (``--port 0`` picks a free port); prints ``ready http://127.0.0.1:N/mcp`` to stderr once
+listening. Standard library only; each JSON-RPC message is handled by ``mcp_server.Server`` with one more tool,
+``work`` (read-only, no arguments), which sends progress notifications (for a request with a progress token) and, in
+the 2026-07-28 era, log messages at and above the request's ``io.modelcontextprotocol/logLevel`` (none without
+one). Both eras on one endpoint: a POST whose ``params._meta`` names the protocol version is a stateless
+2026-07-28 request; the rest is the legacy session transport (``initialize`` opens a session, DELETE ends it).
+``GET /sessions`` says how many sessions are open (``{"open": N}``), for the tests.
+Every request is answered on an SSE stream that ends after its answer.
+
+Requests carrying a progress token with the same JSON-RPC id meet before they are handled (for at most
+GATHER_SECONDS), so concurrent clients' requests are in flight together whatever the machine's speed; this is
+what makes the bugs below show every time, and costs the clean server nothing when clients send together.
+
+Bugs (each a shared-state mistake of a server that serves several clients from one instance):
+  route-by-id         answers and notifications are routed by JSON-RPC id through one map shared by every
+                      session (the last stream opened for an id gets them), as one TypeScript SDK transport shared
+                      between clients did (GHSA-345p-7cg4-v4c7): a client gets another's answer, or its stream
+                      ends without one
+  progress-broadcast  progress notifications go to every answer stream open, not only the request's
+  ignore-log-level    log messages are sent whatever level the request asked (or for a request that asked none)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import queue
+import secrets
+import sys
+import threading
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from mcp_server import META_VERSION, TOOLS, Server
+
+BUGS = ("route-by-id", "progress-broadcast", "ignore-log-level")
+GATHER_SECONDS = 5.0
+STREAM_SECONDS = 10.0  # how long an answer stream waits for its answer before it ends unanswered
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+END: dict[str, Any] = {}  # put on a stream to end it
+WORK_TOOL = {"name": "work", "description": "Report progress, log, and say done.",
+             "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
+             "annotations": {"readOnlyHint": True}}
+
+
+class WorkServer(Server):
+    """The clean MCP server with the `work` tool."""
+
+    TOOLS = [*TOOLS, WORK_TOOL]
+    CAPABILITIES = {"tools": {}, "logging": {}}
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        if name == "work":
+            return {"content": [{"type": "text", "text": "done"}], "isError": False}
+        return super().call_tool(name, arguments)
+
+
+class Streams:
+    """The answer streams open now, and where a message for one request goes."""
+
+    def __init__(self, bugs: set[str]) -> None:
+        self.bugs = bugs
+        self.lock = threading.Condition()
+        self.open: set[queue.Queue[dict[str, Any]]] = set()
+        self.by_id: dict[str, queue.Queue[dict[str, Any]]] = {}  # route-by-id: one map for every session
+        self.arrived: Counter[str] = Counter()
+        self.notified: Counter[str] = Counter()
+
+    def opened(self, key: str, own: queue.Queue[dict[str, Any]]) -> None:
+        with self.lock:
+            self.open.add(own)
+            if "route-by-id" in self.bugs:
+                self.by_id[key] = own
+
+    def closed(self, own: queue.Queue[dict[str, Any]]) -> None:
+        with self.lock:
+            self.open.discard(own)
+
+    def send(self, key: str, own: queue.Queue[dict[str, Any]], message: dict[str, Any]) -> bool:
+        """Put a message of the request `key` on its stream (or where a bug puts it); False when its own stream
+        did not get it."""
+        with self.lock:
+            if "progress-broadcast" in self.bugs and message.get("method") == "notifications/progress":
+                targets = set(self.open) | {own}
+            elif "route-by-id" in self.bugs:
+                targets = {self.by_id.get(key, own)}
+            else:
+                targets = {own}
+        for target in targets:
+            target.put(message)
+        return own in targets
+
+    def meet(self, key: str) -> None:
+        """Wait until another request with this id has arrived (or GATHER_SECONDS)."""
+        with self.lock:
+            self.arrived[key] += 1
+            self.lock.notify_all()
+            self.lock.wait_for(lambda: self.arrived[key] >= 2, timeout=GATHER_SECONDS)
+
+    def notified_all(self, key: str) -> None:
+        """Wait until every request of this id that arrived has sent its notifications (or GATHER_SECONDS)."""
+        with self.lock:
+            self.notified[key] += 1
+            self.lock.notify_all()
+            self.lock.wait_for(lambda: self.notified[key] >= self.arrived[key], timeout=GATHER_SECONDS)
+
+
+class Handler(BaseHTTPRequestHandler):
+    """The MCP endpoint (/mcp): POST and DELETE."""
+
+    protocol_version = "HTTP/1.0"  # one request per connection; an answer stream ends with the connection
+    sessions: dict[str, WorkServer] = {}
+    streams: Streams
+    bugs: set[str] = set()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: no access log."""
+
+    def reply(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        if body:
+            self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_DELETE(self) -> None:
+        sid = self.headers.get("Mcp-Session-Id") or ""
+        self.reply(200 if self.sessions.pop(sid, None) is not None else 404)
+
+    def do_GET(self) -> None:
+        if self.path == "/sessions":  # for the tests: how many sessions are open now
+            self.reply(200, json.dumps({"open": len(self.sessions)}).encode())
+            return
+        self.reply(405, headers={"Allow": "POST, DELETE"})
+
+    def do_POST(self) -> None:
+        if self.path.split("?")[0] != "/mcp":
+            self.reply(404)
+            return
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        try:
+            message = json.loads(body)
+        except ValueError:
+            self.reply(400, json.dumps({"jsonrpc": "2.0", "id": None, "error": {
+                "code": -32700, "message": "parse error"}}).encode())
+            return
+        params = message.get("params") if isinstance(message, dict) else None
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        meta = meta if isinstance(meta, dict) else {}
+        server, headers = self.server_for(message, META_VERSION in meta)
+        if server is None:
+            return
+        if not isinstance(message, dict) or "id" not in message:
+            replies = server.handle_message(message, first=False)
+            if replies:
+                self.reply(400, json.dumps(replies[0]).encode())
+            else:
+                self.reply(202)
+            return
+        self.answer(server, message, meta, headers)
+
+    def server_for(self, message: Any, modern: bool) -> tuple[WorkServer | None, dict[str, str]]:
+        """The server that handles the message: a fresh one (2026-07-28, stateless), the session's, or a new
+        session's for initialize; None once a refusal was sent."""
+        if modern:
+            return WorkServer(set()), {}
+        if isinstance(message, dict) and message.get("method") == "initialize":
+            sid = secrets.token_hex(8)
+            self.sessions[sid] = WorkServer(set())
+            return self.sessions[sid], {"Mcp-Session-Id": sid}
+        sid = self.headers.get("Mcp-Session-Id")
+        if not sid:
+            self.reply(400, b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"no session"}}')
+            return None, {}
+        if sid not in self.sessions:
+            self.reply(404, b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"unknown session"}}')
+            return None, {}
+        return self.sessions[sid], {}
+
+    def answer(self, server: WorkServer, message: dict[str, Any], meta: dict[str, Any],
+               headers: dict[str, str]) -> None:
+        """Handle a request and stream what its SSE answer carries, ending after the first answer."""
+        key = json.dumps(message["id"])
+        own: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.streams.opened(key, own)
+        token = meta.get("progressToken")
+        try:
+            if token is not None:
+                self.streams.meet(key)
+            self.notifications(key, own, message, meta)
+            if token is not None:
+                self.streams.notified_all(key)
+            for reply in server.handle_message(message, first=False):
+                if not self.streams.send(key, own, reply):
+                    own.put(END)  # its answer went to another stream: this one ends without it
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            while True:
+                try:
+                    event = own.get(timeout=STREAM_SECONDS)
+                except queue.Empty:
+                    return  # never answered: the stream ends without its answer
+                if event is END:
+                    return
+                self.wfile.write(f"event: message\ndata: {json.dumps(event)}\n\n".encode())
+                self.wfile.flush()
+                if "method" not in event:
+                    return
+        except OSError:
+            return  # the client went away
+        finally:
+            self.streams.closed(own)
+
+    def notifications(self, key: str, own: queue.Queue[dict[str, Any]], message: dict[str, Any],
+                      meta: dict[str, Any]) -> None:
+        """The `work` tool's progress and, in the 2026-07-28 era, its logs at or above the level asked."""
+        params = message.get("params") or {}
+        if message.get("method") != "tools/call" or params.get("name") != "work":
+            return
+        token = meta.get("progressToken")
+        if token is not None:
+            for step in (1, 2):
+                self.streams.send(key, own, {"jsonrpc": "2.0", "method": "notifications/progress", "params": {
+                    "progressToken": token, "progress": step, "total": 2}})
+        if META_VERSION not in meta:
+            return
+        asked = meta.get(LOG_LEVEL_KEY)
+        for level in ("debug", "info", "warning", "error"):
+            wanted = asked in LOG_LEVELS and LOG_LEVELS.index(level) >= LOG_LEVELS.index(asked)
+            if wanted or "ignore-log-level" in self.bugs:
+                self.streams.send(key, own, {"jsonrpc": "2.0", "method": "notifications/message", "params": {
+                    "level": level, "logger": "work", "data": f"work at {level}"}})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--bug", action="append", choices=BUGS, default=[])
+    args = parser.parse_args()
+    Handler.bugs = set(args.bug)
+    Handler.streams = Streams(Handler.bugs)
+    httpd = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    httpd.daemon_threads = True
+    sys.stderr.write(f"ready http://127.0.0.1:{httpd.server_address[1]}/mcp\n")
+    sys.stderr.flush()
+    httpd.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
