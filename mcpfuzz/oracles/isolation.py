@@ -1,8 +1,8 @@
 """Concurrent clients over streamable HTTP: every answer and request-scoped notification reaches only its client.
 
-The isolation phase (`mcpfuzz.engine.concurrent_clients`) opens several clients (sessions, or concurrent connections on a
-stateless 2026-07-28 server) and sends requests with the same JSON-RPC id on each at once; this module judges what
-each client's answer stream carried. JSON-RPC ids are per client: a server that routes by id alone across clients
+The isolation phase (`mcpfuzz.engine.concurrent_clients`) opens several clients (sessions, or concurrent connections
+on a stateless 2026-07-28 server) and sends requests with the same JSON-RPC id on each at once; this module judges
+what each client's answer stream carried. JSON-RPC ids are per client: a server that routes by id alone across clients
 hands one user's answer to another (the TypeScript SDK's GHSA-345p-7cg4-v4c7, CVE-2026-25536, where one server
 instance was shared). The rules and their sources are in docs/oracles.md ("Concurrent clients").
 """

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import anyio
 
-from mcpfuzz.engine.events import Notice
 from mcpfuzz.engine.concurrent_clients import IsolationTarget, probe_isolation
+from mcpfuzz.engine.events import Notice
 from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.session.session import Session
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
