@@ -179,14 +179,14 @@ async def _resend_lost(clients: Sequence[Client], target: IsolationTarget, heard
 
 
 async def _open_sessions(clients: Sequence[Client], target: IsolationTarget, verdict: IsolationVerdict) -> bool:
-    """initialize and notifications/initialized on every client at once; False (with a note) when one fails."""
+    """initialize and notifications/initialized on each client in turn (only the rounds need the clients at once: a
+    server that sheds concurrent load still gets its sessions); False (with a note) when one fails."""
     heard = [Heard(Asked(c.index, 0, "initialize")) for c in clients]
     initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": target.version, "capabilities": {},
         "clientInfo": {"name": "mcpfuzz-isolation", "version": "0"}}}
-    async with anyio.create_task_group() as group:
-        for client, one in zip(clients, heard, strict=True):
-            group.start_soon(_post, client, target, initialize, one)
+    for client, one in zip(clients, heard, strict=True):
+        await _post(client, target, initialize, one)
     verdict.requests += len(heard)
     failed = next((h for h in heard if not h.answers() or "result" not in h.answers()[0]), None)
     if failed is not None:
