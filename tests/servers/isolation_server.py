@@ -38,14 +38,16 @@ import threading
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
-from mcp_server import META_VERSION, TOOLS, Server
+from mcp_server import META_VERSION, TOOLS, InvalidParams, Server
 
 BUGS = ("route-by-id", "progress-broadcast", "ignore-log-level")
 GATHER_SECONDS = 5.0
 STREAM_SECONDS = 10.0  # how long an answer stream waits for its answer before it ends unanswered
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # the body's field in Mcp-Name
 END: dict[str, Any] = {}  # put on a stream to end it
 WORK_TOOL = {"name": "work", "description": "Report progress, log, and say done.",
              "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
@@ -57,6 +59,14 @@ class WorkServer(Server):
 
     TOOLS = [*TOOLS, WORK_TOOL]
     CAPABILITIES = {"tools": {}, "logging": {}}
+
+    def serve_method(self, method: str, params: dict[str, Any], *, modern: bool) -> dict[str, Any] | None:
+        """Legacy `logging/setLevel` (the capability is declared); 2026-07-28 has a level per request instead."""
+        if method != "logging/setLevel" or modern:
+            return None
+        if params.get("level") not in LOG_LEVELS:
+            raise InvalidParams("unknown log level")
+        return {}
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         if name == "work":
@@ -159,10 +169,14 @@ class Handler(BaseHTTPRequestHandler):
         params = message.get("params") if isinstance(message, dict) else None
         meta = params.get("_meta") if isinstance(params, dict) else None
         meta = meta if isinstance(meta, dict) else {}
+        refusal = self.refusal(message, meta)
+        if refusal is not None:
+            self.reply(*refusal)
+            return
         server, headers = self.server_for(message, META_VERSION in meta)
         if server is None:
             return
-        if not isinstance(message, dict) or "id" not in message:
+        if not isinstance(message, dict) or "id" not in message or "method" not in message:
             replies = server.handle_message(message, first=False)
             if replies:
                 self.reply(400, json.dumps(replies[0]).encode())
@@ -170,6 +184,23 @@ class Handler(BaseHTTPRequestHandler):
                 self.reply(202)
             return
         self.answer(server, message, meta, headers)
+
+    def refusal(self, message: Any, meta: dict[str, Any]) -> tuple[int, bytes] | None:
+        """The transport's refusals: a foreign Origin (403), and in the 2026-07-28 era a standard header missing or
+        disagreeing with the body (400 with -32020, streamable HTTP "Standard Request Headers")."""
+        origin = self.headers.get("Origin")
+        if origin is not None and urlsplit(origin).hostname not in ("127.0.0.1", "localhost"):
+            return 403, b'{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"forbidden origin"}}'
+        if META_VERSION not in meta or not isinstance(message, dict):
+            return None
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        field = NAMED.get(str(message.get("method")))
+        expected = {"MCP-Protocol-Version": meta[META_VERSION], "Mcp-Method": message.get("method"),
+                    **({"Mcp-Name": params.get(field)} if field else {})}
+        if all(self.headers.get(name) == value for name, value in expected.items()):
+            return None
+        return 400, json.dumps({"jsonrpc": "2.0", "id": message.get("id"), "error": {
+            "code": -32020, "message": "a header disagrees with the body"}}).encode()
 
     def server_for(self, message: Any, modern: bool) -> tuple[WorkServer | None, dict[str, str]]:
         """The server that handles the message: a fresh one (2026-07-28, stateless), the session's, or a new
@@ -181,11 +212,10 @@ class Handler(BaseHTTPRequestHandler):
             self.sessions[sid] = WorkServer(set())
             return self.sessions[sid], {"Mcp-Session-Id": sid}
         sid = self.headers.get("Mcp-Session-Id")
-        if not sid:
-            self.reply(400, b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"no session"}}')
-            return None, {}
-        if sid not in self.sessions:
-            self.reply(404, b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"unknown session"}}')
+        if not sid or sid not in self.sessions:
+            rid = message.get("id") if isinstance(message, dict) else None
+            self.reply(404 if sid else 400, json.dumps({"jsonrpc": "2.0", "id": rid, "error": {
+                "code": -32600, "message": "unknown session" if sid else "no session"}}).encode())
             return None, {}
         return self.sessions[sid], {}
 
@@ -230,8 +260,8 @@ class Handler(BaseHTTPRequestHandler):
     def notifications(self, key: str, own: queue.Queue[dict[str, Any]], message: dict[str, Any],
                       meta: dict[str, Any]) -> None:
         """The `work` tool's progress and, in the 2026-07-28 era, its logs at or above the level asked."""
-        params = message.get("params") or {}
-        if message.get("method") != "tools/call" or params.get("name") != "work":
+        params = message.get("params")
+        if message.get("method") != "tools/call" or not isinstance(params, dict) or params.get("name") != "work":
             return
         token = meta.get("progressToken")
         if token is not None:

@@ -52,7 +52,7 @@ class IsolationPhase:
         if verdict.rounds:
             clients = "sessions" if target.era is Era.LEGACY else "connections"
             context.emit(Notice(f"isolation: {verdict.rounds} rounds of 3 concurrent {clients} with the same ids, "
-                                f"{verdict.requests} requests, {len(verdict.failures)} crossed"))
+                                f"{verdict.requests} requests, {len(verdict.failures)} crossed", level="info"))
         for failure, received, expected in verdict.failures:
             context.observed(failure, received, expected)
 
