@@ -14,9 +14,9 @@ one). Both eras on one endpoint: a POST whose ``params._meta`` names the protoco
 ``GET /sessions`` says how many sessions are open (``{"open": N}``), for the tests.
 Every request is answered on an SSE stream that ends after its answer.
 
-Requests carrying a progress token with the same JSON-RPC id meet before they are handled (for at most
-GATHER_SECONDS), so concurrent clients' requests are in flight together whatever the machine's speed; this is
-what makes the bugs below show every time, and costs the clean server nothing when clients send together.
+With a bug planted, requests carrying a progress token with the same JSON-RPC id meet before they are handled (a
+lone one waits GATHER_SECONDS), so concurrent clients' requests are in flight together whatever the machine's
+speed: the bugs below show every time. The clean server handles every request at once.
 
 Bugs (each a shared-state mistake of a server that serves several clients from one instance):
   route-by-id         answers and notifications are routed by JSON-RPC id through one map shared by every
@@ -40,7 +40,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from mcp_server import META_VERSION, TOOLS, InvalidParams, Server
+from mcp_server import META_VERSION, TOOLS, InvalidParams, Server, check_arguments, tool_error
 
 BUGS = ("route-by-id", "progress-broadcast", "ignore-log-level")
 GATHER_SECONDS = 5.0
@@ -50,7 +50,7 @@ LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # the body's field in Mcp-Name
 END: dict[str, Any] = {}  # put on a stream to end it
 WORK_TOOL = {"name": "work", "description": "Report progress, log, and say done.",
-             "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
+             "inputSchema": {"type": "object", "properties": {}, "required": [], "additionalProperties": False},
              "annotations": {"readOnlyHint": True}}
 
 
@@ -70,6 +70,9 @@ class WorkServer(Server):
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         if name == "work":
+            problem = check_arguments(WORK_TOOL["inputSchema"], arguments)
+            if problem is not None:
+                return tool_error(f"invalid arguments: {problem}")
             return {"content": [{"type": "text", "text": "done"}], "isError": False}
         return super().call_tool(name, arguments)
 
@@ -169,6 +172,9 @@ class Handler(BaseHTTPRequestHandler):
         params = message.get("params") if isinstance(message, dict) else None
         meta = params.get("_meta") if isinstance(params, dict) else None
         meta = meta if isinstance(meta, dict) else {}
+        if isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message):
+            self.reply(202)  # a response or an error sent to the server: accepted, never answered
+            return
         refusal = self.refusal(message, meta)
         if refusal is not None:
             self.reply(*refusal)
@@ -176,7 +182,7 @@ class Handler(BaseHTTPRequestHandler):
         server, headers = self.server_for(message, META_VERSION in meta)
         if server is None:
             return
-        if not isinstance(message, dict) or "id" not in message or "method" not in message:
+        if not isinstance(message, dict) or "id" not in message:
             replies = server.handle_message(message, first=False)
             if replies:
                 self.reply(400, json.dumps(replies[0]).encode())
@@ -225,12 +231,12 @@ class Handler(BaseHTTPRequestHandler):
         key = json.dumps(message["id"])
         own: queue.Queue[dict[str, Any]] = queue.Queue()
         self.streams.opened(key, own)
-        token = meta.get("progressToken")
+        gather = meta.get("progressToken") is not None and bool(self.bugs)
         try:
-            if token is not None:
+            if gather:
                 self.streams.meet(key)
             self.notifications(key, own, message, meta)
-            if token is not None:
+            if gather:
                 self.streams.notified_all(key)
             for reply in server.handle_message(message, first=False):
                 if not self.streams.send(key, own, reply):
