@@ -3,7 +3,7 @@
 
 Usage::
 
-    python tests/servers/isolation_server.py --port N [--bug NAME]...
+    python tests/servers/isolation_server.py --port N [--bug NAME]... [--hold]
 
 Binds 127.0.0.1 only (``--port 0`` picks a free port); prints ``ready http://127.0.0.1:N/mcp`` to stderr once
 listening. Standard library only; each JSON-RPC message is handled by ``mcp_server.Server`` with one more tool,
@@ -22,7 +22,7 @@ Bugs (each a shared-state mistake of a server that serves several clients from o
   route-by-id         answers and notifications are routed by JSON-RPC id through one map shared by every
                       session (the last stream opened for an id gets them), as one TypeScript SDK transport shared
                       between clients did (GHSA-345p-7cg4-v4c7): a client gets another's answer, or its stream
-                      ends without one
+                      ends without one (with --hold it stays open without one, as that SDK's did)
   progress-broadcast  progress notifications go to every answer stream open, not only the request's
   ignore-log-level    log messages are sent whatever level the request asked (or for a request that asked none)
 """
@@ -134,6 +134,7 @@ class Handler(BaseHTTPRequestHandler):
     sessions: dict[str, WorkServer] = {}
     streams: Streams
     bugs: set[str] = set()
+    hold = False  # --hold: a stream whose answer went elsewhere stays open (STREAM_SECONDS), as the SDK's did
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: no access log."""
@@ -239,7 +240,7 @@ class Handler(BaseHTTPRequestHandler):
             if gather:
                 self.streams.notified_all(key)
             for reply in server.handle_message(message, first=False):
-                if not self.streams.send(key, own, reply):
+                if not self.streams.send(key, own, reply) and not self.hold:
                     own.put(END)  # its answer went to another stream: this one ends without it
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
@@ -288,8 +289,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--bug", action="append", choices=BUGS, default=[])
+    parser.add_argument("--hold", action="store_true")
     args = parser.parse_args()
     Handler.bugs = set(args.bug)
+    Handler.hold = args.hold
     Handler.streams = Streams(Handler.bugs)
     httpd = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     httpd.daemon_threads = True

@@ -1,4 +1,5 @@
-"""Concurrent clients (oracle `session-isolation`) on the real TypeScript SDK as pinned in tests/sdk_servers/ts.
+"""Concurrent clients (oracle `session-isolation`), slow: the real TypeScript SDK as pinned in tests/sdk_servers/ts, and
+an answer lost to another client on a stream that stays open, waited for up to --timeout.
 
 The SDK's own stateful pattern (a server and a transport per session), whose `work` tool sends progress and a log
 message on each request's stream, gets no finding, and every session the phase opened is closed again. The pattern of
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,7 +26,7 @@ from mcpfuzz.engine.runner import run
 from mcpfuzz.oracles.base import all_oracles
 from mcpfuzz.transport.base import TransportKind
 from mcpfuzz.transport.http_target import HttpTarget
-from tests.http_servers import SDK_SERVERS, free_port, launch
+from tests.http_servers import ROOT, SDK_SERVERS, free_port, launch
 
 pytestmark = pytest.mark.slow
 
@@ -64,3 +66,15 @@ def test_the_pinned_sdk_refuses_the_shared_instance_of_the_advisory() -> None:
         finished, notes = run_isolation(url, timeout=3.0)  # the run's own requests after the first wait for nothing
     assert [f for f in finished.findings if f.oracle == "session-isolation"] == []
     assert "isolation probes skipped: initialize on a new client got HTTP 500" in notes, notes
+
+
+def test_a_lost_answer_on_a_stream_left_open_is_waited_for_then_found() -> None:
+    """The advisory's shape exactly: the losing client's stream stays open without its answer; the phase waits
+    --timeout for it, sends the request again alone, and reports the answer lost to another client."""
+    command = [sys.executable, str(ROOT / "tests" / "servers" / "isolation_server.py"), "--port", "0",
+               "--bug=route-by-id", "--hold"]
+    with launch(command, port=None, ready_timeout=30) as server:
+        finished, notes = run_isolation(server.url, timeout=5.0)
+    found = [f for f in finished.findings if f.oracle == "session-isolation"]
+    assert [(f.severity.name, f.key) for f in found] == [("HIGH", "answers")], notes
+    assert "no answer within 5s" in found[0].message
