@@ -54,17 +54,17 @@ def test_an_answer_shaped_as_another_clients_request_is_crossed() -> None:
     assert "client 0's ping (id 2) was answered with a result of tools/list" in failures[0][0].message
 
 
-def test_a_lost_answer_counts_only_when_the_request_alone_is_answered() -> None:
+def test_a_lost_answer_counts_only_when_distinct_ids_are_all_answered() -> None:
     lost = same_call([], [DONE], [DONE])
     lost[0].ended = "no answer within 5s"
-    assert judged(lost) == []  # never sent again alone (or not answered then): a hang, no-hang's
-    lost[0].answered_alone = False
-    assert judged(lost) == []
-    lost[0].answered_alone = True
+    assert judged(lost) == []  # no control round: a hang, no-hang's
+    lost[0].answered_apart = False
+    assert judged(lost) == []  # lost with distinct ids too: the load, not the ids (concurrency's)
+    lost[0].answered_apart = True
     assert judged(lost) == [("high", "answers")]
     nobody = same_call([], [], [])
     for one in nobody:
-        one.answered_alone = True
+        one.answered_apart = True
     assert judged(nobody) == []  # no client answered: nothing went to another
 
 

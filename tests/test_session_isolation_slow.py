@@ -70,7 +70,8 @@ def test_the_pinned_sdk_refuses_the_shared_instance_of_the_advisory() -> None:
 
 def test_a_lost_answer_on_a_stream_left_open_is_waited_for_then_found() -> None:
     """The advisory's shape exactly: the losing client's stream stays open without its answer; the phase waits
-    --timeout for it, sends the request again alone, and reports the answer lost to another client."""
+    --timeout for it, sends the requests again at once with distinct ids, and reports the answer lost to another
+    client."""
     command = [sys.executable, str(ROOT / "tests" / "servers" / "isolation_server.py"), "--port", "0",
                "--bug=route-by-id", "--hold"]
     with launch(command, port=None, ready_timeout=30) as server:

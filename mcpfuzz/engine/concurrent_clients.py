@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import anyio
@@ -28,6 +28,7 @@ LOG_LEVELS_ASKED = ("debug", "error", None)
 LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 # Once a client's own answer is in, how long its stream is read on for another answer (a correct server ends it).
 LINGER = 0.5
+CONTROL_ID = 1000  # the control round's ids: CONTROL_ID + 10 * client + the round's id, distinct per client
 EXPECTED = ("each client gets exactly the answers and request-scoped notifications of its own requests, whatever ids "
             "other clients use; 2026-07-28: no log below a request's log level, none when it asks none")
 
@@ -76,7 +77,7 @@ async def probe_isolation(target: IsolationTarget) -> IsolationVerdict:
                 return verdict
             for round_asked in _rounds(target):
                 heard = await _send_round(clients, target, round_asked, verdict)
-                await _resend_lost(clients, target, heard, verdict)
+                await _control_round(clients, target, heard, verdict)
                 verdict.rounds += 1
                 verdict.failures.extend((failure, lines, EXPECTED) for failure, lines in judge_round(heard))
         finally:
@@ -98,17 +99,16 @@ def _rounds(target: IsolationTarget) -> list[list[Asked]]:
     return rounds
 
 
-def _message(target: IsolationTarget, asked: Asked, rid: int | None = None, *, alone: bool = False) -> dict[str, Any]:
+def _message(target: IsolationTarget, asked: Asked) -> dict[str, Any]:
     params: dict[str, Any] = {"name": target.tool, "arguments": {}} if asked.method == "tools/call" else {}
     meta: dict[str, Any] = modern_meta(target.version) if target.era is Era.MODERN else {}
-    if not alone:
-        if asked.log_level is not None:
-            meta[LOG_LEVEL_KEY] = asked.log_level
-        if asked.progress_token is not None:
-            meta["progressToken"] = asked.progress_token
+    if asked.log_level is not None:
+        meta[LOG_LEVEL_KEY] = asked.log_level
+    if asked.progress_token is not None:
+        meta["progressToken"] = asked.progress_token
     if meta:
         params["_meta"] = meta
-    return {"jsonrpc": "2.0", "id": asked.rid if rid is None else rid, "method": asked.method, "params": params}
+    return {"jsonrpc": "2.0", "id": asked.rid, "method": asked.method, "params": params}
 
 
 def _headers(target: IsolationTarget, client: Client, message: dict[str, Any]) -> dict[str, str]:
@@ -161,21 +161,23 @@ async def _send_round(clients: Sequence[Client], target: IsolationTarget, asked:
     return heard
 
 
-async def _resend_lost(clients: Sequence[Client], target: IsolationTarget, heard: Sequence[Heard],
-                       verdict: IsolationVerdict) -> None:
-    """A request left unanswered while the others were answered is sent again alone (a new id, no progress token,
-    no log level): answered then, its answer was lost to the collision."""
-    if not any(h.answers() for h in heard):
+async def _control_round(clients: Sequence[Client], target: IsolationTarget, heard: Sequence[Heard],
+                         verdict: IsolationVerdict) -> None:
+    """When a request was left unanswered while others were answered, the same requests go again at once with
+    distinct ids (no progress token, no log level): all answered then, the answer was lost to the collision of ids,
+    not to the load (a server that loses answers under load alone is the `concurrency` oracle's)."""
+    lost = [h for h in heard if not h.answers() and (h.status is None or 200 <= h.status < 300)]
+    if not lost or not any(h.answers() for h in heard):
         return
-    for client, one in zip(clients, heard, strict=True):
-        if one.answers() or (one.status is not None and not 200 <= one.status < 300):
-            continue
-        again = Heard(one.asked)
-        rid = 100 + one.asked.rid
-        await _post(client, target, _message(target, one.asked, rid, alone=True), again)
-        verdict.requests += 1
-        one.answered_alone = any(isinstance(m, dict) and m.get("id") == rid and ("result" in m or "error" in m)
-                                 for m in again.messages)
+    control = [Heard(replace(h.asked, rid=CONTROL_ID + h.asked.client * 10 + h.asked.rid, progress_token=None,
+                             log_level=None)) for h in heard]
+    async with anyio.create_task_group() as group:
+        for client, one in zip(clients, control, strict=True):
+            group.start_soon(_post, client, target, _message(target, one.asked), one)
+    verdict.requests += len(control)
+    apart = all(c.answers() for c in control)
+    for one in lost:
+        one.answered_apart = apart
 
 
 async def _open_sessions(clients: Sequence[Client], target: IsolationTarget, verdict: IsolationVerdict) -> bool:

@@ -57,7 +57,8 @@ class Heard:
     messages: list[Any] = field(default_factory=list)
     status: int | None = None
     ended: str = ""  # "" when the answer ended by itself, else why it was cut ("no answer within 5s")
-    answered_alone: bool | None = None  # unanswered here: was the request answered when sent again alone?
+    # Unanswered here: were the same requests all answered when sent again at once with distinct ids?
+    answered_apart: bool | None = None
 
     def answers(self) -> list[dict[str, Any]]:
         """The responses carrying this request's id (value and JSON type)."""
@@ -121,11 +122,11 @@ def _crossed_answers(one: Heard, others: list[Heard]) -> Iterator[Failure]:
                                           "with the same id: one client's answer reached another", ANSWERS,
                                           server_wide=True)
             return
-    if not answers and one.answered_alone and any(o.answers() for o in others):
+    if not answers and one.answered_apart and any(o.answers() for o in others):
         ended = one.ended or "its stream ended"
         yield SessionIsolationFailure(Severity.HIGH, f"{asked.describe()} got no answer ({ended}) while other clients "
-                                      f"sent id {asked.rid} at the same time and were "
-                                      "answered; sent again alone it was answered: its answer went to another "
+                                      f"sent id {asked.rid} at the same time and were answered; the same requests "
+                                      "sent at once with distinct ids were all answered: its answer went to another "
                                       "client", ANSWERS, server_wide=True)
 
 
