@@ -43,12 +43,13 @@ def test_every_id_is_registered_once_in_id_order() -> None:
 
 
 def test_run_level_oracles_have_their_own_kind() -> None:
-    """memory-growth, lint and the auth oracles judge only the run; session-leak judges exchanges and, as a pile-up,
-    the run."""
+    """memory-growth, lint, the auth oracles and session-isolation judge only the run; session-leak judges exchanges
+    and, as a pile-up, the run."""
     oracles = all_oracles()
     assert {i for i, o in oracles.items() if o.scope & Scope.RUN} == {
-        "memory-growth", "session-leak", "lint", "auth-required", "auth-challenge"}
-    assert all(oracles[i].scope == Scope.RUN and oracles[i].check is None for i in ("auth-required", "auth-challenge"))
+        "memory-growth", "session-leak", "lint", "auth-required", "auth-challenge", "session-isolation"}
+    assert all(oracles[i].scope == Scope.RUN and oracles[i].check is None
+               for i in ("auth-required", "auth-challenge", "session-isolation"))
     assert oracles["lint"].scope == Scope.RUN and oracles["lint"].check is None
     assert oracles["memory-growth"].scope == Scope.RUN and oracles["memory-growth"].check is None
     assert oracles["session-leak"].scope == Scope.EXCHANGE | Scope.RUN

@@ -50,6 +50,7 @@ class OracleId(str, Enum):
     NETWORK_EGRESS = "network-egress"
     AUTH_REQUIRED = "auth-required"
     AUTH_CHALLENGE = "auth-challenge"
+    SESSION_ISOLATION = "session-isolation"
 
     def __str__(self) -> str:
         # The id itself in messages, f-strings and file names, on every Python version.

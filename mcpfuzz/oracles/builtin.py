@@ -9,6 +9,7 @@ from mcpfuzz.oracles import (  # noqa: F401
     error_codes,
     http,
     ids,
+    isolation,
     leaks,
     lint,
     list_identity,

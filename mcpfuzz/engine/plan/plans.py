@@ -6,6 +6,7 @@ from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.plan.auth_phases import AuthPhase
 from mcpfuzz.engine.plan.client_phases import ClientPhase, WatchAskingPhase
 from mcpfuzz.engine.plan.flight_phases import FlightPhase, WatchLatenciesPhase
+from mcpfuzz.engine.plan.isolation_phases import IsolationPhase
 from mcpfuzz.engine.plan.phase import Plan
 from mcpfuzz.engine.plan.plain_phases import PlainCataloguePhase, PlainProbePhase
 from mcpfuzz.engine.plan.protocol_phases import (
@@ -28,7 +29,7 @@ from mcpfuzz.engine.plan.task_phases import TasksPhase
 
 # What is done once per run, after the probe and before the calls (the soak runs it once per soak).
 PROTOCOL_PHASES: Plan = (LintPhase(), RegressionPhase(), BaselineReplayPhase(), CataloguePhase(), AuthPhase(),
-                         LifecyclePhase(), VerifySoFarPhase())
+                         IsolationPhase(), LifecyclePhase(), VerifySoFarPhase())
 # The targets are selected right after the probe and prepared in the background until the call phases need them;
 # the latencies the call phases measure choose the calls the flight phase cancels in flight, and the tools they see
 # asking for input are the client phase's.
