@@ -98,13 +98,13 @@ class ObservationWatch:
 
     def _tell(self, exchange: Exchange, effects: list[Effect], judged_by: Places) -> None:
         """The exchange's observation, judged on what its case's part says its tool declared (the run's targets
-        when the case has none yet: it gets one, once a hook is seen)."""
+        when the case has none yet: a case sent on a process in use gets one, once a hook is seen)."""
         part = exchange.case.expect.part(ObservedCall)
         if part is None:
             hints = self.hints_of(exchange.case.target)
             part = ObservedCall(read_only=hints.get("readOnlyHint") is True,
                                 open_world=hints.get("openWorldHint") is True, allowed=self.allowed)
-            if self.seeing:
+            if self.seeing and not exchange.case.fresh:  # a lifecycle case replays as it is: on a process of its own
                 case = exchange.case
                 exchange.case = replace(case, expect=case.expect.with_part(part))
         exchange.observation = Observation(tuple(effects), read_only=part.read_only, open_world=part.open_world,
