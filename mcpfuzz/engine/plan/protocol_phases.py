@@ -153,17 +153,18 @@ def _in_this_workspace(context: RunContext, replayables: list[Replayable]) -> li
     hook in the server saw is skipped, said, by a run that loads no hook, for the same reason."""
     kept = []
     for replayable in replayables:
-        if needs_observation(replayable.case.expect, replayable.oracle) and context.observation is None:
+        if replayable.security is not None and context.security is None:
+            context.emit(Notice(f"corpus: {replayable.path.name} skipped: it is a --security finding, replayed only "
+                                "with --security (or by `mcpfuzz replay`)", level="info"))
+        elif needs_observation(replayable.case.expect, replayable.oracle) and context.observation is None:
             context.emit(Notice(f"corpus: {replayable.path.name} skipped: it is a finding of what the server was "
                                 "seen doing, replayed only with --observe or --security (or by `mcpfuzz replay`)",
                                 level="info"))
         elif replayable.security is None:
             kept.append(replayable)
-        elif context.security is not None:
-            kept.append(replace(replayable, case=context.security.relocate(replayable.case, replayable.security)))
         else:
-            context.emit(Notice(f"corpus: {replayable.path.name} skipped: it is a --security finding, replayed only "
-                                "with --security (or by `mcpfuzz replay`)", level="info"))
+            assert context.security is not None
+            kept.append(replace(replayable, case=context.security.relocate(replayable.case, replayable.security)))
     return kept
 
 
