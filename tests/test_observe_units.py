@@ -14,11 +14,15 @@ from mcpfuzz.strategies.payloads.urls import url_payloads
 from mcpfuzz.engine.observe.places import Places
 from mcpfuzz.engine.observe.records import RecordFile, parse
 from mcpfuzz.engine.observe.watch import ObservationWatch
+from mcpfuzz.engine.observe.would_find import would_find
+from mcpfuzz.jsonrpc.case_json import case_from_json, case_to_json
 from mcpfuzz.jsonrpc.effects import Effect, Observation, Op
-from mcpfuzz.jsonrpc.exchange import Exchange
+from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Arrival, Exchange
 from mcpfuzz.jsonrpc.expectation import Expectation
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.incoming import classify
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.observed import ObservedCall, needs_observation
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.canaries import command_injection, sandbox_escape
 from mcpfuzz.oracles.observed import network_egress
@@ -120,6 +124,65 @@ def test_records_go_to_the_call_in_flight_or_to_start_up(tmp_path: Path) -> None
     later = _exchange({}, request_id=99)
     watch.look(later)
     assert later.observation is not None and [e.path for e in later.observation.effects] == [f"{ROOT}/x"]
+
+
+def _answered_after(exchange: Exchange, seconds: float) -> None:
+    """The exchange's answer, arrived `seconds` after it started (as a window's collector records it)."""
+    rid = json.loads(exchange.case.data)["id"]
+    answer = classify(json.dumps({"jsonrpc": "2.0", "id": rid, "result": {}}).encode())
+    exchange.arrivals.append(Arrival(answer, seconds, ID_CURRENT))
+
+
+def test_an_untagged_record_in_a_window_goes_to_the_calls_in_flight_then(tmp_path: Path) -> None:
+    log = tmp_path / "effects.jsonl"
+    log.touch()
+    watch = ObservationWatch(RecordFile(str(log)), places(), hints_of=lambda label: {"readOnlyHint": True})
+    window = [_exchange({"key": f"k{n}"}, request_id=n) for n in (1, 2, 3)]
+    start = window[0].started
+    for n, exchange in enumerate(window, 1):
+        exchange.started = start  # sent in one write
+        _answered_after(exchange, 0.010 * n)
+    _record(log, {"op": "hello", "t": int((start - 1) * 1e9), "pid": 10, "ppid": 1})
+    # While the second and third were in flight (the first answered): which one wrote is not known.
+    _record(log, {"op": "write", "path": f"{WORKSPACE}/a", "t": int((start + 0.015) * 1e9), "pid": 10, "prog": "s"})
+    # Once only the third was in flight: its own.
+    _record(log, {"op": "write", "path": f"{WORKSPACE}/b", "t": int((start + 0.025) * 1e9), "pid": 10, "prog": "s"})
+    watch.look_window(window)
+    first, second, third = (exchange.observation for exchange in window)
+    assert first is not None and second is not None and third is not None
+    assert first.effects == ()
+    assert [(e.path.rsplit("/", 1)[1], e.ambiguous) for e in second.effects] == [("a", True)]
+    assert [(e.path.rsplit("/", 1)[1], e.ambiguous) for e in third.effects] == [("a", True), ("b", False)]
+    # No finding is made of an ambiguous write; it would be one, were it known to be the call's.
+    assert list(read_only_truthful(window[1])) == []
+    assert would_find(window[1], (OracleId.READ_ONLY_TRUTHFUL.value,))
+    assert not would_find(window[1], (OracleId.SANDBOX_ESCAPE.value,)) and not would_find(window[0], ("x",))
+    [failure] = list(read_only_truthful(window[2]))
+    assert f"write('{WORKSPACE}/b')" in failure.message
+
+
+def test_a_saved_case_is_judged_on_what_its_tool_declared_when_called(tmp_path: Path) -> None:
+    """A replay lists no tools: the case's part says what the tool declared, and the --allow-path folders."""
+    log = tmp_path / "effects.jsonl"
+    log.touch()
+    run = ObservationWatch(RecordFile(str(log)), places(), hints_of=lambda label: {"readOnlyHint": True},
+                           allowed=("/srv/also",))
+    _record(log, {"op": "hello", "t": 0, "pid": 10, "ppid": 1})
+    found = _exchange({})
+    run.look(found)
+    part = found.case.expect.part(ObservedCall)
+    assert part == ObservedCall(read_only=True, open_world=False, allowed=("/srv/also",))
+    saved = case_from_json(case_to_json(found.case), [found.case.data])
+    assert saved.expect.part(ObservedCall) == part and needs_observation(saved.expect, "read-only-truthful")
+    assert not needs_observation(saved.expect, "no-crash")
+    replay = ObservationWatch(RecordFile(str(log)), Places.create([WORKSPACE], planted=[], own=[], code=[]))
+    again = Exchange(saved, Era.LEGACY, "2025-11-25")
+    _record(log, {"op": "hello", "t": 0, "pid": 11, "ppid": 1})
+    _record(log, {"op": "write", "path": "/srv/also/x", "t": int((again.started + 1) * 1e9), "pid": 11, "prog": "s"})
+    replay.look(again)
+    assert again.observation is not None and again.observation.read_only
+    assert [e.outside for e in again.observation.effects] == [False]  # the saved --allow-path folder
+    assert [f.key for f in read_only_truthful(again)] == ["observed-write"]
 
 
 def _observed(*effects: Effect, read_only: bool = False, open_world: bool = False, inputs: tuple = ()) -> Exchange:

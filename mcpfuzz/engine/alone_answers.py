@@ -3,6 +3,7 @@ a list on a fresh connection after the same list on the connection in use."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import replace
 from typing import Any
@@ -14,6 +15,7 @@ from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.ids import ABSENT
 from mcpfuzz.jsonrpc.parts.concurrency import AloneAnswers, ConcurrencyCheck
 from mcpfuzz.jsonrpc.parts.identity import IdentityCheck
+from mcpfuzz.jsonrpc.parts.observed import ObservedCall
 from mcpfuzz.jsonrpc.parts.state import StateCheck
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.transport.errors import TransportError
@@ -33,6 +35,8 @@ async def run_case(session: Session, case: Case, *, timeout: float | None = None
     if case.expect.part(IdentityCheck) is not None:
         return await _identity_case(session, case)
     check = case.expect.part(ConcurrencyCheck)
+    if case.fresh and check is None and case.expect.has(ObservedCall):
+        return await _observed_fresh(session, case, timeout)
     if check is None or check.changes_state:  # a request that changes state is not sent more times to compare
         return await session.run_case(case, timeout=timeout)
     await session.ensure_ready()
@@ -43,6 +47,21 @@ async def run_case(session: Session, case: Case, *, timeout: float | None = None
     alone = tuple(AloneAnswers(rid, first, second)
                   for (rid, _, _), first, second in zip(check.requests, before, after, strict=False))
     exchange.case = replace(case, expect=case.expect.with_part(replace(check, alone=alone)))
+    return exchange
+
+
+async def _observed_fresh(session: Session, case: Case, timeout: float | None) -> Exchange:
+    """A saved case whose side effects a hook sees, on a fresh process that has answered a request before it (its
+    setup, or the era's liveness request): what the process does as it starts (settings read, a temporary file made)
+    comes before the case, start-up, not the call's."""
+    await session.restart()
+    await session.send_setup(case.setup)
+    if not case.setup:
+        with contextlib.suppress(HarnessError, TransportError):
+            await session.call(*session.liveness_request())
+    exchange = await session.run_case_on_current(
+        replace(case, fresh=False, setup=(), history=(*case.history, *case.setup)), timeout=timeout)
+    session.ready = False  # the next case starts on a process of its own, as after any fresh case
     return exchange
 
 

@@ -19,6 +19,7 @@ from mcpfuzz.engine.transcripts import Replayable, from_transcript
 from mcpfuzz.jsonrpc.case_json import CaseFormatError
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.parts.observed import needs_observation
 from mcpfuzz.jsonrpc.versions import PLAIN_JSONRPC
 from mcpfuzz.strategies.payloads.canaries import CanaryLayout
 from mcpfuzz.transport.connect import ServerTarget
@@ -105,16 +106,25 @@ async def replay_one(replayable: Replayable, server: ServerTarget | None, option
 async def _observed_replay(replayable: Replayable, case: Case, server: ServerTarget, options: SessionOptions,
                            oracles: tuple[str, ...], canaries: CanaryWatch | None, layout: CanaryLayout | None
                            ) -> ReplayOutcome:
-    """`_replay_in` with the side effects of the case seen, when the server is a Python or Node program."""
+    """`_replay_in` with the side effects of the case seen, when the server is a Python or Node program; a finding
+    the hook saw cannot be judged again without it (an ERROR, not FIXED)."""
     observed = replay_observation(server, layout, options.env or {})
-    if observed is None:
+    needed = needs_observation(case.expect, replayable.oracle)
+    if isinstance(observed, str):
+        if needed:
+            return ReplayOutcome(replayable.path, ERROR, f"the finding was seen by the hook mcpfuzz loads into the "
+                                 f"server, and this server cannot be given it: {observed}", replayable, server=server)
         return await _replay_in(replayable, case, server, options, oracles, canaries)
     setup, watch = observed
     try:
         options = replace(options, env={**(options.env or {}), **setup.env})
-        return await _replay_in(replayable, case, server, options, oracles, canaries, watch)
+        outcome = await _replay_in(replayable, case, server, options, oracles, canaries, watch)
     finally:
         setup.remove()
+    if needed and outcome.status != ERROR and not watch.seeing:
+        return replace(outcome, status=ERROR, findings=[], reason="the finding was seen by the hook mcpfuzz loads "
+                       "into the server, and the hook never started in it (another interpreter?)")
+    return outcome
 
 
 async def _replay_in(replayable: Replayable, case: Case, server: ServerTarget, options: SessionOptions,

@@ -19,7 +19,7 @@ from mcpfuzz.engine.monitor.monitor import Monitor
 from mcpfuzz.engine.monitor.resources import Sample
 from mcpfuzz.engine.observe.listener import LoopbackListener
 from mcpfuzz.engine.observe.setup import ObserveSetup
-from mcpfuzz.engine.observe.start import start_observation, unseen_notice
+from mcpfuzz.engine.observe.start import observe_window, start_observation, unseen_notice
 from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.plan.finishing import finish, verify
 from mcpfuzz.engine.plan.phase import Plan, execute_phases
@@ -120,6 +120,8 @@ class Run:
         session.patience.wedge_until = context.budget.deadline
         session.on_notice = lambda text: context.emit(Notice(text))
         session.on_internal_error = context.note_internal
+        if context.observation is not None:
+            session.window_observer = partial(observe_window, context)
         try:
             await execute_phases(self.plan, context, session)
         except (ServerStartError, UnusableServer):

@@ -37,7 +37,9 @@ class Effect:
     """One side effect: what was done, to which path (resolved) or address, by which process.
 
     `outside`: a path outside every folder the server was given (its workspace, the --allow-path folders) and not
-    one its runtime or its own start-up uses; decided by the engine, which knows those folders.
+    one its runtime or its own start-up uses; decided by the engine, which knows those folders. `ambiguous`: the hook
+    could not tell which request it served and several calls were in flight then (a pipelined window): it is charged
+    to each of them, and no finding is made of it (the window's calls are run alone instead).
     """
 
     op: Op
@@ -48,6 +50,7 @@ class Effect:
     pid: int = 0
     program: str = ""
     outside: bool = False
+    ambiguous: bool = False
 
     def line(self) -> str:
         """The effect as a syscall-like line: `write("/tmp/x/outside.txt") pid 123 (python server.py)`."""

@@ -8,6 +8,8 @@
 - network-egress (registered here): a tool not annotated openWorldHint: true opened a connection or looked a name up.
 
 The first three are parts of the oracles of the same ids (canaries.py, semantic.py), which yield these failures.
+An effect charged to several calls in flight at once (`Effect.ambiguous`) is evidence against none of them: the
+engine runs such calls again alone before any is judged on it.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ def escapes(exchange: Exchange) -> Iterator[tuple[str, str, str]]:
     observation = exchange.observation
     if observation is None:
         return
-    outside = [effect for effect in observation.effects if effect.outside]
+    outside = [effect for effect in _certain(observation.effects) if effect.outside]
     if not outside:
         return
     effect = next((effect for effect in outside if effect.op not in _ACCESS), outside[0])
@@ -53,7 +55,7 @@ def injections(exchange: Exchange) -> Iterator[tuple[str, str, str]]:
     if observation is None:
         return
     inputs = [text.strip() for text in observation.inputs if len(text.strip()) >= MIN_INPUT]
-    for effect in observation.effects:
+    for effect in _certain(observation.effects):
         if effect.op is not Op.EXEC or not effect.argv:
             continue
         program = effect.argv[0]
@@ -76,12 +78,17 @@ def read_only_changes(exchange: Exchange) -> Iterator[tuple[str, str, str]]:
     observation = exchange.observation
     if observation is None or not observation.read_only:
         return
-    for effect in observation.effects:
+    for effect in _certain(observation.effects):
         if effect.op is Op.EXEC or (effect.op in CHANGES and not effect.path.startswith(RUNTIME_FILES)):
             what = "started a process" if effect.op is Op.EXEC else "changed a file"
             yield (f"annotated readOnlyHint: true, but the call {what}: {effect.line()}", f"observed-{effect.op.value}",
                    effect.line())
             return
+
+
+def _certain(effects: tuple[Effect, ...]) -> list[Effect]:
+    """The effects known to be this call's (not charged to every call in flight with it)."""
+    return [effect for effect in effects if not effect.ambiguous]
 
 
 def _shell_line(effect: Effect) -> str | None:
@@ -108,7 +115,8 @@ def network_egress(exchange: Exchange) -> Iterator[Failure]:
     observation = exchange.observation
     if observation is None or observation.open_world or not exchange.case.target.startswith("tool/"):
         return
-    reached = sorted((effect for effect in observation.effects if _egress(effect)), key=lambda e: e.op is Op.DNS)
+    reached = sorted((effect for effect in _certain(observation.effects) if _egress(effect)),
+                     key=lambda e: e.op is Op.DNS)
     if reached:
         effect = reached[0]  # a connection rather than the lookup before it
         yield NetworkEgressFailure(

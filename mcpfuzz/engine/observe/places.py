@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mcpfuzz.jsonrpc.effects import CHANGES, Op
@@ -59,6 +59,11 @@ class Places:
         """The same runtime and start-up knowledge for a server given other folders (a re-check's workspace)."""
         return Places(tuple(_folder(path) for path in given), tuple(_folder(path) for path in planted),
                       tuple(_folder(path) for path in own) + self.own, self.code, self.startup, self.startup_folders)
+
+    def allowing(self, folders: list[str]) -> Places:
+        """These places with more folders given (the --allow-path folders a saved case names)."""
+        more = tuple(folder for folder in (_folder(path) for path in folders if path) if folder not in self.given)
+        return replace(self, given=self.given + more) if more else self
 
     def learn_startup(self, path: str) -> None:
         """A path the server touched before its first call: it, and its folder unless that folder holds a folder

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from functools import partial
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,8 @@ from mcpfuzz.engine.observe.places import Places
 from mcpfuzz.engine.observe.records import RecordFile
 from mcpfuzz.engine.observe.setup import ObserveSetup, observed_server
 from mcpfuzz.engine.observe.watch import ObservationWatch
+from mcpfuzz.engine.observe.would_find import would_find
+from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.strategies.payloads.canaries import CanaryLayout
 
 if TYPE_CHECKING:
@@ -40,8 +43,8 @@ def start_observation(context: RunContext) -> ObserveSetup | None:
     layout = context.security.layout if context.security is not None else None
     given, planted, own = given_places(config, layout)
     places = Places.create(given, planted=planted, own=[*own, str(setup.folder)], code=list(setup.code))
-    context.observation = ObservationWatch(RecordFile(str(setup.log)), places, hints_of=lambda label: _hints(context,
-                                                                                                             label))
+    context.observation = ObservationWatch(RecordFile(str(setup.log)), places, hints_of=partial(_hints, context),
+                                           allowed=tuple(getattr(config, "allow_paths", ())))
     return setup
 
 
@@ -77,12 +80,28 @@ def judge_with(context: RunContext, exchange: Any) -> None:
     """Tell the exchange what its call was seen doing (nothing when no hook is in the server)."""
     watch = context.observation
     session = context.session
-    if watch is None:
+    if watch is None or exchange.observation is not None:  # none to see, or told with its pipelined window
         return
     standby = session.processes.standby_pid if session is not None else None
     watch.look(exchange, standby=standby)
     if not watch.seeing:
         exchange.observation = None
+
+
+def observe_window(context: RunContext, exchanges: Sequence[Exchange]) -> bool:
+    """Tell a pipelined window's exchanges what their calls were seen doing, once every answer is in; False when an
+    effect no record tells the call of (several in flight then) would be a finding of a selected oracle: the
+    window's cases are then run alone, so that a finding is only ever charged to the call that did it."""
+    watch = context.observation
+    if watch is None:
+        return True
+    session = context.session
+    watch.look_window(exchanges, standby=session.processes.standby_pid if session is not None else None)
+    if not watch.seeing:
+        for exchange in exchanges:
+            exchange.observation = None
+        return True
+    return not any(would_find(exchange, context.config.oracles) for exchange in exchanges)
 
 
 def judge_planted(context: RunContext, exchange: Any, layout: CanaryLayout) -> None:
@@ -103,16 +122,16 @@ def unseen_notice(context: RunContext, setup: ObserveSetup) -> None:
                             "(it may run on another interpreter); canary answers stay the evidence"))
 
 
-
 def replay_observation(server: Any, layout: CanaryLayout | None, env: Mapping[str, str]
-                       ) -> tuple[ObserveSetup, ObservationWatch] | None:
-    """The hooks and a watch for one replayed case of `server` (placed in its workspace, when `layout` is given);
-    None when the server cannot be hooked. Annotations are not known to a replay: tools count as unannotated."""
+                       ) -> tuple[ObserveSetup, ObservationWatch] | str:
+    """The hooks and a watch for one replayed case of `server` (placed in its workspace, when `layout` is given), or
+    why the server cannot be hooked. What the tools declared and the --allow-path folders come with the saved case
+    (its `ObservedCall`)."""
     target = server
     found = observed_server(target.kind, tuple(getattr(target, "command", ()) or ()),
                             tuple(getattr(target, "launch", ()) or ()), getattr(target, "cwd", None))
     if isinstance(found, str):
-        return None
+        return found
     setup = ObserveSetup.create(found, env=env)
     allowed = SimpleNamespace(allow_paths=(), target=target)
     given, planted, own = given_places(allowed, layout)

@@ -35,6 +35,7 @@ from mcpfuzz.jsonrpc.case_json import CaseFormatError
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.jsonrpc.parts.observed import needs_observation
 from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.strategies.cancellation import cancel_case
@@ -156,16 +157,22 @@ def _saved_before(root: Path, written: Collection[Path]) -> bool:
 
 def _in_this_workspace(context: RunContext, replayables: list[Replayable]) -> list[Replayable]:
     """A --security transcript's frames moved to this run's workspace; without --security it is skipped, said:
-    its oracles are off and its server has no workspace, so replaying it would call it fixed wrongly."""
+    its oracles are off and its server has no workspace, so replaying it would call it fixed wrongly. A finding the
+    hook in the server saw is skipped, said, by a run that loads no hook, for the same reason."""
     kept = []
     for replayable in replayables:
-        if replayable.security is None:
-            kept.append(replayable)
-        elif context.security is not None:
-            kept.append(replace(replayable, case=context.security.relocate(replayable.case, replayable.security)))
-        else:
+        if replayable.security is not None and context.security is None:
             context.emit(Notice(f"corpus: {replayable.path.name} skipped: it is a --security finding, replayed only "
                                 "with --security (or by `mcpfuzz replay`)", level="info"))
+        elif needs_observation(replayable.case.expect, replayable.oracle) and context.observation is None:
+            context.emit(Notice(f"corpus: {replayable.path.name} skipped: it is a finding of what the server was "
+                                "seen doing, replayed only with --observe or --security (or by `mcpfuzz replay`)",
+                                level="info"))
+        elif replayable.security is None:
+            kept.append(replayable)
+        else:
+            assert context.security is not None
+            kept.append(replace(replayable, case=context.security.relocate(replayable.case, replayable.security)))
     return kept
 
 

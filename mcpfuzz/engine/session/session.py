@@ -73,6 +73,9 @@ class Session:
         self.on_notice: Callable[[str], None] | None = None  # what the user should hear of (said once each)
         # An error of mcpfuzz's own while reading a line of the server: the line is dropped, the session goes on.
         self.on_internal_error: Callable[[Exception, str], None] | None = None
+        # Told a pipelined window's exchanges once all are answered (--observe: their side effects); False sends the
+        # window back, its cases to be run alone (what it saw cannot be told to one case).
+        self.window_observer: Callable[[Sequence[Exchange]], bool] | None = None
         self.collector = Collector(lambda: self.server.alive)
         self.processes = ProcessKeeper(self.options.startup_timeout)
         self.startup, self.comebacks = self.processes.startup, self.processes.comebacks
@@ -331,7 +334,8 @@ class Session:
         Returns one exchange per case, each as an isolated run would have recorded it, or None when the
         window saw anything it cannot attribute to exactly one case (an answer with id null or a stranger's
         id, a notification, a request of the server, a crash, silence): the server is then stopped, and the
-        caller runs the same cases one by one, on a fresh process (a restart it did not cause, not counted).
+        caller runs the same cases one by one, on a fresh process (a restart it did not cause, not counted). None
+        too when `window_observer` refuses what the calls were seen doing (the process goes on: its stream is sound).
         """
         await self._ready_for_cases()
         era = self.era or Era.LEGACY
@@ -339,6 +343,8 @@ class Session:
         for exchange in exchanges:
             exchange.frames = [*self.handshake_frames, *exchange.case.history, exchange.case.data]
         shared = self.collector.open_shared(exchanges, by_post=self.delivery.by_request)
+        for exchange in exchanges:
+            exchange.started = shared.started  # the clock of their arrivals: when each call was in flight is known
         try:
             barrier = await self.delivery.send_window(self.wire, shared)
             await self.collector.collect_shared(shared, barrier, timeout=self.options.timeout,
@@ -361,6 +367,8 @@ class Session:
             exchange.barrier_answered = True if shared.by_post else None if waits_for_own_answer(case) else True
         if self.processes.tending:
             await self.processes.answered(self.collector.first_answer)
+        if self.window_observer is not None and not self.window_observer(exchanges):
+            return None
         return exchanges
 
     async def send_setup(self, frames: Sequence[bytes]) -> None:
