@@ -3,7 +3,8 @@ the calls so far taught (answer times, wedging calls, lines reached, targets cal
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import AsyncGenerator, Collection, Mapping, Sequence
+from contextlib import aclosing
 from dataclasses import replace
 
 from mcpfuzz.engine.coverage.book import CoverageBook
@@ -20,7 +21,8 @@ from mcpfuzz.engine.searches.target_arguments import TargetArguments
 from mcpfuzz.engine.searches.wedging_calls import WedgingCalls
 from mcpfuzz.engine.session.observed_state import run_observed
 from mcpfuzz.engine.session.session import HarnessError, Session
-from mcpfuzz.engine.surface.targets import CallTarget
+from mcpfuzz.engine.session.windows import Unsettled, run_in_order
+from mcpfuzz.engine.surface.targets import CallTarget, Safety
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.parts.slow_after import SlowAfter
@@ -87,6 +89,12 @@ class Caller:
                 and await self._slow_again(phase, target, call, limit, history, judged):
             exchange = replace(exchange,
                                case=replace(exchange.case, expect=exchange.case.expect.with_part(SlowAfter(limit))))
+        self._learn(phase, target, call, exchange, seconds)
+        return exchange, self.judge(phase, exchange) + judged
+
+    def _learn(self, phase: PhaseName, target: CallTarget, call: ArgumentCall, exchange: Exchange,
+               seconds: float | None) -> None:
+        """What one judged call teaches: its answer time (or that it got none), and a coverage call's result."""
         if seconds is None:
             self.unanswered.add(target.label)
         else:
@@ -96,7 +104,56 @@ class Caller:
                 self.growing_pools.setdefault(target.label, GrowingPool()).add(call, seconds)
         if phase is PhaseName.COVERAGE:
             self.arguments.dictionary.add_result(exchange)
-        return exchange, self.judge(phase, exchange) + judged
+
+    def may_window(self, target: CallTarget) -> bool:
+        """Whether the target's calls may go out in a pipelined window: the session pipelines, the target is read-only
+        (its calls change nothing another call sees, so each is judged as if it ran alone) and has no timeout of its
+        own (a window has one timeout)."""
+        return self.session.pipelines and target.safety is Safety.READ_ONLY and target.label not in self.timeouts
+
+    def window_size(self, target: CallTarget, largest: int) -> int:
+        """How many of the target's calls one window may hold, at most `largest`: a window has one timeout, and on
+        a server that answers one call at a time its last answer waits for every other, so a slow target's window
+        holds what fits in a quarter of --timeout at its usual answer time. A --max-examples run, which sends the
+        same frames whatever the answer times, keeps `largest`."""
+        usual = self.slow.usual(target.label)
+        if usual is None or usual <= 0 or self.options.max_examples is not None:
+            return largest
+        return max(1, min(largest, int(self.session.options.timeout / 4 / usual)))
+
+    async def call_window(self, phase: PhaseName, planned: Sequence[tuple[CallTarget, ArgumentCall]], *,
+                          unsettled: Unsettled) -> AsyncGenerator[tuple[Exchange, list[Verdict]], None]:
+        """Calls of read-only targets (`may_window`) in pipelined windows (`run_in_order`), each exchange judged in
+        order as if its call ran alone (a window that cannot attribute everything it saw, a crash included, runs
+        its calls again one by one, and only those runs are judged); the consumer may stop early (`aclosing`).
+
+        A window's answers queue behind each other: an answer past its target's slow limit is timed again alone
+        (`call(aside=True)`), never judged slow from the window."""
+        cases = [target.case(self.builder, call) for target, call in planned]
+        if self.traced is not None:
+            self.traced.settle()
+        async with aclosing(run_in_order(self.session, cases, unsettled=unsettled)) as exchanges:
+            for target, call in planned:
+                try:
+                    exchange = await anext(exchanges)
+                except StopAsyncIteration:
+                    return
+                except (HarnessError, ServerStartError) as error:
+                    raise PhaseStopped(str(error)) from None
+                self.calls += 1
+                self.called.add(target.label)
+                # A window's lines all come before its first answer is handed over: each of its calls is kept.
+                self.took_coverage(target, [c for t, c in planned if t.label == target.label])
+                if exchange.wedged:
+                    self.wedging.note(target.label, call.arguments)
+                judged = self.judge(phase, exchange)
+                if self.slow.suspect(target.label, exchange):
+                    judged += (await self.call(phase, target, call, aside=True))[1]
+                    if phase is PhaseName.COVERAGE:
+                        self.arguments.dictionary.add_result(exchange)
+                else:
+                    self._learn(phase, target, call, exchange, answer_seconds(exchange))
+                yield exchange, judged
 
     async def _slow_again(self, phase: PhaseName, target: CallTarget, call: ArgumentCall, limit: float,
                           history: tuple[bytes, ...], judged: list[Verdict]) -> bool:
