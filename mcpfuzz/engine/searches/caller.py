@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from mcpfuzz.engine.coverage.book import CoverageBook
 from mcpfuzz.engine.events import PhaseName
+from mcpfuzz.engine.judge import FindingKey, FindingSet
 from mcpfuzz.engine.searches.search import Judge, PhaseStopped, SearchOptions, Verdict, steers_by_time
 from mcpfuzz.engine.searches.slow_calls import (
     SLOW_CONFIRMATIONS,
@@ -28,6 +29,7 @@ from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.parts.slow_after import SlowAfter
 from mcpfuzz.jsonrpc.parts.state import StateCheck
 from mcpfuzz.jsonrpc.versions import Era
+from mcpfuzz.oracles.base import all_oracles, run_checks
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
 from mcpfuzz.strategies.arguments.covering import CoveringPool
 from mcpfuzz.strategies.arguments.growing import GrowingPool
@@ -67,6 +69,9 @@ class Caller:
         self.wedging = WedgingCalls()  # calls that wedged the server: never sent again
         self.builder = FrameBuilder(session.era or Era.LEGACY, session.version, next_id=CALL_FIRST_ID)
         self._aside_builder = FrameBuilder(session.era or Era.LEGACY, session.version, next_id=ASIDE_CALL_FIRST_ID)
+        self._oracle_names = tuple(all_oracles()) if oracles is None else tuple(oracles)
+        self._alone_failed: set[FindingKey] = set()  # what calls alone have failed for (a window's failures are
+        # judged from a window only once a call alone has failed for the same reason)
         self.calls = 0
         self.called: set[str] = set()  # the labels of the targets called so far
         self.unanswered: set[str] = set()  # ... and of those among them a call of which got no answer
@@ -90,7 +95,9 @@ class Caller:
             exchange = replace(exchange,
                                case=replace(exchange.case, expect=exchange.case.expect.with_part(SlowAfter(limit))))
         self._learn(phase, target, call, exchange, seconds)
-        return exchange, self.judge(phase, exchange) + judged
+        verdicts = self.judge(phase, exchange)
+        self._alone_failed.update(key for _, key, _ in verdicts)
+        return exchange, verdicts + judged
 
     def _learn(self, phase: PhaseName, target: CallTarget, call: ArgumentCall, exchange: Exchange,
                seconds: float | None) -> None:
@@ -104,6 +111,12 @@ class Caller:
                 self.growing_pools.setdefault(target.label, GrowingPool()).add(call, seconds)
         if phase is PhaseName.COVERAGE:
             self.arguments.dictionary.add_result(exchange)
+
+    def _fails_anew(self, exchange: Exchange) -> bool:
+        """Whether an oracle fails on a window's exchange for a reason no call alone has failed for yet (each such
+        reason is confirmed once by a call alone; the oracles are run again when the exchange is judged)."""
+        keys = {FindingSet.key_of(failure, exchange) for failure in run_checks(exchange, self._oracle_names)}
+        return not keys <= self._alone_failed
 
     def may_window(self, target: CallTarget) -> bool:
         """Whether the target's calls may go out in a pipelined window: the session pipelines, the target is read-only
@@ -146,6 +159,10 @@ class Caller:
                 self.took_coverage(target, [c for t, c in planned if t.label == target.label])
                 if exchange.wedged:
                     self.wedging.note(target.label, call.arguments)
+                if self._fails_anew(exchange):
+                    # Judged from the call alone: a window's other calls may have made this answer what it is.
+                    yield await self.call(phase, target, call)
+                    continue
                 judged = self.judge(phase, exchange)
                 if self.slow.suspect(target.label, exchange):
                     judged += (await self.call(phase, target, call, aside=True))[1]
