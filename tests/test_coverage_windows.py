@@ -1,5 +1,6 @@
-"""The coverage search's calls of read-only targets in pipelined windows: each bug found on exactly its call, as when
-every call runs alone, and the same seed sends the same frames."""
+"""The coverage search's calls of read-only targets in pipelined windows (one write on stdio, POSTs in flight over
+streamable HTTP): each bug found on exactly its call, as when every call runs alone, and the same seed sends the same
+frames."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ import pytest
 from mcpfuzz.engine.searches.caller import CALL_FIRST_ID
 from mcpfuzz.engine.searches.frame_fuzz import FRAME_FIRST_ID
 from mcpfuzz.engine.session.session import HARNESS_FIRST_ID
+from mcpfuzz.transport.http_target import HttpTarget
 from tests.conftest import SERVERS_DIR, run_cli
 from tests.diffs import assert_same_lines
 from tests.engine_runs import fixture_command, run_engine
+from tests.http_servers import start_http_server
 
 pytestmark = pytest.mark.process
 
@@ -99,3 +102,32 @@ def test_coverage_calls_share_windows_and_the_same_seed_sends_the_same_frames(tm
     assert _windows(frames), "no coverage calls went out as one window"
     searches = [f for f in frames if f.get("method") == "tools/call" and f["params"]["name"] == "search"]
     assert len(searches) > 20  # every coverage call of search was made
+
+
+def test_over_http_a_wrong_answer_among_posts_in_flight_is_found_on_its_own_call() -> None:
+    with start_http_server("--serve", "read-only-tools", "--server-bug", "bad-structured") as url:
+        finished = run_engine([], http=HttpTarget(url), phases=("probe", "coverage"), budget=40, timeout=2.0,
+                              call_timeout=4.0, seed=1)
+    assert not finished.error, finished.error
+    fired = {f.oracle for f in finished.findings}
+    assert fired == {"output-schema"}, [(f.oracle, f.message) for f in finished.findings]
+    finding = next(f for f in finished.findings if f.oracle == "output-schema")
+    assert finding.target == "tool/search"
+    calls = [frame for frame in finding.frames if b'"tools/call"' in frame]
+    assert len(calls) == 1 and b'"query":' in calls[0], finding.frames
+
+
+def test_over_http_the_same_seed_sends_the_same_coverage_frames(tmp_path: Path) -> None:
+    logs = []
+    with start_http_server("--serve", "read-only-tools") as url:
+        for run_number in range(2):
+            log = tmp_path / f"frames-{run_number}.log"
+            report = tmp_path / f"report-{run_number}.json"
+            result = run_cli(["run", url, "--seed", "3", "--budget", "120", "--timeout", "5", "--max-examples", "5",
+                              "--phases", "coverage", "--read-only", "--corpus", str(tmp_path / f"c{run_number}"),
+                              "--json", str(report), "--log-frames", str(log)], timeout=240)
+            assert result.returncode == 0, result.stdout + result.stderr
+            assert json.loads(report.read_text())["findings"] == []
+            logs.append(log.read_bytes())
+    assert_same_lines(logs[0], logs[1], what="frames")
+    assert logs[0].count(b'"name":"search"') > 20
