@@ -27,7 +27,6 @@ READ_ONLY_TOOLS = SERVERS_DIR / "read_only_tools.py"  # tool_server.py with `sea
 EXPECTED: dict[str, tuple[set[str], str]] = {
     "crash-at-maximum": ({"no-crash"}, '"limit":10'),
     "hang-on-enum": ({"no-hang"}, '"sort":"date"'),
-    "crash-at-max-items": ({"no-crash"}, '"tags":['),
     "bad-structured": ({"output-schema"}, '"query":'),
 }
 
