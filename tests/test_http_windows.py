@@ -130,7 +130,8 @@ def test_a_crash_in_a_window_is_attributed_to_exactly_the_case_that_caused_it() 
     assert [f[:2] for f in findings(pipelined.exchanges)] == [f[:2] for f in findings(alone.exchanges)]
     assert [f[:2] for f in findings(pipelined.exchanges)] == [("no-crash", f"window/unknown-{crasher}")]
     assert pipelined.restarts == alone.restarts == 1  # the crash's restart; not the one before the re-run
-    assert pipelined.notices == []  # a dying server did not refuse for load
+    # A dying server did not refuse for load (a slow machine's start-up may bring the standby's notice: not this).
+    assert [notice for notice in pipelined.notices if "one at a time" in notice] == []
 
 
 def test_the_same_seed_sends_the_same_frames_over_http(tmp_path: Path) -> None:
