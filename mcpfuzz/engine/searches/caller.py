@@ -26,6 +26,7 @@ from mcpfuzz.engine.session.windows import Unsettled, run_in_order
 from mcpfuzz.engine.surface.targets import CallTarget, Safety
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.json_value import long_integers
 from mcpfuzz.jsonrpc.parts.slow_after import SlowAfter
 from mcpfuzz.jsonrpc.parts.state import StateCheck
 from mcpfuzz.jsonrpc.versions import Era
@@ -115,7 +116,11 @@ class Caller:
     def _fails_anew(self, exchange: Exchange) -> bool:
         """Whether an oracle fails on a window's exchange for a reason no call alone has failed for yet (each such
         reason is confirmed once by a call alone; the oracles are run again when the exchange is judged)."""
-        keys = {FindingSet.key_of(failure, exchange) for failure in run_checks(exchange, self._oracle_names)}
+        try:
+            with long_integers():  # as the judge runs the oracles
+                keys = {FindingSet.key_of(failure, exchange) for failure in run_checks(exchange, self._oracle_names)}
+        except Exception:  # an error of mcpfuzz's own: the judge meets it too, and reports it
+            return False
         return not keys <= self._alone_failed
 
     def may_window(self, target: CallTarget) -> bool:
