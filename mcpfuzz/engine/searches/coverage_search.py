@@ -16,15 +16,18 @@ import anyio
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.searches.caller import Caller
 from mcpfuzz.engine.session.modes import patient_until
-from mcpfuzz.engine.session.windows import MAX_UNSETTLED, WINDOW, Unsettled
+from mcpfuzz.engine.session.windows import WINDOW, Unsettled
 from mcpfuzz.engine.surface.targets import CallTarget
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
 
 SIMPLEST = "the simplest valid arguments"  # as coverage_calls describes its first call
-# Calls of the first window of read-only targets: doubled after each window answered in full (up to WINDOW), halved
-# after one sent back to be run alone.
+# Calls of the first window of read-only targets, doubled after each window answered in full (up to WINDOW).
 FIRST_WINDOW = 8
+# Windows sent back before the coverage search makes its calls one by one. A window sent back costs a restart and its
+# calls again alone, and a server that needed one (it answers out of sending order, as one serving requests
+# concurrently over stdio does, or logs, or sheds load) needs the next as well: one is enough to know.
+MAX_SENT_BACK = 1
 
 Item = TypeVar("Item")
 
@@ -57,7 +60,7 @@ class CoverageSearch:
     def __init__(self, caller: Caller) -> None:
         self.caller = caller
         self._kind_planned: list[Case] | None = None
-        self._unsettled = Unsettled()  # windows sent back to be run alone (past MAX_UNSETTLED, none)
+        self._unsettled = Unsettled()  # windows sent back to be run alone (from MAX_SENT_BACK on, none)
         self._window = FIRST_WINDOW  # calls the next window may hold
 
     async def coverage(self, deadline: float, *, first_calls_until: float | None = None) -> CoverageLeft:
@@ -135,8 +138,8 @@ class CoverageSearch:
         return True
 
     async def _window_of(self, group: list[tuple[CallTarget, ArgumentCall]], until: float, made: Counter[str]) -> None:
-        """One window's calls judged in order; a window sent back halves the next one (the calls it holds are run one
-        by one, until `until`), one answered in full doubles it, up to WINDOW."""
+        """One window's calls judged in order (a window sent back: its calls run one by one, until `until`); one
+        answered in full doubles the next, up to WINDOW."""
         unsettled = self._unsettled
         before = unsettled.count
         async with aclosing(self.caller.call_window(PhaseName.COVERAGE, group, unsettled=unsettled)) as judged_calls:
@@ -145,15 +148,13 @@ class CoverageSearch:
                 made[next(targets).label] += 1
                 if unsettled.count > before and time.monotonic() >= until:
                     break
-        if unsettled.count > before:
-            self._window = max(FIRST_WINDOW // 2, self._window // 2)
-        else:
+        if unsettled.count == before:
             self._window = min(WINDOW, self._window * 2)
 
     def _windows(self, target: CallTarget) -> bool:
         """Whether the target's calls may share windows now (`Caller.may_window`, and windows not sent back too
         often on this server)."""
-        return self._unsettled.count < MAX_UNSETTLED and self.caller.may_window(target)
+        return self._unsettled.count < MAX_SENT_BACK and self.caller.may_window(target)
 
     def _joins(self, group: list[tuple[CallTarget, ArgumentCall]], target: CallTarget) -> bool:
         """Whether a call of `target` may join the window of `group` (with --coverage, one target a window: the lines
