@@ -115,6 +115,12 @@ def short_figures(args: argparse.Namespace) -> list[Figure]:
          lambda: engine_figures.fuzz_calls(SERVER, args.seconds, exclude=("add", "get_note"))),
         (Figure("mcpfuzz fuzz phase, 30-property nested schema", "calls/s", 1),
          lambda: engine_figures.fuzz_calls(NESTED, args.seconds)),
+        (Figure("mcpfuzz coverage phase, 30-property tool", "calls/s", 1),
+         lambda: engine_figures.coverage_calls(NESTED, args.seconds)),
+        (Figure("mcpfuzz coverage phase, 30-property tool annotated read-only", "calls/s", 1),
+         lambda: engine_figures.coverage_calls([*NESTED, "--read-only"], args.seconds)),
+        (Figure("mcpfuzz fuzz phase, 30-property tool annotated read-only", "calls/s", 1),
+         lambda: engine_figures.fuzz_calls([*NESTED, "--read-only"], args.seconds)),
         (Figure("draw one valid value, small schema", "ms", 2),
          lambda: engine_figures.draw_millis(SMALL_SCHEMA, args.draws * 2)),
         (Figure("draw one valid value, 30-property nested schema", "ms", 2),
@@ -274,10 +280,14 @@ def main() -> None:
     if "short" in args.only:
         figures = short_figures(args)
         raw_seq, raw_pipe, raw_nested, catalogue, fuzz_small, fuzz_nested = figures[:6]
+        coverage_nested, coverage_read_only, fuzz_read_only = figures[6:9]
         ratios = [
             ratio("ratio: catalogue frames/s over raw pipelined", catalogue, raw_pipe),
             ratio("ratio: fuzz calls/s (small) over raw sequential", fuzz_small, raw_seq),
             ratio("ratio: fuzz calls/s (nested) over raw sequential (same tool)", fuzz_nested, raw_nested),
+            # The same tool, its calls in windows when annotated read-only: what windows give.
+            ratio("ratio: coverage calls/s (nested), read-only over not", coverage_read_only, coverage_nested),
+            ratio("ratio: fuzz calls/s (nested), read-only over not", fuzz_read_only, fuzz_nested),
         ]
     http_figs, http_ratios, http_notes = http_figures(args) if "http" in args.only else ([], [], [])
     help_figure = Figure("`mcpfuzz --help` start-up", "s", 3)

@@ -100,6 +100,28 @@ def fuzz_calls(command: Target, seconds: float, exclude: tuple[str, ...] = ()) -
     return calls / (marks["end"] - marks["start"]) if calls else 0.0
 
 
+def coverage_calls(command: Target, seconds: float) -> float:
+    """Judged tool calls per second of the coverage phase (its fixed list of calls), over as many whole runs of it
+    as fit in `seconds` (at least one), timed from the phase's start to its last judged call."""
+    calls, busy = 0, 0.0
+    deadline = time.perf_counter() + seconds
+    while busy == 0.0 or time.perf_counter() < deadline:
+        marks: dict[str, float] = {}
+        counted = [0]
+
+        def listen(event: object, marks: dict[str, float] = marks, counted: list[int] = counted) -> None:
+            if isinstance(event, PhaseStarted) and event.name == "coverage":
+                marks["start"] = time.perf_counter()
+            elif isinstance(event, CaseDone) and event.phase == "coverage":
+                marks["end"] = time.perf_counter()
+                counted[0] += event.exchange.case.family == TOOL_FAMILY
+
+        _checked(anyio.run(run, _config(command, ("probe", "coverage"), 60), listen), "coverage")
+        calls += counted[0]
+        busy += marks["end"] - marks["start"]
+    return calls / busy
+
+
 def frame_cases(command: Target, seconds: float) -> tuple[float, int]:
     """Judged random-frame cases per second of the fuzz phase's frame searches, and the run's server restarts.
 

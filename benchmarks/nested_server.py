@@ -1,11 +1,12 @@
 """A spec-correct stdio MCP server with one tool whose inputSchema has 30 properties and nested objects.
 
-Usage: python benchmarks/nested_server.py
+Usage: python benchmarks/nested_server.py [--read-only]
 
 The protocol (both eras, paging, -32602 for an unknown tool) comes from the clean test server
 `tests/servers/mcp_server.py`; this subclass lists the `configure` tool, validates its arguments
 with jsonschema (Draft 2020-12, formats checked) and answers an `isError` result for invalid ones.
-The benchmark fuzzes it to time calls on a large schema; a correct fuzzer finds nothing here.
+The benchmark fuzzes it to time calls on a large schema; a correct fuzzer finds nothing here. `--read-only`
+annotates the tool readOnlyHint: true (mcpfuzz may then keep several of its calls in flight).
 """
 
 from __future__ import annotations
@@ -78,5 +79,13 @@ class NestedServer(Server):
         return {"content": [text_item(f"accepted {len(arguments)} properties")], "isError": False}
 
 
+class ReadOnlyNestedServer(NestedServer):
+    """The same tool, annotated readOnlyHint: true."""
+
+    TOOLS = [{**TOOLS[0], "annotations": {"readOnlyHint": True}}]
+
+
 if __name__ == "__main__":
-    sys.exit(main(server_class=NestedServer))
+    read_only = "--read-only" in sys.argv[1:]
+    sys.exit(main([arg for arg in sys.argv[1:] if arg != "--read-only"],
+                  server_class=ReadOnlyNestedServer if read_only else NestedServer))

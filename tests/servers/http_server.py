@@ -27,9 +27,10 @@ transport rules, each commented with the spec section it comes from:
   TypeScript SDK ``?sessionId=``, both accepted here), so it exists only to see a client cope with it.
 
 ``--serve KIND`` serves another stdio test server's class over this transport: ``surface`` (as ``--surface``),
-``negative-refs`` (negative_refs_server.py) or ``tasks`` (tasks_server.py, its tasks kept in one store for every
-POST). ``--serial`` (not a bug) handles one POST at a time, as a server on one event loop does: a request that
-arrives while another is handled waits for it, so a handler that never returns leaves every later request unanswered.
+``negative-refs`` (negative_refs_server.py), ``tasks`` (tasks_server.py, its tasks kept in one store for every
+POST) or ``read-only-tools`` (read_only_tools.py: tool_server.py's tools, `search` annotated read-only).
+``--serial`` (not a bug) handles one POST at a time, as a server on one event loop does: a request that arrives
+while another is handled waits for it, so a handler that never returns leaves every later request unanswered.
 
 ``--max-version V`` (not a bug) serves the legacy versions up to V only, as a stateful server on the Go SDK
 does: an ``MCP-Protocol-Version`` header newer than V, and any modern-era request, get 400 with -32022 and
@@ -77,6 +78,7 @@ from mcp_server import (
 )
 from mirror_tools import MirrorServer
 from negative_refs_server import NEGATIVE_BUGS, NegativeRefsServer
+from read_only_tools import ReadOnlyToolServer
 from surface_server import SURFACE_BUGS, SurfaceServer
 from tasks_server import TasksServer
 
@@ -108,7 +110,8 @@ BUSY_LOCK = threading.Lock()
 BUSY = [0, 0]  # --busy: POSTs being handled now, POSTs refused so far
 BUSY_SECONDS = 0.05
 SERVER_CLASS: list[type[Server]] = [Server]  # --surface: surface_server.SurfaceServer; --serve: another class
-SERVED: dict[str, type[Server]] = {"surface": SurfaceServer, "negative-refs": NegativeRefsServer, "tasks": TasksServer}
+SERVED: dict[str, type[Server]] = {"surface": SurfaceServer, "negative-refs": NegativeRefsServer, "tasks": TasksServer,
+                                   "read-only-tools": ReadOnlyToolServer}
 SERIAL_LOCK = threading.Lock()  # --serial: the POST being handled
 
 HOST = "127.0.0.1"
@@ -905,7 +908,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stream-seconds", type=float, default=3.0, help="how long a GET stream stays open")
     parser.add_argument("--verbose", action="store_true", help="log every request to stderr")
     parser.add_argument("--bug", action="append", default=[], choices=sorted(BUGS), help="turn one HTTP bug on")
-    server_bugs = {**SERVER_BUGS, **SURFACE_BUGS, **NEGATIVE_BUGS, **TasksServer.BUGS}
+    server_bugs = {**SERVER_BUGS, **SURFACE_BUGS, **NEGATIVE_BUGS, **TasksServer.BUGS, **ReadOnlyToolServer.BUGS}
     parser.add_argument("--server-bug", action="append", default=[], choices=sorted(server_bugs),
                         help="turn one bug of mcp_server.Server (or of the class --surface or --serve names) on")
     parser.add_argument("--surface", action="store_true", help="serve surface_server.SurfaceServer")

@@ -3,11 +3,13 @@ the calls so far taught (answer times, wedging calls, lines reached, targets cal
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import AsyncGenerator, Collection, Mapping, Sequence
+from contextlib import aclosing
 from dataclasses import replace
 
 from mcpfuzz.engine.coverage.book import CoverageBook
 from mcpfuzz.engine.events import PhaseName
+from mcpfuzz.engine.judge import FindingKey, FindingSet
 from mcpfuzz.engine.searches.search import Judge, PhaseStopped, SearchOptions, Verdict, steers_by_time
 from mcpfuzz.engine.searches.slow_calls import (
     SLOW_CONFIRMATIONS,
@@ -20,12 +22,15 @@ from mcpfuzz.engine.searches.target_arguments import TargetArguments
 from mcpfuzz.engine.searches.wedging_calls import WedgingCalls
 from mcpfuzz.engine.session.observed_state import run_observed
 from mcpfuzz.engine.session.session import HarnessError, Session
-from mcpfuzz.engine.surface.targets import CallTarget
+from mcpfuzz.engine.session.windows import Unsettled, run_in_order
+from mcpfuzz.engine.surface.targets import CallTarget, Safety
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.frame import Case
+from mcpfuzz.jsonrpc.json_value import long_integers
 from mcpfuzz.jsonrpc.parts.slow_after import SlowAfter
 from mcpfuzz.jsonrpc.parts.state import StateCheck
 from mcpfuzz.jsonrpc.versions import Era
+from mcpfuzz.oracles.base import all_oracles, run_checks
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
 from mcpfuzz.strategies.arguments.covering import CoveringPool
 from mcpfuzz.strategies.arguments.growing import GrowingPool
@@ -65,6 +70,9 @@ class Caller:
         self.wedging = WedgingCalls()  # calls that wedged the server: never sent again
         self.builder = FrameBuilder(session.era or Era.LEGACY, session.version, next_id=CALL_FIRST_ID)
         self._aside_builder = FrameBuilder(session.era or Era.LEGACY, session.version, next_id=ASIDE_CALL_FIRST_ID)
+        self._oracle_names = tuple(all_oracles()) if oracles is None else tuple(oracles)
+        self._alone_failed: set[FindingKey] = set()  # what calls alone have failed for (a window's failures are
+        # judged from a window only once a call alone has failed for the same reason)
         self.calls = 0
         self.called: set[str] = set()  # the labels of the targets called so far
         self.unanswered: set[str] = set()  # ... and of those among them a call of which got no answer
@@ -87,6 +95,14 @@ class Caller:
                 and await self._slow_again(phase, target, call, limit, history, judged):
             exchange = replace(exchange,
                                case=replace(exchange.case, expect=exchange.case.expect.with_part(SlowAfter(limit))))
+        self._learn(phase, target, call, exchange, seconds)
+        verdicts = self.judge(phase, exchange)
+        self._alone_failed.update(key for _, key, _ in verdicts)
+        return exchange, verdicts + judged
+
+    def _learn(self, phase: PhaseName, target: CallTarget, call: ArgumentCall, exchange: Exchange,
+               seconds: float | None) -> None:
+        """What one judged call teaches: its answer time (or that it got none), and a coverage call's result."""
         if seconds is None:
             self.unanswered.add(target.label)
         else:
@@ -96,7 +112,70 @@ class Caller:
                 self.growing_pools.setdefault(target.label, GrowingPool()).add(call, seconds)
         if phase is PhaseName.COVERAGE:
             self.arguments.dictionary.add_result(exchange)
-        return exchange, self.judge(phase, exchange) + judged
+
+    def _fails_anew(self, exchange: Exchange) -> bool:
+        """Whether an oracle fails on a window's exchange for a reason no call alone has failed for yet (each such
+        reason is confirmed once by a call alone; the oracles are run again when the exchange is judged)."""
+        try:
+            with long_integers():  # as the judge runs the oracles
+                keys = {FindingSet.key_of(failure, exchange) for failure in run_checks(exchange, self._oracle_names)}
+        except Exception:  # an error of mcpfuzz's own: the judge meets it too, and reports it
+            return False
+        return not keys <= self._alone_failed
+
+    def may_window(self, target: CallTarget) -> bool:
+        """Whether the target's calls may go out in a pipelined window: the session pipelines, the target is read-only
+        (its calls change nothing another call sees, so each is judged as if it ran alone) and has no timeout of its
+        own (a window has one timeout)."""
+        return self.session.pipelines and target.safety is Safety.READ_ONLY and target.label not in self.timeouts
+
+    def window_size(self, target: CallTarget, largest: int) -> int:
+        """How many of the target's calls one window may hold, at most `largest`: a window has one timeout, and on
+        a server that answers one call at a time its last answer waits for every other, so a slow target's window
+        holds what fits in a quarter of --timeout at its usual answer time. A --max-examples run, which sends the
+        same frames whatever the answer times, keeps `largest`."""
+        usual = self.slow.usual(target.label)
+        if usual is None or usual <= 0 or self.options.max_examples is not None:
+            return largest
+        return max(1, min(largest, int(self.session.options.timeout / 4 / usual)))
+
+    async def call_window(self, phase: PhaseName, planned: Sequence[tuple[CallTarget, ArgumentCall]], *,
+                          unsettled: Unsettled) -> AsyncGenerator[tuple[Exchange, list[Verdict]], None]:
+        """Calls of read-only targets (`may_window`) in pipelined windows (`run_in_order`), each exchange judged in
+        order as if its call ran alone (a window that cannot attribute everything it saw, a crash included, runs
+        its calls again one by one, and only those runs are judged); the consumer may stop early (`aclosing`).
+
+        A window's answers queue behind each other: an answer past its target's slow limit is timed again alone
+        (`call(aside=True)`), never judged slow from the window."""
+        cases = [target.case(self.builder, call) for target, call in planned]
+        if self.traced is not None:
+            self.traced.settle()
+        async with aclosing(run_in_order(self.session, cases, unsettled=unsettled)) as exchanges:
+            for target, call in planned:
+                try:
+                    exchange = await anext(exchanges)
+                except StopAsyncIteration:
+                    return
+                except (HarnessError, ServerStartError) as error:
+                    raise PhaseStopped(str(error)) from None
+                self.calls += 1
+                self.called.add(target.label)
+                # A window's lines all come before its first answer is handed over: each of its calls is kept.
+                self.took_coverage(target, [c for t, c in planned if t.label == target.label])
+                if exchange.wedged:
+                    self.wedging.note(target.label, call.arguments)
+                if self._fails_anew(exchange):
+                    # Judged from the call alone: a window's other calls may have made this answer what it is.
+                    yield await self.call(phase, target, call)
+                    continue
+                judged = self.judge(phase, exchange)
+                if self.slow.suspect(target.label, exchange):
+                    judged += (await self.call(phase, target, call, aside=True))[1]
+                    if phase is PhaseName.COVERAGE:
+                        self.arguments.dictionary.add_result(exchange)
+                else:
+                    self._learn(phase, target, call, exchange, answer_seconds(exchange))
+                yield exchange, judged
 
     async def _slow_again(self, phase: PhaseName, target: CallTarget, call: ArgumentCall, limit: float,
                           history: tuple[bytes, ...], judged: list[Verdict]) -> bool:

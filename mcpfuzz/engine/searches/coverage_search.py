@@ -5,19 +5,31 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
 from itertools import zip_longest
+from typing import TypeVar
 
 import anyio
 
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.searches.caller import Caller
 from mcpfuzz.engine.session.modes import patient_until
+from mcpfuzz.engine.session.windows import WINDOW, Unsettled
 from mcpfuzz.engine.surface.targets import CallTarget
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.strategies.arguments.call import POSITIVE, ArgumentCall
 
 SIMPLEST = "the simplest valid arguments"  # as coverage_calls describes its first call
+# Calls of the first window of read-only targets, doubled after each window answered in full (up to WINDOW).
+FIRST_WINDOW = 8
+# Windows sent back before the coverage search makes its calls one by one. A window sent back costs a restart and its
+# calls again alone, and a server that needed one (it answers out of sending order, as one serving requests
+# concurrently over stdio does, or logs, or sheds load) needs the next as well: one is enough to know.
+MAX_SENT_BACK = 1
+
+Item = TypeVar("Item")
 
 
 @dataclass(frozen=True)
@@ -48,6 +60,8 @@ class CoverageSearch:
     def __init__(self, caller: Caller) -> None:
         self.caller = caller
         self._kind_planned: list[Case] | None = None
+        self._unsettled = Unsettled()  # windows sent back to be run alone (from MAX_SENT_BACK on, none)
+        self._window = FIRST_WINDOW  # calls the next window may hold
 
     async def coverage(self, deadline: float, *, first_calls_until: float | None = None) -> CoverageLeft:
         """Each kind's own cases, then each target's first call (the user's arguments or the simplest valid ones)
@@ -65,29 +79,87 @@ class CoverageSearch:
             caller.judge(PhaseName.COVERAGE, await caller.run_case(case))
         # The first calls are cheap to make (no coverage calls computed): they start at once.
         firsts = await anyio.to_thread.run_sync(self._first_calls)
-        for index, (target, call) in enumerate(firsts):
-            if time.monotonic() >= first_calls_until:
-                return CoverageLeft(uncalled=len(firsts) - index)
-            await caller.call(PhaseName.COVERAGE, target, call)
+        made: Counter[str] = Counter()
+        async with aclosing(_listed(firsts)) as planned:
+            if not await self._make(planned, first_calls_until, made):
+                return CoverageLeft(uncalled=len(firsts) - made.total())
         # A target's other calls are computed when its second call is due (seconds for a large schema).
         rest: dict[str, list[ArgumentCall]] = {}
-        made: Counter[str] = Counter()
-        waiting = [target for target, _ in firsts]
+        made.clear()
+        async with aclosing(self._rounds([target for target, _ in firsts], rest)) as planned:
+            if not await self._make(planned, deadline, made):
+                return CoverageLeft(sum(len(calls) - made[label] for label, calls in rest.items()),
+                                    len(firsts) - len(rest))
+        return CoverageLeft()
+
+    async def _rounds(self, targets: list[CallTarget], rest: dict[str, list[ArgumentCall]]
+                      ) -> AsyncGenerator[tuple[CallTarget, ArgumentCall], None]:
+        """Every target's calls after its first, round by round (each target's second, then each one's third, ...),
+        a target's calls computed into `rest` when its second is due."""
+        taken: Counter[str] = Counter()
+        waiting = targets
         while waiting:
             going_on = []
             for target in waiting:
-                if time.monotonic() >= deadline:
-                    return CoverageLeft(sum(len(calls) - made[label] for label, calls in rest.items()),
-                                        len(firsts) - len(rest))
                 calls = rest.get(target.label)
                 if calls is None:
                     calls = rest[target.label] = await anyio.to_thread.run_sync(self._after_first, target)
-                if made[target.label] < len(calls):
-                    await caller.call(PhaseName.COVERAGE, target, calls[made[target.label]])
-                    made[target.label] += 1
+                if taken[target.label] < len(calls):
+                    yield target, calls[taken[target.label]]
+                    taken[target.label] += 1
                     going_on.append(target)
             waiting = going_on
-        return CoverageLeft()
+
+    async def _make(self, planned: AsyncIterator[tuple[CallTarget, ArgumentCall]], until: float,
+                    made: Counter[str]) -> bool:
+        """The planned calls in order until `until` (each counted in `made` once judged), consecutive calls of
+        read-only targets in pipelined windows (`Caller.call_window`), the rest one by one; True when every call
+        was made."""
+        caller = self.caller
+        pending = await anext(planned, None)
+        while pending is not None:
+            if time.monotonic() >= until:
+                return False
+            group, pending = [pending], None
+            if self._windows(group[0][0]):
+                size = min(self._window, caller.window_size(group[0][0], WINDOW))
+                while len(group) < size and (pending := await anext(planned, None)) is not None \
+                        and self._joins(group, pending[0]):
+                    group.append(pending)
+                    size = min(size, caller.window_size(pending[0], WINDOW))
+                    pending = None
+            if len(group) == 1:
+                await caller.call(PhaseName.COVERAGE, *group[0])
+                made[group[0][0].label] += 1
+            else:
+                await self._window_of(group, until, made)
+            if pending is None:
+                pending = await anext(planned, None)
+        return True
+
+    async def _window_of(self, group: list[tuple[CallTarget, ArgumentCall]], until: float, made: Counter[str]) -> None:
+        """One window's calls judged in order (a window sent back: its calls run one by one, until `until`); one
+        answered in full doubles the next, up to WINDOW."""
+        unsettled = self._unsettled
+        before = unsettled.count
+        async with aclosing(self.caller.call_window(PhaseName.COVERAGE, group, unsettled=unsettled)) as judged_calls:
+            targets = iter(target for target, _ in group)
+            async for _ in judged_calls:
+                made[next(targets).label] += 1
+                if unsettled.count > before and time.monotonic() >= until:
+                    break
+        if unsettled.count == before:
+            self._window = min(WINDOW, self._window * 2)
+
+    def _windows(self, target: CallTarget) -> bool:
+        """Whether the target's calls may share windows now (`Caller.may_window`, and windows not sent back too
+        often on this server)."""
+        return self._unsettled.count < MAX_SENT_BACK and self.caller.may_window(target)
+
+    def _joins(self, group: list[tuple[CallTarget, ArgumentCall]], target: CallTarget) -> bool:
+        """Whether a call of `target` may join the window of `group` (with --coverage, one target a window: the lines
+        a window reaches are told per target)."""
+        return self._windows(target) and (self.caller.traced is None or target.label == group[0][0].label)
 
     def _first_calls(self) -> list[tuple[CallTarget, ArgumentCall]]:
         """Each target's first coverage call (CPU work: off the event loop)."""
@@ -140,3 +212,10 @@ class CoverageSearch:
         coverage_of = self.caller.arguments.coverage_of
         rounds = zip_longest(*([(target, call) for call in coverage_of(target)] for target in self.caller.targets))
         return [planned for calls in rounds for planned in calls if planned is not None]
+
+
+async def _listed(items: Sequence[Item]) -> AsyncGenerator[Item, None]:
+    """A list's items, as an asynchronous iterator."""
+    for item in items:
+        yield item
+

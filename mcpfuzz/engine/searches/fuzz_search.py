@@ -13,19 +13,17 @@ from hypothesis import target as hypothesis_target
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.judge import FindingKey
 from mcpfuzz.engine.searches.caller import Caller
-from mcpfuzz.engine.searches.search import PhaseStopped, search, slice_end, steers_by_time, to_raise
-from mcpfuzz.engine.searches.slow_calls import answer_seconds, latency_score
+from mcpfuzz.engine.searches.search import search, slice_end, steers_by_time, to_raise
+from mcpfuzz.engine.searches.slow_calls import latency_score
 from mcpfuzz.engine.session.modes import patient_until
-from mcpfuzz.engine.session.session import HarnessError
-from mcpfuzz.engine.session.windows import MAX_UNSETTLED, Unsettled, run_in_order
-from mcpfuzz.engine.surface.targets import CallTarget, Safety
+from mcpfuzz.engine.session.windows import MAX_UNSETTLED, Unsettled
+from mcpfuzz.engine.surface.targets import CallTarget
 from mcpfuzz.oracles.base import Failure
 from mcpfuzz.strategies.arguments.call import ArgumentCall
 from mcpfuzz.strategies.arguments.covering import CoveringPool, covering_calls
 from mcpfuzz.strategies.arguments.fuzz_calls import fuzz_calls
 from mcpfuzz.strategies.arguments.growing import GrowingPool, growing_calls
 from mcpfuzz.strategies.arguments.seeded import seeded_calls
-from mcpfuzz.transport.errors import ServerStartError
 
 # Calls per Hypothesis example in the fuzz phase, at most. Hypothesis spends about 1 ms on each example
 # besides the draw (its engine, mutator and data tree); a list of calls pays it once for several, and
@@ -117,46 +115,25 @@ class FuzzSearch:
         return None
 
     def _may_pipeline(self, target: CallTarget) -> bool:
-        """A read-only target's calls may go out as one window (unless its windows keep being sent back, or it
-        has a timeout of its own, which a window's one timeout would not honour)."""
-        return self.caller.session.pipelines and target.safety is Safety.READ_ONLY \
-            and target.label not in self.caller.timeouts \
+        """A read-only target's calls may go out as one window (`Caller.may_window`), unless its windows keep being
+        sent back."""
+        return self.caller.may_window(target) \
             and self._unsettled.setdefault(target.label, Unsettled()).count < MAX_UNSETTLED
 
     async def _call_window(self, target: CallTarget, calls: list[ArgumentCall], pursued: set[FindingKey],
                            deadline: float) -> Failure | None:
-        """An example's calls of a read-only target in pipelined windows (`run_in_order`), judged in order as if
-        each ran alone: the first new failure ends the example (the calls after it are not judged, as they would
-        not have been sent), and a window that cannot attribute everything runs its calls one by one, while the
-        target's time lasts."""
-        caller = self.caller
+        """An example's calls of a read-only target in pipelined windows (`Caller.call_window`), judged in order as
+        if each ran alone: the first new failure ends the example (the calls after it are not judged, as they
+        would not have been sent), and a window that cannot attribute everything runs its calls one by one, while
+        the target's time lasts."""
         unsettled = self._unsettled.setdefault(target.label, Unsettled())
         before = unsettled.count
-        cases = [target.case(caller.builder, call) for call in calls]
-        if caller.traced is not None:
-            caller.traced.settle()
-        async with aclosing(run_in_order(caller.session, cases, unsettled=unsettled)) as exchanges:
-            for call in calls:
-                if unsettled.count > before and time.monotonic() >= deadline:
-                    break
-                try:
-                    exchange = await anext(exchanges)
-                except StopAsyncIteration:
-                    return None
-                except (HarnessError, ServerStartError) as error:
-                    raise PhaseStopped(str(error)) from None
-                caller.calls += 1
-                # A window's lines all come before its first answer is handed over: each of its calls is kept.
-                caller.took_coverage(target, calls)
-                judged = caller.judge(PhaseName.FUZZ, exchange)
-                seconds = answer_seconds(exchange)
-                if caller.slow.suspect(target.label, exchange):
-                    # A window's answers queue behind each other: a slow one is timed again alone.
-                    judged += (await caller.call(PhaseName.FUZZ, target, call, aside=True))[1]
-                elif seconds is not None:
-                    caller.slow.note(target.label, seconds)
-                    caller.slowest = max(caller.slowest, seconds)
+        planned = [(target, call) for call in calls]
+        async with aclosing(self.caller.call_window(PhaseName.FUZZ, planned, unsettled=unsettled)) as judged_calls:
+            async for _, judged in judged_calls:
                 failure = to_raise(judged, pursued)
                 if failure is not None:
                     return failure
+                if unsettled.count > before and time.monotonic() >= deadline:
+                    break
         return None

@@ -45,12 +45,15 @@ class SlowWatch:
         if len(times) < MAX_SAMPLES:
             times.append(seconds)
 
+    def usual(self, label: str) -> float | None:
+        """The target's median answer time, once MIN_SAMPLES answers give one."""
+        times = self.samples.get(label, ())
+        return median(times) if len(times) >= MIN_SAMPLES else None
+
     def limit(self, label: str) -> float | None:
         """Seconds past which an answer of the target is slow, once MIN_SAMPLES answers give a median."""
-        times = self.samples.get(label, ())
-        if len(times) < MIN_SAMPLES:
-            return None
-        return max(SLOW_FLOOR, SLOW_FACTOR * median(times))
+        usual = self.usual(label)
+        return None if usual is None else max(SLOW_FLOOR, SLOW_FACTOR * usual)
 
     def suspect(self, label: str, exchange: Exchange) -> bool:
         """Whether the call of `exchange` (a small input) was answered past the limit of its target, `label`."""
