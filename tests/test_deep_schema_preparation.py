@@ -41,7 +41,7 @@ def test_every_tool_is_called_beside_tools_of_deep_schemas_and_the_frames_repeat
         folder = tmp_path / attempt
         folder.mkdir()
         result = run_cli(["run", "--seed", "3", "--max-examples", "3", "--budget", "240",
-                          "--phases", "coverage,fuzz", "--log-frames", "frames.log", "--json", "report.json", "--",
+                          "--phases", "coverage", "--log-frames", "frames.log", "--json", "report.json", "--",
                           sys.executable, str(DEEP)], timeout=360, cwd=folder)
         assert result.returncode in (0, 1), result.stdout + result.stderr
         report = json.loads((folder / "report.json").read_text())
