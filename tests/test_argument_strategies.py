@@ -16,7 +16,15 @@ from mcpfuzz.strategies.arguments.edges import edge_arguments
 from mcpfuzz.strategies.arguments.formats import CUSTOM_FORMATS, format_checker
 from mcpfuzz.strategies.arguments.negative import negative_arguments, negative_calls
 from mcpfuzz.strategies.arguments.schema_prep import SchemaProblem
-from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema, draw_examples, hypothesis_jsonschema_strategy
+from mcpfuzz.strategies.arguments.schema_values import (
+    PREFLIGHT_CHARACTERS,
+    PREFLIGHT_DRAWS,
+    PREFLIGHT_MIN_DRAWS,
+    ArgumentSchema,
+    draw_examples,
+    enough_drawn,
+    hypothesis_jsonschema_strategy,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -242,6 +250,10 @@ DESCRIBED_REF = {"type": "object", "properties": {"at": {"$ref": "#/$defs/point"
                  "required": ["at"], "$defs": {"point": {"type": "object", "properties": {
                      "x": {"type": "integer"}, "y": {"type": "integer"}}, "required": ["x", "y"]}}}
 PATTERNED = {"type": "object", "properties": {"a": {"type": "string", "pattern": "^x[0-9]$"}}, "required": ["a"]}
+# A pipeline of stages, each a free-form object under a `oneOf` (as database query tools declare).
+LARGE_VALUES = {"type": "object", "properties": {"pipeline": {"type": "array", "items": {"oneOf": [
+    {"type": "object", "properties": {stage: {"type": "object", "additionalProperties": {}}}, "required": [stage],
+     "additionalProperties": False} for stage in ("$match", "$project", "$group")]}}}, "required": ["pipeline"]}
 
 
 @pytest.mark.parametrize("schema", [SEARCH, TREE, OPTIONAL_TAGS, DESCRIBED_REF, PATTERNED,
@@ -268,11 +280,30 @@ def test_a_schema_drawn_exactly_needs_one_example_and_the_others_are_judged_on_t
         assert arguments.exact and arguments.accepted == 2 and not arguments.rejections
     patterned = ArgumentSchema(PATTERNED)
     patterned.preflight(1)
-    assert not patterned.exact and patterned.accepted == 18  # 12 plain values and 6 fully populated ones
+    # 12 plain values and the simplest fully populated one: the other populated ones only where coverage needs them
+    assert not patterned.exact and patterned.accepted == 13
     filtered = ArgumentSchema({"type": "object", "unevaluatedProperties": False})  # extras drawn, then refused
     with contextlib.suppress(SchemaProblem):
         filtered.preflight(2)
     assert not filtered.exact and filtered.rejections["unevaluatedProperties"] > 0
+
+
+def test_a_schema_of_large_values_stops_drawing_at_the_same_value_for_a_seed() -> None:
+    """A schema that is not exact and draws large values (free-form objects under a union, as deep query
+    schemas have) stops its check once the values hold PREFLIGHT_CHARACTERS of JSON: fewer than PREFLIGHT_DRAWS,
+    the same values for the same seed, and the simplest values of a full run."""
+    def large(seed: int) -> tuple[ArgumentSchema, list[dict]]:
+        arguments = ArgumentSchema(LARGE_VALUES)
+        arguments.preflight(seed)
+        return arguments, draw_examples(arguments.positive, PREFLIGHT_DRAWS, seed, enough=enough_drawn)
+
+    arguments, drawn = large(3)
+    assert not arguments.exact
+    assert PREFLIGHT_MIN_DRAWS <= len(drawn) < PREFLIGHT_DRAWS
+    assert sum(len(json.dumps(value)) for value in drawn) >= PREFLIGHT_CHARACTERS
+    assert large(3)[1] == drawn
+    assert drawn == draw_examples(ArgumentSchema(LARGE_VALUES).positive, PREFLIGHT_DRAWS, 3)[:len(drawn)]
+    assert arguments.preflight(3)[0] == drawn[:1]
 
 
 def test_coverage_draws_populated_samples_only_for_array_bounds_and_as_before() -> None:

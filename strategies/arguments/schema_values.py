@@ -29,6 +29,11 @@ MIN_ACCEPTED_SHARE = 0.25
 # Values a schema's check draws: pairs of (any valid value, a fully populated one), half this many, in one
 # Hypothesis run; and the fully populated values whose array items the coverage boundaries reuse.
 PREFLIGHT_DRAWS = 12
+# A schema's check stops drawing once its values hold this many characters of JSON (after at least
+# PREFLIGHT_MIN_DRAWS of them): a deep schema's values take a second each to draw. Sizes depend on the seed
+# only, so the same seed stops at the same value.
+PREFLIGHT_CHARACTERS = 8_000
+PREFLIGHT_MIN_DRAWS = 3
 # Sub-strategies kept by the memo below (a few per property of each tool's schema).
 STRATEGY_CACHE_SIZE = 4096
 # Object keywords that judge an object member by member (or not at all): under objects using only
@@ -225,9 +230,10 @@ class ArgumentSchema:
 
         The first example of a Hypothesis run is the simplest (every choice its simplest), whatever the seed. A
         schema that is `exact` draws valid values only, so one run of one example gives both values. Any other
-        schema is drawn as before, PREFLIGHT_DRAWS values and half as many fully populated ones in two runs,
-        which tells how many drawn values its validator rejects (a pair in one run would give other values
-        whenever a fully populated value is rejected, since the pair goes with it).
+        schema draws up to PREFLIGHT_DRAWS values (fewer once they are large, see `enough_drawn`), which tells
+        how many drawn values its validator rejects, then the simplest fully populated one in a run of its own
+        (a pair in one run would give other values whenever a fully populated value is rejected); the other
+        fully populated values are drawn only where the coverage boundaries need them (`populated_samples`).
         """
         if self.exact:
             pairs: st.SearchStrategy[tuple[dict, dict]] = (
@@ -236,9 +242,8 @@ class ArgumentSchema:
             drawn = draw_examples(pairs, 1, seed)
             if drawn:
                 return [drawn[0][0]], [drawn[0][1]]
-        plain = draw_examples(self.positive, PREFLIGHT_DRAWS, seed)
-        populated = draw_examples(self.populated, PREFLIGHT_DRAWS // 2, seed)
-        self._samples[seed] = populated
+        plain = draw_examples(self.positive, PREFLIGHT_DRAWS, seed, enough=enough_drawn)
+        populated = draw_examples(self.populated, 1, seed)
         attempts = self.accepted + sum(self.rejections.values())
         if not plain:
             keyword = self.rejections.most_common(1)[0][0] if self.rejections else "type"
@@ -252,11 +257,19 @@ class ArgumentSchema:
         return plain[:1], (populated or plain)[:1]
 
     def populated_samples(self, seed: int, simplest: dict) -> list[dict]:
-        """A few fully populated values, the first the simplest (`simplest` when none can be drawn), drawn from
-        `seed` as earlier versions' preflight drew them: the coverage boundaries reuse their array items."""
+        """Up to PREFLIGHT_DRAWS // 2 fully populated values (fewer once they are large, see `enough_drawn`), the
+        first the simplest (`simplest` when none can be drawn), drawn from `seed`: the coverage boundaries reuse
+        their array items."""
         if seed not in self._samples:
-            self._samples[seed] = draw_examples(self.populated, PREFLIGHT_DRAWS // 2, seed)
+            self._samples[seed] = draw_examples(self.populated, PREFLIGHT_DRAWS // 2, seed, enough=enough_drawn)
         return self._samples[seed] or [simplest]
+
+
+def enough_drawn(values: list[Any]) -> bool:
+    """Whether a schema's check has drawn enough: PREFLIGHT_MIN_DRAWS values at least, holding PREFLIGHT_CHARACTERS
+    characters of JSON together."""
+    return len(values) >= PREFLIGHT_MIN_DRAWS and sum(len(json.dumps(value)) for value in values) >= \
+        PREFLIGHT_CHARACTERS
 
 
 def hypothesis_jsonschema_strategy(schema: Any) -> st.SearchStrategy[Any]:
@@ -266,8 +279,14 @@ def hypothesis_jsonschema_strategy(schema: Any) -> st.SearchStrategy[Any]:
         return from_schema(schema, custom_formats=CUSTOM_FORMATS)
 
 
-def draw_examples(strategy: st.SearchStrategy[Any], count: int, seed: int) -> list[Any]:
-    """`count` values drawn deterministically from `seed`; the first is the simplest the strategy has."""
+class _Enough(BaseException):
+    """Ends a run of `draw_examples` at once (a BaseException, so Hypothesis neither reports nor replays it)."""
+
+
+def draw_examples(strategy: st.SearchStrategy[Any], count: int, seed: int,
+                  enough: Callable[[list[Any]], bool] | None = None) -> list[Any]:
+    """`count` values drawn deterministically from `seed` (fewer once `enough` of those drawn says so); the first
+    is the simplest the strategy has."""
     values: list[Any] = []
 
     @settings(database=None, max_examples=count, phases=[Phase.generate], deadline=None, derandomize=False,
@@ -276,8 +295,10 @@ def draw_examples(strategy: st.SearchStrategy[Any], count: int, seed: int) -> li
     @given(strategy)
     def collect(value: Any) -> None:
         values.append(value)
+        if enough is not None and enough(values):
+            raise _Enough
 
-    with contextlib.suppress(HypothesisException):  # unsatisfiable: the caller sees too few values
+    with contextlib.suppress(HypothesisException, _Enough):  # unsatisfiable: the caller sees too few values
         collect()
     return values
 

@@ -17,9 +17,9 @@ class PreparationCancelled(Exception):
 class TargetPreparation:
     """`prepare_targets` on a plan, in a daemon thread started as soon as the probe has listed the targets.
 
-    Preparing takes milliseconds per target, so by the time the catalogue and lifecycle are done every target is
-    ready and the call phases start at once; a run without them waits only for those milliseconds. The thread
-    waits for Hypothesis' warm-up before its first draw.
+    Preparing takes milliseconds for most targets (seconds for a deep schema that is not drawn exactly), so by
+    the time the catalogue and lifecycle are done every target is usually ready and the call phases start at
+    once. The thread waits for Hypothesis' warm-up before its first draw.
     """
 
     def __init__(self, plan: TargetPlan, warmup: HypothesisWarmup) -> None:

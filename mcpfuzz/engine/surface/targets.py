@@ -356,7 +356,8 @@ def prepare_targets(plan: TargetPlan, *, check_cancelled: Callable[[], None] = l
     """Every target of `plan` prepared, in order (CPU work: run it off the event loop); the plan to call: the
     targets whose params can be drawn, the others skipped with their reason and a warning that says how to fix it.
 
-    There is no time limit: a target takes milliseconds. `check_cancelled` (Ctrl-C, SIGTERM, the end of
+    There is no time limit: a target takes milliseconds, a deep schema seconds (its draws are bounded by their
+    size, see `ArgumentSchema.preflight`). `check_cancelled` (Ctrl-C, SIGTERM, the end of
     --budget) is called before each target and stops preparing by raising.
     """
     ready = TargetPlan(skipped=list(plan.skipped), warnings=list(plan.warnings), risky=list(plan.risky))
