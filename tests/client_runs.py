@@ -26,10 +26,10 @@ LEGACY = "2025-11-25"
 
 def client_run(command: list[str], *, version: str | None = None,
                capabilities: frozenset[ClientCapability] = ALL_CAPABILITIES,
-               log_frames: Path | None = None) -> tuple[RunFinished, list[Exchange]]:
+               log_frames: Path | None = None, budget: float = 30.0) -> tuple[RunFinished, list[Exchange]]:
     """A short run (probe, coverage, then the client phase) with every oracle; the client phase's exchanges."""
     events: list[Event] = []
-    config = RunConfig(command=command, seed=1, timeout=5.0, budget=30.0, oracles=tuple(all_oracles()),
+    config = RunConfig(command=command, seed=1, timeout=5.0, budget=budget, oracles=tuple(all_oracles()),
                        phases=("probe", "coverage"), protocol_version=version, client_capabilities=capabilities,
                        log_frames=log_frames)
     finished = anyio.run(run, config, events.append)
@@ -37,11 +37,11 @@ def client_run(command: list[str], *, version: str | None = None,
     return finished, [e.exchange for e in events if isinstance(e, CaseDone) and e.phase == PhaseName.CLIENT]
 
 
-def elicit_run(*bugs: str, version: str | None = None,
-               capabilities: frozenset[ClientCapability] = ALL_CAPABILITIES) -> tuple[RunFinished, list[Exchange]]:
+def elicit_run(*bugs: str, version: str | None = None, capabilities: frozenset[ClientCapability] = ALL_CAPABILITIES,
+               budget: float = 30.0) -> tuple[RunFinished, list[Exchange]]:
     """A run of tests/servers/elicit_server.py with these bugs."""
     command = [sys.executable, str(ELICIT_SERVER), *(arg for bug in bugs for arg in ("--bug", bug))]
-    return client_run(command, version=version, capabilities=capabilities)
+    return client_run(command, version=version, capabilities=capabilities, budget=budget)
 
 
 def titles(exchanges: list[Exchange]) -> list[str]:

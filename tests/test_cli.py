@@ -23,9 +23,12 @@ from tests.conftest import (
 
 pytestmark = pytest.mark.slow
 
-# The protocol phases only: the tool phases use the whole budget by design (tested below with a small one).
+# The protocol phases only: the tool phases would use the whole budget (tested below, ended by their examples).
 RUN = ["run", "--timeout", "1", "--budget", "30", "--phases", "catalogue,lifecycle"]
-FULL_RUN = ["run", "--timeout", "1", "--budget", "20"]
+# Tests of options and output, not of what a run finds on the clean server: the catalogue alone (a few seconds).
+OPTION_RUN = ["run", "--timeout", "1", "--budget", "30", "--phases", "catalogue"]
+# Every phase, each search ended by its one example (a budget no machine spends): all the example's bugs.
+FULL_RUN = ["run", "--timeout", "1", "--max-examples", "1", "--budget", "300"]
 CLEAN_COMMAND = [sys.executable, str(MCP_SERVER)]
 ID_COERCE_COMMAND = [sys.executable, str(MCP_SERVER), "--bug", "id-coerce"]
 # Two bugs, two oracles: selecting one of them has something to filter out.
@@ -144,7 +147,7 @@ def test_printed_findings_have_printf_reproduction(
 def test_fail_on_critical_passes_below_it(tmp_path: Path) -> None:
     """`--fail-on critical` exits 0 when the only finding is high, and still lists it."""
     report = tmp_path / "report.json"
-    result = run_cli([*RUN, "--fail-on", "critical", "--json", str(report), "--", *ID_COERCE_COMMAND])
+    result = run_cli([*OPTION_RUN, "--fail-on", "critical", "--json", str(report), "--", *ID_COERCE_COMMAND])
     assert result.returncode == 0, describe(result)
     assert "id-preserved" in result.stdout
     assert "PASSED" in result.stdout
@@ -188,7 +191,7 @@ def test_oracles_command_lists_ids() -> None:
 def test_oracles_option_selects_only_those(tmp_path: Path) -> None:
     """`--oracles id-preserved` reports id-preserved findings and nothing from other oracles."""
     report = tmp_path / "report.json"
-    result = run_cli([*RUN, "--oracles", "id-preserved", "--json", str(report), "--", *TWO_BUG_COMMAND])
+    result = run_cli([*OPTION_RUN, "--oracles", "id-preserved", "--json", str(report), "--", *TWO_BUG_COMMAND])
     assert result.returncode == 1, describe(result)
     assert oracles_of(load_report(report)) == {"id-preserved"}
     assert "stdout-clean" not in result.stdout
@@ -197,7 +200,7 @@ def test_oracles_option_selects_only_those(tmp_path: Path) -> None:
 def test_exclude_oracles_removes_one(tmp_path: Path) -> None:
     """`--exclude-oracles id-preserved` drops that oracle's findings and keeps the others."""
     report = tmp_path / "report.json"
-    result = run_cli([*RUN, "--exclude-oracles", "id-preserved", "--json", str(report), "--",
+    result = run_cli([*OPTION_RUN, "--exclude-oracles", "id-preserved", "--json", str(report), "--",
                       *TWO_BUG_COMMAND])
     assert result.returncode == 1, describe(result)
     assert oracles_of(load_report(report)) == {"stdout-clean"}
@@ -206,18 +209,18 @@ def test_exclude_oracles_removes_one(tmp_path: Path) -> None:
 
 def test_no_color_output_has_no_ansi() -> None:
     """With NO_COLOR=1 nothing mcpfuzz writes contains an ANSI escape sequence."""
-    result = run_cli([*RUN, "--", *CLEAN_COMMAND], env={"NO_COLOR": "1"})
+    result = run_cli([*OPTION_RUN, "--", *CLEAN_COMMAND], env={"NO_COLOR": "1"})
     assert result.returncode == 0, describe(result)
     assert ANSI not in result.stdout + result.stderr
 
 
 def test_no_color_beats_forced_colour() -> None:
     """NO_COLOR=1 removes colours even when FORCE_COLOR asks for a colour terminal."""
-    forced = run_cli([*RUN, "--", *CLEAN_COMMAND], env={"FORCE_COLOR": "1"})
+    forced = run_cli([*OPTION_RUN, "--", *CLEAN_COMMAND], env={"FORCE_COLOR": "1"})
     assert forced.returncode == 0, describe(forced)
     assert any(colour_codes(params) for params in COLOUR_SGR.findall(forced.stdout)), \
         "FORCE_COLOR=1 gave no colour: this test cannot tell colour from none"
-    result = run_cli([*RUN, "--", *CLEAN_COMMAND], env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
+    result = run_cli([*OPTION_RUN, "--", *CLEAN_COMMAND], env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
     assert result.returncode == 0, describe(result)
     escapes = COLOUR_SGR.findall(result.stdout + result.stderr)
     coloured = [params for params in escapes if colour_codes(params)]

@@ -51,7 +51,7 @@ def test_a_soak_retries_every_surface_that_asks(tmp_path: Path) -> None:
 def test_run_with_workers_finds_the_client_bug_once(tmp_path: Path) -> None:
     """The lead runs the client phase (a worker only searches); the finding is reported and saved once. The run
     ends by its examples: every client case runs, however long each dropped request is waited for."""
-    report = report_of(tmp_path, "run", ["--workers", "2", "--max-examples", "5", *QUICK, *LEGACY], "drops-on-error")
+    report = report_of(tmp_path, "run", ["--workers", "2", "--max-examples", "1", *QUICK, *LEGACY], "drops-on-error")
     assert found(report) == {("client-requests", target) for target in ASKING}
     assert len(report["findings"]) == len(ASKING)
     assert len(list((tmp_path / "corpus").glob("*_client-requests_*.json"))) == len(ASKING)

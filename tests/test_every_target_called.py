@@ -21,11 +21,12 @@ TARGETS = {*(f"tool/poll_{letter}" for letter in "abcdef"), "tool/plot", "tool/s
 
 
 def test_targets_listed_after_long_polls_are_called(tmp_path: Path) -> None:
-    """Six polls of --timeout 3 s each outlast the coverage phase's share: the first calls go on past it (a resource
-    is read in the coverage phase only)."""
+    """Six polls of --timeout 1 s each outlast the coverage phase's share of a 14 s budget: the first calls go on
+    past it (a resource is read in the coverage phase only). The polls are never answered, so a short timeout judges
+    nothing a slow machine could change."""
     report = tmp_path / "report.json"
-    result = subprocess.run([sys.executable, "-m", "mcpfuzz.cli", "run", "--seed", "1", "--budget", "40",
-                             "--timeout", "3", "--call-timeout", "3", "--phases", "coverage,fuzz", "--json",
+    result = subprocess.run([sys.executable, "-m", "mcpfuzz.cli", "run", "--seed", "1", "--budget", "14",
+                             "--timeout", "1", "--call-timeout", "1", "--phases", "coverage,fuzz", "--json",
                              str(report), "--corpus", str(tmp_path / "corpus"), "--", sys.executable,
                              str(LONG_POLLS)], capture_output=True, text=True, env=cli_env(), timeout=300, cwd=ROOT)
     assert result.returncode in (0, 1), result.stdout + result.stderr

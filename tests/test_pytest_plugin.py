@@ -141,7 +141,7 @@ SUITE = """
 from mcpfuzz.testing import fuzz_suite
 
 CRASHY = [sys.executable, {crashy!r}, "--bug", "crash-at-maximum"]
-test_tools = fuzz_suite(CRASHY, budget=30, phases="coverage", timeout=2, seed=7)
+test_tools = fuzz_suite(CRASHY, budget=300, phases="coverage", timeout=2, seed=7, max_examples=1)
 test_clean = fuzz_suite(CLEAN, **QUICK)
 """
 
@@ -189,7 +189,8 @@ def test_a_crash_found_through_the_fixture_shows_its_stderr_once(pytester: pytes
     crashy = [sys.executable, str(MCP_SERVER.parent / "tool_server.py"), "--bug", "crash-at-maximum"]
     result = run_session(pytester, f"""
 def test_server(mcpfuzz):
-    mcpfuzz.run({crashy!r}, budget=30, phases="coverage", timeout=2, seed=7).assert_no_findings()
+    mcpfuzz.run({crashy!r}, budget=300, phases="coverage", timeout=2, seed=7,
+                max_examples=1).assert_no_findings()
 """)
     result.assert_outcomes(failed=1)
     text = result.stdout.str()

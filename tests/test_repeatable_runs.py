@@ -24,7 +24,7 @@ def test_the_same_seed_sends_each_worker_the_same_frames_while_answers_stall_at_
     for attempt in ("a", "b"):
         folder = tmp_path / attempt
         folder.mkdir()
-        result = run_cli(["run", "--workers", "2", "--seed", "5", "--max-examples", "6", "--budget", "300",
+        result = run_cli(["run", "--workers", "2", "--seed", "5", "--max-examples", "3", "--budget", "300",
                           "--phases", "fuzz,stateful", "--log-frames", "frames.log", "--json", "report.json", "--",
                           sys.executable, str(JITTERY), "--stall", "1.5", "--odds", "0.04", "--",
                           sys.executable, str(CLEAN)], timeout=420, cwd=folder)

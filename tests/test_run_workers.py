@@ -41,7 +41,8 @@ def run_in(folder: Path, args: list[str], server: list[str], timeout: float = 15
 def test_two_workers_on_the_clean_server_both_search_and_run_the_one_off_phases_once(tmp_path: Path) -> None:
     server = private_copy(CLEAN, tmp_path)
     try:
-        output, status, report = run_in(tmp_path, ["--workers", "2", "--budget", "25", "--seed", "3",
+        output, status, report = run_in(tmp_path, ["--workers", "2", "--max-examples", "1", "--budget", "300",
+                                                   "--seed", "3",
                                                    "--log-frames", "frames.log", "--html", "report.html"],
                                         [sys.executable, str(server)])
         assert leftover_processes(str(server), grace=10.0) == []
@@ -72,7 +73,8 @@ def test_two_workers_on_the_clean_server_both_search_and_run_the_one_off_phases_
 def test_two_workers_find_the_same_bugs_and_save_each_once(tmp_path: Path) -> None:
     server = private_copy(TOOLS, tmp_path, imports=("mcp_server.py",))
     try:
-        output, status, report = run_in(tmp_path, ["--workers", "2", "--budget", "40", "--seed", "11",
+        output, status, report = run_in(tmp_path, ["--workers", "2", "--max-examples", "3", "--budget", "300",
+                                                   "--seed", "11",
                                                    "--phases", "coverage,fuzz"],
                                         [sys.executable, str(server), *TWO_BUGS])
         assert leftover_processes(str(server), grace=10.0) == []

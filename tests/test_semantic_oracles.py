@@ -30,11 +30,11 @@ SEMANTIC = {OracleId.READ_ONLY_TRUTHFUL.value, OracleId.IDEMPOTENT_RETRY.value, 
 LIST = (("tools/call", {"name": "list_notes", "arguments": {}}),)
 
 
-def stateful_run(tmp_path: Path, *server_args: str, budget: float, include: tuple[str, ...] = ("tool/delete_note",)
-                 ) -> RunFinished:
+def stateful_run(tmp_path: Path, *server_args: str, budget: float, include: tuple[str, ...] = ("tool/delete_note",),
+                 max_examples: int | None = None) -> RunFinished:
     config = RunConfig(command=[sys.executable, str(SERVER), *server_args], seed=3, budget=budget, timeout=5.0,
                        oracles=tuple(all_oracles()), phases=("probe", "stateful"), corpus=tmp_path / "corpus",
-                       include_targets=include)
+                       include_targets=include, max_examples=max_examples)
     return anyio.run(run, config, lambda event: None)
 
 
@@ -63,7 +63,8 @@ def test_a_state_check_is_saved_without_its_observed_answers() -> None:
 def test_each_broken_annotation_is_found_and_reproduces_on_a_fresh_server(tmp_path: Path) -> None:
     """lookup (read-only) counts its calls, set_tag (idempotent) appends, delete_note keeps the note: one
     finding each, on its tool, re-run and confirmed on a fresh server from the saved sequence."""
-    finished = stateful_run(tmp_path, *BUGS, budget=40.0)
+    # Eight sequences per search reach all three (a delete needs a note added before it); the run ends by them.
+    finished = stateful_run(tmp_path, *BUGS, budget=300.0, max_examples=8)
     found = {(f.oracle, f.target): f for f in finished.findings if f.oracle in SEMANTIC}
     assert set(found) == {("read-only-truthful", "tool/lookup"), ("idempotent-retry", "tool/set_tag"),
                           ("use-after-delete", "tool/delete_note")}, [(f.oracle, f.target) for f in finished.findings]

@@ -16,12 +16,14 @@ from mcpfuzz.engine.searches.slow_calls import (
     SlowWatch,
     answer_seconds,
     latency_score,
+    own_seconds,
     slow_beside,
 )
 from mcpfuzz.engine.searches.target_arguments import TargetArguments
 from mcpfuzz.engine.searches.wedging_calls import WedgingCalls
 from mcpfuzz.engine.session.observed_state import run_observed
 from mcpfuzz.engine.session.session import HarnessError, Session
+from mcpfuzz.engine.session.starvation import RunQueueWaits
 from mcpfuzz.engine.session.windows import Unsettled, run_in_order
 from mcpfuzz.engine.surface.targets import CallTarget, Safety
 from mcpfuzz.jsonrpc.exchange import Exchange
@@ -182,15 +184,19 @@ class Caller:
         """Whether the call stays slow when it is sent again SLOW_CONFIRMATIONS times, each repeat between two
         calls of the target's simplest arguments timed right beside it: slow past `limit` and BESIDE_FACTOR times
         the slower of its two neighbours each time. A loaded machine slows a repeat and its neighbours alike, and
-        a stall of it spans one call, not a repeat each time with quick calls around it."""
+        a stall of it spans one call, not a repeat each time with quick calls around it. A repeat's time is the
+        server's own: less the time its busiest thread waited for a CPU meanwhile (`RunQueueWaits`), as a starved
+        machine stretches an input's ordinary work (an error path's logging) past any fixed floor."""
         before = await self._control_seconds(phase, target, history, judged)
         for _ in range(SLOW_CONFIRMATIONS):
             if before is None:
                 return False
+            waits = RunQueueWaits.take(self.session.server.pid)
             again = await self._run_call(target, call, history, aside=True)
+            starved = (RunQueueWaits.take(self.session.server.pid) or RunQueueWaits({})).longest_since(waits)
             judged += self.judge(phase, again)
             after = await self._control_seconds(phase, target, history, judged)
-            if not slow_beside(answer_seconds(again), limit, before, after):
+            if not slow_beside(own_seconds(answer_seconds(again), starved), limit, before, after):
                 return False
             before = after
         return True

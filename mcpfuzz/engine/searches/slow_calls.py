@@ -74,6 +74,11 @@ def slow_beside(seconds: float | None, limit: float, before: float | None, after
     return seconds >= limit and neighbours < limit / 2 and seconds >= BESIDE_FACTOR * neighbours
 
 
+def own_seconds(seconds: float | None, starved: float) -> float | None:
+    """An answer's time less `starved`, the seconds the server waited for a CPU meanwhile (never below zero)."""
+    return None if seconds is None else max(0.0, seconds - starved)
+
+
 def latency_score(seconds: float) -> float | None:
     """What the fuzz phase reports to Hypothesis' `target()` for its slowest answer: tenths of a second, None
     below TARGET_FLOOR (steady scores: timing jitter must not decide what is drawn next)."""
