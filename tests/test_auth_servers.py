@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -25,7 +25,13 @@ from mcpfuzz.transport.auth.settings import AuthSettings
 from mcpfuzz.transport.base import ConnectionCallbacks, ConnectionOptions
 from mcpfuzz.transport.connect import open_connection
 from mcpfuzz.transport.http_target import HttpTarget
-from tests.auth_fixtures import CLIENT_SECRET_ENV, ROOT, authorization_server, protected_target
+from tests.auth_fixtures import (
+    CLIENT_SECRET_ENV,
+    ROOT,
+    AuthorizationServer,
+    authorization_server,
+    protected_target,
+)
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.slow
@@ -38,10 +44,27 @@ def client_secret(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(CLIENT_SECRET_ENV, "test-client-secret-value")
 
 
+@pytest.fixture(scope="module")
+def issuer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthorizationServer]:
+    """One authorization server for the module's runs, its tokens living an hour (no run outlives one)."""
+    with authorization_server(tmp_path_factory.mktemp("issuer")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def short_issuer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthorizationServer]:
+    """One authorization server whose tokens live 4 s, for the tests of renewal (each counts from its own start)."""
+    with authorization_server(tmp_path_factory.mktemp("short-issuer"), lifetime=4) as server:
+        yield server
+
+
 def run_protected(target: HttpTarget, *, phases: tuple[str, ...] = ("probe",), budget: float = 300.0,
                   corpus: Path | None = None, log_frames: Path | None = None,
                   events: list[Event] | None = None) -> RunFinished:
-    config = RunConfig(command=[], seed=3, timeout=5.0, budget=budget, oracles=tuple(all_oracles()), phases=phases,
+    """A run on the protected server; the probe alone (and its auth phase) leaves out lint, which no test here reads
+    and whose listing would only add requests."""
+    oracles = tuple(o for o in all_oracles() if phases != ("probe",) or o != "lint")
+    config = RunConfig(command=[], seed=3, timeout=5.0, budget=budget, oracles=oracles, phases=phases,
                        corpus=corpus, log_frames=log_frames, http=target, replay_corpus=False)
     return anyio.run(run, config, (lambda event: None) if events is None else events.append)
 
@@ -66,19 +89,18 @@ PLANTED = [
 
 
 @pytest.mark.parametrize(("bug", "oracle", "severity", "key"), PLANTED, ids=[row[0] for row in PLANTED])
-def test_each_planted_bug_is_found(tmp_path: Path, bug: str, oracle: str, severity: str, key: str) -> None:
+def test_each_planted_bug_is_found(issuer: AuthorizationServer, bug: str, oracle: str, severity: str,
+                                   key: str) -> None:
     events: list[Event] = []
-    with authorization_server(tmp_path) as issuer:
-        finished = run_protected(protected_target(issuer.url, bug), events=events)
+    finished = run_protected(protected_target(issuer.url, bug), events=events)
     found = auth_findings(finished)
     assert any(o == oracle and s == severity and k.startswith(key) for o, s, k in found), (found, notices(events))
     assert len(found) == 1, found  # one cause, one finding
 
 
-def test_the_clean_twin_has_no_auth_finding(tmp_path: Path) -> None:
+def test_the_clean_twin_has_no_auth_finding(issuer: AuthorizationServer) -> None:
     events: list[Event] = []
-    with authorization_server(tmp_path) as issuer:
-        finished = run_protected(protected_target(issuer.url), events=events)
+    finished = run_protected(protected_target(issuer.url), events=events)
     assert auth_findings(finished) == []
     # The probes ran: seven kinds of bad token on the three request kinds, none served.
     assert "auth: 21 requests with 7 kinds of bad token, 0 served" in notices(events), notices(events)
@@ -116,60 +138,57 @@ CALL = b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","a
 RENEWAL_DEADLINE = 240.0
 
 
-def test_a_connection_outlives_its_tokens(tmp_path: Path) -> None:
+def test_a_connection_outlives_its_tokens(short_issuer: AuthorizationServer) -> None:
     """OAuth tokens living 4 s: renewed before they expire (or after a 401), every call served."""
-    with authorization_server(tmp_path, lifetime=4) as issuer:
-        statuses = anyio.run(keep_calling, protected_target(issuer.url).on_free_port(), lambda: len(issuer.issued()),
-                             3)
+    statuses = anyio.run(keep_calling, protected_target(short_issuer.url).on_free_port(),
+                         lambda: len(short_issuer.issued()), 3)
     assert statuses and set(statuses) == {200}, statuses
 
 
-def test_a_token_command_is_run_again_as_its_tokens_expire(tmp_path: Path) -> None:
+def test_a_token_command_is_run_again_as_its_tokens_expire(short_issuer: AuthorizationServer, tmp_path: Path) -> None:
     """--auth-token-command printing the token endpoint's JSON (expires_in: 4): each renewal runs it again, and
     every call is served."""
     calls = tmp_path / "calls"
     calls.write_text("")
     script = tmp_path / "get_token.py"
-    with authorization_server(tmp_path, lifetime=4) as issuer:
-        script.write_text(
-            "import sys, urllib.request, urllib.parse\n"
-            f"open({str(calls)!r}, 'a').write('x')\n"
-            "form = urllib.parse.urlencode({'grant_type': 'client_credentials', 'scope': 'mcp', "
-            "'resource': sys.argv[1]}).encode()\n"
-            f"print(urllib.request.urlopen({issuer.url + '/token'!r}, form).read().decode())\n")
-        # The command asks for a token for the server's URL (its audience), so the port is chosen here.
-        bound = protected_target(issuer.url).on_free_port()
-        command = AuthSettings(token_command=f"{sys.executable} {script} {bound.url}")
-        statuses = anyio.run(keep_calling, replace(bound, auth=command), lambda: len(calls.read_text()), 3)
+    script.write_text(
+        "import sys, urllib.request, urllib.parse\n"
+        f"open({str(calls)!r}, 'a').write('x')\n"
+        "form = urllib.parse.urlencode({'grant_type': 'client_credentials', 'scope': 'mcp', "
+        "'resource': sys.argv[1]}).encode()\n"
+        f"print(urllib.request.urlopen({short_issuer.url + '/token'!r}, form).read().decode())\n")
+    # The command asks for a token for the server's URL (its audience), so the port is chosen here.
+    bound = protected_target(short_issuer.url).on_free_port()
+    command = AuthSettings(token_command=f"{sys.executable} {script} {bound.url}")
+    statuses = anyio.run(keep_calling, replace(bound, auth=command), lambda: len(calls.read_text()), 3)
     assert statuses and set(statuses) == {200}, statuses
 
 
-def test_a_run_writes_no_token_anywhere(tmp_path: Path) -> None:
+def test_a_run_writes_no_token_anywhere(short_issuer: AuthorizationServer, tmp_path: Path) -> None:
     """A whole run with 4-second tokens: no token the authorization server issued (nor a piece of one) is in the
     corpus, the frame log or any event, and no request was refused for its token."""
     events: list[Event] = []
-    with authorization_server(tmp_path, lifetime=4) as issuer:
-        finished = run_protected(protected_target(issuer.url), phases=("probe", "catalogue", "fuzz"), budget=30,
-                                 corpus=tmp_path / "corpus", log_frames=tmp_path / "frames.log", events=events)
-        issued = issuer.issued()
+    before = len(short_issuer.issued())
+    finished = run_protected(protected_target(short_issuer.url), phases=("probe", "catalogue", "fuzz"), budget=15,
+                             corpus=tmp_path / "corpus", log_frames=tmp_path / "frames.log", events=events)
+    issued = short_issuer.issued()[before:]  # this run's tokens (and any a test before it left: hidden as well)
     assert issued and auth_findings(finished) == [], notices(events)
     assert (tmp_path / "frames.log").stat().st_size > 0
-    written = [p.read_text(errors="replace") for p in tmp_path.rglob("*") if p.is_file()
-               and "authorization-server" not in p.name]
+    written = [p.read_text(errors="replace") for p in tmp_path.rglob("*") if p.is_file()]
     written.append(repr(events))
-    for token in issued:
+    for token in short_issuer.issued():
         assert not any(token in text for text in written)
         assert not any(token[-40:] in text for text in written)  # nor a piece of one
 
 
-def test_a_failing_token_command_stops_the_run_with_its_status_and_stderr(tmp_path: Path) -> None:
-    with authorization_server(tmp_path) as issuer:
-        target = protected_target(issuer.url)
-        # The run ends at the token command's failure; the budget is only a bound (a loaded machine starts the
-        # SDK server slowly).
-        result = run_cli(["run", target.url, "--launch", " ".join(target.launch), "--budget", "240",
-                          "--auth-token-command", f"{sys.executable} -c \"import sys; sys.stderr.write('vault sealed');"
-                          " sys.exit(3)\"", "--corpus", str(tmp_path / "corpus")], timeout=300)
+def test_a_failing_token_command_stops_the_run_with_its_status_and_stderr(issuer: AuthorizationServer,
+                                                                         tmp_path: Path) -> None:
+    target = protected_target(issuer.url)
+    # The run ends at the token command's failure; the budget is only a bound (a loaded machine starts the SDK
+    # server slowly).
+    result = run_cli(["run", target.url, "--launch", " ".join(target.launch), "--budget", "240",
+                      "--auth-token-command", f"{sys.executable} -c \"import sys; sys.stderr.write('vault sealed');"
+                      " sys.exit(3)\"", "--corpus", str(tmp_path / "corpus")], timeout=300)
     output = result.stdout + result.stderr
     assert result.returncode not in (0, 1), output
     assert "exit status 3" in output and "vault sealed" in output, output
@@ -193,17 +212,16 @@ TS_PROTECTED = ROOT / "tests" / "sdk_servers" / "ts" / "protected_server.mjs"
 
 
 @pytest.mark.parametrize("bug", [None, "garbage-500"])
-def test_the_typescript_sdk_bearer_middleware(tmp_path: Path, bug: str | None) -> None:
+def test_the_typescript_sdk_bearer_middleware(issuer: AuthorizationServer, bug: str | None) -> None:
     """The TypeScript SDK's requireBearerAuth and metadata router: correct with an InvalidTokenError verifier (no auth
     finding, every probe refused), a 500 for bad tokens when the verifier lets its library's error through."""
     if not (TS_PROTECTED.parent / "node_modules" / "@modelcontextprotocol").is_dir():
         pytest.skip("the TypeScript SDK is not installed (tests/sdk_servers/ts: npm ci)")
     events: list[Event] = []
-    with authorization_server(tmp_path) as issuer:
-        planted = ("--bug", bug) if bug else ()
-        launch = ("node", str(TS_PROTECTED), "--port", "{port}", "--issuer", issuer.url, *planted)
-        target = replace(protected_target(issuer.url), launch=launch)
-        finished = run_protected(target, events=events)
+    planted = ("--bug", bug) if bug else ()
+    launch = ("node", str(TS_PROTECTED), "--port", "{port}", "--issuer", issuer.url, *planted)
+    target = replace(protected_target(issuer.url), launch=launch)
+    finished = run_protected(target, events=events)
     found = auth_findings(finished)
     if bug is None:
         assert found == [], found

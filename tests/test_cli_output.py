@@ -16,6 +16,8 @@ pytestmark = pytest.mark.slow
 CLEAN_COMMAND = [sys.executable, str(MCP_SERVER)]
 ONE_BUG_COMMAND = [sys.executable, str(MCP_SERVER), "--bug", "id-coerce"]
 PROTOCOL_ONLY = ["run", "--timeout", "1", "--budget", "30", "--phases", "catalogue,lifecycle"]
+# The catalogue alone: a run with findings (or none), a summary and reports, without the lifecycle's fresh processes.
+CATALOGUE_ONLY = ["run", "--timeout", "1", "--budget", "30", "--phases", "catalogue"]
 
 
 def describe(result: subprocess.CompletedProcess[str]) -> str:
@@ -44,7 +46,7 @@ def test_a_missing_command_is_an_error_on_stderr(tmp_path: Path) -> None:
 
 def test_one_finding_is_counted_in_the_singular(tmp_path: Path) -> None:
     """A run with exactly one finding says "1 finding", "1 transcript" and "FAILED: 1 finding"."""
-    result = run_cli([*PROTOCOL_ONLY, "--seed", "3", "--oracles", "id-preserved", "--no-replay",
+    result = run_cli([*CATALOGUE_ONLY, "--seed", "3", "--oracles", "id-preserved", "--no-replay",
                       "--corpus", str(tmp_path / "corpus"), "--", *ONE_BUG_COMMAND])
     assert result.returncode == 1, describe(result)
     summary = [line for line in result.stdout.splitlines() if line.startswith("1 finding ")]
@@ -103,7 +105,7 @@ def test_a_closed_pipe_keeps_the_exit_status_of_a_clean_run(tmp_path: Path) -> N
     """`mcpfuzz run ... | head -1` of a clean server: exit 0, no traceback, the reports still written."""
     report = tmp_path / "report.json"
     first, status, errors = read_first_line_then_close(
-        [*PROTOCOL_ONLY, "--seed", "1", "--json", str(report), "--", *CLEAN_COMMAND], tmp_path)
+        [*CATALOGUE_ONLY, "--seed", "1", "--json", str(report), "--", *CLEAN_COMMAND], tmp_path)
     assert first.startswith("mcpfuzz "), first
     assert status == 0, errors
     assert "Traceback" not in errors and "BrokenPipe" not in errors, errors
@@ -112,7 +114,7 @@ def test_a_closed_pipe_keeps_the_exit_status_of_a_clean_run(tmp_path: Path) -> N
 
 def test_a_closed_pipe_keeps_the_exit_status_of_findings(tmp_path: Path) -> None:
     first, status, errors = read_first_line_then_close(
-        [*PROTOCOL_ONLY, "--seed", "1", "--", *ONE_BUG_COMMAND], tmp_path)
+        [*CATALOGUE_ONLY, "--seed", "1", "--", *ONE_BUG_COMMAND], tmp_path)
     assert first.startswith("mcpfuzz ")
     assert status == 1, errors
     assert "Traceback" not in errors, errors

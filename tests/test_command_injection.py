@@ -39,7 +39,8 @@ def test_shell_command_line_is_an_injection(tmp_path: Path) -> None:
 
 
 def test_argv_twin_has_no_injection(tmp_path: Path) -> None:
-    status, out, report = report_of(tmp_path, "--security", "--phases", "coverage,fuzz", "--budget", "30", "--",
+    status, out, report = report_of(tmp_path, "--security", "--phases", "coverage,fuzz", "--max-examples", "20",
+                                    "--budget", "200", "--",
                                     *SHELL, "--root", "{workspace}")
     assert [f for f in report["findings"] if f["oracle"] in SECURITY_ORACLES] == []
     assert report["findings"] == [], out

@@ -38,8 +38,9 @@ def test_paths_outside_the_subset_are_refused(path: str) -> None:
 
 
 def compare(*extra: str, second: str = VARIANT, tmp_path: Path) -> str:
-    done = run_cli(["run", "--timeout", "2", "--seed", "5", "--phases", "coverage,stateful", "--compare", second,
-                    *extra, "--", *CLEAN.split()], cwd=tmp_path, timeout=120)
+    # Counted examples, not the default budget's time: the call sequences end by their number on any machine.
+    done = run_cli(["run", "--timeout", "2", "--seed", "5", "--phases", "coverage,stateful", "--max-examples", "5",
+                    "--budget", "120", "--compare", second, *extra, "--", *CLEAN.split()], cwd=tmp_path, timeout=240)
     assert done.returncode in (0, 1), done.stdout + done.stderr
     assert "Traceback" not in done.stdout + done.stderr
     return done.stdout

@@ -51,7 +51,8 @@ def test_startswith_root_check_is_an_escape(tmp_path: Path) -> None:
 
 
 def test_clean_twin_has_no_escape(tmp_path: Path) -> None:
-    status, out, report = report_of(tmp_path, "--security", "--phases", "coverage,fuzz", "--budget", "30", "--",
+    status, out, report = report_of(tmp_path, "--security", "--phases", "coverage,fuzz", "--max-examples", "20",
+                                    "--budget", "200", "--",
                                     *SANDBOX)
     assert [f for f in report["findings"] if f["oracle"] in SECURITY_ORACLES] == []
     assert report["findings"] == [], out

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from mcpfuzz.corpus.secret_pieces import SecretPieces
 from mcpfuzz.jsonrpc import issued_secrets
 
 REDACTED = "<redacted>"
@@ -118,11 +119,6 @@ def _secret_variants(secret: str) -> set[str]:
     return {secret, json.dumps(secret, ensure_ascii=False)[1:-1], quote(secret, safe="")}
 
 
-def _secret_pieces(secret: str) -> set[str]:
-    """The starts and ends of a secret, MIN_SECRET_PIECE characters and longer: what a cut may leave of it."""
-    return {piece for size in range(MIN_SECRET_PIECE, len(secret)) for piece in (secret[:size], secret[-size:])}
-
-
 def _alternation(values: Iterable[str]) -> re.Pattern[str] | None:
     """One pattern matching any of `values`, longest first (a value that contains another is replaced whole)."""
     ordered = sorted(set(values), key=lambda s: (-len(s), s))
@@ -143,7 +139,7 @@ class Redactor:
         every = (*self._given, *issued_secrets.issued())
         known = {v for s in every if len(s) >= MIN_SECRET_LENGTH for v in _secret_variants(s)}
         self._known = _alternation(known)
-        self._pieces = _alternation(piece for secret in known for piece in _secret_pieces(secret))
+        self._pieces = SecretPieces(known, MIN_SECRET_PIECE)  # what a cut may leave of a secret
 
     def known(self, s: str) -> str:
         """`s` with only the known secrets replaced (for frames, which must replay byte for byte)."""
@@ -158,8 +154,7 @@ class Redactor:
             self._compile()
         if self._known is not None:
             s = self._known.sub(REDACTED, s)
-        if self._pieces is not None:
-            s = self._pieces.sub(REDACTED, s)
+        s = self._pieces.sub(REDACTED, s)
         s = _URL_USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", s)
         for shape in _TOKEN_SHAPES:
             s = shape.sub(REDACTED, s)
