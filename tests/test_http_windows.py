@@ -130,7 +130,8 @@ def test_a_crash_in_a_window_is_attributed_to_exactly_the_case_that_caused_it() 
     assert [f[:2] for f in findings(pipelined.exchanges)] == [f[:2] for f in findings(alone.exchanges)]
     assert [f[:2] for f in findings(pipelined.exchanges)] == [("no-crash", f"window/unknown-{crasher}")]
     assert pipelined.restarts == alone.restarts == 1  # the crash's restart; not the one before the re-run
-    assert pipelined.notices == []  # a dying server did not refuse for load
+    # A dying server did not refuse for load (a slow start on a loaded machine may bring a notice of its own).
+    assert not [notice for notice in pipelined.notices if "one at a time" in notice]
 
 
 def test_the_same_seed_sends_the_same_frames_over_http(tmp_path: Path) -> None:
@@ -139,7 +140,7 @@ def test_the_same_seed_sends_the_same_frames_over_http(tmp_path: Path) -> None:
     with start_http_server("--surface") as url:
         for run_number in range(2):
             log = tmp_path / f"frames-{run_number}.log"
-            result = run_cli(["run", url, "--seed", "7", "--budget", "90", "--timeout", "5", "--max-examples", "10",
+            result = run_cli(["run", url, "--seed", "7", "--budget", "90", "--timeout", "5", "--max-examples", "4",
                               "--phases", "catalogue,fuzz", "--read-only", "--corpus", str(tmp_path / f"c{run_number}"),
                               "--log-frames", str(log)], timeout=150)
             assert result.returncode == 0, result.stdout + result.stderr
