@@ -68,8 +68,12 @@ def test_a_checkpoint_with_null_stats_still_resumes_its_counters(tmp_path: Path)
 
 def test_a_schema_bound_beyond_any_double_skips_that_tool_with_a_warning_and_fuzzes_the_rest(tmp_path: Path) -> None:
     """`"minimum": 10**400` is valid JSON; computing with it overflowed and took the whole run down."""
-    result = run_cli(["run", "--budget", "15", "--phases", "coverage,fuzz", "--json", "report.json", "--",
-                      sys.executable, str(HOSTILE), "huge-bounds"], cwd=tmp_path, timeout=120)
+    # The frame rules the hostile server breaks are left out: their findings would be shrunk for seconds, and the
+    # tool with the huge bound is never called, so no oracle judges it.
+    result = run_cli(["run", "--max-examples", "3", "--budget", "120", "--phases", "coverage,fuzz", "--exclude-oracles",
+                      "invalid-request,invalid-params,parse-error,notification-silent,response-schema",
+                      "--json", "report.json", "--", sys.executable, str(HOSTILE), "huge-bounds"], cwd=tmp_path,
+                     timeout=120)
     assert "Traceback" not in result.stderr and "OverflowError" not in result.stdout + result.stderr
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["error"] is None and report["stats"]["tool_calls"] > 0
