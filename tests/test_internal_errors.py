@@ -69,7 +69,8 @@ class Server:
 
 # The rules this sketchy server breaks (it answers malformed frames and arguments as if they were valid): their
 # findings would each be shrunk, for seconds, and these tests are about mcpfuzz's own errors, not the server's.
-SERVER_BREAKS = frozenset({"invalid-params", "invalid-request", "notification-silent", "parse-error", "response-schema"})
+SERVER_BREAKS = frozenset({"invalid-params", "invalid-request", "notification-silent", "parse-error",
+                           "response-schema"})
 
 
 def run_memory(server: Server, *, phases: tuple[str, ...] = ("probe", "fuzz"), budget: float = 120.0,
