@@ -15,6 +15,7 @@ from mcpfuzz.corpus.redact import Redactor
 from mcpfuzz.engine.soak.checkpoint import Checkpoint, CheckpointError, read_checkpoint, write_checkpoint
 from mcpfuzz.transport.stdio_target import StdioTarget
 from tests.conftest import HOSTILE, MCP_SERVER, run_cli
+from tests.in_process_cli import cli_in_process
 
 pytestmark = pytest.mark.process
 
@@ -30,7 +31,7 @@ SERVER = [sys.executable, str(MCP_SERVER)]
     (["soak", "--ping-every", "nan"], "--ping-every"),
 ])
 def test_a_number_of_seconds_that_is_not_finite_is_refused(args: list[str], option: str) -> None:
-    result = run_cli([*args, "--", *SERVER], timeout=60)
+    result = cli_in_process([*args, "--", *SERVER])
     assert result.returncode == 2, result.stdout + result.stderr
     assert option in result.stderr and "finite" in result.stderr
     assert "Traceback" not in result.stderr and "ExceptionGroup" not in result.stderr
@@ -53,7 +54,7 @@ def test_a_checkpoint_with_a_counter_that_is_not_a_count_is_damaged(tmp_path: Pa
     with pytest.raises(CheckpointError, match="damaged") as raised:
         read_checkpoint(path)
     assert said in str(raised.value)
-    result = run_cli(["soak", "--resume", "--duration", "60s", "--", *SERVER], cwd=tmp_path, timeout=60)
+    result = cli_in_process(["soak", "--resume", "--duration", "60s", "--", *SERVER], cwd=tmp_path)
     assert result.returncode == 2 and "damaged" in result.stderr and "Traceback" not in result.stderr
 
 
