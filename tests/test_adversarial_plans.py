@@ -34,4 +34,6 @@ def test_a_plan_that_found_an_error_of_mcpfuzz_now_ends_cleanly(name: str, tmp_p
     done, seconds, report = run_plan(plan, tmp_path, PHASES.get(name, ()))
     assert not verdict_problems(done, seconds, report), (json.dumps(plan), done.stderr[-3000:])
     data = json.loads(report.read_text())
-    assert data["stats"]["cases"] > 20  # the phases ran on (not a run stopped at its first answer)
+    # The phases ran on (a run stopped at its first answer judges one or two cases); the bound stays far below what
+    # a loaded machine judges in the budget (answers-without-id waits out its misbehaving answers: 18 to 26 cases).
+    assert data["stats"]["cases"] > 5

@@ -111,23 +111,32 @@ def test_frame_and_barrier_go_out_in_order_and_count_as_two(tmp_path: Path) -> N
 
 
 def test_hypothesis_caches_stay_out_of_the_working_directory(tmp_path: Path) -> None:
-    """A run's Hypothesis home is a per-user cache (the Unicode tables built there by a child), not ./.hypothesis."""
+    """A run's Hypothesis home is a per-user cache (the Unicode tables built there by a child), not ./.hypothesis.
+
+    The same fresh home shows the warm-up: it builds the tables in a thread of its own, a second start() gets the
+    same warm-up, and ready() is awaited without holding the event loop (one table build for both checks)."""
     cache, work = tmp_path / "cache", tmp_path / "work"
     work.mkdir()
     env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
     env.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
     script = textwrap.dedent("""
+        import anyio
         import hypothesis.configuration
-        from mcpfuzz.engine.searches.hypothesis_bridge import prepare_hypothesis
+        from mcpfuzz.engine.searches.hypothesis_bridge import HypothesisWarmup
         from mcpfuzz.strategies.arguments.schema_values import ArgumentSchema, draw_examples
-        prepare_hypothesis()
+        warmup = HypothesisWarmup.start()
+        assert HypothesisWarmup.start() is warmup
+        anyio.run(warmup.ready)
+        print(warmup.is_ready, warmup.error)
         draw_examples(ArgumentSchema({"type": "object", "properties": {"s": {"type": "string"}}}).positive, 5, 1)
         print(hypothesis.configuration.storage_directory("x").path.parent)
     """)
     done = subprocess.run([sys.executable, "-c", script], cwd=work, env=env, capture_output=True, text=True,
                           timeout=300, check=True)
+    ready, error, storage = done.stdout.split()
+    assert (ready, error) == ("True", "None")
     home = cache / "mcpfuzz" / "hypothesis"
-    assert Path(done.stdout.strip()) == home
+    assert Path(storage) == home
     assert not (work / ".hypothesis").exists()
     assert {path.name for path in home.glob("unicode_data/*/*")} == {f"{name}.json.gz" for name in UNICODE_TABLES}
     assert hypothesis_home() is not None

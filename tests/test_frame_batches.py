@@ -88,7 +88,7 @@ def depth(case: Case) -> int:
 
 @pytest.fixture(scope="module")
 def crash_deep() -> BatchRun:
-    return search_family(fixture_command("crash-deep"), "nesting", examples=40)
+    return search_family(fixture_command("crash-deep"), "nesting", examples=10)
 
 
 def test_a_crash_among_a_batch_of_frames_is_blamed_on_its_frame(crash_deep: BatchRun) -> None:
@@ -124,7 +124,9 @@ def test_a_crash_in_a_batch_shrinks_to_that_one_frame(crash_deep: BatchRun) -> N
 def test_batches_on_the_correct_server_find_nothing_and_share_windows(family: str) -> None:
     """Several frames per example, each judged, no finding, no restart of a crash; the plain families put
     frames in flight together."""
-    record = search_family(fixture_command(), family, examples=40)
+    # Twelve examples show every family's batches; nesting's first window (frames shallow enough to share one) comes
+    # later in its seeded draws.
+    record = search_family(fixture_command(), family, examples=40 if family == "nesting" else 12)
     assert sorted((f.oracle, f.message) for f in record.findings.all()) == []
     assert max(len(cases) for cases, _ in record.examples) > 1
     assert len(record.exchanges) > len(record.examples)

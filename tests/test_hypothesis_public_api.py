@@ -5,6 +5,8 @@ runs this file on the lowest allowed and the newest)."""
 from __future__ import annotations
 
 import ast
+import functools
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,25 +54,43 @@ def _python_files() -> list[Path]:
     return sorted([*ROOT.joinpath("strategies").rglob("*.py"), *ROOT.joinpath("mcpfuzz").rglob("*.py")])
 
 
-def test_no_module_imports_private_hypothesis() -> None:
-    offending = []
+@dataclass(frozen=True)
+class _Module:
+    """What these checks read of one module: the modules it imports and the bases of each class it defines."""
+
+    path: Path
+    imports: tuple[str, ...]
+    classes: tuple[tuple[str, str], ...]  # (class name, base as written)
+
+
+@functools.cache
+def _modules() -> tuple[_Module, ...]:
+    """Every module of the project, parsed and walked once for the checks of this file."""
+    modules = []
     for path in _python_files():
+        imports: list[str] = []
+        classes: list[tuple[str, str]] = []
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
-            offending += [f"{path.relative_to(ROOT)}: {name}" for name in names if name.startswith(PRIVATE_MODULES)]
+            if isinstance(node, ast.Import):
+                imports += [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                imports.append(node.module or "")
+            elif isinstance(node, ast.ClassDef):
+                classes += [(node.name, ast.unparse(base)) for base in node.bases]
+        modules.append(_Module(path, tuple(imports), tuple(classes)))
+    return tuple(modules)
+
+
+def test_no_module_imports_private_hypothesis() -> None:
+    offending = [f"{module.path.relative_to(ROOT)}: {name}" for module in _modules() for name in module.imports
+                 if name.startswith(PRIVATE_MODULES)]
     assert not offending
 
 
 def test_no_class_subclasses_search_strategy() -> None:
     """Hypothesis documents SearchStrategy as no extension point: strategies are built from its factories."""
-    offending = []
-    for path in _python_files():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ClassDef):
-                bases = [ast.unparse(base) for base in node.bases]
-                offending += [f"{path.relative_to(ROOT)}: {node.name}({base})" for base in bases
-                              if "SearchStrategy" in base]
+    offending = [f"{module.path.relative_to(ROOT)}: {name}({base})" for module in _modules()
+                 for name, base in module.classes if "SearchStrategy" in base]
     assert not offending
 
 

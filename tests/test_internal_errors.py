@@ -67,12 +67,19 @@ class Server:
         return dumps(error_response(rid, -32601, "method not found"))
 
 
+# The rules this sketchy server breaks (it answers malformed frames and arguments as if they were valid): their
+# findings would each be shrunk, for seconds, and these tests are about mcpfuzz's own errors, not the server's.
+SERVER_BREAKS = frozenset({"invalid-params", "invalid-request", "notification-silent", "parse-error",
+                           "response-schema"})
+
+
 def run_memory(server: Server, *, phases: tuple[str, ...] = ("probe", "fuzz"), budget: float = 120.0,
                max_examples: int | None = 3) -> tuple[RunConfig, RunFinished, list[Event]]:
     """A run on the in-memory server, ended by its examples (three per search) rather than by the budget: however
     slow the machine, every frame family and tool gets its examples, and a run takes a second or two, not eight."""
+    oracles = tuple(oracle for oracle in all_oracles() if oracle not in SERVER_BREAKS)
     config = RunConfig(command=[], seed=3, budget=budget, timeout=2.0, grace=0.01, server=MemoryTarget(server),
-                       oracles=tuple(all_oracles()), phases=phases, max_examples=max_examples)
+                       oracles=oracles, phases=phases, max_examples=max_examples)
     events: list[Event] = []
 
     async def main() -> RunFinished:

@@ -17,8 +17,9 @@ from mcpfuzz.engine.lint_run import LintOutcome, lint_server
 from mcpfuzz.engine.session.session import SessionOptions
 from mcpfuzz.report.lint_report import lint_sarif
 from mcpfuzz.transport.stdio_target import StdioTarget
-from tests.conftest import REPO_ROOT, run_cli
+from tests.conftest import REPO_ROOT
 from tests.engine_runs import run_engine
+from tests.in_process_cli import cli_in_process
 
 pytestmark = pytest.mark.process
 
@@ -44,11 +45,11 @@ def test_one_flaw_on_many_tools_is_one_problem_naming_them() -> None:
 
 
 def test_lint_reports_say_where_a_shared_flaw_is(tmp_path: Path) -> None:
-    text = run_cli(["lint", "--", *MANY], cwd=tmp_path)
+    text = cli_in_process(["lint", "--", *MANY], cwd=tmp_path)
     assert f"on {2 * TOOLS} places of {TOOLS} tools: lookup_0, " in text.stdout, text.stdout
     assert text.stdout.count("SCHEMA-012") == 2, text.stdout
     path = tmp_path / "lint.json"
-    run_cli(["lint", "--format", "json", "--output", str(path), "--", *MANY], cwd=tmp_path)
+    cli_in_process(["lint", "--format", "json", "--output", str(path), "--", *MANY], cwd=tmp_path)
     problems = [p for p in json.loads(path.read_text())["problems"] if p["rule"] == "SCHEMA-012"]
     assert sorted(p["count"] for p in problems) == [1, 2 * TOOLS]
     assert sorted(len(p["targets"]) for p in problems) == [1, TOOLS]

@@ -241,7 +241,7 @@ def test_a_read_only_tools_calls_share_windows_and_the_same_seed_sends_the_same_
     logs = []
     for run_number in range(2):
         log = tmp_path / f"frames-{run_number}.log"
-        result = run_cli(["run", "--seed", "7", "--budget", "60", "--timeout", "2", "--max-examples", "10",
+        result = run_cli(["run", "--seed", "7", "--budget", "60", "--timeout", "2", "--max-examples", "4",
                           "--phases", "fuzz", "--read-only", "--corpus", str(tmp_path / f"c{run_number}"),
                           "--log-frames", str(log), "--", sys.executable, str(TOOL_SERVER)], timeout=120)
         assert result.returncode == 0, result.stdout + result.stderr

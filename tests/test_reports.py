@@ -20,6 +20,7 @@ from mcpfuzz.report.junit import junit_xml
 from mcpfuzz.report.sarif import LEVELS, sarif_log
 from mcpfuzz.report.summary_md import summary_markdown
 from tests.conftest import HOSTILE, MCP_SERVER, REPO_ROOT, run_cli
+from tests.in_process_cli import cli_in_process
 
 pytestmark = pytest.mark.process
 
@@ -203,8 +204,8 @@ def test_unusable_server_is_an_error_and_unwritable_paths_exit_2(
     assert "could not be tested" in run.summary and "fatal: config file missing" in run.summary
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    result = run_cli([*RUN, "--sarif", str(blocker / "r.sarif"), "--", sys.executable, str(MCP_SERVER)],
-                     cwd=tmp_path)
+    result = cli_in_process([*RUN, "--sarif", str(blocker / "r.sarif"), "--", sys.executable, str(MCP_SERVER)],
+                            cwd=tmp_path)
     assert result.returncode == 2 and f"cannot write the SARIF report to {blocker / 'r.sarif'}" in result.stderr
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +17,7 @@ from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.exchange import Exchange, ProcessEnd
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.jsonrpc.versions import Era
-from mcpfuzz.report.reproduce import finding_reproduction
+from mcpfuzz.report.reproduce import REPRODUCTION_SECONDS, finding_reproduction
 from mcpfuzz.transport.http_target import HttpTarget
 from tests.conftest import kill_leftovers, private_copy, run_cli
 from tests.engine_runs import SERVERS, run_engine
@@ -177,9 +178,15 @@ def test_the_printed_reproduction_of_a_hang_ends_by_itself(tmp_path: Path) -> No
         report = json.loads((tmp_path / "r.json").read_text())
         hang = next(f for f in report["findings"] if f["oracle"] == "no-hang")
         shell = hang["reproducer"]["shell"]
-        assert " | timeout " in shell and shell in result.stdout
-        # Generous: the line stops the server after its own limit, far sooner than the server's five minutes.
-        done = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=200)
+        assert shell in result.stdout
+        # The limit is the line's pauses plus REPRODUCTION_SECONDS for the server to answer: far sooner than the
+        # server's five minutes. The line is run with the pauses' limit alone: `timeout` stopping it is what counts.
+        limit = re.search(r" \| timeout (\d+) ", shell)
+        assert limit is not None, shell
+        paused = sum(int(seconds) for seconds in re.findall(r"; sleep (\d+)", shell))
+        assert int(limit.group(1)) == REPRODUCTION_SECONDS + paused
+        quick = shell.replace(limit.group(0), f" | timeout {paused + 1} ")
+        done = subprocess.run(["bash", "-c", quick], capture_output=True, text=True, timeout=200)
         assert done.returncode == 124, done.stdout + done.stderr
     finally:
         kill_leftovers(str(server))

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import subprocess
 import sys
-import textwrap
 import threading
 import time
 from pathlib import Path
@@ -20,7 +17,7 @@ from mcpfuzz.strategies.arguments.schema_prep import SchemaProblem
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import CaseDone, Event, TargetsPlanned
 from mcpfuzz.engine.runner import run
-from mcpfuzz.engine.searches.hypothesis_bridge import UNICODE_TABLES, HypothesisWarmup
+from mcpfuzz.engine.searches.hypothesis_bridge import HypothesisWarmup
 from mcpfuzz.engine.searches.search import SearchOptions, database_key, derive_seed, search
 from mcpfuzz.engine.surface.preparation import PreparationCancelled, TargetPreparation
 from mcpfuzz.engine.surface.targets import (
@@ -226,24 +223,6 @@ def test_a_slow_starting_server_with_thirty_tools_gets_every_tool_prepared_and_c
     assert list(planned.fuzzed) == tools and planned.skipped == ()
     called = {event.exchange.case.target for event in events if isinstance(event, CaseDone) and event.phase == "fuzz"}
     assert set(tools) <= called
-
-
-def test_hypothesis_warms_up_in_the_background_once_per_process(tmp_path: Path) -> None:
-    """On a fresh Hypothesis home the warm-up builds the Unicode tables in a thread of its own; a second run's
-    start() gets the same warm-up, and ready() is awaited without holding the event loop."""
-    script = textwrap.dedent("""
-        import anyio
-        from mcpfuzz.engine.searches.hypothesis_bridge import UNICODE_TABLES, HypothesisWarmup
-        warmup = HypothesisWarmup.start()
-        assert HypothesisWarmup.start() is warmup
-        anyio.run(warmup.ready)
-        print(warmup.is_ready, warmup.error)
-    """)
-    env = {**os.environ, "HYPOTHESIS_STORAGE_DIRECTORY": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300,
-                          check=True)
-    assert done.stdout.split() == ["True", "None"]
-    assert {path.name for path in tmp_path.glob("unicode_data/*/*")} == {f"{name}.json.gz" for name in UNICODE_TABLES}
 
 
 def test_a_run_stopped_while_its_targets_are_prepared_stops_the_preparation() -> None:
