@@ -143,7 +143,7 @@ def test_variables_are_expanded_and_never_reported(tmp_path: Path) -> None:
 def test_targets_table_excludes_a_tool(tmp_path: Path) -> None:
     """[targets."tool/NAME"] exclude = true is added to the command line's --exclude-tool."""
     (tmp_path / "mcpfuzz.toml").write_text(
-        'phases = "coverage"\ntimeout = 1\nbudget = 5\nmax-examples = 1\n[targets."tool/add_note"]\nexclude = true\n')
+        'phases = "coverage"\ntimeout = 1\nbudget = 120\nmax-examples = 1\n[targets."tool/add_note"]\nexclude = true\n')
     result = run_cli(["run", "--exclude-tool", "search", "--", *EXAMPLE_COMMAND], cwd=tmp_path)
     assert "skipped add_note" in result.stdout, failure(result)
     assert "skipped search" in result.stdout, failure(result)
