@@ -124,8 +124,9 @@ def test_a_security_run_reports_the_real_escape_only_and_re_checks_it_afresh(tmp
     sibling's token back as a folder name, a path and a file's content, and reported a reproducible escape on
     list_directory too."""
     roots, frames = tmp_path / "roots.log", tmp_path / "frames.log"
-    status, out, report = report_of(tmp_path, "--security", "--phases", "coverage,fuzz,stateful", "--budget", "90",
-                                    "--log-frames", str(frames),
+    # Counted examples end the run (over a thousand tool calls), the budget only bounds it.
+    status, out, report = report_of(tmp_path, "--security", "--phases", "coverage,fuzz,stateful", "--budget", "120",
+                                    "--max-examples", "40", "--log-frames", str(frames),
                                     "--", *FILES, "--roots-log", str(roots), "--bug", "startswith")
     escapes = [f for f in report["findings"] if f["oracle"] == "sandbox-escape"]
     assert status == 1, out
