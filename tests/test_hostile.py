@@ -104,9 +104,9 @@ def is_running(pid: int) -> bool:
 @pytest.mark.parametrize("mode", ["fork-child", "setsid-child"])
 def test_fork_child_grandchild_is_killed(hostile: Path, mode: str) -> None:
     """The `sleep 300` a server leaves in its process group, or in a session of its own while the server still
-    runs, is dead once mcpfuzz exits."""
+    runs, is dead once mcpfuzz exits. The lifecycle phase alone restarts it several times: each start's child too."""
     marker = str(hostile)
-    process = subprocess.Popen([*CLI, *HOSTILE_RUN, "--", sys.executable, marker, mode],
+    process = subprocess.Popen([*CLI, *HOSTILE_RUN, "--phases", "lifecycle", "--", sys.executable, marker, mode],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                env=cli_env())
     seen: set[int] = set()
