@@ -51,7 +51,8 @@ plans = st.fixed_dictionaries(
 )
 
 
-def command_of(plan: dict[str, Any], report: Path, corpus: Path, extra: tuple[str, ...] = ()) -> list[str]:
+def command_of(plan: dict[str, Any], report: Path, corpus: Path, extra: tuple[str, ...] = (),
+               budget: float = BUDGET) -> list[str]:
     """The `mcpfuzz run` command line for one plan (a fresh corpus: nothing replayed from an earlier plan), with
     `extra` options."""
     server = ["--", sys.executable, str(ADVERSARY), json.dumps(plan)]
@@ -59,7 +60,7 @@ def command_of(plan: dict[str, Any], report: Path, corpus: Path, extra: tuple[st
         launch = shlex.join([sys.executable, str(ADVERSARY), "--port", "{port}", json.dumps(plan)])
         server = ["--launch", launch, "http://127.0.0.1:{port}/mcp"]
     plain = ["--jsonrpc", "--openrpc", str(OPENRPC)] if plan.get("plain") and not plan.get("http") else []
-    return [sys.executable, "-m", "mcpfuzz", "run", "--budget", f"{BUDGET:g}", "--seed", str(SEED), "--no-replay",
+    return [sys.executable, "-m", "mcpfuzz", "run", "--budget", f"{budget:g}", "--seed", str(SEED), "--no-replay",
             "--corpus", str(corpus), "--json", str(report), *plain, *extra, *server]
 
 
@@ -68,25 +69,26 @@ def served(plan: dict[str, Any]) -> dict[str, Any]:
     return {**plan, "methods": bool(plan.get("plain") and not plan.get("http"))}
 
 
-def run_plan(plan: dict[str, Any], folder: Path,
-             extra: tuple[str, ...] = ()) -> tuple[subprocess.CompletedProcess[str], float, Path]:
+def run_plan(plan: dict[str, Any], folder: Path, extra: tuple[str, ...] = (),
+             budget: float = BUDGET) -> tuple[subprocess.CompletedProcess[str], float, Path]:
     """Run mcpfuzz on the plan's server; the process, the seconds it took, and its report's path."""
     plan = served(plan)
     report = folder / "report.json"
     report.unlink(missing_ok=True)
-    command = command_of(plan, report, folder / "corpus", extra)
+    command = command_of(plan, report, folder / "corpus", extra, budget)
     started = time.monotonic()
     # The subprocess' own limit is only a backstop far past the promise: the assertion below is what judges.
-    done = subprocess.run(command, capture_output=True, text=True, timeout=BUDGET + OVERRUN + SLACK + 60,
+    done = subprocess.run(command, capture_output=True, text=True, timeout=budget + OVERRUN + SLACK + 60,
                           env={**os.environ, "PYTHONUNBUFFERED": "1"}, cwd=folder, check=False)
     return done, time.monotonic() - started, report
 
 
-def verdict_problems(done: subprocess.CompletedProcess[str], seconds: float, report: Path) -> list[str]:
+def verdict_problems(done: subprocess.CompletedProcess[str], seconds: float, report: Path,
+                     budget: float = BUDGET) -> list[str]:
     """Everything wrong with how the run ended (empty when it ended as mcpfuzz promises)."""
     problems = []
-    if seconds > BUDGET + OVERRUN + SLACK:
-        problems.append(f"took {seconds:.1f}s, past the budget of {BUDGET:g}s by more than {OVERRUN + SLACK:g}s")
+    if seconds > budget + OVERRUN + SLACK:
+        problems.append(f"took {seconds:.1f}s, past the budget of {budget:g}s by more than {OVERRUN + SLACK:g}s")
     if done.returncode not in (0, 1, 2):
         problems.append(f"exit status {done.returncode}")
     if f'File "{PACKAGE}' in done.stderr:  # a frame of mcpfuzz's (a server's own traceback may be quoted)
@@ -103,7 +105,7 @@ def verdict_problems(done: subprocess.CompletedProcess[str], seconds: float, rep
         data = json.loads(report.read_text())
         if data["internal_errors"] or data["stats"]["internal_errors"]:
             problems.append(f"internal errors: {data['internal_errors']}")
-        if data["stats"]["duration_s"] > BUDGET + OVERRUN:
+        if data["stats"]["duration_s"] > budget + OVERRUN:
             problems.append(f"ran {data['stats']['duration_s']:.1f}s by its own account, past the budget of "
-                            f"{BUDGET:g}s by more than {OVERRUN:g}s")
+                            f"{budget:g}s by more than {OVERRUN:g}s")
     return problems

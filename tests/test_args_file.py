@@ -99,7 +99,9 @@ def test_the_config_file_takes_args_too(tmp_path: Path) -> None:
 @pytest.mark.parametrize("phase", ["fuzz", "stateful"])
 def test_the_fuzz_and_stateful_phases_start_from_the_given_arguments(phase: str) -> None:
     """Without coverage, the fuzz phase's seeded draws and the stateful phase's steps reach the account too."""
-    config = RunConfig(command=SEEDED_COMMAND, seed=1, budget=40.0, timeout=5.0, oracles=tuple(all_oracles()),
-                       phases=("probe", phase), known_arguments={"tool/close_account": ({"account": "acct-93"},)})
+    # Counted examples end the run (the budget is only a bound): the given object is among the first draws.
+    config = RunConfig(command=SEEDED_COMMAND, seed=1, budget=120.0, timeout=5.0, oracles=tuple(all_oracles()),
+                       phases=("probe", phase), known_arguments={"tool/close_account": ({"account": "acct-93"},)},
+                       max_examples=5)
     finished = anyio.run(run, config, lambda event: None)
     assert ("no-crash", "tool/close_account") in {(f.oracle, f.target) for f in finished.findings}

@@ -8,7 +8,9 @@ its read_file; its listing of the workspace quotes any name created there, canar
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -18,6 +20,9 @@ import anyio
 import pytest
 from mcpfuzz.strategies.payloads.canaries import Place, canary_token
 
+from mcpfuzz.engine.coverage.launch import PythonServer
+from mcpfuzz.engine.observe.records import RecordFile
+from mcpfuzz.engine.observe.setup import ObserveSetup
 from mcpfuzz.engine.security.canary_watch import CanaryWatch
 from mcpfuzz.engine.security.planted_run import run_planted
 from mcpfuzz.engine.security.workspace import SecurityWorkspace
@@ -124,8 +129,9 @@ def test_a_security_run_reports_the_real_escape_only_and_re_checks_it_afresh(tmp
     sibling's token back as a folder name, a path and a file's content, and reported a reproducible escape on
     list_directory too."""
     roots, frames = tmp_path / "roots.log", tmp_path / "frames.log"
-    status, out, report = report_of(tmp_path, "--security", "--phases", "coverage,fuzz,stateful", "--budget", "90",
-                                    "--log-frames", str(frames),
+    # Counted examples end the run (over a thousand tool calls), the budget only bounds it.
+    status, out, report = report_of(tmp_path, "--security", "--phases", "coverage,fuzz,stateful", "--budget", "120",
+                                    "--max-examples", "40", "--log-frames", str(frames),
                                     "--", *FILES, "--roots-log", str(roots), "--bug", "startswith")
     escapes = [f for f in report["findings"] if f["oracle"] == "sandbox-escape"]
     assert status == 1, out
@@ -153,3 +159,27 @@ def test_a_workspace_nested_deeper_than_the_recursion_limit_is_removed(tmp_path:
     workspace.remove()
     assert not Path(workspace.layout.root).exists() and not Path(workspace.layout.hits).exists()
     assert outside.read_text() == "kept"
+
+
+def test_the_byte_code_python_writes_for_a_servers_imports_is_not_the_servers_doing(tmp_path: Path) -> None:
+    """A server whose modules were never compiled: Python makes `__pycache__` beside them as it imports them (a
+    folder outside the workspace) and writes the byte code there; neither is a side effect of any call."""
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "helper.py").write_text("VALUE = 1\n")
+    (code / "program.py").write_text("import helper\nprint(helper.VALUE)\n")
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    setup = ObserveSetup.create(PythonServer(sys.executable, (str(code / "program.py"),)), env={})
+    try:
+        env = {**os.environ, **setup.env}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        done = subprocess.run([sys.executable, str(code / "program.py")], cwd=workspace, env=env,
+                              capture_output=True, text=True, timeout=60)
+        records = RecordFile(str(setup.log)).read()
+    finally:
+        setup.remove()
+    assert done.returncode == 0, done.stderr
+    assert (code / "__pycache__").is_dir()  # the byte code was written: the hook saw Python make it
+    touched = [record.effect.path for record in records if record.effect is not None]
+    assert not [path for path in touched if "__pycache__" in path], touched

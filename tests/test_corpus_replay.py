@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -30,10 +31,25 @@ def _transcripts(folder: Path) -> list[dict]:
     return [data for _, data in good]
 
 
-def test_run_writes_one_transcript_per_finding_and_replay_judges_them(tmp_path: Path) -> None:
-    corpus = tmp_path / "corpus"
-    report = tmp_path / "report.json"
+@dataclass(frozen=True)
+class Recorded:
+    """A protocol run of the buggy server: its output, JSON report and corpus (replays only read the corpus)."""
+
+    result: subprocess.CompletedProcess[str]
+    report: Path
+    corpus: Path
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
+    folder = tmp_path_factory.mktemp("recorded")
+    corpus, report = folder / "corpus", folder / "report.json"
     result = run_cli([*PROTOCOL_RUN, "--corpus", str(corpus), "--json", str(report), "--", *BUGGY])
+    return Recorded(result, report, corpus)
+
+
+def test_run_writes_one_transcript_per_finding_and_replay_judges_them(recorded: Recorded) -> None:
+    result, report, corpus = recorded.result, recorded.report, recorded.corpus
     assert result.returncode == 1, result.stdout + result.stderr
     findings = json.loads(report.read_text())["findings"]
     transcripts = _transcripts(corpus)
@@ -122,12 +138,12 @@ def test_a_corpus_recorded_with_a_folder_in_env_replays(tmp_path: Path) -> None:
         kill_leftovers(str(server))
 
 
-def test_a_replay_whose_server_never_starts_is_an_error_never_fixed_nor_failed(tmp_path: Path) -> None:
+def test_a_replay_whose_server_never_starts_is_an_error_never_fixed_nor_failed(tmp_path: Path,
+                                                                                recorded: Recorded) -> None:
     """A command that starts no server (an interpreter given a script that is not there: it exits at once)
     answers nothing: that says nothing about any transcript, the crash one included."""
-    corpus = tmp_path / "corpus"
-    recorded = run_cli([*PROTOCOL_RUN, "--corpus", str(corpus), "--", *BUGGY])
-    assert recorded.returncode == 1, recorded.stdout + recorded.stderr
+    corpus = recorded.corpus
+    assert recorded.result.returncode == 1, recorded.result.stdout + recorded.result.stderr
     count = len(_transcripts(corpus))
     assert "no-crash" in {t["oracle"] for t in _transcripts(corpus)}
     missing = tmp_path / "gone" / "server.py"

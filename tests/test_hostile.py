@@ -58,7 +58,9 @@ def hostile(tmp_path: Path) -> Iterator[Path]:
 def test_unusable_server_exits_2(hostile: Path, mode: str, words: list[str]) -> None:
     """An unusable server ends the run by itself (a 900 s budget the run would otherwise spend: the command's
     timeout catches that) with exit 2, one clear error and nothing left running."""
-    result = run_cli([*UNUSED_BUDGET, "--", sys.executable, str(hostile), mode], timeout=300)
+    # A server that never answers is waited for a short start only: no start, however slow, makes it answer.
+    never_answers = ["--startup-timeout", "1"] if mode in ("no-read", "silent") else []
+    result = run_cli([*UNUSED_BUDGET, *never_answers, "--", sys.executable, str(hostile), mode], timeout=300)
     assert result.returncode == 2, describe(result)
     errors = [line for line in output_lines(result) if line.startswith("error:")]
     assert len(errors) == 1, describe(result)
@@ -104,9 +106,9 @@ def is_running(pid: int) -> bool:
 @pytest.mark.parametrize("mode", ["fork-child", "setsid-child"])
 def test_fork_child_grandchild_is_killed(hostile: Path, mode: str) -> None:
     """The `sleep 300` a server leaves in its process group, or in a session of its own while the server still
-    runs, is dead once mcpfuzz exits."""
+    runs, is dead once mcpfuzz exits. The lifecycle phase alone restarts it several times: each start's child too."""
     marker = str(hostile)
-    process = subprocess.Popen([*CLI, *HOSTILE_RUN, "--", sys.executable, marker, mode],
+    process = subprocess.Popen([*CLI, *HOSTILE_RUN, "--phases", "lifecycle", "--", sys.executable, marker, mode],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                env=cli_env())
     seen: set[int] = set()

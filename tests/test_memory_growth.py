@@ -1,9 +1,9 @@
 """`memory-growth`: the resource sampler on real process trees, the slope oracle on synthetic series,
 and both together on real servers driven by a minimal raw stdio client.
 
-The real-process soaks last MCPFUZZ_SOAK_SECONDS each (default 8; the issue's 5-minute check of the
-SDK server is `MCPFUZZ_SOAK_SECONDS=300 pytest tests/test_memory_growth.py -k sdk -s`). With `-s` each
-soak prints its figures: calls, seconds, when a leak was detected, and the margin below the floors.
+The real-process soaks last MCPFUZZ_SOAK_SECONDS each (default 3), and at least 40 samples of 50 calls (the
+issue's 5-minute check of the SDK server is `MCPFUZZ_SOAK_SECONDS=300 pytest tests/test_memory_growth.py -k sdk -s`).
+With `-s` each soak prints its figures: calls, seconds, when a leak was detected, and the margin below the floors.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ pytestmark = pytest.mark.slow
 LEAKY_SERVER = SERVERS_DIR / "leaky_server.py"
 TOOL_SERVER = SERVERS_DIR / "tool_server.py"
 SDK2_SERVER = REPO_ROOT / "tests" / "sdk_servers" / "sdk2_server.py"
-SOAK_SECONDS = float(os.environ.get("MCPFUZZ_SOAK_SECONDS", "8"))
+SOAK_SECONDS = float(os.environ.get("MCPFUZZ_SOAK_SECONDS", "3"))
 SAMPLE_EVERY = 50  # tool calls between two samples
 MIN_SOAK_SAMPLES = 40  # a clean soak goes on past its time until it has this many (a busy machine is slow)
 SOAK_HARD_LIMIT = 90.0  # seconds, whatever happens
@@ -527,11 +527,16 @@ def test_an_mcp_sdk_server_is_not_a_leak() -> None:
 
 
 def test_a_run_reports_a_leak_of_100_kb_per_call() -> None:
-    """`mcpfuzz run` samples the server every second (the default) and reports the leak once, observed."""
-    from tests.engine_runs import run_engine
+    """`mcpfuzz run` samples the server as it calls its tools and reports the leak once, observed. The stateful
+    phase calls tools only (every call leaks), sampled four times a second: enough samples in a short run."""
+    import anyio
 
-    finished = run_engine([sys.executable, str(LEAKY_SERVER), "--leak-kb", "100"], budget=45,
-                          phases=("probe", "coverage", "fuzz"))
+    from mcpfuzz.engine.config import RunConfig
+    from mcpfuzz.engine.runner import run
+
+    config = RunConfig(command=[sys.executable, str(LEAKY_SERVER), "--leak-kb", "100"], seed=1, budget=12.0,
+                       timeout=2.0, oracles=tuple(all_oracles()), phases=("probe", "stateful"), sample_every=0.25)
+    finished = anyio.run(run, config, lambda event: None)
     leaks = [f for f in finished.findings if f.oracle == "memory-growth"]
     assert len(leaks) == 1, [f.oracle for f in finished.findings]
     assert leaks[0].observed and leaks[0].case is None and leaks[0].severity is Severity.HIGH

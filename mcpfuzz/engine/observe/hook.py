@@ -156,13 +156,19 @@ def _record(event: str, args: tuple[Any, ...]) -> dict[str, Any] | None:
     return None
 
 
+def _byte_code(path: str) -> bool:
+    """True for the import system's byte code: a `__pycache__` folder (made as a module is first imported) or a file
+    in one."""
+    return "/__pycache__/" in path or path.endswith("/__pycache__")
+
+
 def _hook(event: str, args: tuple[Any, ...]) -> None:
     if _observer.busy():
         return
     _observer.local.busy = True
     try:
         record = _record(event, args)
-        if record is not None and "/__pycache__/" not in str(record.get("path")):
+        if record is not None and not _byte_code(str(record.get("path"))):
             _observer.write(record)
     except Exception:  # noqa: S110  (a hook that raises would break the server's own call)
         pass

@@ -12,14 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, cast
 
-import anyio.from_thread
 from hypothesis import reject
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.judge import FindingKey
-from mcpfuzz.engine.searches.hypothesis_bridge import OutOfTime
+from mcpfuzz.engine.searches.hypothesis_bridge import OutOfTime, on_loop
 from mcpfuzz.engine.searches.search import (
     Judge,
     PhaseStopped,
@@ -212,7 +211,7 @@ class FrameFuzz:
             pending.append((case, draft.explicit_ids))
             last = len(drawn) >= size
             if last or draft.explicit_ids or not case.pipelinable:
-                outcome = anyio.from_thread.run(self._send_all, family, pending, pursued, deadline)
+                outcome = on_loop(self._send_all, family, pending, pursued, deadline)
                 pending = []
                 if outcome is not SKIPPED:
                     sent = True
@@ -221,7 +220,7 @@ class FrameFuzz:
             if last or data.draw(MORE) == 0:
                 break
         if pending:
-            outcome = anyio.from_thread.run(self._send_all, family, pending, pursued, deadline)
+            outcome = on_loop(self._send_all, family, pending, pursued, deadline)
             if outcome is not SKIPPED:
                 return outcome
         return None if sent else SKIPPED

@@ -13,6 +13,7 @@ from hypothesis import target as hypothesis_target
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.judge import FindingKey
 from mcpfuzz.engine.searches.caller import Caller
+from mcpfuzz.engine.searches.hypothesis_bridge import on_loop
 from mcpfuzz.engine.searches.search import search, slice_end, steers_by_time, to_raise
 from mcpfuzz.engine.searches.slow_calls import latency_score
 from mcpfuzz.engine.session.modes import patient_until
@@ -83,7 +84,7 @@ class FuzzSearch:
         def body(calls: list[ArgumentCall], pursued: set[FindingKey]) -> Failure | None:
             caller.slowest = 0.0
             caller.reached = 0
-            failure = anyio.from_thread.run(self._call_batch, target, calls, pursued, deadline)
+            failure = on_loop(self._call_batch, target, calls, pursued, deadline)
             score = latency_score(caller.slowest) if steers_by_time(caller.options) else None
             if score is not None:  # steer the search toward slow answers (an algorithmic blow-up)
                 hypothesis_target(score, label="latency")

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import atexit
+import math
 import os
 import subprocess
 import sys
 import threading
 import time
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import anyio.from_thread
 import anyio.to_thread
@@ -250,6 +251,30 @@ def fuzz_settings(database: Path | ExampleDatabase | None, max_examples: int = R
         report_multiple_bugs=False,
         print_blob=False,
     )
+
+
+T = TypeVar("T")
+
+
+class _Cancelled(Exception):
+    """The search's cancel scope was cancelled before a call on the event loop could start."""
+
+
+def on_loop(func: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """`func(*args)` run on the event loop from the Hypothesis thread; OutOfTime when the run or the phase that
+    started the search was cancelled already (Ctrl-C, SIGTERM, the budget)."""
+    try:
+        return anyio.from_thread.run(_unless_cancelled, func, *args)
+    except _Cancelled:
+        raise OutOfTime from None
+
+
+async def _unless_cancelled(func: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """Not started when the search's cancel scope is cancelled: a task started in a scope cancelled earlier is
+    never handed the cancellation, and anyio's next checkpoint (a lock's) would wait for it forever."""
+    if anyio.current_effective_deadline() == -math.inf:
+        raise _Cancelled
+    return await func(*args)
 
 
 def check_deadline(deadline: float) -> None:

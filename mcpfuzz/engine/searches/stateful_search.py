@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from mcpfuzz.engine.events import PhaseName
 from mcpfuzz.engine.judge import FindingKey
 from mcpfuzz.engine.searches.caller import Caller
-from mcpfuzz.engine.searches.hypothesis_bridge import check_deadline
+from mcpfuzz.engine.searches.hypothesis_bridge import check_deadline, on_loop
 from mcpfuzz.engine.searches.search import Verdict, search, to_raise
 from mcpfuzz.engine.searches.state_checks import read_only, state_check
 from mcpfuzz.engine.session.modes import patient_until
@@ -109,7 +109,7 @@ class StatefulSearch:
         """One step of a sequence run on the event loop: (its exchange, None) to go on, with its frame added to
         `history`; (None, the failure to raise); or (None, None) when the step crashed the server or it restarted,
         since the sequence's state is gone with its process."""
-        exchange, judged = anyio.from_thread.run(run)
+        exchange, judged = on_loop(run)
         failure = to_raise(judged, pursued)
         if failure is not None:
             return None, failure
