@@ -1,7 +1,7 @@
-"""Workers borrow their tokens from the lead (transport/auth/lending.py), over real pipes, from a real token command.
+"""Workers borrow their tokens from the parent (transport/auth/lending.py), over real pipes, from a real token command.
 
 Two workers' keepers (each as a worker process keeps one) ask one lender: the command runs once per renewal for both,
-not once per worker; a worker whose pipe to the lead broke gets its own tokens and says so once.
+not once per worker; a worker whose pipe to the parent broke gets its own tokens and says so once.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 
 from mcpfuzz.transport.auth.command import CommandSource
 from mcpfuzz.transport.auth.keeper import TokenKeeper
-from mcpfuzz.transport.auth.lending import BorrowedSource, LeadChannel, TokenLender
+from mcpfuzz.transport.auth.lending import BorrowedSource, ParentChannel, TokenLender
 from mcpfuzz.transport.auth.settings import AuthSettings
 
 pytestmark = pytest.mark.process
@@ -24,7 +24,7 @@ def counting_command(tmp_path: Path, expires_in: int | None = None) -> tuple[Aut
     """A token command that prints `token-N` (N: how many times it ran, counted in a file) as a token response."""
     runs = tmp_path / "runs"
     runs.write_text("")
-    script = tmp_path / "token.py"
+    script = tmp_path / "get_token.py"
     lifetime = f", 'expires_in': {expires_in}" if expires_in is not None else ""
     script.write_text("import json\n"
                       f"with open({str(runs)!r}, 'a') as log: log.write('x')\n"
@@ -35,7 +35,7 @@ def counting_command(tmp_path: Path, expires_in: int | None = None) -> tuple[Aut
 
 def worker_keeper(lender: TokenLender, settings: AuthSettings, url: str, notices: list[str]) -> TokenKeeper:
     """A keeper as a worker process makes it: its source borrows over its own pipe from the lender."""
-    return TokenKeeper(BorrowedSource(LeadChannel(lender.channel(), notices.append), settings, url))
+    return TokenKeeper(BorrowedSource(ParentChannel(lender.channel(), notices.append), settings, url))
 
 
 def test_two_workers_renew_once_per_refusal(tmp_path: Path) -> None:
@@ -51,7 +51,7 @@ def test_two_workers_renew_once_per_refusal(tmp_path: Path) -> None:
         async def scenario() -> list[str]:
             seen = [await first.current(), await second.current()]
             seen.append(await first.rejected(seen[0]))
-            seen.append(await second.rejected(seen[1]))  # the lead already replaced it: no second run
+            seen.append(await second.rejected(seen[1]))  # the parent already replaced it: no second run
             seen.append(await second.current())
             return seen
 
@@ -66,7 +66,7 @@ def test_two_workers_renew_once_per_refusal(tmp_path: Path) -> None:
 
 
 def test_a_borrowed_token_keeps_its_lifetime(tmp_path: Path) -> None:
-    """The lead's token comes with the seconds it has left: a worker renews it when due, not on every request."""
+    """The parent's token comes with the seconds it has left: a worker renews it when due, not on every request."""
     settings, runs = counting_command(tmp_path, expires_in=3600)
     lender = TokenLender()
     keeper = worker_keeper(lender, settings, f"http://127.0.0.1:1/{tmp_path.name}", [])
@@ -91,7 +91,7 @@ def test_a_broken_pipe_falls_back_to_the_workers_own_tokens_with_one_notice(tmp_
 
     async def scenario() -> list[str]:
         seen = [await keeper.current()]
-        lender.close()  # the lead's end of every pipe closes
+        lender.close()  # the parent's end of every pipe closes
         seen.append(await keeper.rejected(seen[0]))
         seen.append(await keeper.rejected(seen[1]))
         return seen
@@ -104,8 +104,8 @@ def test_a_broken_pipe_falls_back_to_the_workers_own_tokens_with_one_notice(tmp_
     assert not any(token in notices[0] for token in seen)
 
 
-def test_a_failing_command_in_the_lead_is_the_workers_auth_error(tmp_path: Path) -> None:
-    """The lead's AuthError (exit status, stderr) reaches the worker as its own: the run stops saying why."""
+def test_a_failing_command_in_the_parent_is_the_workers_auth_error(tmp_path: Path) -> None:
+    """The parent's AuthError (exit status, stderr) reaches the worker as its own: the run stops saying why."""
     from mcpfuzz.transport.auth.errors import AuthError
 
     settings = AuthSettings(token_command=f"{sys.executable} -c \"import sys; sys.stderr.write('vault sealed'); "

@@ -3,7 +3,7 @@
 Every HTTP connection to the same server with the same settings (the session's, a soak's slices, the extra
 connections of the concurrency and flight phases) shares one keeper, so a renewal happens once however many
 requests are in flight; a request that got a 401 with a token already replaced just takes the new one. A worker
-process of `--workers` borrows its tokens from the lead process instead (see lending.py).
+process of `--workers` borrows its tokens from the parent process instead (see lending.py).
 """
 
 from __future__ import annotations
@@ -117,8 +117,12 @@ _source_for: SourceFactory = own_source
 
 
 def keeper_for(settings: AuthSettings, url: str) -> TokenKeeper:
-    """The process's keeper for this server and these settings (made on first use)."""
-    key = (settings, url)
+    """The process's keeper for this server and these settings (made on first use).
+
+    A token command is not told which server it is for, so its token serves every server of the run (each one a run
+    launches, on whatever port); a client-credentials token is for one resource (RFC 8707), so one keeper per URL.
+    """
+    key = (settings, url if settings.token_command is None else "")
     if key not in _KEEPERS:
         _KEEPERS[key] = TokenKeeper(_source_for(settings, url))
     return _KEEPERS[key]

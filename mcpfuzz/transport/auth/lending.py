@@ -1,8 +1,8 @@
-"""`--workers`: the lead process keeps the tokens and lends them to its worker processes, one pipe each.
+"""`--workers`: the parent process keeps the tokens and lends them to its worker processes, one pipe each.
 
-N workers then renew once, not N times: the lead's keeper for a server (the keeper one process uses) is renewed
+N workers then renew once, not N times: the parent's keeper for a server (the keeper one process uses) is renewed
 when it is due or when a worker says a server refused it, and every worker takes the token it holds. A token travels
-only over the pipe (a socket pair, in memory), never through a file. A worker whose pipe breaks (the lead gone, no
+only over the pipe (a socket pair, in memory), never through a file. A worker whose pipe breaks (the parent gone, no
 answer in time) gets its own tokens from then on, and says so once.
 """
 
@@ -25,8 +25,8 @@ from mcpfuzz.transport.auth.settings import AuthSettings
 from mcpfuzz.transport.auth.token import Token
 
 POLL = 0.5  # seconds between two looks at whether the lender should stop
-# How long a worker waits for the lead's answer: far above what a token source may take (a command gets 60 s, each
-# discovery or token request 30 s), since the lead may be renewing for another worker first.
+# How long a worker waits for the parent's answer: far above what a token source may take (a command gets 60 s, each
+# discovery or token request 30 s), since the parent may be renewing for another worker first.
 ANSWER_WAIT = 300.0
 STOP_WAIT = 5.0
 
@@ -42,7 +42,7 @@ class Ask:
 
 @dataclass(frozen=True)
 class Loan:
-    """The lead's answer: its current token and the seconds it has left, or why it has none (`error`)."""
+    """The parent's answer: its current token and the seconds it has left, or why it has none (`error`)."""
 
     value: str = field(default="", repr=False)
     left: float | None = None
@@ -56,7 +56,7 @@ class Loan:
 
 
 class TokenLender:
-    """The lead's side: a thread that answers the workers' asks from the lead's keepers, one ask at a time (so a
+    """The parent's side: a thread that answers the workers' asks from the parent's keepers, one ask at a time (so a
     renewal one worker caused is what the next worker gets)."""
 
     def __init__(self) -> None:
@@ -66,8 +66,8 @@ class TokenLender:
 
     def channel(self) -> Connection:
         """A new worker's end of a pipe (give it to the worker's process, then close it here)."""
-        lead_end, worker_end = multiprocessing.Pipe()
-        self._connections.append(lead_end)
+        parent_end, worker_end = multiprocessing.Pipe()
+        self._connections.append(parent_end)
         return worker_end
 
     def start(self) -> None:
@@ -79,7 +79,7 @@ class TokenLender:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(STOP_WAIT)
-        elif self._thread.ident is None:  # never started: nobody else closes the lead's ends
+        elif self._thread.ident is None:  # never started: nobody else closes the parent's ends
             for connection in self._connections:
                 connection.close()
 
@@ -103,7 +103,7 @@ class TokenLender:
 
 
 async def _lend(ask: Ask) -> Loan:
-    """The lead's keeper's token for the worker's server (renewed if due, or if it is the one refused)."""
+    """The parent's keeper's token for the worker's server (renewed if due, or if it is the one refused)."""
     keeper = keeper_for(ask.settings, ask.url)
     try:
         value = await (keeper.rejected(ask.refused) if ask.refused is not None else keeper.current())
@@ -115,8 +115,8 @@ async def _lend(ask: Ask) -> Loan:
     return Loan(value, token.expires_at - time.monotonic(), token.lifetime)
 
 
-class LeadChannel:
-    """A worker's end of its pipe to the lead: one ask at a time; once it broke, never used again."""
+class ParentChannel:
+    """A worker's end of its pipe to the parent: one ask at a time; once it broke, never used again."""
 
     def __init__(self, connection: Connection, notice: Callable[[str], None], answer_wait: float = ANSWER_WAIT) -> None:
         self.connection = connection
@@ -126,7 +126,7 @@ class LeadChannel:
         self._lock = threading.Lock()
 
     def ask(self, ask: Ask) -> Loan | None:
-        """The lead's answer (blocking), or None once the pipe is broken."""
+        """The parent's answer (blocking), or None once the pipe is broken."""
         with self._lock:
             if self.broken:
                 return None
@@ -142,14 +142,14 @@ class LeadChannel:
                     self.connection.close()
             else:
                 return loan if isinstance(loan, Loan) else None
-        self.notice(f"the lead process stopped lending auth tokens ({reason}); this worker gets its own from now on")
+        self.notice(f"the parent process stopped lending auth tokens ({reason}); this worker gets its own from now on")
         return None
 
 
 class BorrowedSource:
-    """A worker's token source: the lead's token, or this worker's own source once the lead cannot be asked."""
+    """A worker's token source: the parent's token, or this worker's own source once the parent cannot be asked."""
 
-    def __init__(self, channel: LeadChannel, settings: AuthSettings, url: str) -> None:
+    def __init__(self, channel: ParentChannel, settings: AuthSettings, url: str) -> None:
         self.channel = channel
         self.ask = Ask(settings, url)
         self.own = own_source(settings, url)
@@ -160,11 +160,11 @@ class BorrowedSource:
         return self.own
 
     async def fetch(self) -> Token:
-        """The lead's current token (renewed by the lead if due)."""
+        """The parent's current token (renewed by the parent if due)."""
         return await self._borrow(self.ask)
 
     async def after_refusal(self, refused: str) -> Token:
-        """The lead's token after a server refused `refused` (the lead renews it unless it already did)."""
+        """The parent's token after a server refused `refused` (the parent renews it unless it already did)."""
         return await self._borrow(Ask(self.ask.settings, self.ask.url, refused))
 
     async def _borrow(self, ask: Ask) -> Token:
@@ -178,6 +178,6 @@ class BorrowedSource:
 
 
 def borrow_tokens(connection: Connection, notice: Callable[[str], None]) -> None:
-    """Make this (worker) process borrow every token from the lead over `connection`; `notice` tells of a break."""
-    channel = LeadChannel(connection, notice)
+    """Make this (worker) process borrow every token from the parent over `connection`; `notice` tells of a break."""
+    channel = ParentChannel(connection, notice)
     take_sources_from(lambda settings, url: BorrowedSource(channel, settings, url))
