@@ -42,7 +42,15 @@ print(answer)
 """
 
 
-def test_workers_share_the_parents_renewals(tmp_path: Path) -> None:
+# The two commands that run workers, each bounded (the budget or the duration ends it), and where the report keeps
+# the workers' counters.
+MODES = {"run": (["run", "--budget", "25"], "workers"),
+         "soak": (["soak", "--duration", "25", "--slice", "5", "--checkpoint-every", "60"], "soak")}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_workers_share_the_parents_renewals(tmp_path: Path, mode: str) -> None:
+    arguments, counters = MODES[mode]
     runs = tmp_path / "runs"
     runs.write_text("")
     script = tmp_path / "get_token.py"
@@ -51,11 +59,11 @@ def test_workers_share_the_parents_renewals(tmp_path: Path) -> None:
     with authorization_server(tmp_path, lifetime=4) as issuer:
         command = f"{sys.executable} {script} {runs} {issuer.url} {SHARED_RESOURCE}"
         launch = f"{sys.executable} {PROTECTED} {{port}} {issuer.url} --resource {SHARED_RESOURCE}"
-        # A bounded run of the fuzz phase (the budget ends it); tokens living 4 s are renewed every 2 s or so
-        # meanwhile. The auth probes are left out (they would rightly say the metadata's resource is not the server's
-        # own URL), and so are the isolation probes (they would take the lead worker's share of the budget).
+        # The fuzz phase only; tokens living 4 s are renewed every 2 s or so meanwhile. The auth probes are left out
+        # (they would rightly say the metadata's resource is not the server's own URL), and so are the isolation
+        # probes (they would take the lead worker's share of the time).
         parent = subprocess.Popen(
-            [*CLI, "run", "http://127.0.0.1:{port}/mcp", "--launch", launch, "--workers", "2", "--budget", "25",
+            [*CLI, *arguments, "http://127.0.0.1:{port}/mcp", "--launch", launch, "--workers", "2",
              "--phases", "fuzz", "--seed", "5", "--auth-token-command", command,
              "--exclude-oracles", "auth-required,auth-challenge,session-isolation",
              "--corpus", str(tmp_path / "corpus"), "--json", str(report)],
@@ -75,7 +83,7 @@ def test_workers_share_the_parents_renewals(tmp_path: Path) -> None:
     assert set(owners) == {parent.pid}, (owners, parent.pid, output[-6000:])
     assert len(issued) == len(owners)
     data = json.loads(report.read_text())
-    per_worker = data["stats"]["workers"]["per_worker"]
+    per_worker = data["stats"][counters]["per_worker"]
     assert [w["worker"] for w in per_worker] == [0, 1] and all(w["cases"] > 0 for w in per_worker), per_worker
     # Every call served: no request refused for its token, no auth error, no worker on its own tokens.
     assert data["error"] is None and "HTTP 401" not in json.dumps(data["findings"]), data["findings"]
