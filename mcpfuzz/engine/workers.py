@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -126,7 +127,8 @@ def run_workers(config: RunConfig, count: int, emit: EventSink, job: WorkerJob) 
     return merger.finish(processes, before)
 
 
-def _worker_main(config: RunConfig, job: WorkerJob, shard: Shard, events: Any, parent: int, tokens: Any) -> None:
+def _worker_main(config: RunConfig, job: WorkerJob, shard: Shard, events: Any, parent: int,
+                 tokens: Connection | None) -> None:
     """A worker process: its run, every event worth telling sent to the parent (nothing printed); its tokens
     borrowed from the parent over `tokens` when the server wants one."""
     import anyio
