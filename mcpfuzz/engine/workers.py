@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -36,6 +37,7 @@ from mcpfuzz.engine.events import (
     TargetsPlanned,
 )
 from mcpfuzz.engine.judge import FindingSet, group_by_upstream, group_under_tools, name_the_share
+from mcpfuzz.transport.auth.lending import TokenLender, borrow_tokens
 from mcpfuzz.transport.process_groups import kill_all
 
 
@@ -93,12 +95,20 @@ def run_workers(config: RunConfig, count: int, emit: EventSink, job: WorkerJob) 
     before = set(config.corpus.glob("*.json")) if config.corpus is not None and config.corpus.is_dir() else set()
     context = multiprocessing.get_context("spawn")  # no fork: the parent's threads and loops stay its own
     events = context.Queue()
+    # With a token source, this process keeps the tokens and the workers borrow them: one renewal for all.
+    lender = TokenLender() if config.http is not None and config.http.auth is not None else None
     processes = []
     for index in range(count):
-        process = context.Process(target=_worker_main, args=(config, job, Shard(index, count), events, os.getpid()),
+        tokens = lender.channel() if lender is not None else None
+        process = context.Process(target=_worker_main,
+                                  args=(config, job, Shard(index, count), events, os.getpid(), tokens),
                                   name=f"mcpfuzz-worker-{index}")
         process.start()
+        if tokens is not None:
+            tokens.close()  # the worker holds its end: when it ends, the lender sees the pipe close
         processes.append(process)
+    if lender is not None:
+        lender.start()
     merger = _Merger(count, emit, processes, job)
     previous = signal.signal(signal.SIGTERM, lambda number, frame: merger.stop())
     try:
@@ -112,11 +122,15 @@ def run_workers(config: RunConfig, count: int, emit: EventSink, job: WorkerJob) 
             process.join(timeout=STOP_WAIT)
             if process.is_alive():
                 process.kill()  # its server process groups are killed by the worker's own exit handlers
+        if lender is not None:
+            lender.close()
     return merger.finish(processes, before)
 
 
-def _worker_main(config: RunConfig, job: WorkerJob, shard: Shard, events: Any, parent: int) -> None:
-    """A worker process: its run, every event worth telling sent to the parent (nothing printed)."""
+def _worker_main(config: RunConfig, job: WorkerJob, shard: Shard, events: Any, parent: int,
+                 tokens: Connection | None) -> None:
+    """A worker process: its run, every event worth telling sent to the parent (nothing printed); its tokens
+    borrowed from the parent over `tokens` when the server wants one."""
     import anyio
 
     stop_when_orphaned(parent)
@@ -136,6 +150,8 @@ def _worker_main(config: RunConfig, job: WorkerJob, shard: Shard, events: Any, p
             return
         events.put(_Message(shard.index, event))
 
+    if tokens is not None:
+        borrow_tokens(tokens, lambda text: emit(Notice(text)))
     try:
         anyio.run(job.runner(config, shard, emit).execute)
     finally:

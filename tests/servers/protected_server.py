@@ -12,7 +12,10 @@ Each --bug plants one defect a protected server is known to ship; without one th
   any-audience     a token for any audience (resource) is accepted
   query-token      ?access_token= in the URL is taken as the token
 
-Usage: python tests/servers/protected_server.py PORT ISSUER_URL [--bug NAME]...
+--resource URL makes the server known by another resource identifier than its own URL (as behind a proxy), so that
+servers on several ports take the same tokens.
+
+Usage: python tests/servers/protected_server.py PORT ISSUER_URL [--bug NAME]... [--resource URL]
 """
 
 from __future__ import annotations
@@ -126,8 +129,8 @@ def _is_initialize(body: bytes) -> bool:
         return False
 
 
-def build(port: int, issuer: str, bugs: set[str]) -> ASGIApp:
-    resource = f"http://127.0.0.1:{port}/mcp"
+def build(port: int, issuer: str, bugs: set[str], resource: str | None = None) -> ASGIApp:
+    resource = resource or f"http://127.0.0.1:{port}/mcp"
     app = MCPServer("protected-test-server", version="0.1.0", token_verifier=JwtVerifier(issuer, resource, bugs),
                     auth=AuthSettings(issuer_url=issuer, resource_server_url=resource, required_scopes=[SCOPE],
                                       validate_token_resource="any-audience" not in bugs))
@@ -150,6 +153,7 @@ if __name__ == "__main__":
     parser.add_argument("port", type=int)
     parser.add_argument("issuer")
     parser.add_argument("--bug", action="append", default=[], choices=BUGS)
+    parser.add_argument("--resource")
     args = parser.parse_args()
-    uvicorn.run(build(args.port, args.issuer.rstrip("/"), set(args.bug)), host="127.0.0.1", port=args.port,
-                log_level="warning")
+    uvicorn.run(build(args.port, args.issuer.rstrip("/"), set(args.bug), args.resource), host="127.0.0.1",
+                port=args.port, log_level="warning")

@@ -180,7 +180,7 @@ def _expired(keeper: TokenKeeper | None) -> str | None:
 
 async def _other_audience(keeper: TokenKeeper | None) -> str | None:
     """With OAuth client credentials: a real token of the authorization server, for another resource (RFC 8707)."""
-    source = keeper.source if keeper is not None else None
+    source = keeper.origin if keeper is not None else None  # a worker's own source, not the lead's loan
     if not isinstance(source, ClientCredentialsSource):
         return None
     try:
