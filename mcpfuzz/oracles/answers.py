@@ -28,9 +28,15 @@ def case_answers(exchange: Exchange) -> list[Arrival]:
     expect = exchange.case.expect
     responses = exchange.responses()
     if expect.id_recoverable:
-        # An answer with a mangled id (another value, or null) is still an answer: id-preserved judges the id.
-        return [a for a in responses if a.id_tag in (ID_CURRENT, ID_UNKNOWN, ID_NULL)]
+        # An answer with a mangled id (another value, or null) is still an answer: id-preserved judges the id. So
+        # is an error without an id member (a parser that refused the frame); response-schema judges the envelope.
+        return [a for a in responses if a.id_tag in (ID_CURRENT, ID_UNKNOWN, ID_NULL) or _idless_error(a)]
     return [a for a in responses if a.id_tag != "earlier"]
+
+
+def _idless_error(arrival: Arrival) -> bool:
+    """An error response with no id member: a refusal of some frame, the case's when it came in its window."""
+    return arrival.id_tag == ID_MISSING and arrival.incoming.is_error
 
 
 def describe_reply(arrival: Arrival) -> str:
@@ -94,7 +100,8 @@ def judge_answers(exchange: Exchange, failure: type[Failure], silence: Any) -> l
             if codes and code not in codes:
                 found.append(failure(Severity.parse(expect.wrong_answer), f"answered error {code} instead of {wanted}",
                                      f"code:{code}", server_wide=True))
-            elif not expect.id_recoverable and incoming.id is not None and arrival.id_tag != ID_CURRENT:
+            elif not expect.id_recoverable and arrival.id_tag not in (ID_CURRENT, ID_NULL, ID_MISSING):
+                # No id member at all is the envelope's fault, which response-schema reports.
                 found.append(failure(Severity.MEDIUM,
                                      f"answered {wanted} with id {show_id(incoming.id)}; the id could not be "
                                      "read from this frame, so it must be null (JSON-RPC 2.0 section 5)",
