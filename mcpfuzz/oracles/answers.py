@@ -28,15 +28,15 @@ def case_answers(exchange: Exchange) -> list[Arrival]:
     expect = exchange.case.expect
     responses = exchange.responses()
     if expect.id_recoverable:
-        # An answer with a mangled id (another value, or null) is still an answer: id-preserved judges the id. So
-        # is an error without an id member (a parser that refused the frame); response-schema judges the envelope.
-        return [a for a in responses if a.id_tag in (ID_CURRENT, ID_UNKNOWN, ID_NULL) or _idless_error(a)]
+        # An answer with a mangled id (another value, or null) is still an answer: id-preserved judges the id.
+        return [a for a in responses if a.id_tag in (ID_CURRENT, ID_UNKNOWN, ID_NULL)]
     return [a for a in responses if a.id_tag != "earlier"]
 
 
-def _idless_error(arrival: Arrival) -> bool:
-    """An error response with no id member: a refusal of some frame, the case's when it came in its window."""
-    return arrival.id_tag == ID_MISSING and arrival.incoming.is_error
+def idless_errors(exchange: Exchange) -> list[Arrival]:
+    """Error responses with no id member in the case's window: no client can match one to its request (so they are
+    no answer where the id was readable), but a frame a parser refused was refused, not met with silence."""
+    return [a for a in exchange.responses() if a.id_tag == ID_MISSING and a.incoming.is_error]
 
 
 def describe_reply(arrival: Arrival) -> str:
