@@ -3,6 +3,8 @@ called; a family of catalogue frames is no kind of target ("1 of 1 paramss"); co
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from mcpfuzz.engine.causes import claims, kind_noun, kind_scope
@@ -11,6 +13,7 @@ from mcpfuzz.jsonrpc import expectation as ex
 from mcpfuzz.jsonrpc.exchange import Exchange
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.parts.leniency import Lenient
+from mcpfuzz.jsonrpc.parts.tool_call import ToolCallCheck
 from mcpfuzz.oracles.base import all_oracles
 from tests.test_cause_grouping import at
 from tests.test_oracles_pure import exchange, result, tool_call
@@ -64,3 +67,20 @@ def test_a_shared_cause_counts_its_kind_in_words() -> None:
     (named,) = name_the_share((finding,), ["tool/a", "tool/b", "tool/c"])
     assert named.message.startswith("2 of 3 tools: "), named.message
     assert kind_noun("tool", 1) == "tool" and kind_noun("params", 2) == "params"
+
+
+def test_a_frame_readers_finding_seen_only_through_tools_names_no_tool() -> None:
+    """Silence on a lenient frame seen through tools' calls only: the finding is the frames', not a tool's; a frame
+    of its own leads once one shows the same cause."""
+    findings = FindingSet()
+    through_tool = silent_on("tool/get_dependencies")
+    through_tool.case = replace(through_tool.case, expect=through_tool.case.expect.with_part(
+        ToolCallCheck(tool="get_dependencies", valid=True)))
+    (new,) = [f for f in findings.judge(through_tool, EVERY) if f.oracle == OracleId.PARSE_ERROR.value]
+    assert (new.target, new.tool) == ("frames/tool-calls", None)
+    findings.judge(silent_on("tool/update_spec"), EVERY)
+    (finding,) = [f for f in findings.all() if f.oracle == OracleId.PARSE_ERROR.value]
+    assert finding.target == "frames/tool-calls" and not finding.also_on
+    assert not [f for f in findings.judge(silent_on("parse/utf8-bom"), EVERY) if f.oracle == OracleId.PARSE_ERROR.value]
+    (finding,) = [f for f in findings.all() if f.oracle == OracleId.PARSE_ERROR.value]
+    assert finding.target == "parse/utf8-bom"

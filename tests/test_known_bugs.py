@@ -35,6 +35,10 @@ EXPECTED = {
     "drop-deep": {"no-hang"},
     "drop-big-id": {"no-hang"},
     "invalid-as-parse": {"invalid-request"},
+    # No id member is the envelope's fault alone: the -32700 is still the frame's answer (not silence, no wrong id).
+    "error-without-id": {"response-schema"},
+    # The reply to notifications/initialized is charged to no frame sent after the handshake.
+    "answer-notifications-without-id": {"notification-silent", "response-schema"},
 }
 
 

@@ -79,9 +79,9 @@ def test_an_answered_request_is_tagged_as_its_own_and_settled_by_the_barrier() -
     assert session.transport is TransportKind.MEMORY
     assert [(a.incoming.kind, a.id_tag, a.answer_count) for a in exchange.arrivals] == [(RESPONSE, ID_CURRENT, 1)]
     assert exchange.barrier_answered is True and not exchange.timed_out and exchange.crash is None
-    # The handshake, then the frame and its barrier (in one write, as on stdio).
-    assert server.methods() == ["initialize", "notifications/initialized", "tools/list", "ping"]
-    assert exchange.frames[-1] == CASE_FRAME and session.wire.frames_sent == 4 and session.restarts == 0
+    # The handshake (its notification settled by a ping), then the frame and its barrier (in one write, as on stdio).
+    assert server.methods() == ["initialize", "notifications/initialized", "ping", "tools/list", "ping"]
+    assert exchange.frames[-1] == CASE_FRAME and session.wire.frames_sent == 5 and session.restarts == 0
 
 
 def test_a_wrong_id_is_tagged_unknown() -> None:
@@ -127,8 +127,8 @@ def test_a_crash_is_recorded_with_its_stderr_and_the_next_case_runs_on_a_fresh_s
     assert first.barrier_answered is False  # the barrier went into the pipe of a dying process
     assert [a.id_tag for a in second.arrivals] == [ID_CURRENT] and second.crash is None
     assert session.server.starts == 2 and session.restarts == 1
-    assert server.methods() == ["initialize", "notifications/initialized", "tools/list",
-                                "initialize", "notifications/initialized", "tools/list", "ping"]
+    assert server.methods() == ["initialize", "notifications/initialized", "ping", "tools/list",
+                                "initialize", "notifications/initialized", "ping", "tools/list", "ping"]
 
 
 def test_restarts_of_an_in_process_server_start_no_standby_and_measure_no_start() -> None:

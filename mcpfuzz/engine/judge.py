@@ -126,6 +126,12 @@ def observed_finding(failure: Failure, received: tuple[str, ...], era: str, vers
         era=era, protocol_version=version, observed=True, server_wide=True)
 
 
+def frames_through(target: str) -> str:
+    """`tool/search` -> `frames/tool-calls`: the frames a frame reader's finding was seen on, without the tool they
+    called (the reader refused the frame before any tool ran)."""
+    return f"frames/{target.partition('/')[0]}-calls"
+
+
 def finding_key(finding: Finding) -> FindingKey:
     """The key `FindingSet` files a finding under (what makes two findings the same bug)."""
     return finding.oracle, finding.where, finding.key
@@ -162,6 +168,7 @@ class FindingSet:
         self._samples: dict[FindingKey, dict[str, _Evidence]] = {}
         self._evidence_seen: dict[FindingKey, set[str]] = {}  # distinct evidence, counted up to MAX_COUNTED
         self._legacy: dict[FindingKey, dict[str, None]] = {}
+        self._through: set[FindingKey] = set()  # frame readers' findings no frame of their own has shown yet
         self._redactor = redactor
 
     @staticmethod
@@ -179,10 +186,18 @@ class FindingSet:
             self._occurred(key, Occurrence(target, failure.detail))
             self._sampled(key, cause, failure, exchange)
         known = self._by_key.get(key)
+        if known is None and not claims(failure.oracle, target):
+            # A frame reader's finding seen first through a tool's frame: filed under the frames that reach the
+            # tool, never under the tool, until a frame of its own shows it.
+            finding = replace(to_finding(failure, exchange, cause), target=frames_through(target), tool=None)
+            self._by_key[key] = finding
+            self._through.add(key)
+            return finding
         if known is not None and not claims(failure.oracle, target):
             return None  # a frame reader's finding seen again through a tool's frame: the tool is not a place of it
-        if known is not None and not claims(failure.oracle, known.target):
-            # First seen through a tool's frame: a frame of its own leads from now on, the tool is not named.
+        if known is not None and (key in self._through or not claims(failure.oracle, known.target)):
+            # First seen through a tool's frame: a frame of its own leads from now on.
+            self._through.discard(key)
             self._by_key[key] = to_finding(failure, exchange, cause)
             return None
         if known is not None:

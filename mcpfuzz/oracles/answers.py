@@ -33,6 +33,12 @@ def case_answers(exchange: Exchange) -> list[Arrival]:
     return [a for a in responses if a.id_tag != "earlier"]
 
 
+def idless_errors(exchange: Exchange) -> list[Arrival]:
+    """Error responses with no id member in the case's window: no client can match one to its request (so they are
+    no answer where the id was readable), but a frame a parser refused was refused, not met with silence."""
+    return [a for a in exchange.responses() if a.id_tag == ID_MISSING and a.incoming.is_error]
+
+
 def describe_reply(arrival: Arrival) -> str:
     """`error -32601 (id 5)` or `result (id "7")` for messages."""
     incoming = arrival.incoming
@@ -94,7 +100,8 @@ def judge_answers(exchange: Exchange, failure: type[Failure], silence: Any) -> l
             if codes and code not in codes:
                 found.append(failure(Severity.parse(expect.wrong_answer), f"answered error {code} instead of {wanted}",
                                      f"code:{code}", server_wide=True))
-            elif not expect.id_recoverable and incoming.id is not None and arrival.id_tag != ID_CURRENT:
+            elif not expect.id_recoverable and arrival.id_tag not in (ID_CURRENT, ID_NULL, ID_MISSING):
+                # No id member at all is the envelope's fault, which response-schema reports.
                 found.append(failure(Severity.MEDIUM,
                                      f"answered {wanted} with id {show_id(incoming.id)}; the id could not be "
                                      "read from this frame, so it must be null (JSON-RPC 2.0 section 5)",

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
+from mcpfuzz.jsonrpc.exchange import ID_CURRENT, ID_MISSING, Exchange
 from mcpfuzz.jsonrpc.expectation import INVALID_REQUEST, PARSE_ERROR, Expectation
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.parts.leniency import IsErrorResultOk, Lenient, QuietOk
-from mcpfuzz.oracles.answers import case_answers, judge_answers, misused_code
+from mcpfuzz.oracles.answers import case_answers, idless_errors, judge_answers, misused_code
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 from mcpfuzz.strategies.catalogue import UNKNOWN_TOOL
 
@@ -58,13 +58,16 @@ def parse_error(exchange: Exchange) -> Iterator[Failure]:
         if expect.has(Lenient):
             # Frames a parser may accept (BOM, invalid UTF-8 inside a string): an answer carrying
             # the id is fine; a null-id answer must be -32700.
-            for arrival in case_answers(exchange):
+            # An error without an id member refused the frame too: its missing id is response-schema's to report.
+            answers = [*case_answers(exchange), *idless_errors(exchange)]
+            for arrival in answers:
                 code = arrival.incoming.error_code
                 if arrival.id_tag != ID_CURRENT and arrival.incoming.is_error and code != -32700:
-                    yield ParseErrorFailure(Severity.MEDIUM, f"answered error {code} with id null; "
+                    carried = "no id" if arrival.id_tag == ID_MISSING else "id null"
+                    yield ParseErrorFailure(Severity.MEDIUM, f"answered error {code} with {carried}; "
                                             "unparseable input gets -32700", f"code:{code}",
                                             server_wide=True)
-            if not case_answers(exchange) and exchange.barrier_answered and not exchange.cut_short:
+            if not answers and exchange.barrier_answered and not exchange.cut_short:
                 # A call waited as long as a valid call is (--call-timeout) before its silence counts; a wait the
                 # phase cut short gives no verdict.
                 waited = f" within {exchange.waited:.1f}s" if exchange.extended else ""

@@ -20,6 +20,7 @@ import argparse
 import json
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,10 @@ BUGS: dict[str, str] = {
                           "example uses -32602)",
     "unknown-tool-is-error": "an unknown tool is answered with an isError result (low: the open SEP-2145 would "
                              "allow it; MCP asks for a protocol error)",
+    "error-without-id": "unparseable input (a lone surrogate escape too, refused as serde_json refuses it) answered "
+                        "-32700 with no id member",
+    "answer-notifications-without-id": 'every notification (notifications/initialized too) answered '
+                                       '{"jsonrpc":"2.0","result":null}, with no id member, a moment later',
 }
 
 MODERN_VERSION = "2026-07-28"
@@ -66,6 +71,8 @@ BATCH_VERSION = "2025-03-26"  # the only revision with JSON-RPC batches
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPS = "io.modelcontextprotocol/clientCapabilities"
 SERVER_INFO = {"name": "clean", "version": "1.0"}
+# How long the answer to a notification takes: the next frame may have gone out before it is written.
+NOTIFICATION_REPLY_DELAY = 0.2
 KNOWN_NOTIFICATIONS = {
     "notifications/initialized",
     "notifications/cancelled",
@@ -148,6 +155,17 @@ class NoReply(Exception):
     """Raised by a method handler to leave the request unanswered (for hang bugs of subclasses)."""
 
 
+def lone_surrogate(value: Any) -> bool:
+    """Whether a string anywhere in the value holds a surrogate code point (an escape no UTF-8 text can carry)."""
+    if isinstance(value, str):
+        return any("\ud800" <= char <= "\udfff" for char in value)
+    if isinstance(value, dict):
+        return any(lone_surrogate(k) or lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(lone_surrogate(item) for item in value)
+    return False
+
+
 def reject_constant(name: str) -> Any:
     """Refuse NaN and Infinity, which Python's json accepts but JSON does not."""
     raise ValueError(f"invalid JSON constant {name}")
@@ -196,6 +214,8 @@ class Server:
         if "silent-parse" in self.bugs:
             return []
         code = -32603 if "parse-code" in self.bugs else -32700
+        if "error-without-id" in self.bugs:
+            return [{"jsonrpc": "2.0", "error": {"code": code, "message": message}}]
         return self.error(None, code, message)
 
     def invalid_request(self, rid: Id, message: str) -> list[dict[str, Any]]:
@@ -234,6 +254,8 @@ class Server:
             return self.parse_error("parse error: invalid UTF-8")
         try:
             value = json.loads(text, parse_constant=reject_constant)
+            if "error-without-id" in self.bugs and lone_surrogate(value):
+                return self.parse_error("parse error: lone surrogate in a string escape")
             if "drop-deep" in self.bugs and nesting(value) > DROP_DEPTH:
                 log("drop-deep: frame too deep, dropped")
                 return []
@@ -296,6 +318,9 @@ class Server:
 
     def handle_notification(self, method: str) -> list[dict[str, Any]]:
         """Notifications are never answered (cancellation has nothing in flight to stop)."""
+        if "answer-notifications-without-id" in self.bugs:
+            time.sleep(NOTIFICATION_REPLY_DELAY)  # a reply written a while later, as a server busy elsewhere writes it
+            return [{"jsonrpc": "2.0", "result": None}]
         if "notify-reply" in self.bugs and method not in KNOWN_NOTIFICATIONS:
             return self.error(None, -32601, "method not found")
         return []
