@@ -122,6 +122,7 @@ def _headers(target: IsolationTarget, client: Client, message: dict[str, Any]) -
 async def _post(client: Client, target: IsolationTarget, message: dict[str, Any], heard: Heard) -> None:
     """Send one message; every message of its answer goes into `heard`, read until the answer ends (or its own
     response is in and the stream stays open LINGER seconds more, or the timeout passes)."""
+    started = anyio.current_time()
     with anyio.move_on_after(target.timeout) as scope:
         try:
             async with client.http.stream("POST", target.url, content=json.dumps(message).encode(),
@@ -131,17 +132,27 @@ async def _post(client: Client, target: IsolationTarget, message: dict[str, Any]
                     client.session = response.headers.get(SESSION_HEADER)
                 if "text/event-stream" not in response.headers.get("content-type", ""):
                     _add(heard, await response.aread())
+                    _answered(heard, started)
                     return
                 parser = SseParser()
                 async for chunk in response.aiter_bytes():
                     for event in parser.feed(chunk):
                         _add(heard, event.data.encode())
-                    if heard.answers():
+                    if _answered(heard, started):
                         scope.deadline = min(scope.deadline, anyio.current_time() + LINGER)
         except httpx.HTTPError as error:
             heard.ended = f"{type(error).__name__} after {len(heard.messages)} messages"
     if scope.cancelled_caught and not heard.answers():
         heard.ended = f"no answer within {target.timeout:g}s"
+
+
+def _answered(heard: Heard, started: float) -> bool:
+    """Whether the request's answer is in; the first time it is, when it came."""
+    if not heard.answers():
+        return False
+    if heard.answered_at is None:
+        heard.answered_at = anyio.current_time() - started
+    return True
 
 
 def _add(heard: Heard, data: bytes) -> None:
@@ -164,13 +175,18 @@ async def _send_round(clients: Sequence[Client], target: IsolationTarget, asked:
 async def _control_round(clients: Sequence[Client], target: IsolationTarget, heard: Sequence[Heard],
                          verdict: IsolationVerdict) -> None:
     """When a request was left unanswered while others were answered, the same requests go again at once with
-    distinct ids (no progress token, no log level): all answered then, the answer was lost to the collision of ids,
-    not to the load (a server that loses answers under load alone is the `concurrency` oracle's)."""
+    distinct ids (and progress tokens of their own, the log levels kept: a server that takes its time over a request
+    with a progress token takes it again): all answered then, the answer was lost to the collision of ids, not to
+    the load or the request's own pace (a server that loses answers under load alone is the `concurrency` oracle's)."""
     lost = [h for h in heard if not h.answers() and (h.status is None or 200 <= h.status < 300)]
-    if not lost or not any(h.answers() for h in heard):
+    # Lost beside answers that came early: a server that answers every one of them near the timeout (a slow request,
+    # a loaded machine) may have missed it by a moment, which no collision of ids explains.
+    early = [h for h in heard if h.answered_at is not None and h.answered_at < target.timeout / 2]
+    if not lost or not early:
         return
-    control = [Heard(replace(h.asked, rid=CONTROL_ID + h.asked.client * 10 + h.asked.rid, progress_token=None,
-                             log_level=None)) for h in heard]
+    control = [Heard(replace(h.asked, rid=CONTROL_ID + h.asked.client * 10 + h.asked.rid,
+                             progress_token=f"{h.asked.progress_token}-control" if h.asked.progress_token else None))
+               for h in heard]
     async with anyio.create_task_group() as group:
         for client, one in zip(clients, control, strict=True):
             group.start_soon(_post, client, target, _message(target, one.asked), one)

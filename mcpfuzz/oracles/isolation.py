@@ -59,6 +59,7 @@ class Heard:
     ended: str = ""  # "" when the answer ended by itself, else why it was cut ("no answer within 5s")
     # Unanswered here: were the same requests all answered when sent again at once with distinct ids?
     answered_apart: bool | None = None
+    answered_at: float | None = None  # seconds from the round's start to this request's answer; None: none came
 
     def answers(self) -> list[dict[str, Any]]:
         """The responses carrying this request's id (value and JSON type)."""
