@@ -175,18 +175,16 @@ async def _send_round(clients: Sequence[Client], target: IsolationTarget, asked:
 async def _control_round(clients: Sequence[Client], target: IsolationTarget, heard: Sequence[Heard],
                          verdict: IsolationVerdict) -> None:
     """When a request was left unanswered while others were answered, the same requests go again at once with
-    distinct ids (and progress tokens of their own, the log levels kept: a server that takes its time over a request
-    with a progress token takes it again): all answered then, the answer was lost to the collision of ids, not to
-    the load or the request's own pace (a server that loses answers under load alone is the `concurrency` oracle's)."""
+    distinct ids (no progress token, no log level): all answered then, the answer was lost to the collision of ids,
+    not to the load (a server that loses answers under load alone is the `concurrency` oracle's)."""
     lost = [h for h in heard if not h.answers() and (h.status is None or 200 <= h.status < 300)]
     # Lost beside answers that came early: a server that answers every one of them near the timeout (a slow request,
     # a loaded machine) may have missed it by a moment, which no collision of ids explains.
     early = [h for h in heard if h.answered_at is not None and h.answered_at < target.timeout / 2]
     if not lost or not early:
         return
-    control = [Heard(replace(h.asked, rid=CONTROL_ID + h.asked.client * 10 + h.asked.rid,
-                             progress_token=f"{h.asked.progress_token}-control" if h.asked.progress_token else None))
-               for h in heard]
+    control = [Heard(replace(h.asked, rid=CONTROL_ID + h.asked.client * 10 + h.asked.rid, progress_token=None,
+                             log_level=None)) for h in heard]
     async with anyio.create_task_group() as group:
         for client, one in zip(clients, control, strict=True):
             group.start_soon(_post, client, target, _message(target, one.asked), one)
