@@ -23,13 +23,14 @@ def discover_first(version: str, rid: int) -> Case:
                 fresh=True, patient=True)
 
 
-def initialize_case(version: str, rid: int, *, discover_failed: bool) -> Case:
-    """The legacy handshake request, judged (the probe sends it)."""
+def initialize_case(version: str, rid: int, *, discover_failed: bool, capabilities: dict | None = None) -> Case:
+    """The legacy handshake request, judged (the probe sends it), declaring the client `capabilities` the session
+    serves: the process it handshakes is the one the calls go to, and a server asks only for what was declared."""
     builder = FrameBuilder(Era.LEGACY, LATEST_LEGACY)
     expect = Expectation(judge=OracleId.NO_HANG, id=rid, result_ok=True, error_ok=False, well_formed=True,
                          method="initialize", parts=(VersionCheck(discover_failed=True),) if discover_failed else ())
-    return Case("initialize", "probe", "initialize", builder.frame("initialize", initialize_params(version), rid),
-                expect, patient=True, era=Era.LEGACY)
+    frame = builder.frame("initialize", initialize_params(version, capabilities), rid)
+    return Case("initialize", "probe", "initialize", frame, expect, patient=True, era=Era.LEGACY)
 
 
 def lifecycle(era: Era) -> list[Case]:

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcpfuzz.engine.client.capabilities import declared_capabilities
 from mcpfuzz.engine.errors import UnusableServer
 from mcpfuzz.engine.session.session import HarnessError, ServerLost, Session
 from mcpfuzz.engine.surface.targets import TargetType, target_types
@@ -170,7 +171,8 @@ async def _legacy_handshake(session: Session, result: ProbeResult, version: str,
         await session.restart()
     while True:
         session.version = version
-        case = initialize_case(version, session.next_id(), discover_failed=not forced)
+        case = initialize_case(version, session.next_id(), discover_failed=not forced,
+                               capabilities=declared_capabilities(session.options.client_capabilities))
         exchange = await session.run_case_on_current(case)
         refusal = None if forced else version_refusal(exchange, version)
         retry = refusal.next_version() if refusal is not None else None
