@@ -32,7 +32,7 @@ PROTOCOL_PHASES = ("probe", "catalogue", "lifecycle")
 def run_engine(command: list[str], *, timeout: float = 2.0, call_timeout: float = 30.0, budget: float = 60.0,
                protocol_version: str | None = None, phases: tuple[str, ...] = PROTOCOL_PHASES,
                seed: int = 1, corpus: Path | None = None, http: HttpTarget | None = None,
-               events: list[Event] | None = None) -> RunFinished:
+               events: list[Event] | None = None, max_examples: int | None = None) -> RunFinished:
     """One run with every oracle; by default the protocol phases only (the tool phases use the whole budget).
 
     With `http`, the server is that URL and `command` is ignored.
@@ -40,5 +40,5 @@ def run_engine(command: list[str], *, timeout: float = 2.0, call_timeout: float 
     config = RunConfig(command=[] if http else command, seed=seed, timeout=timeout, call_timeout=call_timeout,
                        budget=budget,
                        oracles=tuple(all_oracles()), protocol_version=protocol_version, phases=phases,
-                       corpus=corpus, http=http)
+                       corpus=corpus, http=http, max_examples=max_examples)
     return anyio.run(run, config, (lambda event: None) if events is None else events.append)

@@ -62,8 +62,11 @@ def test_fuzz_phase_alone_finds_a_boundary_crash_and_shrinks_it() -> None:
 
 
 def test_stateful_phase_finds_a_crash_on_a_deleted_id_with_its_sequence() -> None:
-    """create_item -> delete_item(id) -> get_item(id): the finding carries the whole sequence."""
-    finished = _tool_run("crash-deleted-id", phases=("stateful",), budget=28)
+    """create_item -> delete_item(id) -> get_item(id): the finding carries the whole sequence.
+
+    Counted, not timed: 60 sequences find it with seed 1 (the budget only bounds the run on a loaded machine)."""
+    finished = run_engine(fixture_command("crash-deleted-id", server=TOOL_SERVER), phases=("probe", "stateful"),
+                          budget=240, timeout=1.0, call_timeout=4.0, seed=1, max_examples=60)
     crashes = [f for f in finished.findings if f.oracle == "no-crash"]
     assert crashes, [(f.oracle, f.message) for f in finished.findings]
     frames = [frame.decode("ascii", "replace") for frame in crashes[0].frames]

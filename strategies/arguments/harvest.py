@@ -85,9 +85,12 @@ def substitute(schema: Any, arguments: dict, pool: list[Any], data: Any) -> dict
         odds = 4 if _id_like(site) else 1
         if get_at(arguments, site.path) is MISSING or data.draw(st.integers(0, 4), label="reuse") >= odds:
             continue
-        candidate = set_at(arguments, site.path, data.draw(st.sampled_from(pool), label="reused value"))
-        if candidate is not None and schema.is_valid(candidate):
-            arguments = candidate
+        # Only the pooled values this site accepts: a result's other strings ("deleted", a title) are often newer
+        # than the id a sequence should reuse, and a pick the schema refuses would leave the drawn value in place.
+        fitting = [candidate for value in pool
+                   if (candidate := set_at(arguments, site.path, value)) is not None and schema.is_valid(candidate)]
+        if fitting:
+            arguments = data.draw(st.sampled_from(fitting), label="reused value")
     return arguments
 
 
