@@ -4,9 +4,10 @@ The entry script and the local files it imports (relative specifiers, followed u
 they import; each known MCP package among them is resolved from the importing file's folder through the
 `node_modules` folders above it, as Node resolves a bare specifier, and its package.json says the version. A
 framework (FastMCP, mcp-framework, @mastra/mcp) names the SDK it is built on: the SDK its own package resolves.
-A bundled entry imports nothing by name: then the entry package's `dependencies` (never its devDependencies,
-which a server keeps for types and tests) say what it runs. Nothing else in node_modules counts: a package that
-is merely installed is not one the server runs.
+When the entry's own files import none, the packages they import are followed (reach.py): a vendor's command
+package that imports its core package that imports the SDK. A bundled entry imports nothing by name: then the
+entry package's `dependencies` (never its devDependencies, which a server keeps for types and tests) say what it
+runs. Nothing else in node_modules counts: a package that is merely installed is not one the server runs.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from mcpfuzz.engine.attribution.bundled import bundled_sdk
+from mcpfuzz.engine.attribution.node_exports import exported_target
 from mcpfuzz.engine.attribution.sdks import Sdk, SdkInfo
 
 # Known MCP packages, frameworks first: a server on FastMCP imports the TypeScript SDK's types too, and runs both.
@@ -33,6 +35,9 @@ MAX_FILE_BYTES = 1 << 20
 MAX_MANIFEST_BYTES = 1 << 20
 _SPECIFIER = re.compile(
     r"""(?:\bfrom\s*|\bimport\s*|\b(?:import|require)\s*\(\s*)["']([^"'\n]{1,300})["']""")
+# TypeScript erases these: a server's source that imports the SDK's types only does not run it.
+_TYPE_ONLY = re.compile(
+    r"""\b(?:import|export)\s+type\s+(?:\{[^}]*\}|\*\s+as\s+[\w$]+|[\w$]+)\s*from\s*["']([^"'\n]{1,300})["']""")
 _SOURCE_SUFFIXES = ("", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", "/index.js", "/index.mjs", "/index.cjs",
                     "/index.ts")
 
@@ -43,10 +48,14 @@ def node_stack(entry: Path) -> SdkInfo | None:
     if script is None:
         return None
     entry = script
-    imported = imported_packages(entry)
+    imported, _, deep = _walk(entry)
     found = _known_of(imported)
     if found is None:  # a bundle: the SDK's own code inside what the entry runs
         found = bundled_sdk(loaded_files(entry))
+    if found is None:  # a vendor's own packages between the entry and the SDK
+        # Imported here: reach.py is built on this module's readers.
+        from mcpfuzz.engine.attribution.reach import reached_stack
+        found = reached_stack([*imported.items(), *deep])
     if found is None:  # a bundle: its package's runtime dependencies say what it carries
         package = _package_root(entry)
         manifest = read_manifest(package / "package.json") if package is not None else None
@@ -120,17 +129,37 @@ def resolve_package(name: str, start: Path) -> Path | None:
 
 def _known_of(imported: dict[str, Path]) -> SdkInfo | None:
     """The first known package among `imported` (frameworks first) that resolves, with its SDK underneath."""
-    for name, sdk in KNOWN.items():
+    for name in KNOWN:
         start = imported.get(name)
-        if start is None:
-            continue
-        package = resolve_package(name, start)
-        version = _version(package) if package is not None else None
-        if package is None or version is None:
-            continue
-        base = _sdk_under(package) if name in FRAMEWORKS else None
-        return SdkInfo(sdk, version, str(package / "package.json"), base=base)
+        found = known_package(name, start) if start is not None else None
+        if found is not None:
+            return found
     return None
+
+
+def known_package(name: str, start: Path) -> SdkInfo | None:
+    """The known MCP package `name` as a file in `start` loads it (with the SDK a framework is built on)."""
+    package = resolve_package(name, start)
+    version = _version(package) if package is not None else None
+    if package is None or version is None:
+        return None
+    base = _sdk_under(package) if name in FRAMEWORKS else None
+    return SdkInfo(KNOWN[name], version, str(package / "package.json"), base=base)
+
+
+def package_file(package: Path, specifier: str) -> Path | None:
+    """The file Node loads for `specifier` (`pkg`, `@scope/pkg/sub/path.js`) from the package's folder: what its
+    `exports` maps the subpath to when it has `exports`, else the path itself, or `main` (then index.js)."""
+    subpath = specifier[len(package_name(specifier)):].lstrip("/")
+    manifest = read_manifest(package / "package.json") or {}
+    if "exports" in manifest:
+        target = exported_target(manifest["exports"], "./" + subpath if subpath else ".")
+        return None if target is None else _existing(package / target)
+    if subpath:
+        return _local_module(package, "./" + subpath)
+    main = manifest.get("main")
+    return _local_module(package, "./" + main if isinstance(main, str) else "./index.js") or \
+        _local_module(package, "./index.js")
 
 
 def _sdk_under(framework: Path) -> SdkInfo | None:
@@ -152,13 +181,25 @@ def _names(value: object) -> dict[str, object]:
 
 
 def _specifiers(file: Path) -> Iterator[str]:
+    yield from specifiers_of(file, MAX_FILE_BYTES)
+
+
+def specifiers_of(file: Path, limit: int) -> Iterator[str]:
+    """What a file (its first `limit` bytes) imports or requires, but for type-only imports."""
     try:
         with open(file, "rb") as handle:
-            text = handle.read(MAX_FILE_BYTES).decode("utf-8", "replace")
+            text = handle.read(limit).decode("utf-8", "replace")
     except OSError:
         return
+    erased = {match.start(1) for match in _TYPE_ONLY.finditer(text)}
     for match in _SPECIFIER.finditer(text):
-        yield match.group(1)
+        if match.start(1) not in erased:
+            yield match.group(1)
+
+
+def local_module(folder: Path, specifier: str) -> Path | None:
+    """The file a relative import names from `folder`, as Node and TypeScript resolve it."""
+    return _local_module(folder, specifier)
 
 
 def _local_module(folder: Path, specifier: str) -> Path | None:
