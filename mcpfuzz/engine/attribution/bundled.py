@@ -22,7 +22,9 @@ MAX_BESIDE_BYTES = 1 << 20
 MAX_BESIDE_FILES = 16
 SERVER_MARKS = (b"Server does not support tools (required for ", b"StdioServerTransport already started")
 V1_MARK = b"MCP error ${"
-NAMED_VERSION = re.compile(rb"@modelcontextprotocol/(sdk|server|core)[@\"':\s]+\"?(\d+\.\d+\.\d+(?:-[\w.]+)?)")
+# `@modelcontextprotocol/sdk@1.2.3`, `"@modelcontextprotocol/server": "2.3.1"`, and an isolated install's store
+# folder (pnpm's and Bun's `.pnpm/@modelcontextprotocol+sdk@1.26.0/`), which bundlers keep in module paths.
+NAMED_VERSION = re.compile(rb"@modelcontextprotocol[/+](sdk|server|core)[@\"':\s]+\"?(\d+\.\d+\.\d+(?:-[\w.]+)?)")
 
 
 def bundled_sdk(files: Iterable[Path]) -> SdkInfo | None:
