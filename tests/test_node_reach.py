@@ -132,3 +132,40 @@ def test_a_chain_longer_than_the_bound_is_not_followed(tmp_path: Path) -> None:
     _sdk(app, "@modelcontextprotocol/server", "2.4.0")
     assert node_stack(_entry(app, 'import "p0";\n')) is None
     assert node_stack(_entry(tmp_path / "app", 'import "p1";\n', name="near.mjs")) is not None
+
+
+EXPRESS = "@modelcontextprotocol/express"
+
+
+def test_the_sdks_express_package_is_known_only_where_the_server_loads_it(tmp_path: Path) -> None:
+    """Its Express rows need it: imported by the entry, by the vendor's runner a hop past the SDK, or bundled."""
+    direct = tmp_path / "direct"
+    _sdk(direct, "@modelcontextprotocol/server", "2.4.0")
+    _sdk(direct, EXPRESS, "2.4.0")
+    found = node_stack(_entry(direct, f'import "@modelcontextprotocol/server";\nimport "{EXPRESS}";\n'))
+    assert found is not None and found.packages == {EXPRESS}
+
+    vendor = tmp_path / "vendor"
+    _package(vendor, "core", {"index.js": 'import "@modelcontextprotocol/server";\nimport "runner";\n'})
+    _package(vendor, "runner", {"index.js": f'import {{ createMcpExpressApp }} from "{EXPRESS}";\n'})
+    _sdk(vendor, "@modelcontextprotocol/server", "2.4.0")
+    _sdk(vendor, EXPRESS, "2.4.0")
+    found = node_stack(_entry(vendor, 'import "core";\n'))
+    assert found is not None and found.packages == {EXPRESS}
+
+    own = tmp_path / "own"
+    _package(own, "core", {"index.js": 'import "@modelcontextprotocol/server";\nimport express from "express";\n'})
+    _package(own, "express", {"index.js": "module.exports = () => {};\n"})
+    _sdk(own, "@modelcontextprotocol/server", "2.4.0")
+    found = node_stack(_entry(own, 'import "core";\n'))
+    assert found is not None and found.packages == frozenset()
+
+
+def test_a_bundle_carrying_the_sdks_express_app_says_so(tmp_path: Path) -> None:
+    from mcpfuzz.engine.attribution.bundled import SERVER_MARKS
+    marks = "\n".join(f"throw new Error('{mark.decode()}');" for mark in SERVER_MARKS)
+    plain = _entry(tmp_path / "plain", marks + "\n", name="index.js")
+    assert node_stack(plain) is not None and node_stack(plain).packages == frozenset()  # type: ignore[union-attr]
+    app = _entry(tmp_path / "app", marks + "\nfunction createMcpExpressApp(options) {}\n", name="index.js")
+    found = node_stack(app)
+    assert found is not None and found.packages == {EXPRESS}

@@ -42,8 +42,9 @@ def finding(oracle: str, key: str, target: str, *received: str) -> SimpleNamespa
     return SimpleNamespace(oracle=oracle, key=key, target=target, received=received, message="", stderr_tail="")
 
 
-def known(sdk: Sdk, version: str, transport: str, found: SimpleNamespace) -> str | None:
-    row = explain(SdkInfo(sdk, version, "test"), transport, found)
+def known(sdk: Sdk, version: str, transport: str, found: SimpleNamespace, packages: frozenset[str] = frozenset()
+          ) -> str | None:
+    row = explain(SdkInfo(sdk, version, "test", packages=packages), transport, found)
     return None if row is None else row.id
 
 
@@ -54,13 +55,21 @@ EXPRESS_PAGE = ('<body: <!DOCTYPE html> <html lang="en"> <head> <meta charset="u
 
 
 def test_the_express_apps_html_400_is_the_sdks_and_a_json_400_is_not() -> None:
+    express = frozenset({"@modelcontextprotocol/express"})
     for oracle in ("parse-error", "invalid-request"):
         page = finding(oracle, "silent-low", "envelope/null", "<HTTP 400, text/html, 1630-byte body>", EXPRESS_PAGE)
-        assert known(Sdk.TYPESCRIPT, "2.0.0", "http", page) is not None
-        assert known(Sdk.TYPESCRIPT, "1.32.2", "http", page) is None  # 1.x ships no Express app
+        assert known(Sdk.TYPESCRIPT, "2.0.0", "http", page, express) is not None
+        assert known(Sdk.TYPESCRIPT, "1.32.2", "http", page, express) is None  # 1.x ships no Express app
         own = finding(oracle, "silent-low", "envelope/null", "<HTTP 400, text/plain, 11-byte body>",
                       "<body: Bad Request>")
-        assert known(Sdk.TYPESCRIPT, "2.0.0", "http", own) is None
+        assert known(Sdk.TYPESCRIPT, "2.0.0", "http", own, express) is None
+
+
+def test_the_same_html_400_from_a_servers_own_express_app_is_the_servers() -> None:
+    """mongodb-mcp-server's HTTP runner calls express.json() itself on the SDK 2.x: Express's page is its own."""
+    for oracle in ("parse-error", "invalid-request"):
+        page = finding(oracle, "silent-low", "envelope/null", "<HTTP 400, text/html, 1630-byte body>", EXPRESS_PAGE)
+        assert known(Sdk.TYPESCRIPT, "2.4.0", "http", page, frozenset({"@modelcontextprotocol/node"})) is None
 
 
 def test_a_2x_servers_own_parse_error_for_a_null_body_is_not_the_sdks() -> None:

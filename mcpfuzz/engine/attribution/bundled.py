@@ -22,6 +22,7 @@ MAX_BESIDE_BYTES = 1 << 20
 MAX_BESIDE_FILES = 16
 SERVER_MARKS = (b"Server does not support tools (required for ", b"StdioServerTransport already started")
 V1_MARK = b"MCP error ${"
+EXPRESS_MARK = b"createMcpExpressApp"  # @modelcontextprotocol/express's app factory, bundled with the server
 # `@modelcontextprotocol/sdk@1.2.3`, `"@modelcontextprotocol/server": "2.3.1"`, and an isolated install's store
 # folder (pnpm's and Bun's `.pnpm/@modelcontextprotocol+sdk@1.26.0/`), which bundlers keep in module paths.
 NAMED_VERSION = re.compile(rb"@modelcontextprotocol[/+](sdk|server|core)[@\"':\s]+\"?(\d+\.\d+\.\d+(?:-[\w.]+)?)")
@@ -39,7 +40,8 @@ def bundled_sdk(files: Iterable[Path]) -> SdkInfo | None:
             continue
         major = "1" if V1_MARK in code else "2"
         version = named_version(chain((code,), _beside(file)), major) or f"{major}.x"
-        return SdkInfo(Sdk.TYPESCRIPT, version, f"bundled in {file}")
+        express = frozenset({"@modelcontextprotocol/express"}) if EXPRESS_MARK in code else frozenset()
+        return SdkInfo(Sdk.TYPESCRIPT, version, f"bundled in {file}", packages=express)
     return None
 
 

@@ -13,8 +13,10 @@ runs. Nothing else in node_modules counts: a package that is merely installed is
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from mcpfuzz.engine.attribution.bundled import bundled_sdk
@@ -27,6 +29,10 @@ FRAMEWORKS = {"fastmcp": Sdk.FASTMCP_TS, "tmcp": Sdk.TMCP, "mcp-framework": Sdk.
 # The TypeScript SDK: 2.x is split into @modelcontextprotocol/server (and core), 1.x is one package.
 SDKS = {"@modelcontextprotocol/server": Sdk.TYPESCRIPT, "@modelcontextprotocol/sdk": Sdk.TYPESCRIPT}
 KNOWN = {**FRAMEWORKS, **SDKS}
+# Packages of the TypeScript SDK 2.x a server adds for a transport; a known behaviour of one is the SDK's only where
+# the server loads it (the same Express error page from a server's own express.json() is the server's).
+OPTIONAL_PACKAGES = frozenset({"@modelcontextprotocol/express", "@modelcontextprotocol/node",
+                               "@modelcontextprotocol/hono"})
 # tmcp's transports come in packages of their own: importing one runs tmcp.
 ALIASES = {"@tmcp/transport-stdio": "tmcp", "@tmcp/transport-http": "tmcp", "@tmcp/adapter-zod": "tmcp"}
 
@@ -50,19 +56,34 @@ def node_stack(entry: Path) -> SdkInfo | None:
     entry = script
     imported, _, deep = _walk(entry)
     found = _known_of(imported)
-    if found is None:  # a bundle: the SDK's own code inside what the entry runs
-        found = bundled_sdk(loaded_files(entry))
-    if found is None:  # a vendor's own packages between the entry and the SDK
-        # Imported here: reach.py is built on this module's readers.
-        from mcpfuzz.engine.attribution.reach import reached_stack
-        found = reached_stack([*imported.items(), *deep])
-    if found is None:  # a bundle: its package's runtime dependencies say what it carries
-        package = _package_root(entry)
-        manifest = read_manifest(package / "package.json") if package is not None else None
-        dependencies = manifest.get("dependencies") if manifest is not None else None
-        if package is not None and isinstance(dependencies, dict):
-            found = _known_of({name: package for name in dependencies if isinstance(name, str)})
-    return found
+    if found is not None:
+        return with_packages(found, imported)
+    found = bundled_sdk(loaded_files(entry))  # a bundle: the SDK's own code inside what the entry runs
+    if found is not None:
+        return found
+    # A vendor's own packages between the entry and the SDK. Imported here: reach.py is built on this module.
+    from mcpfuzz.engine.attribution.reach import pick, walk_packages
+    walk = walk_packages([*imported.items(), *deep])
+    found = pick(walk.reached)
+    if found is not None:
+        return with_packages(found, {*imported, *walk.imported})
+    # A bundle: its package's runtime dependencies say what it carries.
+    package = _package_root(entry)
+    manifest = read_manifest(package / "package.json") if package is not None else None
+    dependencies = manifest.get("dependencies") if manifest is not None else None
+    if package is not None and isinstance(dependencies, dict):
+        named = {name: package for name in dependencies if isinstance(name, str)}
+        found = _known_of(named)
+        if found is not None:
+            return with_packages(found, named)
+    return None
+
+
+def with_packages(found: SdkInfo, names: Iterable[str]) -> SdkInfo:
+    """The stack, with the SDK's optional packages among the names the server's code imports (on every layer)."""
+    seen = frozenset(name for name in names if name in OPTIONAL_PACKAGES)
+    base = with_packages(found.base, seen) if found.base is not None else None
+    return replace(found, packages=seen, base=base)
 
 
 def imported_packages(entry: Path) -> dict[str, Path]:
@@ -204,14 +225,17 @@ def local_module(folder: Path, specifier: str) -> Path | None:
 
 def _local_module(folder: Path, specifier: str) -> Path | None:
     """The file a relative import names, with Node's and TypeScript's extensions (`./x.js` may be `x.ts`)."""
-    base = folder / specifier
-    candidates: Iterable[Path] = [Path(str(base) + suffix) for suffix in _SOURCE_SUFFIXES]
-    if base.suffix in (".js", ".mjs", ".cjs"):
-        candidates = [*candidates, base.with_suffix(base.suffix.replace("js", "ts"))]
+    base = os.path.join(folder, specifier)  # strings: a walk over a vendor's packages tries thousands of these
+    candidates = [base + suffix for suffix in _SOURCE_SUFFIXES]
+    stem, suffix = os.path.splitext(base)
+    if suffix in (".js", ".mjs", ".cjs"):
+        candidates.append(stem + suffix.replace("js", "ts"))
     for candidate in candidates:
-        found = _existing(candidate)
-        if found is not None:
-            return found
+        try:
+            if os.path.isfile(candidate):
+                return Path(os.path.realpath(candidate))
+        except (OSError, ValueError):
+            continue
     return None
 
 

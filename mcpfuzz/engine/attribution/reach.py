@@ -34,9 +34,10 @@ from mcpfuzz.engine.attribution.sdks import SdkInfo
 
 MAX_HOPS = 4  # packages between the entry and the SDK (a vendor's cli, core, runner)
 MAX_PACKAGES = 96  # packages entered
-MAX_FILES = 1500  # files read over all of them
-MAX_BYTES = 48 << 20  # bytes read over all of them
+MAX_FILES = 800  # files read over all of them
+MAX_BYTES = 24 << 20  # bytes read over all of them
 MAX_FILE_BYTES = 1 << 20
+AFTER_DECIDING = 1  # hops walked past the one that names the SDK, for the SDK's own optional packages
 _TRANSPORT = re.compile(r"(?:^|/)(?:stdio|sse|streamableHttp|webStandardStreamableHttp)(?:\.[cm]?js)?$", re.I)
 
 
@@ -76,27 +77,50 @@ class _Hop:
     onward: list[tuple[str, Path]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Walk:
+    """What following the packages found: the MCP packages of the nearest hop importing any, and the names of
+    every package imported on the way (within the bounds)."""
+
+    reached: list[Reached]
+    imported: frozenset[str]
+
+
 def reached_stack(imports: list[tuple[str, Path]]) -> SdkInfo | None:
     """The stack reached by following the packages the entry's files import (`imports`: specifier, and the folder
     of the file importing it), by the rule above; None when none or more than one is reached."""
-    return pick(reached_packages(imports))
+    return pick(walk_packages(imports).reached)
 
 
 def reached_packages(imports: list[tuple[str, Path]]) -> list[Reached]:
     """The known MCP packages imported at the nearest hop that imports any."""
+    return walk_packages(imports).reached
+
+
+def walk_packages(imports: list[tuple[str, Path]]) -> Walk:
+    """Follow the imported packages hop by hop; the hop past the deciding one is walked too (the same bounds), for
+    the packages a server loads beside the SDK (its Express app in the vendor's HTTP runner)."""
     budget = _Budget()
     entered: set[Path] = set()
+    names: set[str] = set()
+    reached: list[Reached] | None = None
     frontier = [(specifier, start) for specifier, start in imports if package_name(specifier) not in KNOWN]
-    for _ in range(MAX_HOPS):
+    last = MAX_HOPS
+    for index in range(MAX_HOPS):
+        if index > last:
+            break
         hop = _Hop()
         for specifier, start in frontier:
             if len(entered) >= MAX_PACKAGES:
                 break
             _enter(specifier, start, entered, budget, hop)
-        if hop.reached or not hop.onward:
-            return hop.reached
+        names.update(package_name(specifier) for specifier, _ in hop.onward)
+        if reached is None and hop.reached:
+            reached, last = hop.reached, index + AFTER_DECIDING
+        if not hop.onward:
+            break
         frontier = hop.onward
-    return []
+    return Walk(reached or [], frozenset(names))
 
 
 def pick(reached: list[Reached]) -> SdkInfo | None:
