@@ -11,7 +11,8 @@ its own code) brings no SDK.
 The rule when several are reached: the nearest hop at which an MCP package is imported decides; there, one
 version is the stack; two versions of the SDK are told apart only when exactly one of them is imported through a
 transport module (`.../stdio`, `.../streamableHttp.js`: the code that reads the frames); otherwise none is named,
-since naming the wrong one would mark the server's own findings as the SDK's.
+since naming the wrong one would mark the server's own findings as the SDK's. One hop past the deciding one is
+walked too, for the names of the packages loaded beside the SDK (its optional Express app in a vendor's runner).
 """
 
 from __future__ import annotations
@@ -86,14 +87,9 @@ class Walk:
     imported: frozenset[str]
 
 
-def reached_stack(imports: list[tuple[str, Path]]) -> SdkInfo | None:
-    """The stack reached by following the packages the entry's files import (`imports`: specifier, and the folder
-    of the file importing it), by the rule above; None when none or more than one is reached."""
-    return pick(walk_packages(imports).reached)
-
-
 def reached_packages(imports: list[tuple[str, Path]]) -> list[Reached]:
-    """The known MCP packages imported at the nearest hop that imports any."""
+    """The known MCP packages imported at the nearest hop that imports any (`imports`: specifier, and the folder
+    of the file importing it); `pick` names the stack among them by the rule above."""
     return walk_packages(imports).reached
 
 
