@@ -138,7 +138,8 @@ EXPRESS = "@modelcontextprotocol/express"
 
 
 def test_the_sdks_express_package_is_known_only_where_the_server_loads_it(tmp_path: Path) -> None:
-    """Its Express rows need it: imported by the entry, by the vendor's runner a hop past the SDK, or bundled."""
+    """Its Express rows need it: imported by the entry, by a vendor's runner at the hop that names the SDK, or
+    bundled."""
     direct = tmp_path / "direct"
     _sdk(direct, "@modelcontextprotocol/server", "2.4.0")
     _sdk(direct, EXPRESS, "2.4.0")
@@ -146,11 +147,11 @@ def test_the_sdks_express_package_is_known_only_where_the_server_loads_it(tmp_pa
     assert found is not None and found.packages == {EXPRESS}
 
     vendor = tmp_path / "vendor"
-    _package(vendor, "core", {"index.js": 'import "@modelcontextprotocol/server";\nimport "runner";\n'})
+    _package(vendor, "core", {"index.js": 'import "@modelcontextprotocol/server";\n'})
     _package(vendor, "runner", {"index.js": f'import {{ createMcpExpressApp }} from "{EXPRESS}";\n'})
     _sdk(vendor, "@modelcontextprotocol/server", "2.4.0")
     _sdk(vendor, EXPRESS, "2.4.0")
-    found = node_stack(_entry(vendor, 'import "core";\n'))
+    found = node_stack(_entry(vendor, 'import "core";\nimport "runner";\n'))
     assert found is not None and found.packages == {EXPRESS}
 
     own = tmp_path / "own"

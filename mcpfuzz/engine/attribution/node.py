@@ -42,8 +42,10 @@ MAX_MANIFEST_BYTES = 1 << 20
 _SPECIFIER = re.compile(
     r"""(?:\bfrom\s*|\bimport\s*|\b(?:import|require)\s*\(\s*)["']([^"'\n]{1,300})["']""")
 # TypeScript erases these: a server's source that imports the SDK's types only does not run it.
-_TYPE_ONLY = re.compile(
-    r"""\b(?:import|export)\s+type\s+(?:\{[^}]*\}|\*\s+as\s+[\w$]+|[\w$]+)\s*from\s*["']([^"'\n]{1,300})["']""")
+_TYPE_KEYWORD = re.compile(r"\b(?:import|export)\s+type\s")
+_FROM = re.compile(r"""\bfrom\s*["']([^"'\n]{1,300})["']""")
+_STATEMENT_END = re.compile(r";|\b(?:import|export)\b")
+_TYPE_CLAUSE_CHARS = 4000  # a type-only import naming many types over many lines
 _SOURCE_SUFFIXES = ("", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", "/index.js", "/index.mjs", "/index.cjs",
                     "/index.ts")
 
@@ -212,10 +214,21 @@ def specifiers_of(file: Path, limit: int) -> Iterator[str]:
             text = handle.read(limit).decode("utf-8", "replace")
     except OSError:
         return
-    erased = {match.start(1) for match in _TYPE_ONLY.finditer(text)}
+    erased = _type_only(text)
     for match in _SPECIFIER.finditer(text):
         if match.start(1) not in erased:
             yield match.group(1)
+
+
+def _type_only(text: str) -> set[int]:
+    """Where the specifiers of type-only imports start (`import type {...} from "x"`, `export type * from "x"`):
+    each such statement's own `from`, with no other statement between."""
+    erased: set[int] = set()
+    for keyword in _TYPE_KEYWORD.finditer(text):
+        found = _FROM.search(text, keyword.end(), keyword.end() + _TYPE_CLAUSE_CHARS)
+        if found is not None and not _STATEMENT_END.search(text, keyword.end(), found.start()):
+            erased.add(found.start(1))
+    return erased
 
 
 def local_module(folder: Path, specifier: str) -> Path | None:

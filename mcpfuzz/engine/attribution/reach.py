@@ -11,8 +11,9 @@ its own code) brings no SDK.
 The rule when several are reached: the nearest hop at which an MCP package is imported decides; there, one
 version is the stack; two versions of the SDK are told apart only when exactly one of them is imported through a
 transport module (`.../stdio`, `.../streamableHttp.js`: the code that reads the frames); otherwise none is named,
-since naming the wrong one would mark the server's own findings as the SDK's. One hop past the deciding one is
-walked too, for the names of the packages loaded beside the SDK (its optional Express app in a vendor's runner).
+since naming the wrong one would mark the server's own findings as the SDK's. The packages imported on the way
+(up to the deciding hop) are kept by name too: an optional package of the SDK (its Express app) counts only where
+it is seen loaded.
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ MAX_PACKAGES = 96  # packages entered
 MAX_FILES = 800  # files read over all of them
 MAX_BYTES = 24 << 20  # bytes read over all of them
 MAX_FILE_BYTES = 1 << 20
-AFTER_DECIDING = 1  # hops walked past the one that names the SDK, for the SDK's own optional packages
+# Hops walked past the one that names the SDK, for the names of the SDK's optional packages loaded deeper in; 0:
+# a hop further costs about ten times the walk so far (mongodb-mcp-server: 0.46 s of CPU against 0.05 s).
+AFTER_DECIDING = 0
 _TRANSPORT = re.compile(r"(?:^|/)(?:stdio|sse|streamableHttp|webStandardStreamableHttp)(?:\.[cm]?js)?$", re.I)
 
 
@@ -94,8 +97,7 @@ def reached_packages(imports: list[tuple[str, Path]]) -> list[Reached]:
 
 
 def walk_packages(imports: list[tuple[str, Path]]) -> Walk:
-    """Follow the imported packages hop by hop; the hop past the deciding one is walked too (the same bounds), for
-    the packages a server loads beside the SDK (its Express app in the vendor's HTTP runner)."""
+    """Follow the imported packages hop by hop, up to the deciding one (and AFTER_DECIDING more, same bounds)."""
     budget = _Budget()
     entered: set[Path] = set()
     names: set[str] = set()
