@@ -33,6 +33,7 @@ MCP1_PYTHON = Path(os.environ.get("MCPFUZZ_MCP1_PYTHON") or ROOT / ".venv-mcp1" 
 CHECKED_HERE = frozenset({
     "typescript-modern-list-results-without-cache-fields", "typescript-express-html-400",
     "typescript-express-html-400-invalid", "typescript-http-session-errors-id-null",
+    "typescript-http-unsafe-integer-id-rounded",
     "python-handler-exception-code-0", "python-handler-exception-code-0-resource",
 })
 
@@ -41,8 +42,9 @@ def finding(oracle: str, key: str, target: str, *received: str) -> SimpleNamespa
     return SimpleNamespace(oracle=oracle, key=key, target=target, received=received, message="", stderr_tail="")
 
 
-def known(sdk: Sdk, version: str, transport: str, found: SimpleNamespace) -> str | None:
-    row = explain(SdkInfo(sdk, version, "test"), transport, found)
+def known(sdk: Sdk, version: str, transport: str, found: SimpleNamespace, packages: frozenset[str] = frozenset()
+          ) -> str | None:
+    row = explain(SdkInfo(sdk, version, "test", packages=packages), transport, found)
     return None if row is None else row.id
 
 
@@ -53,13 +55,21 @@ EXPRESS_PAGE = ('<body: <!DOCTYPE html> <html lang="en"> <head> <meta charset="u
 
 
 def test_the_express_apps_html_400_is_the_sdks_and_a_json_400_is_not() -> None:
+    express = frozenset({"@modelcontextprotocol/express"})
     for oracle in ("parse-error", "invalid-request"):
         page = finding(oracle, "silent-low", "envelope/null", "<HTTP 400, text/html, 1630-byte body>", EXPRESS_PAGE)
-        assert known(Sdk.TYPESCRIPT, "2.0.0", "http", page) is not None
-        assert known(Sdk.TYPESCRIPT, "1.32.2", "http", page) is None  # 1.x ships no Express app
+        assert known(Sdk.TYPESCRIPT, "2.0.0", "http", page, express) is not None
+        assert known(Sdk.TYPESCRIPT, "1.32.2", "http", page, express) is None  # 1.x ships no Express app
         own = finding(oracle, "silent-low", "envelope/null", "<HTTP 400, text/plain, 11-byte body>",
                       "<body: Bad Request>")
-        assert known(Sdk.TYPESCRIPT, "2.0.0", "http", own) is None
+        assert known(Sdk.TYPESCRIPT, "2.0.0", "http", own, express) is None
+
+
+def test_the_same_html_400_from_a_servers_own_express_app_is_the_servers() -> None:
+    """mongodb-mcp-server's HTTP runner calls express.json() itself on the SDK 2.x: Express's page is its own."""
+    for oracle in ("parse-error", "invalid-request"):
+        page = finding(oracle, "silent-low", "envelope/null", "<HTTP 400, text/html, 1630-byte body>", EXPRESS_PAGE)
+        assert known(Sdk.TYPESCRIPT, "2.4.0", "http", page, frozenset({"@modelcontextprotocol/node"})) is None
 
 
 def test_a_2x_servers_own_parse_error_for_a_null_body_is_not_the_sdks() -> None:
@@ -174,6 +184,59 @@ def test_the_ts_sdk_1x_refuses_a_request_before_initialize_with_id_null(tmp_path
     assert known(Sdk.TYPESCRIPT, version, "http", found) == "typescript-http-session-errors-id-null", answer
     own = '{"jsonrpc":"2.0","error":{"code":-32000,"message":"no session"},"id":null}'
     assert known(Sdk.TYPESCRIPT, version, "http", finding("id-preserved", "http-null", "http/x", own)) is None
+
+
+# A 2.x server behind `createMcpHandler`, the web-standard entry context7-mcp serves through, on node's http.
+TS2_HANDLER_SERVER = """
+import { createServer } from "node:http";
+import { McpServer, createMcpHandler } from "@modelcontextprotocol/server";
+const handler = createMcpHandler(() => new McpServer({ name: "big-ids", version: "0.1.0" }));
+const port = Number(process.argv[2]);
+createServer(async (req, res) => {
+  const chunks = [];
+  for await (const chunk of req) chunks.push(chunk);
+  const request = new Request(`http://127.0.0.1:${port}${req.url}`, {method: req.method, headers: req.headers,
+    body: ["GET", "HEAD"].includes(req.method) ? undefined : Buffer.concat(chunks)});
+  const answer = await handler.fetch(request);
+  res.writeHead(answer.status, Object.fromEntries(answer.headers));
+  res.end(Buffer.from(await answer.arrayBuffer()));
+}).listen(port, "127.0.0.1");
+"""
+BEYOND_2_53 = 9007199254740993
+
+
+def test_the_ts_sdk_2x_refuses_an_id_beyond_2_53_over_http_and_echoes_it_rounded(tmp_path: Path) -> None:
+    package = TS_MODULES / "@modelcontextprotocol" / "server" / "package.json"
+    if shutil.which("node") is None or not package.is_file():
+        pytest.skip("node or the TypeScript SDK 2.x is not installed (npm ci in tests/sdk_servers/ts)")
+    (tmp_path / "node_modules").symlink_to(TS_MODULES, target_is_directory=True)
+    (tmp_path / "server.mjs").write_text(TS2_HANDLER_SERVER)
+    port = _free_port()
+    server = subprocess.Popen(["node", "server.mjs", str(port)], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        answer = ""
+        while time.monotonic() < deadline and not answer:
+            try:
+                answer = _post(f"http://127.0.0.1:{port}/mcp",
+                               {"jsonrpc": "2.0", "id": BEYOND_2_53, "method": "tools/list"})
+            except OSError:
+                time.sleep(0.2)
+    finally:
+        server.kill()
+        server.wait(timeout=10)
+    echoed = json.loads(answer)
+    assert echoed["error"]["code"] == -32600 and echoed["id"] == BEYOND_2_53 - 1, answer  # rounded to 2**53
+    version = json.loads(package.read_text())["version"]
+    found = finding("id-preserved", "limit:big-integer", "id/above-2-53", "<HTTP 400, application/json, 1 message>",
+                    answer)
+    assert known(Sdk.TYPESCRIPT, version, "http", found) == "typescript-http-unsafe-integer-id-rounded", answer
+    assert known(Sdk.TYPESCRIPT, version, "stdio", found) is None  # its stdio transport drops the frame instead
+    assert known(Sdk.TYPESCRIPT, "1.32.2", "http", found) is None  # 1.x answers -32700 with its own words
+    own = json.dumps({"jsonrpc": "2.0", "id": BEYOND_2_53 - 1, "error": {"code": -32600, "message": "Invalid id"}})
+    assert known(Sdk.TYPESCRIPT, version, "http", finding("id-preserved", "limit:big-integer", "id/above-2-53",
+                                                          own)) is None
 
 
 PYTHON_SDK1_SERVER = """

@@ -6,7 +6,9 @@ reader needs are read; any other file (Mach-O, PE, a stripped-of-sections ELF) i
 
 from __future__ import annotations
 
+import re
 import struct
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ELF_MAGIC = b"\x7fELF"
@@ -109,3 +111,40 @@ def section_or_head(path: Path, *names: str) -> bytes:
         if found is not None:
             return found
     return read_at(path, 0, MAX_SCAN_BYTES)
+
+
+@dataclass
+class Marks:
+    """What a chunked scan of a region found: which of the needles occur, and every match of the pattern."""
+
+    found: set[bytes] = field(default_factory=set)
+    matches: list[bytes] = field(default_factory=list)
+
+
+MATCH_OVERLAP = 256  # a pattern's match longer than this may be cut at a chunk's edge
+
+
+def scan_marks(path: Path, start: int, end: int, needles: tuple[bytes, ...], pattern: re.Pattern[bytes]) -> Marks:
+    """The needles and pattern matches in the bytes [start, end) of a file, read a chunk at a time (a chunk and the
+    end of the one before it in memory, never the region whole)."""
+    marks = Marks()
+    overlap = max([MATCH_OVERLAP, *(len(needle) for needle in needles)])
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(start)
+            carry = b""
+            position = start
+            while position < end:
+                chunk = handle.read(min(_CHUNK, end - position))
+                if not chunk:
+                    break
+                window = carry + chunk
+                marks.found.update(needle for needle in needles if needle in window)
+                for match in pattern.finditer(window):
+                    if match.end() > len(carry) and match.group(0) not in marks.matches:  # not seen in the carry
+                        marks.matches.append(match.group(0))
+                position += len(chunk)
+                carry = window[-overlap:]
+    except (OSError, ValueError):
+        return marks
+    return marks

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from itertools import chain
 from pathlib import Path
 
 from mcpfuzz.engine.attribution.sdks import Sdk, SdkInfo
@@ -19,9 +20,12 @@ from mcpfuzz.engine.attribution.sdks import Sdk, SdkInfo
 MAX_BUNDLE_BYTES = 32 << 20  # a bundle of a whole app (browser tooling included) stays below this
 MAX_BESIDE_BYTES = 1 << 20
 MAX_BESIDE_FILES = 16
-_SERVER_MARKS = (b"Server does not support tools (required for ", b"StdioServerTransport already started")
-_V1_MARK = b"MCP error ${"
-_NAMED_VERSION = re.compile(rb"@modelcontextprotocol/(sdk|server|core)[@\"':\s]+\"?(\d+\.\d+\.\d+(?:-[\w.]+)?)")
+SERVER_MARKS = (b"Server does not support tools (required for ", b"StdioServerTransport already started")
+V1_MARK = b"MCP error ${"
+EXPRESS_MARK = b"createMcpExpressApp"  # @modelcontextprotocol/express's app factory, bundled with the server
+# `@modelcontextprotocol/sdk@1.2.3`, `"@modelcontextprotocol/server": "2.3.1"`, and an isolated install's store
+# folder (pnpm's and Bun's `.pnpm/@modelcontextprotocol+sdk@1.26.0/`), which bundlers keep in module paths.
+NAMED_VERSION = re.compile(rb"@modelcontextprotocol[/+](sdk|server|core)[@\"':\s]+\"?(\d+\.\d+\.\d+(?:-[\w.]+)?)")
 
 
 def bundled_sdk(files: Iterable[Path]) -> SdkInfo | None:
@@ -32,18 +36,20 @@ def bundled_sdk(files: Iterable[Path]) -> SdkInfo | None:
                 code = handle.read(MAX_BUNDLE_BYTES)
         except OSError:
             continue
-        if not all(mark in code for mark in _SERVER_MARKS):
+        if not all(mark in code for mark in SERVER_MARKS):
             continue
-        major = "1" if _V1_MARK in code else "2"
-        version = _named_version(code, file, major) or f"{major}.x"
-        return SdkInfo(Sdk.TYPESCRIPT, version, f"bundled in {file}")
+        major = "1" if V1_MARK in code else "2"
+        version = named_version(chain((code,), _beside(file)), major) or f"{major}.x"
+        express = frozenset({"@modelcontextprotocol/express"}) if EXPRESS_MARK in code else frozenset()
+        return SdkInfo(Sdk.TYPESCRIPT, version, f"bundled in {file}", packages=express)
     return None
 
 
-def _named_version(code: bytes, file: Path, major: str) -> str | None:
-    """The SDK's version of this major that the bundle, its license file or a manifest beside it names."""
-    for text in (code, *_beside(file)):
-        for match in _NAMED_VERSION.finditer(text):
+def named_version(texts: Iterable[bytes], major: str) -> str | None:
+    """The SDK's version of this major that one of these texts names (the bundle, its license file, a manifest
+    beside it)."""
+    for text in texts:
+        for match in NAMED_VERSION.finditer(text):
             package, version = match.group(1).decode(), match.group(2).decode()
             if (package == "sdk") == (major == "1") and version.split(".")[0] == major:
                 return version

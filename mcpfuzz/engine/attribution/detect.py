@@ -5,7 +5,8 @@ on the standalone FastMCP, which is built on `mcp`), when the entry file imports
 (or the bin of npx's cached package) names the MCP package it imports, resolved as Node resolves it (node.py).
 A compiled server (reached directly, through an npm `bin` link or a PyPI script, or as the platform package an npm
 wrapper lists in its optionalDependencies) tells by its own bytes: Go's build information, rmcp's source paths, a
-.NET deps.json; a `java` command by its jars. Each of those readers lives in its own module.
+.NET deps.json, a Bun executable's embedded sources; a `java` command by its jars. Each of those readers lives in
+its own module.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from mcpfuzz.engine.attribution.binfile import is_executable_image
+from mcpfuzz.engine.attribution.bun import bun_sdk
 from mcpfuzz.engine.attribution.dotnet import dotnet_sdk
 from mcpfuzz.engine.attribution.golang import go_sdk
 from mcpfuzz.engine.attribution.java import java_sdk
@@ -56,8 +58,9 @@ def is_runtime(program: str) -> bool:
 
 
 def binary_sdk(binary: Path) -> SdkInfo | None:
-    """The SDK a compiled server was built with: Go's build information, rmcp's source paths, .NET's deps.json."""
-    for reader in (go_sdk, rust_sdk, dotnet_sdk):
+    """The SDK a compiled server was built with: Go's build information, rmcp's source paths, .NET's deps.json, the
+    sources a Bun executable embeds."""
+    for reader in (go_sdk, rust_sdk, dotnet_sdk, bun_sdk):
         found = reader(binary)
         if found is not None:
             return found

@@ -61,11 +61,15 @@ class KnownBehaviour:
     answer: re.Pattern[str] | None = None  # the SDK's own answer: one received line matches it
     targets: tuple[str, ...] = ()  # fnmatch patterns of the targets it shows on (none: any)
     stderr: re.Pattern[str] | None = None  # what the SDK writes to stderr as it does it (a crash's tail)
+    package: str | None = None  # an optional package of the SDK that does it: the server must be seen to load it
+
 
     def covers(self, sdk: SdkInfo, transport: str) -> bool:
         """True for a server on this SDK, in the version range, over this transport."""
         if sdk.sdk is not self.sdk or self.transport not in (ANY_TRANSPORT, transport):
             return False
+        if self.package is not None and self.package not in sdk.packages:
+            return False  # the same answer from the server's own use of the library underneath is the server's
         version = version_key(sdk.version)
         if not version:  # version unknown (a shaded jar): only a row for every version applies
             return self.since is None and self.before is None
@@ -109,7 +113,7 @@ def known_behaviours() -> tuple[KnownBehaviour, ...]:
     return tuple(KnownBehaviour(row["id"], Sdk(row["sdk"]), row["from"], row["before"], row["transport"],
                                 row["oracle"], row["key"], row["behaviour"], row["link"],
                                 _pattern(row.get("answer")), tuple(row.get("targets", ())),
-                                _pattern(row.get("stderr")))
+                                _pattern(row.get("stderr")), row.get("package"))
                  for row in json.loads(text)["rows"])
 
 

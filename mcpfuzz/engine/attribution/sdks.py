@@ -70,6 +70,9 @@ class SdkInfo:
     source: str
     base: SdkInfo | None = None  # FastMCP's `mcp`: its transports and their known behaviours come along
     runtime: str = ""  # the running process that showed it (empty: read from the command's files only)
+    # Optional packages of the SDK the server's code was seen to load (`@modelcontextprotocol/express`): a behaviour
+    # of such a package is the SDK's only where the server runs it.
+    packages: frozenset[str] = frozenset()
 
     def describe(self) -> str:
         """`the TypeScript SDK 1.32.2`; `FastMCP 4.2.3 (on the Python SDK (mcp) 2.3.0)`."""
