@@ -89,6 +89,7 @@ class Family(str, Enum):
     GO_SDK = "Go modelcontextprotocol/go-sdk"
     RUST_RMCP = "Rust rmcp"
     RUST_OTHER = "Rust, hand-written"
+    TS_OTHER = "TypeScript, another SDK"
     DOTNET = ".NET ModelContextProtocol"
 
 
@@ -339,6 +340,46 @@ SERVERS: tuple[CensusSpec, ...] = (
         (bin_of("@azure/mcp-linux-x64", "dist/azmcp"), "server", "start", "--read-only"),
         env=(("AZURE_MCP_COLLECT_TELEMETRY", "false"),)),
 )
+
+# Untuned, 2026-12-08: servers that appear nowhere else in benchmarks/ or docs/, chosen in download order for their
+# families and judged by hand (docs/census.md, "Census on servers not tuned on, 2026-12-08").
+ARGOCD = npm("argocd-mcp", "argocd-mcp", "0.9.0", Family.TS_SDK1, 19950, (f"{NPM}/argocd-mcp", "stdio"),
+             env=(("ARGOCD_BASE_URL", "http://127.0.0.1:9"), ("ARGOCD_API_TOKEN", "census"),
+                  ("MCP_READ_ONLY", "true")))
+SEARXNG = npm("mcp-searxng", "mcp-searxng", "2.4.0", Family.TS_SDK2, 10606, (f"{NPM}/mcp-searxng",),
+              env=(("SEARXNG_URL", "http://127.0.0.1:9"),))
+AIRFLOW = pypi("astro-airflow-mcp", "astro-airflow-mcp", "0.9.1", Family.FASTMCP_PY, 11334,
+               (f"{PY}/astro-airflow-mcp", "--transport", "stdio"),
+               env=(("AIRFLOW_API_URL", "http://127.0.0.1:9"),))
+PG_MCP = pypi("postgres-mcp", "postgres-mcp", "0.3.0", Family.PY_SDK, 10633,
+              (f"{PY}/postgres-mcp", "--access-mode", "restricted"),
+              env=(("DATABASE_URI", "postgresql://census:census@127.0.0.1:9/census"),))
+UNTUNED_20261208: tuple[CensusSpec, ...] = (
+    npm("mcp-server-airbnb", "@openbnb/mcp-server-airbnb", "0.3.0", Family.TS_SDK1, 18545,
+        (f"{NPM}/mcp-server-airbnb", "--ignore-robots-txt")),
+    ARGOCD,
+    http(ARGOCD, (f"{NPM}/argocd-mcp", "http", "--port", "{port}")),
+    npm("mcp-deepwiki", "mcp-deepwiki", "0.0.10", Family.TS_SDK1, 12909, (f"{NPM}/mcp-deepwiki",)),
+    npm("reddit-mcp-buddy", "reddit-mcp-buddy", "1.1.14", Family.TS_SDK1, 12417, (f"{NPM}/reddit-mcp-buddy",)),
+    npm("chakra-ui-mcp", "@chakra-ui/react-mcp", "2.1.1", Family.TS_SDK1, 9769, (f"{NPM}/chakra-ui-mcp",)),
+    npm("howtocook-mcp", "howtocook-mcp", "0.2.2", Family.TS_SDK1, 7192, (f"{NPM}/howtocook-mcp",)),
+    SEARXNG,
+    http(SEARXNG, (f"{NPM}/mcp-searxng",), env=(("SEARXNG_URL", "http://127.0.0.1:9"), ("MCP_HTTP_PORT", "{port}"))),
+    npm("pdf-reader-mcp", "@sylphx/pdf-reader-mcp", "2.4.0", Family.TS_OTHER, 10662, (f"{NPM}/pdf-reader-mcp",)),
+    npm("azure-mcp-template", "@azure/mcp-template-linux-x64", "0.0.12-alpha.6621500", Family.DOTNET, 1080,
+        (bin_of("@azure/mcp-template-linux-x64", "dist/mcptmp"), "server", "start")),
+    pypi("mcp-yahoo-finance", "mcp-yahoo-finance", "0.2.0", Family.PY_SDK, 13966, (f"{PY}/mcp-yahoo-finance",)),
+    pypi("mcp-scholarly", "mcp-scholarly", "0.1.0", Family.PY_SDK, 13810, (f"{PY}/mcp-scholarly",)),
+    pypi("pymupdf4llm-mcp", "pymupdf4llm-mcp", "1.28.0", Family.PY_SDK, 14237, (f"{PY}/pymupdf4llm-mcp", "stdio")),
+    PG_MCP,
+    http(PG_MCP, (f"{PY}/postgres-mcp", "--access-mode", "restricted", "--transport", "streamable-http",
+                  "--streamable-http-host", "127.0.0.1", "--streamable-http-port", "{port}")),
+    pypi("office-powerpoint-mcp-server", "office-powerpoint-mcp-server", "2.0.7", Family.FASTMCP_PY, 7411,
+         (f"{PY}/ppt_mcp_server",)),
+    AIRFLOW,
+    http(AIRFLOW, (f"{PY}/astro-airflow-mcp", "--transport", "http", "--host", "127.0.0.1", "--port", "{port}")),
+)
+SERVERS = SERVERS + UNTUNED_20261208
 
 
 # ---------------------------------------------------------------- the stack, checked from the install
