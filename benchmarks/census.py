@@ -96,7 +96,7 @@ class Family(str, Enum):
 # Where a family's version is read from the install: an npm package, a PyPI distribution, or the binary.
 NPM_PACKAGE = {Family.TS_SDK1: "@modelcontextprotocol/sdk", Family.TS_SDK2: "@modelcontextprotocol/server",
                Family.TMCP: "tmcp", Family.FASTMCP_TS: "fastmcp", Family.MCP_FRAMEWORK: "mcp-framework",
-               Family.MASTRA: "@mastra/mcp"}
+               Family.MASTRA: "@mastra/mcp", Family.TS_OTHER: "@sylphx/mcp-server-sdk"}
 
 
 @dataclass(frozen=True)
@@ -347,24 +347,33 @@ ARGOCD = npm("argocd-mcp", "argocd-mcp", "0.9.0", Family.TS_SDK1, 19950, (f"{NPM
              env=(("ARGOCD_BASE_URL", "http://127.0.0.1:9"), ("ARGOCD_API_TOKEN", "census"),
                   ("MCP_READ_ONLY", "true")))
 SEARXNG = npm("mcp-searxng", "mcp-searxng", "2.4.0", Family.TS_SDK2, 10606, (f"{NPM}/mcp-searxng",),
-              env=(("SEARXNG_URL", "http://127.0.0.1:9"),))
+              env=(("SEARXNG_URL", "http://127.0.0.1:9"),),
+              include_tools=("searxng_web_search", "searxng_search_suggestions", "searxng_instance_info",
+                             "web_url_read"))
 AIRFLOW = pypi("astro-airflow-mcp", "astro-airflow-mcp", "0.9.1", Family.FASTMCP_PY, 11334,
                (f"{PY}/astro-airflow-mcp", "--transport", "stdio"),
                env=(("AIRFLOW_API_URL", "http://127.0.0.1:9"),))
 PG_MCP = pypi("postgres-mcp", "postgres-mcp", "0.3.0", Family.PY_SDK, 10633,
               (f"{PY}/postgres-mcp", "--access-mode", "restricted"),
               env=(("DATABASE_URI", "postgresql://census:census@127.0.0.1:9/census"),))
+HOWTOCOOK = npm("howtocook-mcp", "howtocook-mcp", "0.2.2", Family.TS_SDK1, 7192, (f"{NPM}/howtocook-mcp",))
 UNTUNED_20261208: tuple[CensusSpec, ...] = (
     npm("mcp-server-airbnb", "@openbnb/mcp-server-airbnb", "0.3.0", Family.TS_SDK1, 18545,
         (f"{NPM}/mcp-server-airbnb", "--ignore-robots-txt")),
     ARGOCD,
     http(ARGOCD, (f"{NPM}/argocd-mcp", "http", "--port", "{port}")),
-    npm("mcp-deepwiki", "mcp-deepwiki", "0.0.10", Family.TS_SDK1, 12909, (f"{NPM}/mcp-deepwiki",)),
+    npm("mcp-deepwiki", "mcp-deepwiki", "0.0.10", Family.TS_SDK1, 12909, (f"{NPM}/mcp-instruct",)),  # its bin's name
     npm("reddit-mcp-buddy", "reddit-mcp-buddy", "1.1.14", Family.TS_SDK1, 12417, (f"{NPM}/reddit-mcp-buddy",)),
-    npm("chakra-ui-mcp", "@chakra-ui/react-mcp", "2.1.1", Family.TS_SDK1, 9769, (f"{NPM}/chakra-ui-mcp",)),
-    npm("howtocook-mcp", "howtocook-mcp", "0.2.2", Family.TS_SDK1, 7192, (f"{NPM}/howtocook-mcp",)),
+    # @chakra-ui/react-mcp 2.1.1 (9,769/month) is skipped: it fetches its component examples while starting.
+    npm("mcp-server-mysql", "@benborla29/mcp-server-mysql", "2.0.9", Family.TS_SDK1, 26222,
+        (f"{NPM}/mcp-server-mysql",),
+        env=(("MYSQL_HOST", "127.0.0.1"), ("MYSQL_PORT", "9"), ("MYSQL_USER", "census"), ("MYSQL_PASS", "census"),
+             ("MYSQL_DB", "census"), ("ALLOW_INSERT_OPERATION", "false"), ("ALLOW_UPDATE_OPERATION", "false"),
+             ("ALLOW_DELETE_OPERATION", "false"))),
+    HOWTOCOOK,
+    http(HOWTOCOOK, (f"{NPM}/howtocook-mcp", "--transport", "http", "--port", "{port}")),
     SEARXNG,
-    http(SEARXNG, (f"{NPM}/mcp-searxng",), env=(("SEARXNG_URL", "http://127.0.0.1:9"), ("MCP_HTTP_PORT", "{port}"))),
+    http(SEARXNG, ("env", "MCP_HTTP_HOST=127.0.0.1", "MCP_HTTP_PORT={port}", f"{NPM}/mcp-searxng")),
     npm("pdf-reader-mcp", "@sylphx/pdf-reader-mcp", "2.4.0", Family.TS_OTHER, 10662, (f"{NPM}/pdf-reader-mcp",)),
     npm("azure-mcp-template", "@azure/mcp-template-linux-x64", "0.0.12-alpha.6621500", Family.DOTNET, 1080,
         (bin_of("@azure/mcp-template-linux-x64", "dist/mcptmp"), "server", "start")),
