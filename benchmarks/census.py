@@ -353,9 +353,6 @@ SEARXNG = npm("mcp-searxng", "mcp-searxng", "2.4.0", Family.TS_SDK2, 10606, (f"{
 AIRFLOW = pypi("astro-airflow-mcp", "astro-airflow-mcp", "0.9.1", Family.FASTMCP_PY, 11334,
                (f"{PY}/astro-airflow-mcp", "--transport", "stdio"),
                env=(("AIRFLOW_API_URL", "http://127.0.0.1:9"),))
-PG_MCP = pypi("postgres-mcp", "postgres-mcp", "0.3.0", Family.PY_SDK, 10633,
-              (f"{PY}/postgres-mcp", "--access-mode", "restricted"),
-              env=(("DATABASE_URI", "postgresql://census:census@127.0.0.1:9/census"),))
 HOWTOCOOK = npm("howtocook-mcp", "howtocook-mcp", "0.2.2", Family.TS_SDK1, 7192, (f"{NPM}/howtocook-mcp",))
 UNTUNED_20261208: tuple[CensusSpec, ...] = (
     npm("mcp-server-airbnb", "@openbnb/mcp-server-airbnb", "0.3.0", Family.TS_SDK1, 18545,
@@ -380,9 +377,7 @@ UNTUNED_20261208: tuple[CensusSpec, ...] = (
     pypi("mcp-yahoo-finance", "mcp-yahoo-finance", "0.2.0", Family.PY_SDK, 13966, (f"{PY}/mcp-yahoo-finance",)),
     pypi("mcp-scholarly", "mcp-scholarly", "0.1.0", Family.PY_SDK, 13810, (f"{PY}/mcp-scholarly",)),
     pypi("pymupdf4llm-mcp", "pymupdf4llm-mcp", "1.28.0", Family.PY_SDK, 14237, (f"{PY}/pymupdf4llm-mcp", "stdio")),
-    PG_MCP,
-    http(PG_MCP, (f"{PY}/postgres-mcp", "--access-mode", "restricted", "--transport", "streamable-http",
-                  "--streamable-http-host", "127.0.0.1", "--streamable-http-port", "{port}")),
+    # postgres-mcp 0.3.0 (rank 10,633) is skipped: it needs Python 3.12.
     pypi("office-powerpoint-mcp-server", "office-powerpoint-mcp-server", "2.0.7", Family.FASTMCP_PY, 7411,
          (f"{PY}/ppt_mcp_server",)),
     AIRFLOW,
