@@ -361,12 +361,8 @@ UNTUNED_20261208: tuple[CensusSpec, ...] = (
     http(ARGOCD, (f"{NPM}/argocd-mcp", "http", "--port", "{port}")),
     npm("mcp-deepwiki", "mcp-deepwiki", "0.0.10", Family.TS_SDK1, 12909, (f"{NPM}/mcp-instruct",)),  # its bin's name
     npm("reddit-mcp-buddy", "reddit-mcp-buddy", "1.1.14", Family.TS_SDK1, 12417, (f"{NPM}/reddit-mcp-buddy",)),
-    # @chakra-ui/react-mcp 2.1.1 (9,769/month) is skipped: it fetches its component examples while starting.
-    npm("mcp-server-mysql", "@benborla29/mcp-server-mysql", "2.0.9", Family.TS_SDK1, 26222,
-        (f"{NPM}/mcp-server-mysql",),
-        env=(("MYSQL_HOST", "127.0.0.1"), ("MYSQL_PORT", "9"), ("MYSQL_USER", "census"), ("MYSQL_PASS", "census"),
-             ("MYSQL_DB", "census"), ("ALLOW_INSERT_OPERATION", "false"), ("ALLOW_UPDATE_OPERATION", "false"),
-             ("ALLOW_DELETE_OPERATION", "false"))),
+    # Skipped: @chakra-ui/react-mcp 2.1.1 (9,769/month) fetches its component examples while starting;
+    # @benborla29/mcp-server-mysql 2.0.9 (26,222/month) exits during initialize without a database.
     HOWTOCOOK,
     http(HOWTOCOOK, (f"{NPM}/howtocook-mcp", "--transport", "http", "--port", "{port}")),
     SEARXNG,
@@ -375,11 +371,13 @@ UNTUNED_20261208: tuple[CensusSpec, ...] = (
     npm("azure-mcp-template", "@azure/mcp-template-linux-x64", "0.0.12-alpha.6621500", Family.DOTNET, 1080,
         (bin_of("@azure/mcp-template-linux-x64", "dist/mcptmp"), "server", "start")),
     pypi("mcp-yahoo-finance", "mcp-yahoo-finance", "0.2.0", Family.PY_SDK, 13966, (f"{PY}/mcp-yahoo-finance",)),
-    pypi("mcp-scholarly", "mcp-scholarly", "0.1.0", Family.PY_SDK, 13810, (f"{PY}/mcp-scholarly",)),
-    pypi("pymupdf4llm-mcp", "pymupdf4llm-mcp", "1.28.0", Family.PY_SDK, 14237, (f"{PY}/pymupdf4llm-mcp", "stdio")),
+    # mcp-scholarly 0.1.0 (rank 13,810) is skipped: its resolved bibtexparser 2.x has no `bibtexparser.bibdatabase`.
+    # The next two import the 1.x API (`mcp.server.fastmcp`) without capping `mcp`: 1.30.0 beside them (rule 4).
+    pypi("pymupdf4llm-mcp", "pymupdf4llm-mcp", "1.28.0", Family.PY_SDK, 14237, (f"{PY}/pymupdf4llm-mcp", "stdio"),
+         pins=(MCP1,)),
     # postgres-mcp 0.3.0 (rank 10,633) is skipped: it needs Python 3.12.
-    pypi("office-powerpoint-mcp-server", "office-powerpoint-mcp-server", "2.0.7", Family.FASTMCP_PY, 7411,
-         (f"{PY}/ppt_mcp_server",)),
+    pypi("office-powerpoint-mcp-server", "office-powerpoint-mcp-server", "2.0.7", Family.PY_SDK, 7411,
+         (f"{PY}/ppt_mcp_server",), pins=(MCP1,)),
     AIRFLOW,
     http(AIRFLOW, (f"{PY}/astro-airflow-mcp", "--transport", "http", "--host", "127.0.0.1", "--port", "{port}")),
 )
