@@ -352,7 +352,15 @@ SEARXNG = npm("mcp-searxng", "mcp-searxng", "2.4.0", Family.TS_SDK2, 10606, (f"{
                              "web_url_read"))
 AIRFLOW = pypi("astro-airflow-mcp", "astro-airflow-mcp", "0.9.1", Family.FASTMCP_PY, 11334,
                (f"{PY}/astro-airflow-mcp", "--transport", "stdio"),
-               env=(("AIRFLOW_API_URL", "http://127.0.0.1:9"),))
+               env=(("AIRFLOW_API_URL", "http://127.0.0.1:9"),),
+               # every openWorldHint tool (the sandbox's Airflow is a closed port); the destructiveHint ones stay out
+               include_tools=("list_connections", "get_variable", "list_variables", "get_airflow_version",
+                              "get_airflow_config", "get_pool", "list_pools", "list_plugins", "list_providers",
+                              "list_assets", "list_asset_events", "get_upstream_asset_events", "get_dag_details",
+                              "list_dags", "get_dag_source", "get_dag_stats", "pause_dag", "unpause_dag",
+                              "list_dag_runs", "get_dag_run", "trigger_dag", "trigger_dag_and_wait",
+                              "list_dag_warnings", "list_import_errors", "explore_dag", "diagnose_dag_run",
+                              "get_system_health", "get_task", "list_tasks", "get_task_instance", "get_task_logs"))
 HOWTOCOOK = npm("howtocook-mcp", "howtocook-mcp", "0.2.2", Family.TS_SDK1, 7192, (f"{NPM}/howtocook-mcp",))
 UNTUNED_20261208: tuple[CensusSpec, ...] = (
     npm("mcp-server-airbnb", "@openbnb/mcp-server-airbnb", "0.3.0", Family.TS_SDK1, 18545,
