@@ -89,13 +89,14 @@ class Family(str, Enum):
     GO_SDK = "Go modelcontextprotocol/go-sdk"
     RUST_RMCP = "Rust rmcp"
     RUST_OTHER = "Rust, hand-written"
+    TS_OTHER = "TypeScript, another SDK"
     DOTNET = ".NET ModelContextProtocol"
 
 
 # Where a family's version is read from the install: an npm package, a PyPI distribution, or the binary.
 NPM_PACKAGE = {Family.TS_SDK1: "@modelcontextprotocol/sdk", Family.TS_SDK2: "@modelcontextprotocol/server",
                Family.TMCP: "tmcp", Family.FASTMCP_TS: "fastmcp", Family.MCP_FRAMEWORK: "mcp-framework",
-               Family.MASTRA: "@mastra/mcp"}
+               Family.MASTRA: "@mastra/mcp", Family.TS_OTHER: "@sylphx/mcp-server-sdk"}
 
 
 @dataclass(frozen=True)
@@ -339,6 +340,56 @@ SERVERS: tuple[CensusSpec, ...] = (
         (bin_of("@azure/mcp-linux-x64", "dist/azmcp"), "server", "start", "--read-only"),
         env=(("AZURE_MCP_COLLECT_TELEMETRY", "false"),)),
 )
+
+# Untuned, 2026-12-08: servers that appear nowhere else in benchmarks/ or docs/, chosen in download order for their
+# families and judged by hand (docs/census.md, "Census on servers not tuned on, 2026-12-08").
+ARGOCD = npm("argocd-mcp", "argocd-mcp", "0.9.0", Family.TS_SDK1, 19950, (f"{NPM}/argocd-mcp", "stdio"),
+             env=(("ARGOCD_BASE_URL", "http://127.0.0.1:9"), ("ARGOCD_API_TOKEN", "census"),
+                  ("MCP_READ_ONLY", "true")))
+SEARXNG = npm("mcp-searxng", "mcp-searxng", "2.4.0", Family.TS_SDK2, 10606, (f"{NPM}/mcp-searxng",),
+              env=(("SEARXNG_URL", "http://127.0.0.1:9"),),
+              include_tools=("searxng_web_search", "searxng_search_suggestions", "searxng_instance_info",
+                             "web_url_read"))
+AIRFLOW = pypi("astro-airflow-mcp", "astro-airflow-mcp", "0.9.1", Family.FASTMCP_PY, 11334,
+               (f"{PY}/astro-airflow-mcp", "--transport", "stdio"),
+               env=(("AIRFLOW_API_URL", "http://127.0.0.1:9"),),
+               # every openWorldHint tool (the sandbox's Airflow is a closed port); the destructiveHint ones stay out
+               include_tools=("list_connections", "get_variable", "list_variables", "get_airflow_version",
+                              "get_airflow_config", "get_pool", "list_pools", "list_plugins", "list_providers",
+                              "list_assets", "list_asset_events", "get_upstream_asset_events", "get_dag_details",
+                              "list_dags", "get_dag_source", "get_dag_stats", "pause_dag", "unpause_dag",
+                              "list_dag_runs", "get_dag_run", "trigger_dag", "trigger_dag_and_wait",
+                              "list_dag_warnings", "list_import_errors", "explore_dag", "diagnose_dag_run",
+                              "get_system_health", "get_task", "list_tasks", "get_task_instance", "get_task_logs"))
+HOWTOCOOK = npm("howtocook-mcp", "howtocook-mcp", "0.2.2", Family.TS_SDK1, 7192, (f"{NPM}/howtocook-mcp",))
+UNTUNED_20261208: tuple[CensusSpec, ...] = (
+    npm("mcp-server-airbnb", "@openbnb/mcp-server-airbnb", "0.3.0", Family.TS_SDK1, 18545,
+        (f"{NPM}/mcp-server-airbnb", "--ignore-robots-txt")),
+    ARGOCD,
+    http(ARGOCD, (f"{NPM}/argocd-mcp", "http", "--port", "{port}")),
+    npm("mcp-deepwiki", "mcp-deepwiki", "0.0.10", Family.TS_SDK1, 12909, (f"{NPM}/mcp-instruct",)),  # its bin's name
+    npm("reddit-mcp-buddy", "reddit-mcp-buddy", "1.1.14", Family.TS_SDK1, 12417, (f"{NPM}/reddit-mcp-buddy",)),
+    # Skipped: @chakra-ui/react-mcp 2.1.1 (9,769/month) fetches its component examples while starting;
+    # @benborla29/mcp-server-mysql 2.0.9 (26,222/month) exits during initialize without a database.
+    HOWTOCOOK,
+    http(HOWTOCOOK, (f"{NPM}/howtocook-mcp", "--transport", "http", "--port", "{port}")),
+    SEARXNG,
+    http(SEARXNG, ("env", "MCP_HTTP_HOST=127.0.0.1", "MCP_HTTP_PORT={port}", f"{NPM}/mcp-searxng")),
+    npm("pdf-reader-mcp", "@sylphx/pdf-reader-mcp", "2.4.0", Family.TS_OTHER, 10662, (f"{NPM}/pdf-reader-mcp",)),
+    npm("azure-mcp-template", "@azure/mcp-template-linux-x64", "0.0.12-alpha.6621500", Family.DOTNET, 1080,
+        (bin_of("@azure/mcp-template-linux-x64", "dist/mcptmp"), "server", "start")),
+    pypi("mcp-yahoo-finance", "mcp-yahoo-finance", "0.2.0", Family.PY_SDK, 13966, (f"{PY}/mcp-yahoo-finance",)),
+    # mcp-scholarly 0.1.0 (rank 13,810) is skipped: its resolved bibtexparser 2.x has no `bibtexparser.bibdatabase`.
+    # The next two import the 1.x API (`mcp.server.fastmcp`) without capping `mcp`: 1.30.0 beside them (rule 4).
+    pypi("pymupdf4llm-mcp", "pymupdf4llm-mcp", "1.28.0", Family.PY_SDK, 14237, (f"{PY}/pymupdf4llm-mcp", "stdio"),
+         pins=(MCP1,)),
+    # postgres-mcp 0.3.0 (rank 10,633) is skipped: it needs Python 3.12.
+    pypi("office-powerpoint-mcp-server", "office-powerpoint-mcp-server", "2.0.7", Family.PY_SDK, 7411,
+         (f"{PY}/ppt_mcp_server",), pins=(MCP1,)),
+    AIRFLOW,
+    http(AIRFLOW, (f"{PY}/astro-airflow-mcp", "--transport", "http", "--host", "127.0.0.1", "--port", "{port}")),
+)
+SERVERS = SERVERS + UNTUNED_20261208
 
 
 # ---------------------------------------------------------------- the stack, checked from the install

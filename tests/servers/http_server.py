@@ -5,7 +5,7 @@ Usage::
     python tests/servers/http_server.py --port N [--mode streamable|sse] [--sse-responses]
         [--endpoint-json] [--stream-seconds S] [--verbose] [--gather N] [--busy] [--exit-on METHOD] [--delay-ms MS]
         [--max-version V [--plain-version-refusal]] [--mirror] [--host-check] [--serve KIND] [--serial]
-        [--plain-refusals] [--max-body BYTES]
+        [--plain-refusals] [--max-body BYTES] [--rate-limit N]
         [--bug NAME]... [--server-bug NAME]...
 
 Binds 127.0.0.1 only (``--port 0`` picks a free port); prints ``ready http://127.0.0.1:N/mcp`` (or
@@ -108,6 +108,9 @@ BUGS: dict[str, str] = {
 IN_FLIGHT = InFlight()
 BUSY_LOCK = threading.Lock()
 BUSY = [0, 0]  # --busy: POSTs being handled now, POSTs refused so far
+POSTS_SEEN = [0]  # --rate-limit: POSTs received so far
+# --rate-limit's refusal, as a rate limiter in front of the MCP handler sends it: JSON-RPC, id null, its own code.
+RATE_LIMITED = -32029
 BUSY_SECONDS = 0.05
 SERVER_CLASS: list[type[Server]] = [Server]  # --surface: surface_server.SurfaceServer; --serve: another class
 SERVED: dict[str, type[Server]] = {"surface": SurfaceServer, "negative-refs": NegativeRefsServer, "tasks": TasksServer,
@@ -298,6 +301,7 @@ class Options:
     serial: bool = False  # handle one POST at a time (a request waits while another is handled)
     plain_refusals: bool = False  # 401, 403, 404, 413, 429 carry a text body (413: an HTML page), no JSON-RPC error
     max_body: int = MAX_BODY  # a longer request body is refused with 413
+    rate_limit: int = 0  # POSTs served before every later one is refused with 429 (0: no limit)
 
 
 class McpHttpServer(ThreadingHTTPServer):
@@ -481,6 +485,8 @@ class Handler(BaseHTTPRequestHandler):
                 os._exit(3)  # at once, as a crash: the responses of other threads are cut off too
             if method == "POST" and self.options.delay:
                 time.sleep(self.options.delay)
+            if method == "POST" and self.options.rate_limit and self.over_rate_limit():
+                raise Refused(429, "Too many requests", code=RATE_LIMITED)
             if method == "POST" and self.options.busy:
                 self.busy_post(method, path, body)
             elif method == "POST" and self.options.gather and b'"tools/call"' in body:
@@ -522,6 +528,13 @@ class Handler(BaseHTTPRequestHandler):
             self.route(method, path, body)
         finally:
             IN_FLIGHT.post_ended()
+
+    def over_rate_limit(self) -> bool:
+        """--rate-limit N: a rate limiter whose window outlasts the run (not a bug): the POSTs after the first N are
+        refused, whatever they carry."""
+        with BUSY_LOCK:
+            POSTS_SEEN[0] += 1
+            return POSTS_SEEN[0] > self.options.rate_limit
 
     def busy_post(self, method: str, path: str, body: bytes) -> None:
         """--busy: a server that sheds load (not a bug). A POST that arrives while another is handled is refused,
@@ -934,6 +947,9 @@ def main(argv: list[str] | None = None) -> int:
                              "(413: an HTML page), no JSON-RPC error")
     parser.add_argument("--max-body", type=int, default=MAX_BODY, metavar="BYTES",
                         help="not a bug: refuse a request body longer than BYTES with 413")
+    parser.add_argument("--rate-limit", type=int, default=0, metavar="N",
+                        help="not a bug: refuse every POST after the first N with 429 and a JSON-RPC error, id null "
+                             "(a rate limiter whose window outlasts the run)")
     parser.add_argument("--plain-version-refusal", action="store_true",
                         help="with --max-version: refuse a version with a plain-text 400 instead")
     args = parser.parse_args(argv)
@@ -950,7 +966,7 @@ def main(argv: list[str] | None = None) -> int:
     options = Options(args.mode, args.sse_responses, args.endpoint_json, args.stream_seconds, args.verbose,
                       set(args.bug), args.gather, args.busy, args.exit_on, args.delay_ms / 1000,
                       args.max_version, args.plain_version_refusal, args.serial, args.plain_refusals,
-                      args.max_body)
+                      args.max_body, args.rate_limit)
     sessions = SessionTable(set(args.server_bug), spaced_ids="session-id-space" in args.bug)
     httpd = McpHttpServer(args.port, options, sessions)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))

@@ -29,6 +29,7 @@ from mcpfuzz.engine.observe.start import judge_with
 from mcpfuzz.engine.observe.watch import ObservationWatch
 from mcpfuzz.engine.plan.budget import Budget
 from mcpfuzz.engine.plan.corpus_writer import CorpusWriter
+from mcpfuzz.engine.plan.rate_limit import RateLimitTally, rate_limited
 from mcpfuzz.engine.plan.slow_notes import SlowNotes
 from mcpfuzz.engine.redaction import RedactingSink
 from mcpfuzz.engine.searches.caller import Caller
@@ -118,6 +119,7 @@ class RunContext:
     coverage: CoverageBook | None = None  # --coverage: the lines the traced server reported, once its tracer is in
     observation: ObservationWatch | None = None  # --observe, --security: side effects the server's hook reports
     internal: InternalErrors = field(default_factory=InternalErrors)  # mcpfuzz's own errors, each ending one case
+    rate_limits: RateLimitTally = field(default_factory=RateLimitTally)  # cases the server's rate limiter refused
     phase: str = ""  # the phase running now (where an internal error happened)
 
     @classmethod
@@ -160,6 +162,11 @@ class RunContext:
             self.slow.note(exchange)
         self.stats.cases += 1
         self.stats.phases[phase] = self.stats.phases.get(phase, 0) + 1
+        if rate_limited(exchange):
+            notice = self.rate_limits.note()
+            if notice is not None:
+                self.emit(notice)
+            return []
         if phase in CALL_PHASES:
             target = exchange.case.target
             self.stats.targets[target] = self.stats.targets.get(target, 0) + 1

@@ -162,6 +162,8 @@ def finish(context: RunContext, started: float) -> RunFinished:
     context.count_session()
     context.stats.duration = time.monotonic() - started
     context.stats.plan = plan_summary(context)
+    if (limited := context.rate_limits.summary(context.stats.cases)) is not None:
+        context.emit(limited)
     findings = apply_baseline(context, name_the_share(group_by_upstream(group_under_tools(
         attribute(context, tuple(context.findings.all())))), context.stats.targets))
     finished = outcome(context, findings, context.save(findings))
