@@ -17,9 +17,11 @@ tools/call for a listed tool with ``call_tool(name, arguments)``; ``main(server_
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -62,6 +64,8 @@ BUGS: dict[str, str] = {
                         "-32700 with no id member",
     "answer-notifications-without-id": 'every notification (notifications/initialized too) answered '
                                        '{"jsonrpc":"2.0","result":null}, with no id member, a moment later',
+    "answers-out-of-order": "not a bug: tools/list answered a moment later from another thread, after the answers "
+                            "to what was sent behind it (as an async server's handlers may answer)",
 }
 
 MODERN_VERSION = "2026-07-28"
@@ -73,6 +77,8 @@ META_CAPS = "io.modelcontextprotocol/clientCapabilities"
 SERVER_INFO = {"name": "clean", "version": "1.0"}
 # How long the answer to a notification takes: the next frame may have gone out before it is written.
 NOTIFICATION_REPLY_DELAY = 0.2
+# How long an answer written out of order (answers-out-of-order) waits, on a thread of its own.
+OUT_OF_ORDER_DELAY = 0.1
 KNOWN_NOTIFICATIONS = {
     "notifications/initialized",
     "notifications/cancelled",
@@ -534,12 +540,26 @@ def is_integer(value: Any) -> bool:
     return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
 
 
+WRITING = threading.Lock()  # answers written out of order come from another thread
+
+
 def write(values: list[Any]) -> None:
     """One compact JSON line per value; ASCII escapes keep lone surrogates writable."""
     out = sys.stdout.buffer
-    for value in values:
-        out.write(json.dumps(value, separators=(",", ":")).encode("ascii") + b"\n")
-    out.flush()
+    with WRITING:
+        for value in values:
+            out.write(json.dumps(value, separators=(",", ":")).encode("ascii") + b"\n")
+        out.flush()
+
+
+def write_later(values: list[Any]) -> None:
+    """Write the answers a moment later, from another thread, after whatever is answered meanwhile."""
+    def late() -> None:
+        time.sleep(OUT_OF_ORDER_DELAY)
+        with contextlib.suppress(BrokenPipeError):
+            write(values)
+
+    threading.Thread(target=late, daemon=True).start()
 
 
 def main(argv: list[str] | None = None, server_class: type[Server] = Server) -> int:
@@ -555,7 +575,10 @@ def main(argv: list[str] | None = None, server_class: type[Server] = Server) -> 
     log(f"ready, bugs={sorted(server.bugs) or 'none'}")
     try:
         for raw in iter(sys.stdin.buffer.readline, b""):
-            write(server.handle_line(raw))
+            if "answers-out-of-order" in server.bugs and b'"tools/list"' in raw:
+                write_later(server.handle_line(raw))
+            else:
+                write(server.handle_line(raw))
     except BrokenPipeError:
         return 0  # the client went away; nothing left to answer
     return 0
