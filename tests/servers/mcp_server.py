@@ -64,6 +64,9 @@ BUGS: dict[str, str] = {
                         "-32700 with no id member",
     "answer-notifications-without-id": 'every notification (notifications/initialized too) answered '
                                        '{"jsonrpc":"2.0","result":null}, with no id member, a moment later',
+    "answer-anything-without-id": 'every message without an id, notifications and response objects alike (after '
+                                  'the handshake), answered {"jsonrpc":"2.0","result":null}',
+    "answer-responses-without-id": 'every response object sent to it answered {"jsonrpc":"2.0","result":null}',
     "answers-out-of-order": "not a bug: tools/list answered a moment later from another thread, after the answers "
                             "to what was sent behind it (as an async server's handlers may answer)",
 }
@@ -293,6 +296,8 @@ class Server:
         if not isinstance(msg, dict):
             return self.invalid_request(None, "invalid request: not an object")
         if "method" not in msg and ("result" in msg or "error" in msg):
+            if self.bugs & {"answer-anything-without-id", "answer-responses-without-id"}:
+                return [{"jsonrpc": "2.0", "result": None}]
             return []  # a response from the client; this server never sends requests, so drop it
         method = msg.get("method")
         if "id" not in msg:
@@ -326,6 +331,8 @@ class Server:
         """Notifications are never answered (cancellation has nothing in flight to stop)."""
         if "answer-notifications-without-id" in self.bugs:
             time.sleep(NOTIFICATION_REPLY_DELAY)  # a reply written a while later, as a server busy elsewhere writes it
+            return [{"jsonrpc": "2.0", "result": None}]
+        if "answer-anything-without-id" in self.bugs and method != "notifications/initialized":
             return [{"jsonrpc": "2.0", "result": None}]
         if "notify-reply" in self.bugs and method not in KNOWN_NOTIFICATIONS:
             return self.error(None, -32601, "method not found")
