@@ -232,7 +232,7 @@ class Collector:
                 count = self._count_answer(key)
                 pending = self._pending.get(key)
                 if self._hand_over(key, pending, incoming):
-                    if window is not None:
+                    if window is not None and pending is not None:
                         pending.case_answered = satisfied(window.exchange.case.expect, window.exchange)
                     return
                 if pending is not None:
