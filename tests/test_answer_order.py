@@ -71,6 +71,12 @@ def fired(exchange: Exchange) -> dict[str, list[str]]:
     return out
 
 
+def ping(rid: int) -> Case:
+    """A valid ping with its own id."""
+    frame = json.dumps({"jsonrpc": "2.0", "id": rid, "method": "ping"}).encode()
+    return Case(f"ping-{rid}", "catalogue", "ping", frame, ex.result(rid, "ping"))
+
+
 def in_order_first() -> list[Case]:
     """As many answered requests as order needs to be shown."""
     return [tools_list(100 + n) for n in range(ORDER_EVIDENCE)]
@@ -114,3 +120,15 @@ def test_a_server_answering_behind_its_fence_keeps_the_grace() -> None:
     for exchange, case in zip(exchanges, cases, strict=True):
         assert [(a.id_tag, a.incoming.id) for a in exchange.arrivals] == [(ID_CURRENT, case.expect.id)]
         assert fired(exchange) == {}
+
+
+def test_a_valid_request_keeps_its_grace_behind_a_fence() -> None:
+    """Order shown by pings, then tools/list answered from another thread after its barrier: a valid request is not
+    settled by the fence (its handler may run beside the barrier); the grace catches its answer, and from then on
+    order is no longer trusted."""
+    cases = [*(ping(100 + n) for n in range(ORDER_EVIDENCE)), tools_list(200), ping(201)]
+    exchanges, shown, order = run_cases("answers-out-of-order", cases, grace=3.0)
+    assert shown[ORDER_EVIDENCE:] == [True, False]
+    assert [(a.id_tag, a.incoming.id) for a in exchanges[ORDER_EVIDENCE].arrivals] == [(ID_CURRENT, 200)]
+    assert fired(exchanges[ORDER_EVIDENCE]) == {}
+    assert order.broken == "a case answered after its barrier"

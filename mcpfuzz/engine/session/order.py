@@ -6,9 +6,11 @@ barrier is answered a silent frame is silent for good, and waiting the grace on 
 that handles requests concurrently (an async SDK's handlers) may answer a frame after the barrier sent behind it:
 there the grace is what catches such an answer.
 
-So the fence replaces the grace only once order has been shown (ORDER_EVIDENCE cases answered before their
-barrier) and never after one answer came behind its fence (in a case's grace, or as an answer to an earlier case
-that arrived later): from then on every case gets its grace again, for the rest of the session.
+So the fence replaces the grace only for a malformed frame (refused by the server's reader or dispatcher, before
+any handler runs; a valid request keeps its grace, its silence being a critical finding), only once order has been
+shown (ORDER_EVIDENCE cases answered before their barrier), and never after one answer came behind its fence (in a
+case's grace, or as an answer to an earlier case that arrived later): from then on every case gets its grace again,
+for the rest of the session.
 """
 
 from __future__ import annotations

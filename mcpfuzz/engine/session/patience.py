@@ -8,8 +8,8 @@ The policy, in the order a case meets it:
 - **Grace.** On an ordered stream a barrier (the era's cheapest request) follows the case; once the barrier is
   answered, a case still unanswered gets only the grace (--grace), longer for a call: twice the slowest answered
   call of its target, or, for a frame that may run a call, of any target, up to MAX_CALL_GRACE (`Graces`). Once
-  the server has been seen answering in order, and never behind a fence, the barrier's answer settles any other
-  frame at once (the fence: order.py). Over
+  the server has been seen answering in order, and never behind a fence, the barrier's answer settles a malformed
+  frame at once (the fence: order.py); a valid request keeps its grace. Over
   streamable HTTP the end of the case's own response stands in for the barrier. A request cancelled in flight gets
   long enough to be seen answered anyway, clearly after the probe.
 - **Call timeout.** A valid call is its own proof of life: it goes out with no barrier and, unanswered at
@@ -95,8 +95,9 @@ class Graces:
 
     def grace(self, grace: float, case: Case, timeout: float, *, fenced: bool = False) -> float:
         """The grace after the barrier: longer for a call, or a frame that may run one (see MAX_CALL_GRACE); none
-        for any other frame once the barrier's answer is a fence (`fenced`: the server answers in order, see
-        order.py). A call's handler may run beside the barrier even on such a server, so a call keeps its grace."""
+        for a malformed frame once the barrier's answer is a fence (`fenced`: the server answers in order, see
+        order.py). A valid request keeps its grace: its handler may run beside the barrier even on such a server
+        (an async one's), and its silence would be a critical no-hang."""
         cancel = case.expect.part(CancelCheck)
         if cancel is not None and cancel.running is not None:
             # A request cancelled in flight: long enough to see it answered anyway, clearly after the probe.
@@ -104,7 +105,7 @@ class Graces:
         if case.slow_ok:
             return max(grace, min(2 * self.slowest_calls.get(case.target, 0.0), timeout))
         if not may_run_a_call(case):
-            return 0.0 if fenced else grace
+            return 0.0 if fenced and not case.expect.well_formed else grace
         if not self.slowest_calls:
             return grace
         return max(grace, min(2 * max(self.slowest_calls.values()), MAX_CALL_GRACE))
