@@ -37,6 +37,7 @@ from mcpfuzz.engine.events import (
     TargetsPlanned,
 )
 from mcpfuzz.engine.judge import FindingSet, group_by_upstream, group_under_tools, name_the_share
+from mcpfuzz.engine.replied_frames import group_replied_frames
 from mcpfuzz.transport.auth.lending import TokenLender, borrow_tokens
 from mcpfuzz.transport.process_groups import kill_all
 
@@ -294,7 +295,8 @@ class _Merger:
                 {"worker": w, "cases": o.stats.cases, "frames_sent": o.stats.frames_sent, "findings": len(o.findings),
                  "stopped": o.stopped or None, "resources": o.stats.resources} for w, o in sorted(self.latest.items())])
         # Workers may have led one cause with other targets.
-        chosen = name_the_share(group_by_upstream(group_under_tools(tuple(findings.all()))), stats.targets)
+        chosen = name_the_share(group_replied_frames(group_by_upstream(group_under_tools(tuple(findings.all())))),
+                                stats.targets)
         paths = {f.fingerprint: corpus[f.fingerprint] for f in chosen if f.fingerprint in corpus}
         stopped = StopReason.MAX_FINDINGS if self.max_reached else next((o.stopped for o in self.latest.values()
                                                                          if o.stopped), StopReason.NONE)

@@ -27,6 +27,9 @@ DEEP = 32  # ... and their nesting; past these, a refusal with id null is accept
 # The shallowest nesting limit of the readers the SDKs use (pydantic-core's). A frame no deeper than this that
 # also carries an integer beyond 2**53 is refused for the integer, if at all (JavaScript's readers cannot hold it).
 SDK_READER_DEPTH = 200
+# The judges of a frame whose envelope is valid: a server refuses it after reading it whole, so silence on such a
+# frame past a reader limit is the limit's.
+ANSWERED_PAST_THE_ENVELOPE = frozenset({OracleId.METHOD_NOT_FOUND, OracleId.INVALID_PARAMS})
 
 
 def expect_frame(data: bytes, ctx: FrameContext, ids: tuple[Any, ...] = ()) -> Expectation:
@@ -97,8 +100,9 @@ def _loosen(expect: Expectation, data: bytes, values: list[Any], ids: tuple[Any,
         return anything("a reader may refuse a frame this big or this deep", ids)
     # Silence is blamed on the limit only when nothing else is wrong with the frame: an invalid envelope that is
     # also deep is dropped for being invalid as often as for its depth, and invalid-request says so. An unknown
-    # method is nothing wrong with the envelope (servers answer it, -32601): silence there is the limit's too.
-    past: ReaderLimit | None = limit if expect.well_formed or expect.judge == OracleId.METHOD_NOT_FOUND else None
+    # method or params a method does not take are nothing wrong with the envelope (servers answer them, -32601
+    # and -32602; the deep value is itself a member the method does not take): silence there is the limit's too.
+    past: ReaderLimit | None = limit if expect.well_formed or expect.judge in ANSWERED_PAST_THE_ENVELOPE else None
     if past is ReaderLimit.NESTING and all(depth(v) <= SDK_READER_DEPTH for v in values) \
             and any(has_big_integer(v) for v in values):
         past = ReaderLimit.BIG_INTEGER  # past both limits, and only this one is any SDK's

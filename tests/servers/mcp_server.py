@@ -17,9 +17,11 @@ tools/call for a listed tool with ``call_tool(name, arguments)``; ``main(server_
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -62,6 +64,11 @@ BUGS: dict[str, str] = {
                         "-32700 with no id member",
     "answer-notifications-without-id": 'every notification (notifications/initialized too) answered '
                                        '{"jsonrpc":"2.0","result":null}, with no id member, a moment later',
+    "answer-anything-without-id": 'every message without an id, notifications and response objects alike (after '
+                                  'the handshake), answered {"jsonrpc":"2.0","result":null}',
+    "answer-responses-without-id": 'every response object sent to it answered {"jsonrpc":"2.0","result":null}',
+    "answers-out-of-order": "not a bug: tools/list answered a moment later from another thread, after the answers "
+                            "to what was sent behind it (as an async server's handlers may answer)",
 }
 
 MODERN_VERSION = "2026-07-28"
@@ -73,6 +80,8 @@ META_CAPS = "io.modelcontextprotocol/clientCapabilities"
 SERVER_INFO = {"name": "clean", "version": "1.0"}
 # How long the answer to a notification takes: the next frame may have gone out before it is written.
 NOTIFICATION_REPLY_DELAY = 0.2
+# How long an answer written out of order (answers-out-of-order) waits, on a thread of its own.
+OUT_OF_ORDER_DELAY = 0.1
 KNOWN_NOTIFICATIONS = {
     "notifications/initialized",
     "notifications/cancelled",
@@ -287,6 +296,8 @@ class Server:
         if not isinstance(msg, dict):
             return self.invalid_request(None, "invalid request: not an object")
         if "method" not in msg and ("result" in msg or "error" in msg):
+            if self.bugs & {"answer-anything-without-id", "answer-responses-without-id"}:
+                return [{"jsonrpc": "2.0", "result": None}]
             return []  # a response from the client; this server never sends requests, so drop it
         method = msg.get("method")
         if "id" not in msg:
@@ -320,6 +331,8 @@ class Server:
         """Notifications are never answered (cancellation has nothing in flight to stop)."""
         if "answer-notifications-without-id" in self.bugs:
             time.sleep(NOTIFICATION_REPLY_DELAY)  # a reply written a while later, as a server busy elsewhere writes it
+            return [{"jsonrpc": "2.0", "result": None}]
+        if "answer-anything-without-id" in self.bugs and method != "notifications/initialized":
             return [{"jsonrpc": "2.0", "result": None}]
         if "notify-reply" in self.bugs and method not in KNOWN_NOTIFICATIONS:
             return self.error(None, -32601, "method not found")
@@ -534,12 +547,26 @@ def is_integer(value: Any) -> bool:
     return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
 
 
+WRITING = threading.Lock()  # answers written out of order come from another thread
+
+
 def write(values: list[Any]) -> None:
     """One compact JSON line per value; ASCII escapes keep lone surrogates writable."""
     out = sys.stdout.buffer
-    for value in values:
-        out.write(json.dumps(value, separators=(",", ":")).encode("ascii") + b"\n")
-    out.flush()
+    with WRITING:
+        for value in values:
+            out.write(json.dumps(value, separators=(",", ":")).encode("ascii") + b"\n")
+        out.flush()
+
+
+def write_later(values: list[Any]) -> None:
+    """Write the answers a moment later, from another thread, after whatever is answered meanwhile."""
+    def late() -> None:
+        time.sleep(OUT_OF_ORDER_DELAY)
+        with contextlib.suppress(BrokenPipeError):
+            write(values)
+
+    threading.Thread(target=late, daemon=True).start()
 
 
 def main(argv: list[str] | None = None, server_class: type[Server] = Server) -> int:
@@ -555,7 +582,10 @@ def main(argv: list[str] | None = None, server_class: type[Server] = Server) -> 
     log(f"ready, bugs={sorted(server.bugs) or 'none'}")
     try:
         for raw in iter(sys.stdin.buffer.readline, b""):
-            write(server.handle_line(raw))
+            if "answers-out-of-order" in server.bugs and b'"tools/list"' in raw:
+                write_later(server.handle_line(raw))
+            else:
+                write(server.handle_line(raw))
     except BrokenPipeError:
         return 0  # the client went away; nothing left to answer
     return 0

@@ -13,6 +13,7 @@ from mcpfuzz.engine.judge import FindingSet, group_by_upstream, group_under_tool
 from mcpfuzz.engine.observe.start import judge_planted, judge_with
 from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.plan.verdict import untested_reason
+from mcpfuzz.engine.replied_frames import group_replied_frames
 from mcpfuzz.engine.security.planted_run import plantable, run_planted
 from mcpfuzz.engine.session.modes import patient_until, speaking, thorough
 from mcpfuzz.engine.session.session import HarnessError, Session
@@ -164,8 +165,8 @@ def finish(context: RunContext, started: float) -> RunFinished:
     context.stats.plan = plan_summary(context)
     if (limited := context.rate_limits.summary(context.stats.cases)) is not None:
         context.emit(limited)
-    findings = apply_baseline(context, name_the_share(group_by_upstream(group_under_tools(
-        attribute(context, tuple(context.findings.all())))), context.stats.targets))
+    findings = apply_baseline(context, name_the_share(group_replied_frames(group_by_upstream(group_under_tools(
+        attribute(context, tuple(context.findings.all()))))), context.stats.targets))
     finished = outcome(context, findings, context.save(findings))
     if context.shared is not None:
         for notice in context.shared.close(context.shared_status()):

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from mcpfuzz.engine.session.order import AnswerOrder
 from mcpfuzz.engine.session.patience import Graces
 from mcpfuzz.engine.session.tracking import BoundedDict
 from mcpfuzz.jsonrpc.exchange import (
@@ -35,6 +36,8 @@ class Pending:
     """A request of the harness itself (barrier, handshake) waiting for its reply."""
 
     reply: Incoming | None = None
+    # Whether the case open when the reply came had every reply it is due by then (None: no case was open).
+    case_answered: bool | None = None
 
 
 # Stands in for a harness request once its reply was handed over: a second answer is still recognised
@@ -116,6 +119,7 @@ class Collector:
     def __init__(self, alive: Callable[[], bool], graces: Graces | None = None) -> None:
         self._alive = alive
         self.graces = graces or Graces()  # the grace after the barrier, per case (see patience)
+        self.order = AnswerOrder()  # whether a barrier's answer fences the frames before it (see order)
         self._pending: BoundedDict[IdKey, Pending | Any] = BoundedDict()  # or _ANSWERED
         self._sent: BoundedDict[IdKey, int] = BoundedDict()
         self._answered: BoundedDict[IdKey, int] = BoundedDict()
@@ -228,6 +232,8 @@ class Collector:
                 count = self._count_answer(key)
                 pending = self._pending.get(key)
                 if self._hand_over(key, pending, incoming):
+                    if window is not None and pending is not None:
+                        pending.case_answered = satisfied(window.exchange.case.expect, window.exchange)
                     return
                 if pending is not None:
                     tag = ID_EARLIER  # a second answer to a harness request
@@ -235,6 +241,7 @@ class Collector:
                     tag = ID_CURRENT
                 elif key in self._sent:
                     tag = ID_EARLIER
+                    self.order.overtaken("an answer to an earlier case came after its window closed")
                 else:
                     tag = ID_UNKNOWN
         if window is not None:
@@ -389,11 +396,14 @@ class Collector:
                 if done and case.slow_ok:
                     self.graces.note(case, now - window.started)
                 if done and barrier_done and not _watching(case, window.exchange):
+                    if barrier is not None and case.expect.reply:
+                        self.order.answered(before_fence=barrier.case_answered is not False)
                     return
                 # A call may still be working when the barrier is answered (an async server): its grace follows
                 # how long its target's calls take (see patience.MAX_CALL_GRACE).
                 if barrier_done and not case.patient:
-                    grace_until = grace_until or now + self.graces.grace(grace, case, timeout)
+                    grace_until = grace_until or now + self.graces.grace(grace, case, timeout,
+                                                                         fenced=self.order.shown)
                     if now >= grace_until:
                         return
             if progress_extends is not None:
@@ -437,7 +447,8 @@ class Collector:
                     return
                 if not shared.patient_only():
                     if grace_until is None:
-                        grace_until = now + max((self.graces.grace(grace, w.exchange.case, timeout)
+                        fenced = self.order.shown
+                        grace_until = now + max((self.graces.grace(grace, w.exchange.case, timeout, fenced=fenced)
                                                  for w in shared.windows), default=grace)
                     if now >= grace_until:
                         shared.unsettle("a case unanswered after the barrier")

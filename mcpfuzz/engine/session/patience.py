@@ -7,7 +7,9 @@ The policy, in the order a case meets it:
   its spawn, or about its measured start once starts have been measured (`startup_deadline`).
 - **Grace.** On an ordered stream a barrier (the era's cheapest request) follows the case; once the barrier is
   answered, a case still unanswered gets only the grace (--grace), longer for a call: twice the slowest answered
-  call of its target, or, for a frame that may run a call, of any target, up to MAX_CALL_GRACE (`Graces`). Over
+  call of its target, or, for a frame that may run a call, of any target, up to MAX_CALL_GRACE (`Graces`). Once
+  the server has been seen answering in order, and never behind a fence, the barrier's answer settles a malformed
+  frame at once (the fence: order.py); a valid request keeps its grace. Over
   streamable HTTP the end of the case's own response stands in for the barrier. A request cancelled in flight gets
   long enough to be seen answered anyway, clearly after the probe.
 - **Call timeout.** A valid call is its own proof of life: it goes out with no barrier and, unanswered at
@@ -91,15 +93,20 @@ class Graces:
         if seconds > self.slowest_calls.get(case.target, 0.0):
             self.slowest_calls[case.target] = seconds
 
-    def grace(self, grace: float, case: Case, timeout: float) -> float:
-        """The grace after the barrier: longer for a call, or a frame that may run one (see MAX_CALL_GRACE)."""
+    def grace(self, grace: float, case: Case, timeout: float, *, fenced: bool = False) -> float:
+        """The grace after the barrier: longer for a call, or a frame that may run one (see MAX_CALL_GRACE); none
+        for a malformed frame once the barrier's answer is a fence (`fenced`: the server answers in order, see
+        order.py). A valid request keeps its grace: its handler may run beside the barrier even on such a server
+        (an async one's), and its silence would be a critical no-hang."""
         cancel = case.expect.part(CancelCheck)
         if cancel is not None and cancel.running is not None:
             # A request cancelled in flight: long enough to see it answered anyway, clearly after the probe.
             return max(grace, min(2 * max(CLEAR_GAP, cancel.latency), timeout))
         if case.slow_ok:
             return max(grace, min(2 * self.slowest_calls.get(case.target, 0.0), timeout))
-        if not self.slowest_calls or not may_run_a_call(case):
+        if not may_run_a_call(case):
+            return 0.0 if fenced and not case.expect.well_formed else grace
+        if not self.slowest_calls:
             return grace
         return max(grace, min(2 * max(self.slowest_calls.values()), MAX_CALL_GRACE))
 
