@@ -121,7 +121,7 @@ def run(server: tuple[str, ...], budget: float, compare_with: str | None, all_se
     if workers > 1:
         _check_workers(config)
     drift = snapshot_in_run(config, snapshot_path, fail_on_change) if snapshot_path else None
-    reporting = Reporting(config, options)
+    reporting = Reporting(config, options, banner_first=True)
 
     def stopping(sink: EventSink) -> EventSink:
         if limit is None:
