@@ -99,9 +99,11 @@ class Reporting:
 
 
 def opening_banner(config: RunConfig) -> Banner | None:
-    """The banner the run's `RunStarted` will carry, told before the engine is imported; None with --security,
-    whose server line names the workspace the run makes."""
-    if config.security:
+    """The banner the run's `RunStarted` will carry, told before the engine is imported; None when the server's
+    command names the workspace --security makes when the run starts."""
+    from mcpfuzz.engine.security.placeholder import WORKSPACE_PLACEHOLDER
+
+    if config.security and WORKSPACE_PLACEHOLDER in config.server_label:
         return None
     from mcpfuzz.corpus.redact import Redactor
 
