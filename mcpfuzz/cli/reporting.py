@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from mcpfuzz.cli.options import EXIT_ERROR
-from mcpfuzz.report.banner import Banner, write_banner
 
 if TYPE_CHECKING:
     from mcpfuzz.engine.config import RunConfig
     from mcpfuzz.engine.events import EventSink, RunFinished
+    from mcpfuzz.report.banner import Banner
     from mcpfuzz.report.console import ConsoleReporter
     from mcpfuzz.report.event_log import EventLog
     from mcpfuzz.report.files import ReportFiles
@@ -34,8 +34,10 @@ class Reporting:
         # `--events -` keeps stdout for the stream alone: the console moves to stderr.
         to_stderr = events_path == EVENTS_ON_STDOUT
         shown = opening_banner(config) if banner_first else None
-        if shown is not None and not write_banner(shown, sys.stderr if to_stderr else sys.stdout):
-            shown = None
+        if shown is not None:
+            from mcpfuzz.report.banner import write_banner
+
+            shown = shown if write_banner(shown, sys.stderr if to_stderr else sys.stdout) else None
 
         from rich.console import Console
 
@@ -106,6 +108,7 @@ def opening_banner(config: RunConfig) -> Banner | None:
     if config.security and WORKSPACE_PLACEHOLDER in config.server_label:
         return None
     from mcpfuzz.corpus.redact import Redactor
+    from mcpfuzz.report.banner import Banner
 
     # As the run's sink redacts its events: with the configuration's secrets.
     server = Redactor(config.secrets).text(config.server_label)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -107,6 +106,8 @@ class HttpTarget:
 
 def free_port() -> int:
     """A TCP port nothing listens on at 127.0.0.1 (the OS picks it; it stays free until a server binds it)."""
+    import socket
+
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
