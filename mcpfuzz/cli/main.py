@@ -33,7 +33,6 @@ from mcpfuzz.cli.shared import status as shared_status
 from mcpfuzz.cli.snapshot import add_to_run_reports, snapshot, snapshot_in_run, snapshot_run_options
 from mcpfuzz.cli.soak import soak
 from mcpfuzz.cli.targets import show_dry_run, targets
-from mcpfuzz.report.plural import counted
 
 if TYPE_CHECKING:
     from mcpfuzz.engine.config import RunConfig
@@ -121,7 +120,7 @@ def run(server: tuple[str, ...], budget: float, compare_with: str | None, all_se
     if workers > 1:
         _check_workers(config)
     drift = snapshot_in_run(config, snapshot_path, fail_on_change) if snapshot_path else None
-    reporting = Reporting(config, options)
+    reporting = Reporting(config, options, banner_first=True)
 
     def stopping(sink: EventSink) -> EventSink:
         if limit is None:
@@ -215,6 +214,7 @@ def replay(ctx: click.Context, paths: tuple[str, ...], timeout: float, call_time
     from mcpfuzz.engine.replay import ERROR, FAILED, load_replayables, replay_one
     from mcpfuzz.engine.session.session import SessionOptions
     from mcpfuzz.oracles.base import all_oracles
+    from mcpfuzz.report.plural import counted
     from mcpfuzz.report.replay_console import print_outcome
     from mcpfuzz.transport.connect import ServerTarget
     from mcpfuzz.transport.stdio_target import StdioTarget

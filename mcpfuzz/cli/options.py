@@ -27,9 +27,10 @@ RUN_PHASES = ("catalogue", "lifecycle", "coverage", "fuzz", "stateful")
 
 
 def _oracle_ids() -> list[str]:
-    from mcpfuzz.oracles.base import all_oracles
+    """Every oracle id in the registry's order (which registers each exactly once), without importing the oracles."""
+    from mcpfuzz.jsonrpc.oracle_ids import OracleId
 
-    return list(all_oracles())
+    return [oracle_id.value for oracle_id in OracleId]
 
 
 def _parse_oracle_list(value: str | None, option: str) -> list[str]:
@@ -216,8 +217,8 @@ def build_config(server: tuple[str, ...], budget: float, options: dict[str, Any]
     from pathlib import Path
 
     from mcpfuzz.engine.config import RunConfig
-    from mcpfuzz.engine.events import PhaseName
-    from mcpfuzz.oracles.base import Severity
+    from mcpfuzz.engine.phase_names import PhaseName
+    from mcpfuzz.oracles.severity import Severity
 
     seed = options["seed"]
     log_frames = options["log_frames"]
@@ -283,7 +284,7 @@ def _server_cwd(cwd: str | None, by_url: bool, command: list[str]) -> str | None
 
 def _check_workspace_placeholder(command: list[str], http: HttpTarget | None, security: bool) -> None:
     """`{workspace}` names the temporary workspace --security makes: without it the server would get the text."""
-    from mcpfuzz.engine.security.workspace import WORKSPACE_PLACEHOLDER
+    from mcpfuzz.engine.security.placeholder import WORKSPACE_PLACEHOLDER
 
     words = [*command, *(http.launch if http is not None else ())]
     if not security and any(WORKSPACE_PLACEHOLDER in word for word in words):

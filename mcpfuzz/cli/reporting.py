@@ -13,40 +13,52 @@ from mcpfuzz.cli.options import EXIT_ERROR
 if TYPE_CHECKING:
     from mcpfuzz.engine.config import RunConfig
     from mcpfuzz.engine.events import EventSink, RunFinished
+    from mcpfuzz.report.banner import Banner
     from mcpfuzz.report.console import ConsoleReporter
     from mcpfuzz.report.event_log import EventLog
     from mcpfuzz.report.files import ReportFiles
     from mcpfuzz.report.handlers import FanOut
 
+# `--events -`: the event stream on stdout (report.event_log.STDOUT, not imported: it brings the engine's events).
+EVENTS_ON_STDOUT = "-"
+
 
 class Reporting:
     """The console, the report files asked for and the `--events` stream, fed by one fan-out sink."""
 
-    def __init__(self, config: RunConfig, options: dict[str, Any]) -> None:
+    def __init__(self, config: RunConfig, options: dict[str, Any], *, banner_first: bool = False) -> None:
+        """`banner_first`: write the run's banner now, before rich and the reporters are imported (`run`)."""
+        if options.get("quiet") and options.get("verbose"):
+            raise click.UsageError("-q and -v ask for opposite things; give one of them")
+        events_path = options["events_path"]
+        # `--events -` keeps stdout for the stream alone: the console moves to stderr.
+        to_stderr = events_path == EVENTS_ON_STDOUT
+        shown = opening_banner(config) if banner_first else None
+        if shown is not None:
+            from mcpfuzz.report.banner import write_banner
+
+            shown = shown if write_banner(shown, sys.stderr if to_stderr else sys.stdout) else None
+
         from rich.console import Console
 
         from mcpfuzz.report.console import ConsoleReporter
-        from mcpfuzz.report.event_log import STDOUT, EventLog
+        from mcpfuzz.report.event_log import EventLog
         from mcpfuzz.report.files import ReportFiles, ReportPaths
         from mcpfuzz.report.finding_console import Verbosity
         from mcpfuzz.report.handlers import EventHandler, FanOut
 
         # Handlers see the run as reports may show it; the events reach them redacted by the engine.
         config = config.public()
-        events_path = options["events_path"]
-        # `--events -` keeps stdout for the stream alone: the console moves to stderr.
-        console = Console(highlight=False, soft_wrap=True, stderr=True) if events_path == STDOUT else None
+        console = Console(highlight=False, soft_wrap=True, stderr=True) if to_stderr else None
         self.files: ReportFiles = ReportFiles(config, ReportPaths(
             options["json_path"], options["junit_path"], options["sarif_path"], options["summary_path"],
             options.get("html_path")),
             warn=lambda problem: click.echo(f"warning: {problem}", err=True))
         self.log: EventLog | None = EventLog(config, events_path) if events_path else None
-        if options.get("quiet") and options.get("verbose"):
-            raise click.UsageError("-q and -v ask for opposite things; give one of them")
         verbosity = Verbosity.QUIET if options.get("quiet") else \
             Verbosity.VERBOSE if options.get("verbose") else Verbosity.NORMAL
         self.console: ConsoleReporter = ConsoleReporter(config, console, verbosity=verbosity,
-                                                        program=invoked_as(sys.argv[0]))
+                                                        program=invoked_as(sys.argv[0]), shown=shown)
         handlers: list[EventHandler] = [self.console, self.files]
         if self.log is not None:
             handlers.append(self.log)
@@ -86,6 +98,21 @@ class Reporting:
         if problem:
             click.echo(f"error: {problem}", err=True)
             sys.exit(EXIT_ERROR)
+
+
+def opening_banner(config: RunConfig) -> Banner | None:
+    """The banner the run's `RunStarted` will carry, told before the engine is imported; None when the server's
+    command names the workspace --security makes when the run starts."""
+    from mcpfuzz.engine.security.placeholder import WORKSPACE_PLACEHOLDER
+
+    if config.security and WORKSPACE_PLACEHOLDER in config.server_label:
+        return None
+    from mcpfuzz.corpus.redact import Redactor
+    from mcpfuzz.report.banner import Banner
+
+    # As the run's sink redacts its events: with the configuration's secrets.
+    server = Redactor(config.secrets).text(config.server_label)
+    return Banner(server, config.seed, config.budget, config.timeout, len(config.judged().oracles))
 
 
 def invoked_as(argv0: str) -> str:

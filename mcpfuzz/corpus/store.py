@@ -7,7 +7,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -93,6 +92,8 @@ def write_json_atomic(path: Path, data: dict, *, sync_folder: bool = True) -> No
 
     `sync_folder` False leaves making the rename durable to the caller (one folder sync after many writes)."""
     payload = _json_bytes(data)  # serialise first: a bad value must not leave a temp file behind
+    import tempfile  # here: the command line checks a corpus folder before anything is written
+
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX)
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -4,22 +4,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mcpfuzz.corpus.redact import REDACTED, Redactor, is_secret_setting
 from mcpfuzz.engine.baseline import Baseline
 from mcpfuzz.engine.client.capabilities import ALL_CAPABILITIES, ClientCapability
-from mcpfuzz.engine.events import PhaseName
+from mcpfuzz.engine.phase_names import PhaseName
 from mcpfuzz.engine.shared.options import SharedOptions
-from mcpfuzz.oracles.base import Severity
+from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from mcpfuzz.oracles.severity import Severity
 from mcpfuzz.transport.base import DEFAULT_STARTUP_TIMEOUT
-from mcpfuzz.transport.connect import ServerTarget
 from mcpfuzz.transport.http_target import HttpTarget
 from mcpfuzz.transport.stdio_target import StdioTarget
+
+if TYPE_CHECKING:  # the connections themselves: `mcpfuzz run` builds its configuration before they are imported
+    from mcpfuzz.transport.connect import ServerTarget
 
 PHASES = (PhaseName.PROBE, PhaseName.CATALOGUE, PhaseName.LIFECYCLE, PhaseName.COVERAGE, PhaseName.FUZZ,
           PhaseName.STATEFUL)
 # The phases that call targets with drawn params.
 CALL_PHASES = (PhaseName.COVERAGE, PhaseName.FUZZ, PhaseName.STATEFUL)
+# MCP's streamable HTTP rules (status codes, sessions, Origin) do not bind a plain JSON-RPC endpoint.
+MCP_TRANSPORT_ORACLES = (OracleId.HTTP_STATUS, OracleId.SESSION_LEAK, OracleId.ORIGIN_CHECK)
+# Judged only with --security or --observe: without canaries or a hook in the server they have nothing to see.
+SECURITY_ORACLES = (OracleId.SANDBOX_ESCAPE, OracleId.COMMAND_INJECTION, OracleId.NETWORK_EGRESS)
 
 
 @dataclass(frozen=True)
@@ -123,6 +131,12 @@ class RunConfig:
     def database_root(self) -> Path | None:
         """Where Hypothesis keeps its example database: under the corpus folder."""
         return self.corpus / ".hypothesis" if self.corpus is not None else None
+
+    def judged(self) -> RunConfig:
+        """This configuration without the oracles that have nothing to judge in its run (see the tuples above)."""
+        left_out = (*(MCP_TRANSPORT_ORACLES if self.jsonrpc_methods is not None else ()),
+                    *(SECURITY_ORACLES if not (self.security or self.observe) else ()))
+        return replace(self, oracles=tuple(oracle for oracle in self.oracles if oracle not in left_out))
 
     @property
     def server_label(self) -> str:

@@ -1,10 +1,10 @@
-"""Severities, failure classes with identity, and the oracle registry with each oracle's metadata."""
+"""Failure classes with identity, and the oracle registry with each oracle's metadata (`Severity` is its own module)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from enum import Flag, IntEnum, auto
+from enum import Flag, auto
 
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
 from mcpfuzz.jsonrpc.incoming import RESPONSE
@@ -13,23 +13,7 @@ from mcpfuzz.jsonrpc.parts.cancel import CancelCheck
 from mcpfuzz.jsonrpc.parts.concurrency import ConcurrencyCheck
 from mcpfuzz.jsonrpc.parts.listing import ListingCheck
 from mcpfuzz.jsonrpc.parts.resource import ResourceCheck
-
-
-class Severity(IntEnum):
-    """How bad a finding is; `--fail-on` compares against this order."""
-
-    LOW = 1
-    MEDIUM = 2
-    HIGH = 3
-    CRITICAL = 4
-
-    @classmethod
-    def parse(cls, text: str) -> Severity:
-        """Read a severity name given on the command line."""
-        return cls[text.strip().upper()]
-
-    def __str__(self) -> str:
-        return self.name.lower()
+from mcpfuzz.oracles.severity import Severity
 
 
 class Failure(Exception):

@@ -7,6 +7,7 @@ from collections import Counter
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 from mcpfuzz.engine.config import RunConfig
 from mcpfuzz.engine.events import (
@@ -26,6 +27,7 @@ from mcpfuzz.engine.events import (
 from mcpfuzz.engine.judge import counts_toward_fail_on, is_note
 from mcpfuzz.engine.plan.verdict import left_out_words
 from mcpfuzz.oracles.base import Severity
+from mcpfuzz.report.banner import Banner
 from mcpfuzz.report.coverage_summary import coverage_line
 from mcpfuzz.report.finding_console import SEVERITY_STYLE, FindingPrinter, Verbosity, message_head
 from mcpfuzz.report.plural import counted
@@ -46,9 +48,10 @@ SECURITY_ON = "security oracles on: sandbox-escape, command-injection (a tempora
 class ConsoleReporter:
     """The event handler that writes the run for a person: live progress, findings, the summary (stdout by default)."""
 
-    def __init__(self, config: RunConfig, console: Console | None = None, *,
-                 verbosity: Verbosity = Verbosity.NORMAL, program: str = "mcpfuzz") -> None:
+    def __init__(self, config: RunConfig, console: Console | None = None, *, verbosity: Verbosity = Verbosity.NORMAL,
+                 program: str = "mcpfuzz", shown: Banner | None = None) -> None:
         self.config = config
+        self.shown = shown  # the banner the command line wrote before the run began: not printed again
         self.program = program  # how mcpfuzz was started: printed commands must work when pasted
         # soft_wrap: long reproductions stay one copy-pasteable line, also when piped to a file.
         # No emoji codes: `template:notes://...` must not print a musical note.
@@ -69,7 +72,7 @@ class ConsoleReporter:
         self._phase_cases = 0
 
     def start(self) -> None:
-        """Nothing is printed before RunStarted."""
+        """Nothing is printed before RunStarted (the command line may have written the banner already)."""
 
     def handle(self, event: Event) -> None:
         """Print what the event tells (by its type: `_on_<EventName>`); other events print nothing."""
@@ -82,11 +85,10 @@ class ConsoleReporter:
         self._stop_progress()
 
     def _on_RunStarted(self, event: RunStarted) -> None:
-        from mcpfuzz import __version__
-
-        self.console.print(f"[bold]mcpfuzz {__version__}[/] · server: {escape(event.server)}")
-        self.console.print(f"seed {event.seed} · budget {event.budget:g}s · timeout {event.timeout:g}s · "
-                           f"{len(event.oracles)} oracles", style="dim")
+        banner = Banner(event.server, event.seed, event.budget, event.timeout, len(event.oracles))
+        if banner != self.shown:
+            for line in banner.lines():
+                self.console.print(Text.assemble(*line))
 
     def _say(self, text: str, style: str | None = None) -> None:
         """A line of the run's progress: kept to a terminal's scrollback, left out with -q."""

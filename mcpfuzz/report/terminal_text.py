@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import re
 
-from rich.markup import escape as escape_markup
-
 # C0 controls but tab and newline (a line break stays one), DEL, C1 controls, the bidirectional marks, embeddings,
 # overrides and isolates, and lone surrogates (bytes that were not UTF-8, kept by surrogateescape).
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
@@ -26,6 +24,8 @@ def printable(text: str) -> str:
 def escape(text: str) -> str:
     """`text` made printable and its rich markup escaped: for any text a rich console prints that it did not
     write itself (rich passes control characters through)."""
+    from rich.markup import escape as escape_markup  # here: a run's banner is made printable before rich is imported
+
     return escape_markup(printable(text))
 
 

@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from urllib.parse import urlsplit
-
-import anyio
-import httpx
 
 from mcpfuzz.jsonrpc.transport_kind import TransportKind
 from mcpfuzz.transport.auth.settings import AuthSettings
 from mcpfuzz.transport.base import AUTO, TRANSPORT_CHOICES, transport_choice
 from mcpfuzz.transport.http_headers import ACCEPT_BOTH, META_VERSION_KEY
 from mcpfuzz.transport.target import Redaction, ServerKind
+
+if TYPE_CHECKING:  # httpx only once a URL is probed: the command line builds its targets before any connection
+    import httpx
 
 # In the URL and the --launch command (or an --env value of the launched server): a free port on 127.0.0.1,
 # chosen for each server mcpfuzz starts.
@@ -107,6 +106,8 @@ class HttpTarget:
 
 def free_port() -> int:
     """A TCP port nothing listens on at 127.0.0.1 (the OS picks it; it stays free until a server binds it)."""
+    import socket
+
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
@@ -124,6 +125,9 @@ async def detect_transport(target: HttpTarget, timeout: float) -> TransportKind:
     (unsupported version, unknown method, header mismatch), means streamable HTTP; otherwise a GET
     that opens an SSE stream means legacy HTTP+SSE.
     """
+    import anyio
+    import httpx
+
     if target.transport is not None:
         return target.transport
     if target.launch:

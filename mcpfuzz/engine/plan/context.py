@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from time import perf_counter
 from typing import Any
@@ -47,7 +47,6 @@ from mcpfuzz.engine.surface.probe import ProbeResult
 from mcpfuzz.engine.surface.targets import Selection, TargetPlan
 from mcpfuzz.jsonrpc.call_split import SPLIT
 from mcpfuzz.jsonrpc.exchange import Exchange
-from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.versions import Era
 from mcpfuzz.oracles.base import Failure
 from mcpfuzz.transport.connect import ServerTarget
@@ -58,10 +57,6 @@ JudgedObserver = Callable[[PhaseName, Exchange, list[Verdict]], None]
 ReportAdjuster = Callable[[tuple[Finding, ...], Stats], tuple[tuple[Finding, ...], Stats]]
 # More of the heartbeat a --shared process tells the others.
 StatusPart = Callable[[], dict[str, object]]
-# MCP's streamable HTTP rules (status codes, sessions, Origin) do not bind a plain JSON-RPC endpoint.
-MCP_TRANSPORT_ORACLES = (OracleId.HTTP_STATUS, OracleId.SESSION_LEAK, OracleId.ORIGIN_CHECK)
-# Judged only with --security or --observe: without canaries or a hook in the server they have nothing to see.
-SECURITY_ORACLES = (OracleId.SANDBOX_ESCAPE, OracleId.COMMAND_INJECTION, OracleId.NETWORK_EGRESS)
 
 
 @dataclass(frozen=True)
@@ -125,10 +120,7 @@ class RunContext:
     @classmethod
     def create(cls, config: RunConfig, emit: EventSink) -> RunContext:
         """A fresh context: events redacted once before any handler sees them, the corpus opened (or said why not)."""
-        if config.jsonrpc_methods is not None:
-            config = replace(config, oracles=tuple(o for o in config.oracles if o not in MCP_TRANSPORT_ORACLES))
-        if not (config.security or config.observe):
-            config = replace(config, oracles=tuple(o for o in config.oracles if o not in SECURITY_ORACLES))
+        config = config.judged()
         redactor = Redactor(config.secrets)
         sink: EventSink = RedactingSink(emit, redactor)
         budget = Budget(config.budget, counted=config.max_examples is not None)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpfuzz.engine.config import RunConfig
+from mcpfuzz.engine.security.placeholder import WORKSPACE_PLACEHOLDER
 from mcpfuzz.jsonrpc.frame import Case
 from mcpfuzz.strategies.payloads.canaries import (
     LINK_NAME,
@@ -25,8 +26,6 @@ from mcpfuzz.strategies.payloads.canaries import (
 from mcpfuzz.transport.connect import ServerTarget
 from mcpfuzz.transport.http_target import HttpTarget
 from mcpfuzz.transport.stdio_target import StdioTarget
-
-WORKSPACE_PLACEHOLDER = "{workspace}"
 
 
 @dataclass(frozen=True)
