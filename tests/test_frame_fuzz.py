@@ -71,7 +71,7 @@ def test_drawn_frames_are_single_lines_with_stable_targets_and_own_ids(era: str,
         for rid in draft.explicit_ids:  # type: ignore[attr-defined]
             # Clear of the catalogue's (100+), the harness's, the tool calls' and the fresh ids.
             assert not (isinstance(rid, int) and 100 <= rid < 2**53), rid
-            assert not (isinstance(rid, str) and rid.isdigit() and int(rid) >= HARNESS_FIRST_ID), rid
+            assert not (isinstance(rid, str) and rid.isdecimal() and int(rid) >= HARNESS_FIRST_ID), rid
         seen.append(case.expect.judge)
 
     check()
