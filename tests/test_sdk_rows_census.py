@@ -157,26 +157,32 @@ def _post(url: str, body: dict) -> str:
         return refused.read().decode()
 
 
-def test_the_ts_sdk_1x_refuses_a_request_before_initialize_with_id_null(tmp_path: Path) -> None:
-    package = TS_MODULES / "@modelcontextprotocol" / "sdk" / "package.json"
-    if shutil.which("node") is None or not package.is_file():
-        pytest.skip("node or the TypeScript SDK 1.x is not installed (npm ci in tests/sdk_servers/ts)")
+def _first_answer(tmp_path: Path, script: str, body: dict) -> str:
+    """Start a node server script on a free port (the TypeScript SDKs linked in) and POST `body` until it answers."""
     (tmp_path / "node_modules").symlink_to(TS_MODULES, target_is_directory=True)
-    (tmp_path / "server.mjs").write_text(STATEFUL_TS_SERVER)
+    (tmp_path / "server.mjs").write_text(script)
     port = _free_port()
     server = subprocess.Popen(["node", "server.mjs", str(port)], cwd=tmp_path, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
-        answer = ""
-        while time.monotonic() < deadline and not answer:
+        while time.monotonic() < deadline:
             try:
-                answer = _post(f"http://127.0.0.1:{port}/mcp", {"jsonrpc": "2.0", "id": 905, "method": "tools/list"})
+                if answer := _post(f"http://127.0.0.1:{port}/mcp", body):
+                    return answer
             except OSError:
                 time.sleep(0.2)
+        return ""
     finally:
         server.kill()
         server.wait(timeout=10)
+
+
+def test_the_ts_sdk_1x_refuses_a_request_before_initialize_with_id_null(tmp_path: Path) -> None:
+    package = TS_MODULES / "@modelcontextprotocol" / "sdk" / "package.json"
+    if shutil.which("node") is None or not package.is_file():
+        pytest.skip("node or the TypeScript SDK 1.x is not installed (npm ci in tests/sdk_servers/ts)")
+    answer = _first_answer(tmp_path, STATEFUL_TS_SERVER, {"jsonrpc": "2.0", "id": 905, "method": "tools/list"})
     assert '"id":null' in answer, answer
     version = json.loads(package.read_text())["version"]
     found = finding("id-preserved", "http-null", "http/session-missing", "<HTTP 400, application/json, 1 message>",
@@ -209,23 +215,7 @@ def test_the_ts_sdk_2x_refuses_an_id_beyond_2_53_over_http_and_echoes_it_rounded
     package = TS_MODULES / "@modelcontextprotocol" / "server" / "package.json"
     if shutil.which("node") is None or not package.is_file():
         pytest.skip("node or the TypeScript SDK 2.x is not installed (npm ci in tests/sdk_servers/ts)")
-    (tmp_path / "node_modules").symlink_to(TS_MODULES, target_is_directory=True)
-    (tmp_path / "server.mjs").write_text(TS2_HANDLER_SERVER)
-    port = _free_port()
-    server = subprocess.Popen(["node", "server.mjs", str(port)], cwd=tmp_path, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        answer = ""
-        while time.monotonic() < deadline and not answer:
-            try:
-                answer = _post(f"http://127.0.0.1:{port}/mcp",
-                               {"jsonrpc": "2.0", "id": BEYOND_2_53, "method": "tools/list"})
-            except OSError:
-                time.sleep(0.2)
-    finally:
-        server.kill()
-        server.wait(timeout=10)
+    answer = _first_answer(tmp_path, TS2_HANDLER_SERVER, {"jsonrpc": "2.0", "id": BEYOND_2_53, "method": "tools/list"})
     echoed = json.loads(answer)
     assert echoed["error"]["code"] == -32600 and echoed["id"] == BEYOND_2_53 - 1, answer  # rounded to 2**53
     version = json.loads(package.read_text())["version"]
