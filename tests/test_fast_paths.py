@@ -156,6 +156,25 @@ def test_importing_the_engine_starts_no_process(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120, check=True)
 
 
+def test_after_the_warm_up_a_full_collection_skips_the_long_lived_heap_and_still_frees_new_cycles() -> None:
+    """The warm-up freezes what every module and Hypothesis' tables left alive: a full collection then walks only
+    what was made after it, and garbage made after it is collected as before."""
+    script = textwrap.dedent("""
+        import gc
+        from mcpfuzz.engine.searches.hypothesis_bridge import HypothesisWarmup
+        HypothesisWarmup.start().wait()
+        frozen, walked = gc.get_freeze_count(), len(gc.get_objects())
+        assert frozen > 10 * walked, (frozen, walked)
+        class Node:
+            pass
+        a, b = Node(), Node()
+        a.other, b.other = b, a
+        del a, b
+        assert gc.collect() >= 2
+    """)
+    subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True)
+
+
 def test_hypothesis_storage_directory_wins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HYPOTHESIS_STORAGE_DIRECTORY", str(tmp_path / "mine"))
     assert hypothesis_home() == tmp_path / "mine"

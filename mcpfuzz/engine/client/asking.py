@@ -32,8 +32,10 @@ class AskingBook:
         if phase is PhaseName.CLIENT or case.family not in ASKING_KINDS or len(self.asking) >= MAX_ASKING \
                 or case.target in self.asking:
             return
+        if not _asked(exchange):  # first: most exchanges asked nothing, and reading the frame parses it again
+            return
         request = _asking_request(case.family, case.id, case.data)
-        if request is not None and _asked(exchange):
+        if request is not None:
             self.asking[case.target] = request
 
 
