@@ -21,17 +21,17 @@ DELAY = 2.0  # seconds the server takes to answer a call once its elicitation wa
 
 
 def test_a_call_slower_than_timeout_after_an_accepted_elicitation_is_waited_for_not_dropped() -> None:
+    # The flight phase's oracles left out: its cancelled calls would each wait out the slow answer too.
     finished, exchanges = elicit_run(version=LEGACY, timeout=1.0, call_timeout=30.0, budget=120.0,
-                                     server_args=("--answer-delay", str(DELAY)))
+                                     server_args=("--answer-delay", str(DELAY)),
+                                     leave_out=("cancel-respected", "concurrency"))
     accepted = [e for e in exchanges if (check := e.case.expect.part(ClientCheck)) is not None
                 and check.mode is AnswerMode.ACCEPT]
     assert accepted, [e.case.title for e in exchanges]
     for exchange in accepted:
         assert any(a.id_tag == ID_CURRENT for a in exchange.responses()), exchange.case.title
         assert exchange.extended and not exchange.cut_short, exchange.case.title  # waited on past --timeout
-    # (The flight phase rightly finds that the answering thread ignores notifications/cancelled: cancel-respected.)
-    judged = [(f.oracle, f.case_title) for f in finished.findings if f.oracle in ("client-requests", "no-hang")]
-    assert judged == []
+    assert [(f.oracle, f.case_title) for f in finished.findings] == []
 
 
 def test_requests_at_once_with_a_slow_read_only_call_wait_for_it_as_a_call() -> None:
