@@ -43,11 +43,12 @@ def concurrent_case(builder: FrameBuilder, list_methods: list[str], uris: list[s
     expect = Expectation(judge=OracleId.CONCURRENCY, id=ids[0], batch_ids=ids, result_ok=True, error_ok=True,
                          well_formed=True, note="each request answered once, with its own answer",
                          parts=(ConcurrencyCheck(described, changes_state=changes_state),))
+    calls = any(method == "tools/call" for _, method, _, _ in requests)  # a tool may take long: --call-timeout
     if changes_state:
         return Case("requests-at-once", CONCURRENCY_FAMILY, f"{len(requests)} requests at once",
-                    b"\n".join(lines), expect, patient=True, posts=Posting.AT_ONCE)
+                    b"\n".join(lines), expect, patient=True, slow_ok=calls, posts=Posting.AT_ONCE)
     return Case("read-only-at-once", CONCURRENCY_FAMILY, f"{len(requests)} read-only requests at once",
-                b"\n".join(lines), expect, patient=True, posts=Posting.AT_ONCE)
+                b"\n".join(lines), expect, patient=True, slow_ok=calls, posts=Posting.AT_ONCE)
 
 
 def same_target_case(builder: FrameBuilder, tool: str, argument_sets: Sequence[dict[str, Any]], *,

@@ -26,10 +26,13 @@ LEGACY = "2025-11-25"
 
 def client_run(command: list[str], *, version: str | None = None,
                capabilities: frozenset[ClientCapability] = ALL_CAPABILITIES,
-               log_frames: Path | None = None, budget: float = 30.0) -> tuple[RunFinished, list[Exchange]]:
-    """A short run (probe, coverage, then the client phase) with every oracle; the client phase's exchanges."""
+               log_frames: Path | None = None, budget: float = 30.0, timeout: float = 5.0,
+               call_timeout: float = 30.0, leave_out: tuple[str, ...] = ()) -> tuple[RunFinished, list[Exchange]]:
+    """A short run (probe, coverage, then the client phase) with every oracle but `leave_out`; the client phase's
+    exchanges."""
     events: list[Event] = []
-    config = RunConfig(command=command, seed=1, timeout=5.0, budget=budget, oracles=tuple(all_oracles()),
+    config = RunConfig(command=command, seed=1, timeout=timeout, call_timeout=call_timeout, budget=budget,
+                       oracles=tuple(oracle for oracle in all_oracles() if oracle not in leave_out),
                        phases=("probe", "coverage"), protocol_version=version, client_capabilities=capabilities,
                        log_frames=log_frames)
     finished = anyio.run(run, config, events.append)
@@ -38,10 +41,13 @@ def client_run(command: list[str], *, version: str | None = None,
 
 
 def elicit_run(*bugs: str, version: str | None = None, capabilities: frozenset[ClientCapability] = ALL_CAPABILITIES,
-               budget: float = 30.0) -> tuple[RunFinished, list[Exchange]]:
-    """A run of tests/servers/elicit_server.py with these bugs."""
-    command = [sys.executable, str(ELICIT_SERVER), *(arg for bug in bugs for arg in ("--bug", bug))]
-    return client_run(command, version=version, capabilities=capabilities, budget=budget)
+               budget: float = 30.0, timeout: float = 5.0, call_timeout: float = 30.0,
+               server_args: tuple[str, ...] = (), leave_out: tuple[str, ...] = ()
+               ) -> tuple[RunFinished, list[Exchange]]:
+    """A run of tests/servers/elicit_server.py with these bugs (and `server_args`), every oracle but `leave_out`."""
+    command = [sys.executable, str(ELICIT_SERVER), *server_args, *(arg for bug in bugs for arg in ("--bug", bug))]
+    return client_run(command, version=version, capabilities=capabilities, budget=budget, timeout=timeout,
+                      call_timeout=call_timeout, leave_out=leave_out)
 
 
 def titles(exchanges: list[Exchange]) -> list[str]:

@@ -95,6 +95,8 @@ def test_one_crash_reached_from_several_frames_is_one_finding_with_also_on() -> 
     assert "envelope/batch" in finding.also_on and "also on envelope/batch" in finding.message
     assert "exited with status 1" in finding.message and "RuntimeError" in finding.message
     assert finished.stats.phases["lifecycle"] == 6 + (3 if finished.era == "modern" else 0)  # restarted, carried on
+    # Each crash forced a restart (the frames it was also on crashed it too), besides the lifecycle's planned ones.
+    assert finished.stats.restarts >= 1 + len(finding.also_on)
 
 
 def test_coerced_id_is_reported_with_both_types() -> None:
@@ -135,8 +137,10 @@ def test_hang_is_told_apart_from_a_stuck_server() -> None:
     finished = caught("hang-method")
     (finding,) = finished.findings
     assert finding.target == "method/resources-list" and "dropped" in finding.message
-    # Only the fresh processes of the lifecycle phase: its six cases and (2026-07-28) list-identity's three.
-    assert finished.stats.restarts == 6 + (3 if finished.era == "modern" else 0)
+    # The server forced no restart; mcpfuzz's own plan made the fresh processes (recycles, the lifecycle phase's six
+    # cases) and (2026-07-28) of list-identity's three: planned, never counted as the server's.
+    assert finished.stats.restarts == 0
+    assert finished.stats.planned_restarts >= 6 + (3 if finished.era == "modern" else 0)
 
 
 def test_pre_initialize_crash_is_a_lifecycle_finding() -> None:

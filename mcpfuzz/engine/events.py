@@ -254,7 +254,8 @@ class Stats:
     tool_calls: int = 0
     frame_cases: int = 0
     frames_sent: int = 0
-    restarts: int = 0
+    restarts: int = 0  # restarts the server forced: its process crashed, exited or stopped answering
+    planned_restarts: int = 0  # fresh processes of mcpfuzz's own plan (lifecycle cases, recycles, re-runs)
     duration: float = 0.0
     phases: dict[str, int] = field(default_factory=dict)
     resources: dict[str, Any] | None = None  # the monitor's figures (RSS, fds, pings), when it sampled
@@ -270,13 +271,14 @@ class Stats:
     lost: dict[str, Any] | None = None
     internal_errors: int = 0  # cases ended by an error of mcpfuzz's own (RunFinished.internal_errors lists them)
 
-    COUNTERS = ("cases", "tool_calls", "frame_cases", "frames_sent", "restarts", "standbys", "warm_restarts",
-                "internal_errors")
+    COUNTERS = ("cases", "tool_calls", "frame_cases", "frames_sent", "restarts", "planned_restarts", "standbys",
+                "warm_restarts", "internal_errors")
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready counters."""
         data: dict[str, Any] = {"cases": self.cases, "tool_calls": self.tool_calls, "frame_cases": self.frame_cases,
-                                "frames_sent": self.frames_sent, "restarts": self.restarts, "standbys": self.standbys,
+                                "frames_sent": self.frames_sent, "restarts": self.restarts,
+                                "planned_restarts": self.planned_restarts, "standbys": self.standbys,
                                 "warm_restarts": self.warm_restarts, "internal_errors": self.internal_errors,
                                 "duration_s": round(self.duration, 3),
                                 "phases": dict(self.phases)}

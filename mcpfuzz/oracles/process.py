@@ -76,7 +76,8 @@ def no_hang(exchange: Exchange) -> Iterator[Failure]:
                 Severity.CRITICAL, f"no reply within {exchange.waited:.1f}s, and the server stopped answering "
                 f"other requests too{_wedge_evidence(exchange)}", "stuck"))
         return
-    if exchange.barrier_answered is False:
+    if exchange.barrier_answered is False and not (exchange.cut_short and exchange.blocked):
+        # (A call still busy when its phase ended is not judged: its --call-timeout had not passed.)
         yield _stopped(exchange, NoHangFailure(
             Severity.CRITICAL, f"after this frame the server stopped answering: a request sent after it got no "
             f"reply within {exchange.waited:.1f}s", "stuck-after"))

@@ -30,7 +30,7 @@ from mcpfuzz.oracles.base import Severity
 from mcpfuzz.report.banner import Banner
 from mcpfuzz.report.coverage_summary import coverage_line
 from mcpfuzz.report.finding_console import SEVERITY_STYLE, FindingPrinter, Verbosity, message_head
-from mcpfuzz.report.plural import counted
+from mcpfuzz.report.plural import counted, restarts_said
 from mcpfuzz.report.terminal_text import escape
 from mcpfuzz.report.time_split import never_called, time_split
 from mcpfuzz.report.triage import causes
@@ -262,7 +262,8 @@ class ConsoleReporter:
         noted = f" · {counted(notes, 'note')} (did not fail again on a fresh server)" if notes else ""
         self.console.print(f"{counted(len(event.findings) - notes, 'finding')} ({', '.join(parts)}){noted} · "
                            f"{counted(stats.cases, 'case')} ({counted(stats.tool_calls, 'tool call')}) · "
-                           f"{counted(stats.frames_sent, 'frame')} · {counted(stats.restarts, 'restart')} · "
+                           f"{counted(stats.frames_sent, 'frame')} · "
+                           f"{restarts_said(stats.restarts, stats.planned_restarts)} · "
                            f"{stats.duration:.1f}s · seed {self.config.seed}")
         if event.protocol_version:
             self.console.print(f"protocol {event.protocol_version} ({event.era} era)", style="dim")

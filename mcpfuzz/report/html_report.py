@@ -35,6 +35,11 @@ MAX_OCCURRENCES_SHOWN = 20  # of a finding's occurrences (the lines of one state
 _INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")
 
 
+def planned_said(planned: int) -> str:
+    """mcpfuzz's own planned restarts after the server's, when there were any."""
+    return f" ({planned:,} planned)" if planned else ""
+
+
 def visible(value: object) -> str:
     """Text with control characters and lone surrogates spelled out (`\\x1b`), cut to MAX_TEXT, escaped."""
     text = _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", str(value))
@@ -115,7 +120,8 @@ def _facts(report: dict, timeline: RunTimeline) -> str:
              ("stopped", visible(report["stopped"]) if report["stopped"] else
               "no: the run did all its work" if not report["error"] else "the server could not be tested"),
              ("work", f"{stats['cases']:,} cases · {stats['tool_calls']:,} tool calls · "
-                      f"{stats['frames_sent']:,} frames · {stats['restarts']:,} restarts"),
+                      f"{stats['frames_sent']:,} frames · {stats['restarts']:,} restarts"
+                      f"{planned_said(stats.get('planned_restarts', 0))}"),
              ("fails on", f"{visible(report['failOn'])} and above"), ("mcpfuzz", visible(report["mcpfuzz"]))]
     soak = stats.get("soak")
     if soak:

@@ -12,3 +12,9 @@ def counted(number: int, noun: str, *, grouped: bool = False) -> str:
     if number == 1:
         return f"{shown} {noun}"
     return f"{shown} {IRREGULAR.get(noun, noun + 's')}"
+
+
+def restarts_said(restarts: int, planned: int) -> str:
+    """The restarts the server forced, then mcpfuzz's own planned ones when there were any: "2 restarts (7 planned)"."""
+    said = counted(restarts, "restart")
+    return f"{said} ({planned} planned)" if planned else said

@@ -1,7 +1,7 @@
 """MCP server with a tool, a prompt and a resource that ask the client for input: the tool by elicitation in the
 legacy era, all three by a multi round-trip request (`input_required`) in 2026-07-28.
 
-Usage: ``python tests/servers/elicit_server.py [--bug NAME]...``
+Usage: ``python tests/servers/elicit_server.py [--answer-delay SECONDS] [--bug NAME]...``
 
 ``greet`` (no arguments) asks for a ``name`` and answers ``GREETING, NAME``. Legacy: an ``elicitation/create``
 request, sent only when the client declared elicitation; the call is answered when the client's answer comes, pings
@@ -17,7 +17,9 @@ Bugs: ``trusts-answer`` reads the answer's ``content.name`` unchecked (a decline
 ``drops-on-error`` never answers a call whose elicitation got an error instead of a result; ``unsigned-state``
 trusts an unsigned state; ``ignores-capabilities`` asks for input the client did not declare;
 ``crashes-without-responses`` exits on a retry that carries a requestState but no inputResponses.
-Without a bug it gives no finding.
+Without a bug it gives no finding. ``--answer-delay`` is no bug: a call whose elicitation was accepted (legacy) with
+a name of up to 100 characters is answered that many seconds later, from a thread, pings meanwhile answered (a slow
+tool; the thread does not stop on notifications/cancelled).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import hashlib
 import hmac
 import json
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +54,7 @@ TOOLS: list[dict[str, Any]] = [
 ASK = {"message": "What is your name?", "requestedSchema": {
     "type": "object", "properties": {"name": {"type": "string", "minLength": 1}}, "required": ["name"]}}
 KEY = b"elicit-server-test-key"
+ANSWER_DELAY = 0.0  # --answer-delay: seconds before an accepted elicitation's call is answered
 MISSING_CAPABILITY = -32021
 PROMPT = {"name": "introduce", "description": "A message introducing the user by the name they give."}
 CARD = {"uri": "greeting://card", "name": "card", "description": "A greeting card for the user by the name they give.",
@@ -170,6 +174,12 @@ class ElicitServer(Server):
             if method != "tools/call":
                 return self.invalid_params(rid, "no name was given")
             return self.result(rid, tool_error("no name was given"))
+        if ANSWER_DELAY and len(name) <= 100:
+            answer = self.result(rid, self.completed(method, "Hello", name))
+            answer_later = threading.Timer(ANSWER_DELAY, write, [answer])
+            answer_later.daemon = True
+            answer_later.start()
+            return []
         return self.result(rid, self.completed(method, "Hello", name))
 
     def handle_modern(self, rid: Any, method: str, params: dict[str, Any], meta: dict[str, Any]) -> list[Any]:
@@ -218,4 +228,8 @@ class ElicitServer(Server):
 
 
 if __name__ == "__main__":
+    if "--answer-delay" in sys.argv:
+        at = sys.argv.index("--answer-delay")
+        ANSWER_DELAY = float(sys.argv[at + 1])
+        del sys.argv[at:at + 2]
     sys.exit(main(server_class=ElicitServer))

@@ -164,7 +164,7 @@ class Monitor:
         try:
             await session.call(method, params, timeout=self.options.ping_timeout)
         except (HarnessError, TransportError) as error:
-            session.ready = False  # the next case starts on a fresh server
+            session.forced_restart()  # the next case starts on a fresh server
             if not session.alive:
                 return  # it exited between cases: nothing sent then explains it, and no-crash needs a frame
             self.figures.pings_failed += 1

@@ -84,7 +84,7 @@ class _Series:
     """The samples of one server process; a restart starts a new one (a fresh process starts small)."""
 
     sampler: ResourceSampler
-    restarts: int
+    process: int  # the session's process it samples (every start is a new one)
     sent: int = 0
     refused: int = 0
     samples: list[Sample] = field(default_factory=list)
@@ -137,11 +137,11 @@ async def check_session_pileup(session: Session, *, burst: int = 300, deadline: 
 
 def _current(series: _Series | None, session: Session) -> _Series:
     """The series of the running process: the same one, or a new one after a restart."""
-    if series is not None and series.restarts == session.restarts:
+    if series is not None and series.process == session.process:
         return series
     pid = session.server.pid
     assert pid is not None  # launched: there is always a process behind the URL
-    series = _Series(ResourceSampler(pid), session.restarts)
+    series = _Series(ResourceSampler(pid), session.process)
     series.sample()
     return series
 

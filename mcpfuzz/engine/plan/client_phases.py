@@ -16,6 +16,7 @@ from mcpfuzz.engine.config import CALL_PHASES
 from mcpfuzz.engine.events import PhaseName, PhaseStarted
 from mcpfuzz.engine.plan.context import RunContext
 from mcpfuzz.engine.plan.phase_cases import PhaseCases, PhaseOver
+from mcpfuzz.engine.session.modes import patient_until
 from mcpfuzz.engine.session.session import Session
 from mcpfuzz.jsonrpc.client_check import FUZZ_MODES, VALID_MODES, AnswerMode, AskingRequest, RetryKind
 from mcpfuzz.jsonrpc.exchange import ID_CURRENT, Exchange
@@ -99,13 +100,20 @@ async def client_cases(context: RunContext, session: Session, until: float, firs
     context.emit(PhaseStarted(PhaseName.CLIENT, detail=f"{len(asking)} requests asked for input: "
                                                        f"{', '.join(f'{a.family}/{a.name}' for a in asking)}"))
     try:
-        for request in asking:
-            if probe.era is Era.MODERN:
-                await runner.modern(request)
-            else:
-                await runner.legacy(request)
+        # A slow call waits as in every call phase: up to --call-timeout, never past the phase's end (then unjudged).
+        with patient_until(session, until):
+            await _each_request(runner, probe.era, asking)
     except PhaseOver:
         return
+
+
+async def _each_request(runner: _Runner, era: Era, asking: list[AskingRequest]) -> None:
+    """Every asking request's client cases, in order."""
+    for request in asking:
+        if era is Era.MODERN:
+            await runner.modern(request)
+        else:
+            await runner.legacy(request)
 
 
 class _Runner(PhaseCases):

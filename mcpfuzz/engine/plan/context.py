@@ -240,6 +240,7 @@ class RunContext:
         session = self.session
         if session is not None:
             self.stats.frames_sent, self.stats.restarts = session.wire.frames_sent, session.restarts
+            self.stats.planned_restarts = session.planned_restarts
             self.stats.standbys, self.stats.warm_restarts = session.processes.standbys, session.processes.warm_restarts
             self.stats.startup = session.startup.as_dict()
             self.stats.lost = session.comebacks.as_dict() if session.comebacks.lost else None

@@ -46,8 +46,8 @@ def _why(context: RunContext) -> str:
 
 def _startup_words(context: RunContext) -> str:
     """The server's measured start-up time, when it is what ate the budget."""
-    restarts = context.stats.restarts
-    return f" (the server restarted {restarts} times)" if restarts else ""
+    restarts = context.stats.restarts + context.stats.planned_restarts  # each start costs the same time
+    return f" (the server was started again {restarts} times)" if restarts else ""
 
 
 def _first(labels: list[str], count: int = 3) -> str:

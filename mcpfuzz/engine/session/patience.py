@@ -16,7 +16,9 @@ The policy, in the order a case meets it:
   --timeout, a liveness request asks whether the server still answers. A server that answers it (alive), or whose
   process runs but answers nothing (busy: its one thread may be working on this very call), gets --call-timeout for
   the call (a longer target timeout wins); each progress notification moves that limit on, up to twice it. A
-  phase's deadline (`until`) cuts the wait short (`exchange.cut_short`), never past it.
+  patient call that goes out with its barrier (the client phase's: the server asks mcpfuzz for input before it
+  answers) gets the same. A phase's deadline (`until`) cuts the wait short (`exchange.cut_short`, no verdict on
+  silence), never past it.
 - **Wedge.** A busy call whose target has answered before gets a fair wait instead (`AnswerTimes.bound`: many times
   its slowest answer), which may run past its phase's deadline to the run's own (`wedge_until`). Silent at its end,
   a fresh request decides: unanswered too while the process runs, the server is stuck (`exchange.wedged`, with the
@@ -63,6 +65,12 @@ LATE_BARRIER_WAIT = 1.0
 def waits_for_own_answer(case: Case) -> bool:
     """A valid request waited for patiently: its own answer proves the server alive, so it needs no barrier."""
     return bool(case.patient and case.expect.well_formed and case.expect.reply)
+
+
+def waits_as_a_call(case: Case, lean: bool) -> bool:
+    """A call of a target, past --timeout, gets the call timeout: a valid one (sent lean, or patient with its
+    barrier) or a lenient one."""
+    return case.slow_ok and (lean or case.patient or case.expect.has(Lenient))
 
 
 def may_run_a_call(case: Case) -> bool:
@@ -143,8 +151,9 @@ class Patience:
         # silence to its end is a hang. Over streamable HTTP the liveness request went on a POST of its own.
         busy = not alive and barrier is not None and link.alive and not exchange.write_error
         # A lenient call (a lone surrogate, which a parser may refuse) went out with its barrier; once that is
-        # answered, its own answer may still be on the way: it gets the same limit as a valid call.
-        if (lean or case.expect.has(Lenient)) and case.slow_ok and exchange.timed_out and (alive or busy):
+        # answered, its own answer may still be on the way: it gets the same limit as a valid call. So does a
+        # patient call sent with its barrier for another oracle's sake (mcpfuzz answered the server's request first).
+        if waits_as_a_call(case, lean) and exchange.timed_out and (alive or busy):
             # Slow is not dropped: a valid call to a server that answers pings gets the call limit,
             # and each progress notification moves that limit on.
             exchange.timed_out, exchange.extended, exchange.blocked = False, True, busy

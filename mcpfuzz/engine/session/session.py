@@ -44,6 +44,7 @@ class _SetAside:
     handshake_frames: list[bytes]
     books: IdBooks
     borrowed: Borrowed
+    forced: bool  # whether the process in use had died or stopped answering already
 
 
 class ServerLost(HarnessError):
@@ -65,9 +66,13 @@ class Session:
         self.era: Era | None = None
         self.version: str = LATEST_LEGACY
         self.ready = False
-        self.restarts = 0  # restarts the server caused (crashes, hangs, lifecycle cases), not recycles
+        # Restarts the server forced: the process in use crashed, exited or stopped answering (and was stopped).
+        self.restarts = 0
+        # Restarts of mcpfuzz's own plan: a fresh process for a lifecycle case or after one, recycles, re-runs.
+        self.planned_restarts = 0
         self.process = 0  # which process (or HTTP session) this is: every start counts
         self._recycling = False
+        self._forced = False  # the process in use died or was stopped as stuck: its replacement is forced
         # Awaited before each case on a ready server (the soak's liveness ping and resource samples).
         self.before_case: Callable[[], Awaitable[None]] | None = None
         self.on_notice: Callable[[str], None] | None = None  # what the user should hear of (said once each)
@@ -151,25 +156,37 @@ class Session:
         self.collector.forget()
 
     def _new_process(self) -> None:
-        """Counters and state of a process about to be in use (a restart mcpfuzz caused is not the server's)."""
-        if self.server.starts and not self._recycling:
-            self.restarts += 1
-        self._recycling = False
+        """Counters and state of a process about to be in use: a restart the server forced (its process died or
+        stopped answering) or one of mcpfuzz's plan (a fresh process asked for, a recycle)."""
+        if self.server.starts:
+            if self._forced and not self._recycling:
+                self.restarts += 1
+            else:
+                self.planned_restarts += 1
+        self._recycling, self._forced = False, False
         self.process += 1
         self.ready = False
         self.handshake_frames = []
         self.last_line = b""
 
     def recycle(self) -> None:
-        """Start the next case on a fresh server, for mcpfuzz's own bookkeeping (not counted as a restart)."""
+        """Start the next case on a fresh server, for mcpfuzz's own bookkeeping (a planned restart)."""
         self.ready = False
         self._recycling = True
+
+    def forced_restart(self) -> None:
+        """The process in use died or stopped answering: the next case starts on a fresh one, a restart the server
+        forced."""
+        self.ready = False
+        self._forced = True
 
     async def ensure_ready(self) -> None:
         """Restart and redo the handshake of the known era when the server died or got stuck; a server that does not
         come back is started again after a back-off, until the RestartPolicy gives it up (ServerLost)."""
         if self.alive and self.ready:
             return
+        if self.ready:
+            self._forced = True  # it exited between cases, or after its last case was judged
         while True:
             await anyio.sleep(self.comebacks.wait())
             try:
@@ -180,6 +197,7 @@ class Session:
             except ServerLost:
                 raise
             except (HarnessError, ServerStartError) as error:
+                self._forced = True  # a comeback that did not come back: the next start is the server's doing too
                 self.comebacks.failed_once(failed_comeback(self.server, error), self.restarts)
                 if self.comebacks.lost:
                     raise ServerLost(self.comebacks.verdict()) from None
@@ -234,7 +252,7 @@ class Session:
             borrowed = await self.processes.borrow(self.ready and self.alive)
             if borrowed is not None:
                 books = self.collector.set_aside()
-                aside = _SetAside(self.process, self.wire.log, self.handshake_frames, books, borrowed)
+                aside = _SetAside(self.process, self.wire.log, self.handshake_frames, books, borrowed, self._forced)
                 self._new_process()
                 self.wire.log = deque(maxlen=LOG_LIMIT)
                 try:
@@ -245,7 +263,7 @@ class Session:
                         self.process, self.handshake_frames = aside.process, aside.handshake_frames
                         self.wire.log = aside.log
                         self.collector.restore(aside.books)
-                        self.ready = self.alive
+                        self.ready, self._forced = self.alive, aside.forced
             await self.restart()
         else:
             await self._ready_for_cases()
@@ -309,10 +327,12 @@ class Session:
         if not self.alive:
             await self.server.wait_exit(1.0)
             exchange.crash = self.server.end or ProcessEnd(None, self.server.stderr.text())
+            self._forced = self._forced or not case.fresh  # after a fresh case a fresh process comes anyway
             self.ready = False
         elif exchange.write_error or exchange.barrier_answered is False:
             # Stuck (or deaf): start over before the next case, so one hang is one finding.
             await self.server.kill()
+            self._forced = self._forced or not case.fresh
             self.ready = False
         exchange.stderr_tail = self.server.stderr.text(10)
         if case.fresh:
