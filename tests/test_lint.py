@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from functools import partial
 from pathlib import Path
 
@@ -14,7 +15,9 @@ from jsonschema import Draft202012Validator
 
 from mcpfuzz.engine.lint_run import LintOutcome, lint_server
 from mcpfuzz.engine.session.session import SessionOptions
-from mcpfuzz.lint.registry import all_rules
+from mcpfuzz.jsonrpc.versions import LATEST_LEGACY
+from mcpfuzz.lint.model import Declared
+from mcpfuzz.lint.registry import RulesCut, all_rules, run_rules
 from mcpfuzz.lint.schema import regex_problem
 from mcpfuzz.lint.uri_template import template_problem
 from mcpfuzz.report.lint_report import lint_sarif
@@ -259,3 +262,12 @@ def test_docs_table_lists_every_rule_with_its_severity() -> None:
         if len(cells) == 4 and cells[0] in all_rules():
             rows[cells[0]] = (cells[1], cells[2])
     assert rows == {rule.id: (rule.name, str(rule.severity)) for rule in all_rules().values()}
+
+
+def test_the_rules_stop_between_two_rules_once_their_deadline_has_passed() -> None:
+    """A run's lint phase has its share of the budget: past it no further rule starts (thousands of declarations on
+    a loaded machine once spent the calls' time); before it every rule runs."""
+    declared = Declared("legacy", LATEST_LEGACY, "initialize", handshake_answered=False)
+    assert run_rules(declared, until=time.monotonic() + 600) == run_rules(declared) != []
+    with pytest.raises(RulesCut, match=f"^0 of {len(all_rules())} rules had run$"):
+        run_rules(declared, until=time.monotonic())

@@ -85,7 +85,7 @@ def test_each_broken_annotation_is_found_and_reproduces_on_a_fresh_server(tmp_pa
 
 def test_the_clean_twin_gives_nothing(tmp_path: Path) -> None:
     """The same store with annotations that hold: zero findings."""
-    finished = stateful_run(tmp_path, budget=10.0)
+    finished = stateful_run(tmp_path, budget=300.0, max_examples=8)
     assert [(f.oracle, f.target) for f in finished.findings] == []
     assert finished.stats.targets.get("tool/delete_note", 0) > 0
 
@@ -99,6 +99,7 @@ def test_bugs_without_annotations_give_nothing(tmp_path: Path) -> None:
 def test_a_clock_is_no_change_and_an_unnamed_destructive_tool_is_never_called(tmp_path: Path) -> None:
     """A read-only `now` that returns the time to the second changes by itself: zero findings; delete_note
     (destructiveHint) not named with --include-tool is not called, by the sequences or their observations."""
-    finished = stateful_run(tmp_path, "--now", "--bug", "delete-noop", budget=10.0, include=())
+    # Ended by its examples (the budget only a bound), so a loaded machine's sequences call `now` too.
+    finished = stateful_run(tmp_path, "--now", "--bug", "delete-noop", budget=300.0, include=(), max_examples=8)
     assert [(f.oracle, f.target) for f in finished.findings] == []
     assert finished.stats.targets.get("tool/now", 0) > 0 and "tool/delete_note" not in finished.stats.targets

@@ -7,10 +7,13 @@ launched the server (only then can its memory be watched).
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import anyio
 import pytest
@@ -150,19 +153,22 @@ def test_a_restart_mid_burst_starts_a_new_series() -> None:
 # -- wired into `mcpfuzz run` ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("bug", ["session-pileup", None])
-def test_run_with_launch_reports_the_pileup_once_and_saves_no_transcript_for_it(tmp_path, bug: str | None) -> None:
-    """After the catalogue, the burst runs; the finding is observed (no single frame replays it)."""
-    import json
-
+def counted_run(tmp_path: Path, *server_args: str) -> tuple[subprocess.CompletedProcess[str], dict]:
+    """`mcpfuzz run --launch` of the fixture, the catalogue only, ended by its work (the budget only a bound)."""
     from tests.conftest import run_cli
 
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    launch = f"{sys.executable} {HTTP_SERVER} --port {port}" + (f" --bug {bug}" if bug else "")
-    result = run_cli(["run", url, "--launch", launch, "--phases", "catalogue", "--budget", "30", "--json",
-                      "report.json"], cwd=tmp_path, timeout=90)
-    report = json.loads((tmp_path / "report.json").read_text())
+    launch = " ".join([sys.executable, str(HTTP_SERVER), "--port", str(port), *server_args])
+    result = run_cli(["run", url, "--launch", launch, "--phases", "catalogue", "--max-examples", "1", "--budget",
+                      "120", "--json", "report.json"], cwd=tmp_path, timeout=240)
+    return result, json.loads((tmp_path / "report.json").read_text())
+
+
+@pytest.mark.parametrize("bug", ["session-pileup", None])
+def test_run_with_launch_reports_the_pileup_once_and_saves_no_transcript_for_it(tmp_path, bug: str | None) -> None:
+    """After the catalogue, the burst runs; the finding is observed (no single frame replays it)."""
+    result, report = counted_run(tmp_path, *(["--bug", bug] if bug else []))
     if bug is None:
         assert result.returncode == 0 and report["findings"] == [], result.stdout + result.stderr
         return
@@ -171,3 +177,12 @@ def test_run_with_launch_reports_the_pileup_once_and_saves_no_transcript_for_it(
     assert finding["oracle"] == "session-leak" and finding["observed"] and finding["severity"] == "medium"
     assert "300 refused requests" in finding["message"] and finding["corpus_path"] is None
     assert not list((tmp_path / "corpus").glob("*session-leak*"))
+
+
+def test_a_run_that_counts_its_examples_sends_the_whole_burst_to_a_slow_server(tmp_path: Path) -> None:
+    """20 ms per POST (a loaded machine's pace) fits under 200 refusals in the burst's few seconds of a timed run; a
+    run that counts its examples sends all 300, so the finding does not depend on the machine's speed."""
+    result, report = counted_run(tmp_path, "--bug", "session-pileup", "--delay-ms", "20")
+    assert result.returncode == 1, result.stdout + result.stderr
+    [finding] = report["findings"]
+    assert finding["oracle"] == "session-leak" and "300 refused requests" in finding["message"], finding

@@ -143,6 +143,7 @@ def session_options(config: RunConfig, extra_env: dict[str, str] | None = None) 
                           call_timeout=config.call_timeout, grace=config.grace,
                           max_line=config.max_line, env=env or None, frame_log=config.log_frames,
                           plain_jsonrpc=config.jsonrpc_methods is not None,
+                          standby_always=config.max_examples is not None,
                           client_capabilities=config.client_capabilities)
 
 

@@ -1,11 +1,12 @@
 """A stdio MCP server whose answers come after random delays: what a loaded machine does to a correct server.
 
-Usage: ``python tests/servers/jittery.py [--stall SECONDS] [--odds P] -- SERVER COMMAND...``
+Usage: ``python tests/servers/jittery.py [--stall SECONDS] [--odds P] [--slow-start SECONDS] -- SERVER COMMAND...``
 
 Runs SERVER COMMAND as its child and passes the client's lines to it unchanged; every line the child
 writes is passed on in order after a short random hold (up to 10 ms), and one line in 1/P stalls for
 between 0.3 and ``--stall`` seconds, as when the machine is busy elsewhere. The times come from the
-operating system's randomness, so no two runs wait alike. Standard library only.
+operating system's randomness, so no two runs wait alike. ``--slow-start`` holds the first line that long, as
+a start on a loaded machine. Standard library only.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="Pass a server's answers on after random delays.")
     parser.add_argument("--stall", type=float, default=1.5, help="longest stall of one line (seconds)")
     parser.add_argument("--odds", type=float, default=0.03, help="the share of lines that stall")
+    parser.add_argument("--slow-start", type=float, default=0.0, help="how long to hold the first line (seconds)")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the server command, after --")
     options = parser.parse_args()
     command = options.command[1:] if options.command[:1] == ["--"] else options.command
@@ -65,8 +67,10 @@ def main() -> None:
     lines: queue.Queue[bytes | None] = queue.Queue()
     threading.Thread(target=forward_input, args=(child,), daemon=True).start()
     threading.Thread(target=read_output, args=(child, lines), daemon=True).start()
+    first = True
     while (line := lines.get()) is not None:
-        time.sleep(held_time(options.stall, options.odds))
+        time.sleep(options.slow_start if first else held_time(options.stall, options.odds))
+        first = False
         sys.stdout.buffer.write(line)
         sys.stdout.buffer.flush()
     sys.exit(child.wait())

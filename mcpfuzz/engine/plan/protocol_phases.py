@@ -38,6 +38,7 @@ from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.parts.observed import needs_observation
 from mcpfuzz.jsonrpc.target_kind import TargetKind
 from mcpfuzz.jsonrpc.versions import Era
+from mcpfuzz.lint.registry import RulesCut
 from mcpfuzz.strategies.cancellation import cancel_case
 from mcpfuzz.strategies.catalogue import CatalogueContext, catalogue
 from mcpfuzz.strategies.concurrency import concurrent_case
@@ -123,9 +124,16 @@ class LintPhase:
                                 f"takes about {context.budget.restart_cost:.1f}s to start here); raise --budget to "
                                 "run it"))
         try:
-            problems = await lint(session, context.probe, in_run=True, fresh_checks=fresh)
+            # Its share, as every phase about the protocol: thousands of declarations on a loaded machine would
+            # otherwise spend the calls' time on rules.
+            problems = await lint(session, context.probe, in_run=True, fresh_checks=fresh,
+                                  until=context.budget.protocol_deadline)
         except (HarnessError, ServerStartError) as error:
             context.emit(Notice(f"the lint phase stopped: {error}"))
+            return
+        except RulesCut as cut:
+            context.emit(Notice(f"lint: left out to keep the run's time for calling targets ({cut}); raise --budget "
+                                "to run it"))
             return
         for finding in lint_findings(problems, context.probe.era.value, context.probe.version):
             if context.findings.add_observed(finding) is not None:
@@ -362,9 +370,13 @@ async def _multi_frame_cases(context: RunContext, session: Session, built: Catal
 
 async def _session_pileup(context: RunContext, session: Session) -> None:
     """Streamable HTTP with --launch: a burst of refused requests must not make the server grow."""
+    budget = context.budget
+    # A run that counts its examples sends the whole burst (only --budget ends it): cut by the clock, a loaded
+    # machine's burst would be too short to judge, and the finding would depend on the machine's speed.
+    until = budget.protocol_deadline if budget.counted else min(time.monotonic() + PILEUP_SECONDS,
+                                                                budget.protocol_deadline)
     try:
-        verdict = await check_session_pileup(session, deadline=time.monotonic() + min(
-            PILEUP_SECONDS, max(0.0, context.budget.protocol_deadline - time.monotonic())))
+        verdict = await check_session_pileup(session, deadline=until)
     except (HarnessError, ServerStartError) as error:
         context.emit(Notice(f"the session pile-up check stopped: {error}"))
         return

@@ -23,5 +23,9 @@ class SessionOptions:
     frame_log: Path | None = None
     plain_jsonrpc: bool = False  # a plain JSON-RPC 2.0 server: no handshake; the barrier is an unknown method
     standby: bool = True  # keep a standby process for restarts of a server slow to start (stdio)
+    # A standby whenever the connection can hold one, not only for a server measured slow to start: in a run that
+    # counts its examples the same seed sends the same frames, and a start measured slow on a loaded machine would
+    # decide which process a fresh case runs on, and so whether the cases after it need a handshake.
+    standby_always: bool = False
     # Declared in the legacy handshake and answered when the server asks (--client-capabilities).
     client_capabilities: frozenset[ClientCapability] = ALL_CAPABILITIES

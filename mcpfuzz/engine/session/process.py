@@ -33,10 +33,11 @@ class ProcessKeeper:
         self._cold_spawn: float | None = None  # a cold start's spawn, until its first answer measures the start
         self._asked_at: float | None = None  # when the current process was asked for, until its first answer
 
-    def keep_standby(self, holder: HoldsStandby | None, refusal: str, *, enabled: bool,
+    def keep_standby(self, holder: HoldsStandby | None, refusal: str, *, enabled: bool, always: bool = False,
                      notice: Callable[[str], object]) -> None:
-        """Standbys for this connection (`holder`: None when it cannot keep one, `refusal` says why)."""
-        self.standby = StandbyKeeper(holder, refusal, enabled=enabled, notice=notice)
+        """Standbys for this connection (`holder`: None when it cannot keep one, `refusal` says why; `always`: for
+        a server of any start time, StandbyKeeper)."""
+        self.standby = StandbyKeeper(holder, refusal, enabled=enabled, always=always, notice=notice)
 
     @property
     def standbys(self) -> int:

@@ -113,7 +113,8 @@ class Session:
         await self.server.__aenter__()
         self.delivery = delivery_for(self.server.delivery)
         self.processes.keep_standby(standby_holder(self.server), standby_refusal(self.target),
-                                    enabled=options.standby, notice=self._notice)
+                                    enabled=options.standby, always=options.standby_always,
+                                    notice=self._notice)
         return self
 
     async def __aexit__(self, *exc_info: object) -> bool | None:

@@ -13,16 +13,18 @@ STANDBY_WORTH = 0.25
 
 
 class StandbyKeeper:
-    """Keeps one standby process beside the current one, for servers slow to start.
+    """Keeps one standby process beside the current one, for servers slow to start (`always`: for any server).
 
     A standby is started only once the current process has answered (never two starts at once competing for the
     CPU), is sent nothing until a restart takes it (so it serves a lifecycle case, which needs a process with no
     handshake of ours, and a normal restart alike), and is replaced when it dies on its own.
     """
 
-    def __init__(self, holder: HoldsStandby | None, refusal: str, *, enabled: bool,
+    def __init__(self, holder: HoldsStandby | None, refusal: str, *, enabled: bool, always: bool = False,
                  notice: Callable[[str], object]) -> None:
         self.holder = holder if enabled else None
+        # Whatever the start measured (once measured): the choice of process is then not the machine's speed's.
+        self._always = always and self.holder is not None
         self._refusal = refusal if enabled else ""
         self._notice = notice
         self._given_up = False
@@ -40,7 +42,7 @@ class StandbyKeeper:
 
     def measured(self, startup: StartupTimes) -> None:
         """A start was measured: is the server slow enough to start for a standby to buy something?"""
-        self._worth = startup.median is not None and startup.median >= STANDBY_WORTH
+        self._worth = startup.median is not None and (self._always or startup.median >= STANDBY_WORTH)
 
     @property
     def active(self) -> bool:

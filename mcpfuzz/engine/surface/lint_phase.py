@@ -141,16 +141,18 @@ async def _ready_again(session: Session) -> None:
 
 
 async def lint(session: Session, probe: ProbeResult, *, in_run: bool = False,
-               fresh_checks: bool = True) -> list[Problem]:
+               fresh_checks: bool = True, until: float | None = None) -> list[Problem]:
     """Every lint problem of the server the session talks to (in `run`, without the rules an oracle covers, and
     without the request before initialize: its rule is advice, never a finding of `run`, and costs two process
-    starts); `fresh_checks` False leaves out every check on a fresh process.
+    starts); `fresh_checks` False leaves out every check on a fresh process; past `until`, no further rule starts
+    (RulesCut).
 
     The rules are CPU work (thousands of schemas take seconds): they run in a worker thread, so the budget,
     Ctrl-C and SIGTERM still stop the run on time.
     """
     declared = await gather(session, probe, fresh_checks=fresh_checks, before_initialize=not in_run)
-    return await anyio.to_thread.run_sync(partial(run_rules, declared, skip_covered=in_run), abandon_on_cancel=True)
+    return await anyio.to_thread.run_sync(partial(run_rules, declared, skip_covered=in_run, until=until),
+                                          abandon_on_cancel=True)
 
 
 # A lint error breaks a MUST in what the server declares (medium, as a wrong error code); a warning is a SHOULD
