@@ -28,10 +28,15 @@ MAX_OCCURRENCES = 1000  # kept per finding (the JSON report lists them); more ar
 MAX_COUNTED = 100_000  # distinct occurrences told apart per finding; past it every further one is counted
 MAX_SAMPLES = 5  # distinct pieces of evidence kept per finding (each with its count, one example, its frames)
 MAX_LEGACY = 100  # identities of earlier versions a finding answers for (a baseline written then still matches)
-# Oracles whose failure on a frame is a consequence of the frame's own rule being broken, not a cause of its own:
-# a fractional id answered as an integer (`1.5` as `1`) was served instead of refused (the frame's judge fails),
-# and the changed id is how that serving showed. Folded into the judge's finding, which names them.
-FOLDED_INTO_JUDGE = frozenset({OracleId.ID_PRESERVED.value})
+# Failures on a frame that are a consequence of the frame's own rule being broken, not a cause of their own, by
+# oracle (None: any key): a fractional id answered as an integer (`1.5` as `1`) was served instead of refused (the
+# frame's judge fails), and the changed id is how that serving showed; an HTTP 5xx on a frame whose judge failed is
+# the same failing answer (a -32603 where -32700 was due, sent with 500). Folded into the judge's finding, which
+# names them.
+FOLDED_INTO_JUDGE: dict[str, frozenset[str] | None] = {
+    OracleId.ID_PRESERVED.value: None,
+    OracleId.HTTP_STATUS.value: frozenset({"5xx"}),
+}
 FindingKey = tuple[str, str, str]
 # One failure an oracle raised on an exchange, its key, and the finding when it is new to the run.
 Verdict = tuple[Failure, FindingKey, "Finding | None"]
@@ -107,13 +112,21 @@ def fold_consequences(exchange: Exchange, failures: list[Failure]) -> list[Failu
     ruling = next((f for f in failures if f.oracle == judge), None)
     if ruling is None:
         return failures
-    folded = [f for f in failures if f.oracle != judge and f.oracle in FOLDED_INTO_JUDGE]
+    folded = [f for f in failures if f.oracle != judge and _follows_from_judge(f)]
     if not folded:
         return failures
     ruling.also_judged = tuple(dict.fromkeys((*ruling.also_judged, *(f.oracle for f in folded))))
     ruling.message += "".join(f"; {f.oracle} judged the same frame: {f.message}" for f in folded)
     ruling.folded = (*ruling.folded, *(FindingSet.key_of(f, exchange) for f in folded))
     return [f for f in failures if f not in folded]
+
+
+def _follows_from_judge(failure: Failure) -> bool:
+    """True for a failure FOLDED_INTO_JUDGE names: its oracle, with any key or one of the keys listed."""
+    if failure.oracle not in FOLDED_INTO_JUDGE:
+        return False
+    keys = FOLDED_INTO_JUDGE[failure.oracle]
+    return keys is None or failure.key in keys
 
 
 def observed_finding(failure: Failure, received: tuple[str, ...], era: str, version: str,

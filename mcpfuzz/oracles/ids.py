@@ -10,6 +10,7 @@ from mcpfuzz.jsonrpc.ids import ABSENT, json_type, show_id
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 from mcpfuzz.jsonrpc.parts.http_rule import HttpRule
 from mcpfuzz.jsonrpc.parts.past_limit import PastLimit
+from mcpfuzz.oracles.answers import CODE_OWNERS
 from mcpfuzz.oracles.base import Failure, Severity, failure_class, register
 
 IdPreservedFailure = failure_class(OracleId.ID_PRESERVED, "Response id differs from the request id")
@@ -24,6 +25,8 @@ def id_preserved(exchange: Exchange) -> Iterator[Failure]:
     if not expect.reply:
         return  # any reply to a notification is notification-silent's finding
     refused = exchange.http is not None and exchange.http.refused  # its null ids are judged just above
+    if _batch_refused_whole(exchange):
+        return  # one error for the whole batch names none of its requests; the code's own oracle judges the refusal
     for arrival in exchange.responses():
         changed = arrival.id_tag == ID_UNKNOWN or (
             arrival.id_tag == ID_NULL and expect.id_recoverable and not expect.null_id_ok and not refused)
@@ -47,6 +50,15 @@ def id_preserved(exchange: Exchange) -> Iterator[Failure]:
             # The same id handling as on a valid request (one root cause, one key), seen on a malformed one.
             message += " (on an invalid request; the error must still carry its id)"
         yield IdPreservedFailure(severity, message, key, server_wide=True)
+
+
+def _batch_refused_whole(exchange: Exchange) -> bool:
+    """A batch of several requests answered by one lone error with id null, in a code a JSON-RPC oracle owns."""
+    if len(exchange.case.expect.batch_ids) < 2 or not exchange.case.data.lstrip().startswith(b"["):
+        return False
+    answers = list(exchange.responses())
+    return len(answers) == 1 and answers[0].id_tag == ID_NULL and answers[0].incoming.is_error \
+        and answers[0].incoming.error_code in CODE_OWNERS
 
 
 def _beyond_exact_integers(request_id: object) -> bool:

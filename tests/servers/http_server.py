@@ -104,6 +104,8 @@ BUGS: dict[str, str] = {
                         "it; unhelpful for a request whose id was readable)",
     "session-optional": "not a bug: a request without Mcp-Session-Id is served on a temporary session (a server "
                         "that hands out sessions but does not require them)",
+    "unparseable-500": "a body that does not parse fails the handler: HTTP 500 with -32603 (id null) instead of "
+                       "400 with -32700",
 }
 IN_FLIGHT = InFlight()
 BUSY_LOCK = threading.Lock()
@@ -605,6 +607,10 @@ class Handler(BaseHTTPRequestHandler):
             raise Refused(415, "unsupported media type: Content-Type must be application/json")
         value = peek_json(body)
         IN_FLIGHT.note(value)
+        if value is UNPARSEABLE and "unparseable-500" in self.options.bugs:
+            self.send_json(500, {"jsonrpc": "2.0", "id": None,
+                                 "error": {"code": -32603, "message": "internal error: the body is not JSON"}})
+            return
         if value is UNPARSEABLE:
             # JSON-RPC 2.0 section 5.1: -32700 with id null; as an HTTP error, since nothing was accepted.
             fresh = SERVER_CLASS[0](set(self.sessions.server_bugs))

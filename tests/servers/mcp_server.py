@@ -36,6 +36,7 @@ BUGS: dict[str, str] = {
     "id-coerce": 'string ids that look like integers ("1", "007") answered as integers',
     "id-float": "integer ids beyond 2**53 answered as floats",
     "crash-batch": "exits with a traceback on any JSON array",
+    "no-batches": "a batch is refused as a whole (one -32600, id null) in 2025-03-26 too, the revision that has them",
     "crash-deep": "exits with a traceback on any frame nested more than 100 levels deep",
     "crash-pre-init": "legacy: exits on a request other than initialize/ping/discover before initialize",
     "crash-discover": "legacy-only; exits when server/discover is the first message",
@@ -285,7 +286,7 @@ class Server:
                 raise RuntimeError("crash-batch: cannot handle a JSON array")
             if not value:
                 return self.invalid_request(None, "invalid request: empty batch")
-            if self.legacy_version != BATCH_VERSION:
+            if self.legacy_version != BATCH_VERSION or "no-batches" in self.bugs:
                 return self.invalid_request(None, "invalid request: batches are not supported")
             replies = [reply for item in value for reply in self.handle_message(item, first=False)]
             return [replies] if replies else []

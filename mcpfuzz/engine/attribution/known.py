@@ -130,8 +130,11 @@ def explain(sdk: SdkInfo, transport: str, finding: Observed,
     """
     views = (finding, *(_AsJudgedBy(finding, oracle, key) for oracle, key in folded))
     for layer in sdk.layers():  # FastMCP's own rows first, then those of the mcp it is built on
-        for row in known_behaviours():
-            if row.covers(layer, transport) and any(row.explains(view) for view in views):
+        rows = [row for row in known_behaviours() if row.covers(layer, transport)]
+        # The row of the finding's own oracle names the behaviour best; a folded oracle's row only stands in for it.
+        for view in views:
+            row = next((row for row in rows if row.explains(view)), None)
+            if row is not None:
                 return row
     return None
 
