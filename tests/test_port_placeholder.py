@@ -85,9 +85,10 @@ def test_soak_workers_with_launch_each_start_their_own_server(tmp_path: Path) ->
     server = launched_copy(tmp_path)
     launch = f"{sys.executable} {server} --port {{port}}"
     try:
-        result = run_cli(["soak", URL, "--launch", launch, "--workers", "2", "--duration", "12", "--slice", "3",
-                          "--phases", "coverage,fuzz", "--seed", "3", "--json", "report.json"],
-                         cwd=tmp_path, timeout=120)
+        # A slice each, however long the servers take to start (the duration only bounds the soak).
+        result = run_cli(["soak", URL, "--launch", launch, "--workers", "2", "--duration", "120", "--max-slices", "1",
+                          "--slice", "2", "--phases", "coverage,fuzz", "--seed", "3", "--json", "report.json"],
+                         cwd=tmp_path, timeout=240)
         assert result.returncode == 0, result.stdout + result.stderr
         report = json.loads((tmp_path / "report.json").read_text())
         assert report["findings"] == []

@@ -206,22 +206,25 @@ def test_redis_stopped_and_restarted_mid_soak_loses_and_duplicates_nothing(tmp_p
 
 def test_an_example_one_machine_saved_is_replayed_first_by_another(tmp_path: Path,
                                                                    redis_server: RedisServer) -> None:
-    def run(folder: str, *args: str) -> dict:
+    def run(folder: str, *args: str) -> tuple[dict, str]:
+        """The run's JSON report and its console (said when an assertion on the report fails)."""
         (tmp_path / folder).mkdir()
-        result = run_cli(["run", *SEARCH_ONLY, *args, "--json", "r.json", "--",
-                          sys.executable, str(TOOLS), "--bug", "crash-at-maximum"], cwd=tmp_path / folder, timeout=120)
+        # Every search ends at its --max-examples: the budget only bounds the run (a loaded machine spends minutes).
+        result = run_cli(["run", *SEARCH_ONLY, *args, "--budget", "300", "--json", "r.json", "--",
+                          sys.executable, str(TOOLS), "--bug", "crash-at-maximum"], cwd=tmp_path / folder, timeout=400)
         assert (tmp_path / folder / "r.json").exists(), result.stdout + result.stderr
-        return json.loads((tmp_path / folder / "r.json").read_text())
+        return json.loads((tmp_path / folder / "r.json").read_text()), result.stdout + result.stderr
 
     shared = ["--shared", redis_server.url, "--shared-prefix", "examples"]
-    first = run("first", "--budget", "60", "--max-examples", "100", "--seed", "5", *shared)
-    assert [(f["oracle"], f["target"]) for f in first["findings"]] == [("no-crash", "tool/search")]
+    first, said = run("first", "--max-examples", "100", "--seed", "5", *shared)
+    assert [(f["oracle"], f["target"]) for f in first["findings"]] == [("no-crash", "tool/search")], said
     # One example per search, another seed, a fresh corpus: alone it does not hit limit == 10 ...
-    alone = run("alone", "--budget", "60", "--seed", "9", "--max-examples", "1")
-    assert alone["findings"] == []
+    alone, said = run("alone", "--seed", "9", "--max-examples", "1")
+    assert alone["findings"] == [], said
     # ... but sharing the store, it replays the first machine's failing example before its own.
-    joined = run("joined", "--budget", "60", "--seed", "9", "--max-examples", "1", *shared)
-    assert [(f["oracle"], f["target"], f["new"]) for f in joined["findings"]] == [("no-crash", "tool/search", False)]
+    joined, said = run("joined", "--seed", "9", "--max-examples", "1", *shared)
+    assert [(f["oracle"], f["target"], f["new"]) for f in joined["findings"]] == [("no-crash", "tool/search", False)], \
+        said
 
 
 # -- faults and usage -----------------------------------------------------------------------------

@@ -30,6 +30,8 @@ CHECKPOINT_NAME = "soak-checkpoint.json"
               help="How long to soak in all (e.g. 30m, 2h, 1h30m); with --resume, including earlier sessions.")
 @click.option("--max-findings", type=click.IntRange(min=1), default=None, metavar="N",
               help="Stop once N new findings are in (findings already in the corpus do not count).")
+@click.option("--max-slices", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Stop after N slices (each worker, this session): the soak ends by its work, --duration bounds it.")
 @click.option("--checkpoint", "checkpoint_path", type=click.Path(dir_okay=False), default=None, metavar="PATH",
               help=f"Checkpoint file, rewritten every --checkpoint-every seconds [default: DIR/{CHECKPOINT_NAME} "
                    "of --corpus].")
@@ -47,9 +49,9 @@ CHECKPOINT_NAME = "soak-checkpoint.json"
               help="How long one target is fuzzed before the next is picked [default: duration/30, 5 to 30].")
 @server_options
 @config_file_option
-def soak(server: tuple[str, ...], duration: float, max_findings: int | None, checkpoint_path: str | None,
-         resume: bool, workers: int, checkpoint_every: float, ping_every: float, sample_every: float,
-         slice_seconds: float | None, **options: Any) -> None:
+def soak(server: tuple[str, ...], duration: float, max_findings: int | None, max_slices: int | None,
+         checkpoint_path: str | None, resume: bool, workers: int, checkpoint_every: float, ping_every: float,
+         sample_every: float, slice_seconds: float | None, **options: Any) -> None:
     """Fuzz for a long time: `mcpfuzz soak [OPTIONS] -- CMD [ARGS]...` or `mcpfuzz soak [OPTIONS] URL`.
 
     Frames and tools are fuzzed in slices, the targets that still show new behaviour more often,
@@ -74,7 +76,7 @@ def soak(server: tuple[str, ...], duration: float, max_findings: int | None, che
 
     from mcpfuzz.engine.soak.soak import SoakOptions
 
-    soak_options = SoakOptions(duration=total, max_findings=max_findings, checkpoint=path,
+    soak_options = SoakOptions(duration=total, max_findings=max_findings, max_slices=max_slices, checkpoint=path,
                                checkpoint_every=checkpoint_every, ping_every=ping_every,
                                slice_seconds=slice_seconds, resume=earlier)
     reporting = Reporting(config, options)

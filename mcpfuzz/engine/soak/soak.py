@@ -64,6 +64,7 @@ class SoakOptions:
 
     duration: float
     max_findings: int | None = None
+    max_slices: int | None = None  # per worker and session: a soak that ends by its work, the duration a bound
     checkpoint: Path | None = None
     checkpoint_every: float = 60.0
     ping_every: float = 5.0
@@ -300,7 +301,7 @@ def _scheduler(context: RunContext, state: SoakState, names: list[str], scores: 
 
 async def _loop(context: RunContext, session: Session, state: SoakState, plan: TargetPlan,
                 searches: Searches) -> None:
-    """Slice after slice until the duration is up or enough new findings are in."""
+    """Slice after slice until the duration is up, enough new findings are in, or --max-slices slices ran."""
     assert state.scheduler is not None
     targets: dict[str, CallTarget] = {target.label: target for target in plan.targets}
     index, count = state.options.shard
@@ -309,8 +310,12 @@ async def _loop(context: RunContext, session: Session, state: SoakState, plan: T
     # seen asking; not scheduled by score: its cases are the same each time and find what takes many tries.
     client = client_skip(context) is None
     since_client = len(state.scheduler.targets)
+    first_slice = state.slices  # --max-slices counts this session's slices, not those before --resume
     while True:
         now = time.monotonic()
+        limit = state.options.max_slices
+        if limit is not None and state.slices - first_slice >= limit:
+            return
         if state.max_reached():
             context.stopped = StopReason.MAX_FINDINGS
             context.emit(Notice(f"{state.options.max_findings} new findings: stopping as --max-findings asks",
