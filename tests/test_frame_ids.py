@@ -74,7 +74,7 @@ def test_a_request_unanswered_at_its_barrier_is_not_sent_again_on_its_process() 
                 assert first == []  # judged: no answer before the barrier (a no-reply oracle's business)
                 again = await fuzz._send(case, ("0922",), shrinking=False)  # generating: left out
                 shrinking = await fuzz._send(case, ("0922",), shrinking=True)  # shrinking: on a fresh process
-                return again, shrinking, session.restarts
+                return again, shrinking, session.planned_restarts  # a fresh process asked for, not forced
 
     again, shrinking, restarts = anyio.run(main)
     assert again is None
