@@ -57,6 +57,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         raise pytest.UsageError(
             f"every test needs exactly one tier marker ({', '.join(TIERS)}): put `pytestmark = pytest.mark.<tier>` "
             f"at the top of its module\n  {shown}")
+    items[:] = costliest_modules_first(items)
+
+
+# The order modules are handed to workers in (`.ci/run` keeps it with --no-loadscope-reorder): the slow tier first,
+# then the process tier, then unit tests, each by its number of tests. A long module handed out last would leave the
+# other workers idle while it ends; short ones handed out last fill the gaps instead.
+TIER_COST = {"slow": 0, "process": 1, "unit": 2}
+
+
+def costliest_modules_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The items with whole modules reordered by their likely cost; a module's own tests keep their order."""
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+
+    def cost(module: list[pytest.Item]) -> tuple[int, int]:
+        return min(TIER_COST[tier] for item in module for tier in tiers_of(item)), -len(module)
+
+    return [item for module in sorted(modules.values(), key=cost) for item in module]
 
 
 # With $MCPFUZZ_TEST_TIMES set to a file, every test phase appends a line there as it ends (docs/testing.md).
