@@ -9,12 +9,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import psutil
 import pytest
 
+from mcpfuzz.jsonrpc import issued_secrets
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -76,6 +77,15 @@ def costliest_modules_first(items: list[pytest.Item]) -> list[pytest.Item]:
         return min(TIER_COST[tier] for item in module for tier in tiers_of(item)), -len(module)
 
     return [item for module in sorted(modules.values(), key=cost) for item in module]
+
+
+@pytest.fixture(autouse=True)
+def _tokens_stay_with_their_test() -> Iterator[None]:
+    """A token an in-process run obtained is hidden by every later redaction in the process: forgotten after its
+    test, so what another test redacts does not depend on which tests ran before it on the same worker."""
+    mark = issued_secrets.count()
+    yield
+    issued_secrets.forget_after(mark)
 
 
 # With $MCPFUZZ_TEST_TIMES set to a file, every test phase appends a line there as it ends (docs/testing.md).

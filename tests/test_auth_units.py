@@ -161,3 +161,16 @@ def test_the_scope_asked_for_is_the_challenges_else_the_metadatas() -> None:
     named = parse_challenge('Bearer scope="mcp:tools", resource_metadata="x"')
     assert Discovery(named, 401, metadata).scope == "mcp:tools"
     assert Discovery(None, 401, Fetched("u", 200, {"resource": "r"})).scope is None
+
+
+def test_secrets_remembered_after_a_mark_can_be_forgotten() -> None:
+    """A process that makes one run after another (a test worker) forgets a run's tokens when it ends."""
+    from mcpfuzz.corpus.redact import Redactor
+    from mcpfuzz.jsonrpc.issued_secrets import count, forget_after
+
+    mark = count()
+    remember("token-of-one-run")
+    assert Redactor().text("--auth-token-command x") == "--auth-<redacted>command x"  # a start of the token
+    forget_after(mark)
+    assert Redactor().text("--auth-token-command x") == "--auth-token-command x"
+    assert count() == mark

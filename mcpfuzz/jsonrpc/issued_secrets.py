@@ -25,3 +25,11 @@ def issued() -> tuple[str, ...]:
 def count() -> int:
     """How many secrets are remembered (a redactor rebuilds its patterns when this changes)."""
     return len(_ISSUED)
+
+
+def forget_after(mark: int) -> None:
+    """Forget every secret remembered after the first `mark` (a process that makes one run after another, each
+    with its own tokens, such as a test process)."""
+    for secret in _ISSUED[mark:]:
+        _SEEN.discard(secret)
+    del _ISSUED[mark:]
