@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 
 from mcpfuzz.engine.attribution.detect import detect_sdk
 from mcpfuzz.engine.attribution.running import running_stack
-from mcpfuzz.engine.attribution.sdks import Sdk
+from mcpfuzz.engine.attribution.sdks import Sdk, SdkInfo
 from tests.engine_runs import run_engine
 
 pytestmark = pytest.mark.process
@@ -47,6 +48,15 @@ def _serving(command: list[str], cwd: Path | None = None) -> Iterator[int]:
         process.wait(timeout=30)
 
 
+def _stack_once_started(pid: int) -> SdkInfo | None:
+    """The stack read from the running process, once it can be read: a process just spawned may not have exec'd
+    its command yet, which a loaded machine makes likely (waited for, with a generous deadline)."""
+    deadline = time.monotonic() + 60
+    while (running := running_stack(pid)) is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return running
+
+
 def _silences_marked(command: list[str], version: str) -> None:
     """A run of the protocol phases: the SDK's stdio silences are found and marked as that SDK's."""
     finished = run_engine(command, timeout=3, budget=60)
@@ -67,7 +77,7 @@ def test_the_sdk_a_vendors_core_package_imports_is_named_not_the_copy_a_helper_l
     assert found is not None and (found.sdk, found.version) == (Sdk.TYPESCRIPT, "2.4.0")
     assert Path(found.source) == expected.resolve()
     with _serving(["node", "server.mjs"], cwd=VENDOR_APP.parent) as pid:
-        running = running_stack(pid)
+        running = _stack_once_started(pid)
     assert running is not None and running.name() == "TypeScript SDK 2.4.0"
 
 
@@ -105,7 +115,7 @@ def test_a_bun_executable_names_the_sdk_it_embeds(bun_executable: Path) -> None:
     assert found is not None and (found.sdk, found.version) == (Sdk.TYPESCRIPT, "1.x")
     assert "Bun executable" in found.source and "(Bun v" in found.source
     with _serving([str(bun_executable)]) as pid:
-        running = running_stack(pid)
+        running = _stack_once_started(pid)
     assert running is not None and running.name() == "TypeScript SDK 1.x"
 
 
