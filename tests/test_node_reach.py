@@ -66,8 +66,8 @@ def test_the_sdk_a_vendor_package_imports_is_reached_through_its_exports(tmp_pat
     app = tmp_path / "app"
     _package(app, "@v/cli", {"dist/cli.js": 'import { run } from "@v/core/runners";\n'},
              exports={".": {"types": "./dist/cli.d.ts", "import": "./dist/cli.js"}})
-    _package(app, "@v/core", {"dist/runners/index.js": 'import "../shared.js";\n',
-                              "dist/shared.js": 'import { Server } from "@modelcontextprotocol/server";\n'},
+    _package(app, "@v/core", {"dist/runners/index.js": 'import "../common.js";\n',
+                              "dist/common.js": 'import { Server } from "@modelcontextprotocol/server";\n'},
              exports={"./runners": "./dist/runners/index.js"})
     _sdk(app, "@modelcontextprotocol/server", "2.3.1")
     found = node_stack(_entry(app, 'import "@v/cli";\n'))
