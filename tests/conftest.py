@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import pytest
 
 from mcpfuzz.jsonrpc import issued_secrets
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
+from tests.cli_fork import cold_cli_wanted, run_forked_cli
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SERVERS_DIR = REPO_ROOT / "tests" / "servers"
@@ -92,13 +94,42 @@ def _tokens_stay_with_their_test() -> Iterator[None]:
 TEST_TIMES = os.environ.get("MCPFUZZ_TEST_TIMES")
 
 
+def _cpu_seconds() -> float:
+    """CPU this process and its reaped children have used: a test's servers and CLI runs count once ended."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
+    """Give each phase's report the CPU seconds the phase used (read by the times log below)."""
+    report = yield
+    if TEST_TIMES:
+        started = item.stash.get(_CPU_MARK, None)
+        now = _cpu_seconds()
+        report.user_properties.append(("cpu", round(now - started, 2) if started is not None else 0.0))
+        item.stash[_CPU_MARK] = now
+    return report
+
+
+_CPU_MARK = pytest.StashKey[float]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Start the test's CPU count where its setup starts."""
+    if TEST_TIMES:
+        item.stash[_CPU_MARK] = _cpu_seconds()
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """Append `seconds phase outcome nodeid` for each test phase: a run stopped half way (or killed by a bound)
+    """Append `seconds phase outcome nodeid cpu` for each test phase: a run stopped half way (or killed by a bound)
     still says what its tests cost, where --durations prints only at the very end."""
     if not TEST_TIMES or os.environ.get("PYTEST_XDIST_WORKER"):  # the controller writes every worker's reports
         return
+    cpu = dict(report.user_properties).get("cpu", "")
     with open(TEST_TIMES, "a", encoding="utf-8") as log:
-        log.write(f"{report.duration:.2f}\t{report.when}\t{report.outcome}\t{report.nodeid}\n")
+        log.write(f"{report.duration:.2f}\t{report.when}\t{report.outcome}\t{report.nodeid}\t{cpu}\n")
 
 
 def cli_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -116,11 +147,18 @@ def run_cli(args: Sequence[str], timeout: float = 60.0, env: Mapping[str, str] |
     replayed by the next test's run.
     """
     if cwd is not None:
-        return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, env=cli_env(env),
-                              cwd=cwd, stdin=subprocess.DEVNULL)
+        return _run_cli_in(args, timeout, cli_env(env), cwd)
     with tempfile.TemporaryDirectory(prefix="mcpfuzz-cli-", ignore_cleanup_errors=True) as folder:
-        return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, env=cli_env(env),
-                              cwd=folder, stdin=subprocess.DEVNULL)
+        return _run_cli_in(args, timeout, cli_env(env), Path(folder))
+
+
+def _run_cli_in(args: Sequence[str], timeout: float, env: Mapping[str, str],
+                cwd: Path) -> subprocess.CompletedProcess[str]:
+    """One CLI process: forked from the worker's preloaded interpreter (tests/cli_fork.py), or a fresh one."""
+    if cold_cli_wanted():
+        return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd,
+                              stdin=subprocess.DEVNULL)
+    return run_forked_cli(args, env, cwd, timeout)
 
 
 def private_copy(fixture: Path, directory: Path, imports: tuple[str, ...] = ()) -> Path:

@@ -21,8 +21,9 @@ MAX_SAMPLES = 64  # per target: the first answers, bounded for a long soak
 # Below this, an answer's time is noise to Hypothesis: no latency target is reported, so a fast server's searches
 # draw exactly what they drew without one (the same seed, the same frames).
 TARGET_FLOOR = 0.25
-# For benchmarks/slow_steering.py alone: MCPFUZZ_LATENCY_TARGET=0 leaves the latency target out, to measure it.
-LATENCY_TARGET = os.environ.get("MCPFUZZ_LATENCY_TARGET", "1") != "0"
+def latency_target_on() -> bool:
+    """False only for benchmarks/slow_steering.py's blind runs (MCPFUZZ_LATENCY_TARGET=0), read when used."""
+    return os.environ.get("MCPFUZZ_LATENCY_TARGET", "1") != "0"
 # A frame longer than this carries a big input, which may take long in proportion: a blow-up is a small input.
 MAX_INPUT = 4096
 
@@ -82,6 +83,6 @@ def own_seconds(seconds: float | None, starved: float) -> float | None:
 def latency_score(seconds: float) -> float | None:
     """What the fuzz phase reports to Hypothesis' `target()` for its slowest answer: tenths of a second, None
     below TARGET_FLOOR (steady scores: timing jitter must not decide what is drawn next)."""
-    if not LATENCY_TARGET or not math.isfinite(seconds) or seconds < TARGET_FLOOR:
+    if not latency_target_on() or not math.isfinite(seconds) or seconds < TARGET_FLOOR:
         return None
     return round(seconds, 1)
