@@ -128,3 +128,11 @@ def run_forked_cli(args: Sequence[str], env: Mapping[str, str], cwd: Path,
     if timed_out or exit_code is None:
         raise subprocess.TimeoutExpired(command, timeout, output=stdout, stderr=stderr)
     return subprocess.CompletedProcess(command, exit_code, stdout, stderr)
+
+
+def stop_fork_server() -> None:
+    """End this worker's fork server and wait for it, so no process of ours outlives the session and the CPU its
+    runs used counts as this process's children's."""
+    if _started:
+        from multiprocessing import forkserver
+        forkserver._forkserver._stop()  # type: ignore[attr-defined]  # the only way to wait for it

@@ -18,7 +18,7 @@ import pytest
 
 from mcpfuzz.jsonrpc import issued_secrets
 from mcpfuzz.jsonrpc.oracle_ids import OracleId
-from tests.cli_fork import cold_cli_wanted, run_forked_cli
+from tests.cli_fork import cold_cli_wanted, run_forked_cli, stop_fork_server
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SERVERS_DIR = REPO_ROOT / "tests" / "servers"
@@ -88,6 +88,11 @@ def _tokens_stay_with_their_test() -> Iterator[None]:
     mark = issued_secrets.count()
     yield
     issued_secrets.forget_after(mark)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Stop the fork server of the tests' CLI runs (each xdist worker has its own)."""
+    stop_fork_server()
 
 
 # With $MCPFUZZ_TEST_TIMES set to a file, every test phase appends a line there as it ends (docs/testing.md).

@@ -19,6 +19,7 @@ from tests.conftest import (
     CLI,
     HOSTILE,
     MCP_SERVER,
+    SERVERS_DIR,
     cli_env,
     kill_leftovers,
     leftover_processes,
@@ -228,13 +229,14 @@ def test_signal_stops_the_run_where_it_was(signalled: StoppedRun) -> None:
 @pytest.fixture(scope="module")
 def budget_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], float,
                                                                      dict[str, Any], list[str]]:
-    """A `--budget 2` run against a server that leaves many frames unanswered."""
+    """A `--budget 2` run against a server whose every tool call takes 0.4 s: its plan cannot fit in 2 s of wall
+    time however fast the machine is (a quick server's whole plan can)."""
     directory = tmp_path_factory.mktemp("budget")
-    server = private_copy(MCP_SERVER, directory)
+    server = private_copy(SERVERS_DIR / "slow_async_server.py", directory, imports=("mcp_server.py",))
     report = directory / "report.json"
     started = time.monotonic()
     result = run_cli(["run", "--budget", "2", "--timeout", "1", "--json", str(report), "--",
-                      sys.executable, str(server), "--bug", "silent-invalid-request"], timeout=40)
+                      sys.executable, str(server), "--delay", "0.4"], timeout=40)
     elapsed = time.monotonic() - started
     leftovers = leftover_processes(str(server))
     kill_leftovers(str(server))
