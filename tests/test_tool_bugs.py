@@ -46,15 +46,15 @@ def test_fuzz_phase_alone_finds_a_boundary_crash_and_shrinks_it() -> None:
     """Without the coverage phase, Hypothesis finds limit == 10 and keeps the smallest call that crashes.
 
     Counted, not timed (--max-examples, the search tool alone): on a loaded machine a timed share of
-    the budget may hold too few calls. Fifty examples find it with seed 1 (each frame family gets as many).
-    """
+    the budget may hold too few calls. Thirty examples find it with seed 1 (twenty do not; each frame family gets as
+    many)."""
     from mcpfuzz.engine.config import RunConfig
     from mcpfuzz.engine.runner import run
     from mcpfuzz.oracles.base import all_oracles
 
     others = ("create_item", "get_item", "delete_item", "schedule", "tree_sum", "measure")
     config = RunConfig(command=fixture_command("crash-at-maximum", server=TOOL_SERVER), seed=1, timeout=1.0,
-                       budget=240, oracles=tuple(all_oracles()), phases=("probe", "fuzz"), max_examples=50,
+                       budget=240, oracles=tuple(all_oracles()), phases=("probe", "fuzz"), max_examples=30,
                        exclude_targets=tuple(f"tool/{name}" for name in others))
     finished = anyio.run(run, config, lambda event: None)
     crashes = [f for f in finished.findings if f.oracle == "no-crash"]
