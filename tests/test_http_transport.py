@@ -71,9 +71,11 @@ def test_json_rpc_bugs_are_found_over_http_as_on_stdio() -> None:
 
 def test_tool_phases_run_over_http_without_false_positives() -> None:
     with start_http_server() as url:
-        finished = run_engine([], http=HttpTarget(url), phases=("probe", "coverage", "fuzz"), budget=10)
+        # Ended by its examples (20 per search), not by a budget a fast machine spends at full speed.
+        finished = run_engine([], http=HttpTarget(url), phases=("probe", "coverage", "fuzz"), budget=240,
+                              max_examples=20)
     assert finished.findings == (), _show(list(finished.findings))
-    assert finished.stats.tool_calls > 0  # what happened, not how much in the time (machines differ)
+    assert finished.stats.tool_calls > 0 and finished.stats.phases["fuzz"] > 0
 
 
 def test_cli_run_with_launch_saves_replayable_transcripts_and_prints_curl(tmp_path: Path) -> None:

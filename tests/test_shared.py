@@ -216,7 +216,7 @@ def test_an_example_one_machine_saved_is_replayed_first_by_another(tmp_path: Pat
         return json.loads((tmp_path / folder / "r.json").read_text()), result.stdout + result.stderr
 
     shared = ["--shared", redis_server.url, "--shared-prefix", "examples"]
-    first, said = run("first", "--max-examples", "100", "--seed", "5", *shared)
+    first, said = run("first", "--max-examples", "30", "--seed", "5", *shared)  # 30 examples hit limit == 10
     assert [(f["oracle"], f["target"]) for f in first["findings"]] == [("no-crash", "tool/search")], said
     # One example per search, another seed, a fresh corpus: alone it does not hit limit == 10 ...
     alone, said = run("alone", "--seed", "9", "--max-examples", "1")

@@ -395,14 +395,17 @@ def test_every_kind_is_one_registration_with_its_own_name_member() -> None:
 
 def test_a_sequence_reads_what_a_tool_linked_to_across_surfaces() -> None:
     """archive_note returns a resource_link; a call sequence reads it with resources/read, and the crash that
-    read causes is found with the tool call that made the link in its reproduction."""
-    finished, events = run_collecting(surface("crash-linked"), phases=("probe", "stateful"), budget=30)
+    read causes is found with the tool call that made the link in its reproduction.
+
+    Counted, not timed: 40 sequences with seed 3 follow links on both servers; the budget only bounds the runs."""
+    finished, events = run_collecting(surface("crash-linked"), phases=("probe", "stateful"), budget=240,
+                                      max_examples=40)
     crashes = [f for f in finished.findings if f.oracle == "no-crash"]
     assert crashes, [(f.oracle, f.target) for f in finished.findings]
     (crash,) = crashes
     assert crash.target.startswith("linked/mem://archive/") and b'"resources/read"' in crash.frames[-1]
     assert any(b'"archive_note"' in frame for frame in crash.frames[:-1]), crash.frames
-    clean, _ = run_collecting(surface(), phases=("probe", "stateful"), budget=15)
+    clean, _ = run_collecting(surface(), phases=("probe", "stateful"), budget=240, max_examples=40)
     assert [(f.oracle, f.target) for f in clean.findings] == []
     linked = [e for e in _ if isinstance(e, CaseDone) and e.exchange.case.family == "linked"]
     assert linked, "no sequence followed a link on the clean server"
