@@ -134,6 +134,13 @@ def test_timed_startups_read_byte_code_from_the_benchmarks_folder_even_where_wri
     assert not (tmp_path / "__pycache__").exists()
 
 
+def test_a_timed_startup_that_fails_raises_with_its_exit_status() -> None:
+    with pytest.raises(subprocess.CalledProcessError) as raised:
+        cli_figures.startup_seconds([sys.executable, "-c", "raise SystemExit(3)"])
+    assert raised.value.returncode == 3
+    assert cli_figures.startup_seconds([sys.executable, "-c", "pass"]) > 0
+
+
 def test_two_runs_with_the_same_seed_and_max_examples_send_the_same_frames(tmp_path: Path) -> None:
     repeat = cli_figures.repeatability(SERVER, tmp_path, 5, tmp_path)
     assert not repeat.error, repeat.error
