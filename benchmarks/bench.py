@@ -140,7 +140,7 @@ def startup_figures(args: argparse.Namespace) -> list[Figure]:
     help_figure = Figure("`mcpfuzz --help` start-up", "s", 3)
     first_line = Figure("`mcpfuzz run`, start to its first line", "s", 3)
     floor = Figure("  (floor: this Python running `-c pass`)", "s", 3)
-    cli_figures.help_seconds()  # warm the file cache once, as a user's second run would be
+    cli_figures.help_seconds()  # warm the file cache and write the byte code once, as a user's second run has them
     cli_figures.first_line_seconds(SERVER)
     for _ in range(args.help_repeat):
         help_figure.values.append(cli_figures.help_seconds())

@@ -123,6 +123,24 @@ def test_tool_environment_changes_add_and_remove_variables(tmp_path: Path, monke
     assert (tmp_path / "output.log").read_text().split() == ["yes", "None"]
 
 
+def test_timed_startups_read_byte_code_from_the_benchmarks_folder_even_where_writing_it_is_off(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    (tmp_path / "bench_probe_module.py").write_text("VALUE = 1\n")
+    subprocess.run([sys.executable, "-c", "import bench_probe_module"], cwd=tmp_path, check=True, timeout=60,
+                   env=cli_figures.startup_env())
+    written = list(Path(cli_figures.byte_code_folder()).rglob("bench_probe_module*.pyc"))
+    assert len(written) == 1
+    assert not (tmp_path / "__pycache__").exists()
+
+
+def test_a_timed_startup_that_fails_raises_with_its_exit_status() -> None:
+    with pytest.raises(subprocess.CalledProcessError) as raised:
+        cli_figures.startup_seconds([sys.executable, "-c", "raise SystemExit(3)"])
+    assert raised.value.returncode == 3
+    assert cli_figures.startup_seconds([sys.executable, "-c", "pass"]) > 0
+
+
 def test_two_runs_with_the_same_seed_and_max_examples_send_the_same_frames(tmp_path: Path) -> None:
     repeat = cli_figures.repeatability(SERVER, tmp_path, 5, tmp_path)
     assert not repeat.error, repeat.error
