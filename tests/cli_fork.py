@@ -19,6 +19,7 @@ import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from contextlib import chdir
+from multiprocessing import forkserver
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -101,7 +102,7 @@ def _ensure_server() -> None:
     with _STARTING:
         if not _started:
             with chdir(REPO_ROOT):
-                _CONTEXT.Process(target=os.getpid).start()  # starting any process starts the server
+                forkserver.ensure_running()
             _started = True
 
 
@@ -134,5 +135,4 @@ def stop_fork_server() -> None:
     """End this worker's fork server and wait for it, so no process of ours outlives the session and the CPU its
     runs used counts as this process's children's."""
     if _started:
-        from multiprocessing import forkserver
         forkserver._forkserver._stop()  # type: ignore[attr-defined]  # the only way to wait for it
